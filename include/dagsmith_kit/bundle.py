@@ -1,0 +1,219 @@
+"""The bundle: the folder of data that flows along one edge of a pipeline.
+
+The layout is documented in docs/bundle-format.md. This module is the single implementation of it,
+used by microservices (to read and write) and by dagsmith (to build the first bundle and to check
+bundles between steps), so both sides always agree on what a bundle is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+FORMAT_VERSION = 1
+META_FILE = "bundle.json"
+MODEL_FILE = "model.joblib"
+PREDICTIONS_FILE = "predictions.parquet"
+METRICS_FILE = "metrics.json"
+REPORT_FILE = "report.md"
+ARTIFACTS_DIR = "artifacts"
+SOURCE_PREFIX = "source"
+#: Table names a bundle may hold: ``data`` before a split, ``train``/``test`` after one.
+TABLE_NAMES = ("data", "train", "test")
+
+
+class BundleError(Exception):
+    """A bundle does not follow the format (missing table, unknown target, malformed metadata)."""
+
+
+@dataclass
+class Bundle:
+    """A bundle folder plus its parsed ``bundle.json``."""
+
+    path: Path
+    meta: dict[str, Any]
+
+    # ---------------------------------------------------------------- opening and creating
+    @classmethod
+    def open(cls, path: str | Path) -> Bundle:
+        path = Path(path)
+        meta_path = path / META_FILE
+        if not meta_path.is_file():
+            raise BundleError(f"{path} is not a bundle: {META_FILE} is missing")
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise BundleError(f"{meta_path} is not valid JSON: {exc}") from exc
+        if not isinstance(meta, dict):
+            raise BundleError(f"{meta_path} must hold a JSON object")
+        return cls(path, meta)
+
+    @classmethod
+    def create(
+        cls,
+        path: str | Path,
+        table: pd.DataFrame | None = None,
+        *,
+        target: str | None = None,
+        task_type: str | None = None,
+        id_columns: list[str] | None = None,
+        time_column: str | None = None,
+    ) -> Bundle:
+        """Create a new bundle, optionally holding ``table`` as ``data.parquet``."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        bundle = cls(
+            path,
+            {
+                "format_version": FORMAT_VERSION,
+                "task_type": task_type,
+                "target": target,
+                "id_columns": list(id_columns or []),
+                "time_column": time_column,
+                "lineage": [],
+            },
+        )
+        if table is not None:
+            bundle.write_table("data", table)
+        bundle.save_meta()
+        return bundle
+
+    def save_meta(self) -> None:
+        tmp = self.path / (META_FILE + ".tmp")
+        tmp.write_text(json.dumps(self.meta, indent=2, default=str), encoding="utf-8")
+        os.replace(tmp, self.path / META_FILE)
+
+    # ---------------------------------------------------------------- roles
+    @property
+    def target(self) -> str | None:
+        return self.meta.get("target")
+
+    @property
+    def task_type(self) -> str | None:
+        return self.meta.get("task_type")
+
+    @property
+    def id_columns(self) -> list[str]:
+        return list(self.meta.get("id_columns") or [])
+
+    @property
+    def time_column(self) -> str | None:
+        return self.meta.get("time_column")
+
+    def require_target(self) -> str:
+        """The target column name; a clear error when the pipeline has none."""
+        if not self.target:
+            raise BundleError("this step needs a target column, but the bundle names none")
+        return self.target
+
+    # ---------------------------------------------------------------- tables
+    def table_names(self) -> list[str]:
+        return [name for name in TABLE_NAMES if (self.path / f"{name}.parquet").is_file()]
+
+    def is_split(self) -> bool:
+        return (self.path / "train.parquet").is_file() and (self.path / "test.parquet").is_file()
+
+    def table(self, name: str) -> pd.DataFrame:
+        file = self.path / f"{name}.parquet"
+        if not file.is_file():
+            raise BundleError(f"the bundle has no '{name}' table (has: {self.table_names() or 'none'})")
+        return pd.read_parquet(file)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table: ``{'train': ..., 'test': ...}`` after a split, else ``{'data': ...}``."""
+        names = ["train", "test"] if self.is_split() else ["data"]
+        return {name: self.table(name) for name in names}
+
+    def fit_table(self) -> pd.DataFrame:
+        """The table a transformer or model learns from: ``train`` after a split, else ``data``."""
+        return self.table("train" if self.is_split() else "data")
+
+    def write_table(self, name: str, frame: pd.DataFrame) -> None:
+        if name not in TABLE_NAMES:
+            raise BundleError(f"unknown table name '{name}'; use one of {', '.join(TABLE_NAMES)}")
+        frame = frame.copy()
+        frame.columns = [str(c) for c in frame.columns]
+        frame.to_parquet(self.path / f"{name}.parquet", index=False)
+
+    def remove_table(self, name: str) -> None:
+        (self.path / f"{name}.parquet").unlink(missing_ok=True)
+
+    def feature_columns(self, frame: pd.DataFrame, *, numeric: bool | None = None) -> list[str]:
+        """Columns that are features: not the target, not an id column.
+
+        ``numeric=True`` keeps numeric (and boolean) columns, ``numeric=False`` keeps the others.
+        """
+        excluded = set(self.id_columns) | ({self.target} if self.target else set())
+        columns = [c for c in frame.columns if c not in excluded]
+        if numeric is None:
+            return columns
+        is_num = {c: pd.api.types.is_numeric_dtype(frame[c]) for c in columns}
+        return [c for c in columns if is_num[c] == numeric]
+
+    # ---------------------------------------------------------------- the raw source file
+    def source_file(self) -> Path | None:
+        """The raw dataset file a loader converts (``source.<ext>``), if the bundle holds one."""
+        name = self.meta.get("source")
+        return self.path / name if name else None
+
+    def add_source(self, file: str | Path) -> Path:
+        file = Path(file)
+        name = f"{SOURCE_PREFIX}{''.join(file.suffixes[-2:]) or '.csv'}"
+        shutil.copyfile(file, self.path / name)
+        self.meta["source"] = name
+        self.meta["source_name"] = file.name
+        self.save_meta()
+        return self.path / name
+
+    # ---------------------------------------------------------------- models, predictions, metrics
+    def save_model(self, model: Any) -> None:
+        import joblib
+
+        joblib.dump(model, self.path / MODEL_FILE)
+
+    def load_model(self) -> Any:
+        import joblib
+
+        file = self.path / MODEL_FILE
+        if not file.is_file():
+            raise BundleError("the bundle holds no trained model (model.joblib); run a model step first")
+        return joblib.load(file)
+
+    def write_predictions(self, frame: pd.DataFrame) -> None:
+        frame.reset_index(drop=True).to_parquet(self.path / PREDICTIONS_FILE, index=False)
+
+    def predictions(self) -> pd.DataFrame:
+        file = self.path / PREDICTIONS_FILE
+        if not file.is_file():
+            raise BundleError("the bundle holds no predictions (predictions.parquet); run a model step first")
+        return pd.read_parquet(file)
+
+    def metrics(self) -> dict[str, Any]:
+        file = self.path / METRICS_FILE
+        return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+
+    def write_metrics(self, values: dict[str, Any]) -> None:
+        """Merge ``values`` into ``metrics.json`` (later steps add to earlier ones)."""
+        merged = {**self.metrics(), **values}
+        (self.path / METRICS_FILE).write_text(json.dumps(merged, indent=2, default=float), encoding="utf-8")
+
+    def artifact_path(self, name: str) -> Path:
+        folder = self.path / ARTIFACTS_DIR
+        folder.mkdir(exist_ok=True)
+        return folder / Path(name).name
+
+    def append_report(self, markdown: str) -> None:
+        with open(self.path / REPORT_FILE, "a", encoding="utf-8") as handle:
+            handle.write(markdown.rstrip() + "\n\n")
+
+    # ---------------------------------------------------------------- passing content on
+    def copy_into(self, destination: str | Path) -> Bundle:
+        """Copy every file of this bundle into ``destination`` (copies, never links: inputs stay untouched)."""
+        shutil.copytree(self.path, destination, dirs_exist_ok=True)
+        return Bundle.open(destination)

@@ -1,0 +1,30 @@
+"""Split the table into train and test sets, stratified by the target for classification tasks."""
+
+from sklearn.model_selection import train_test_split
+
+from dagsmith_kit import ServiceError, run_service
+
+
+def split(inp, out, params):
+    test_size = float(params.get("test_size", 0.2))
+    random_state = int(params.get("random_state", 42))
+    stratify = bool(params.get("stratify", True))
+    if not 0.0 < test_size < 1.0:
+        raise ServiceError(f"test_size must be between 0 and 1, got {test_size}")
+    if inp.is_split():
+        raise ServiceError("the data is already split into train and test")
+    data = inp.table("data")
+    target = inp.target
+    labels = None
+    if stratify and target and "classification" in (inp.task_type or ""):
+        counts = data[target].value_counts()
+        if counts.min() >= 2:
+            labels = data[target]
+    train, test = train_test_split(data, test_size=test_size, random_state=random_state, stratify=labels)
+    out.write_table("train", train)
+    out.write_table("test", test)
+    out.remove_table("data")
+
+
+if __name__ == "__main__":
+    run_service(split)

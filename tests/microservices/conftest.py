@@ -1,0 +1,127 @@
+"""Fixtures for exercising shipped microservices through their real command line on real datasets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dagsmith import datasets
+from dagsmith_kit import Bundle
+
+CATALOG = Path(__file__).resolve().parents[2] / "microservices"
+
+
+@dataclass
+class Result:
+    """The outcome of one microservice invocation."""
+
+    returncode: int
+    stderr: str
+    output: Bundle | None
+
+
+class ServiceRunner:
+    """Runs ``microservices/<name>/main.py`` exactly as the contract says, in a temporary folder."""
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+        self.count = 0
+
+    def __call__(self, name: str, bundle: Bundle, params: dict | None = None, *, ok: bool = True) -> Result:
+        self.count += 1
+        out_dir = self.workdir / f"out-{self.count}-{name}"
+        params_file = self.workdir / f"params-{self.count}.json"
+        params_file.write_text(json.dumps(params or {}))
+        proc = subprocess.run(
+            [sys.executable, str(CATALOG / name / "main.py"), "--input", str(bundle.path),
+             "--output", str(out_dir), "--params", str(params_file)],
+            capture_output=True, text=True, timeout=300,
+        )
+        output = Bundle.open(out_dir) if proc.returncode == 0 else None
+        if ok:
+            assert proc.returncode == 0, f"{name} failed:\n{proc.stderr[-3000:]}"
+        else:
+            assert proc.returncode != 0, f"{name} was expected to fail but succeeded"
+        return Result(proc.returncode, proc.stderr, output)
+
+    def chain(self, bundle: Bundle, *steps: str | tuple[str, dict]) -> Bundle:
+        """Run several services one after another, each on the previous output."""
+        for step in steps:
+            name, params = (step, {}) if isinstance(step, str) else step
+            bundle = self(name, bundle, params).output
+        return bundle
+
+
+@pytest.fixture
+def run(tmp_path) -> ServiceRunner:
+    return ServiceRunner(tmp_path)
+
+
+def _bundle(tmp_path: Path, name: str, frame: pd.DataFrame, **roles) -> Bundle:
+    return Bundle.create(tmp_path / name, frame, **roles)
+
+
+@pytest.fixture
+def penguins(tmp_path) -> Bundle:
+    """Multiclass, numeric + categorical features, missing values (real data)."""
+    return _bundle(tmp_path, "penguins", datasets.load("penguins"),
+                   target="species", task_type="multiclass_classification")
+
+
+@pytest.fixture
+def churn(tmp_path) -> Bundle:
+    """Binary classification, mostly categorical features, missing values in total_charges (first 1,500 rows)."""
+    frame = datasets.load("wa_churn").head(1500)
+    return _bundle(tmp_path, "churn", frame, target="churn", task_type="binary_classification")
+
+
+@pytest.fixture
+def cancer(tmp_path) -> Bundle:
+    """Binary classification, 30 numeric features, no missing values."""
+    return _bundle(tmp_path, "cancer", datasets.load("breast_cancer"),
+                   target="diagnosis", task_type="binary_classification")
+
+
+@pytest.fixture
+def diabetes(tmp_path) -> Bundle:
+    """Regression, numeric features."""
+    return _bundle(tmp_path, "diabetes", datasets.load("diabetes"), target="progression", task_type="regression")
+
+
+@pytest.fixture
+def iris_unlabelled(tmp_path) -> Bundle:
+    """Numeric measurements without the species column, for clustering, reduction and anomaly detection."""
+    frame = datasets.load("iris").drop(columns=["species"])
+    return _bundle(tmp_path, "iris", frame, task_type="clustering")
+
+
+@pytest.fixture
+def split(run, cancer) -> Bundle:
+    """breast_cancer after a stratified train/test split."""
+    return run("train_test_splitter", cancer, {"test_size": 0.25, "random_state": 0}).output
+
+
+@pytest.fixture
+def regression_split(run, diabetes) -> Bundle:
+    return run("train_test_splitter", diabetes, {"test_size": 0.25, "random_state": 0}).output
+
+
+@pytest.fixture
+def raw_csv(tmp_path) -> Bundle:
+    """A bundle holding only a raw CSV source file (penguins), as dagsmith creates it."""
+    csv = tmp_path / "penguins.csv"
+    datasets.load("penguins").to_csv(csv, index=False)
+    bundle = Bundle.create(tmp_path / "raw", target="species", task_type="multiclass_classification")
+    bundle.add_source(csv)
+    return bundle
+
+
+def assert_finite(values) -> None:
+    assert np.all(np.isfinite(np.asarray(values, dtype=float))), "non-finite values"
