@@ -3,16 +3,12 @@
 Needs numeric features without missing values (encode and impute first).
 """
 
-import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 
-from dagsmith_kit import run_service
+from dagsmith_kit import fit_and_predict, run_service
 
 
 def train(inp, out, params):
-    target = inp.require_target()
-    train_df, test_df = inp.table("train"), inp.table("test")
-    features = inp.feature_columns(train_df)
     model = RandomForestClassifier(
         n_estimators=int(params.get("n_estimators", 200)),
         max_depth=params.get("max_depth", None),
@@ -21,16 +17,9 @@ def train(inp, out, params):
         random_state=int(params.get("random_state", 42)),
         n_jobs=int(params.get("n_jobs", 1)),
     )
-    model.fit(train_df[features], train_df[target])
-    predictions = pd.DataFrame({"prediction": model.predict(test_df[features])})
-    for i, label in enumerate(model.classes_):
-        predictions[f"proba_{label}"] = model.predict_proba(test_df[features])[:, i]
-    out.save_model(model)
-    out.write_predictions(predictions)
-    importances = dict(zip(features, model.feature_importances_.round(6).tolist()))
-    out.write_metrics({"train_rows": len(train_df), "n_features": len(features)})
-    out.append_report("## Random forest\n\nTop features: " + ", ".join(
-        sorted(importances, key=importances.get, reverse=True)[:5]))
+    features = fit_and_predict(inp, out, model)
+    ranked = sorted(zip(model.feature_importances_, features), reverse=True)[:5]
+    out.append_report("## Random forest\n\nMost important features: " + ", ".join(name for _, name in ranked))
 
 
 if __name__ == "__main__":
