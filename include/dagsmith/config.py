@@ -1,0 +1,29 @@
+"""Settings read from the environment, with embedded defaults for one machine."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where dagsmith keeps its state and which database it talks to.
+
+    ``DAGSMITH_HOME`` (default ``.dagsmith`` in the working directory) holds the embedded database,
+    staged uploads and workspaces. ``DAGSMITH_DATABASE_URL``, when set, points at any PostgreSQL with
+    pgvector instead of the embedded server.
+    """
+
+    home: Path
+    database_url: str | None
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        home = Path(os.environ.get("DAGSMITH_HOME") or Path.cwd() / ".dagsmith").expanduser().resolve()
+        return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None)
+
+    @property
+    def staging_dir(self) -> Path:
+        return self.home / "staging"

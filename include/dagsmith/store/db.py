@@ -1,0 +1,82 @@
+"""Engine, sessions and schema upgrades for dagsmith's PostgreSQL store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from dagsmith.config import Settings
+from dagsmith.store.embedded import embedded_url
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+# Any constant works: it only has to be the same in every dagsmith process.
+_MIGRATION_LOCK = 4_212_026
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The configured database cannot be reached; the message says which one and how to fix it."""
+
+
+def database_url(settings: Settings) -> str:
+    if settings.database_url:
+        url = settings.database_url
+        if url.startswith("postgresql://") or url.startswith("postgres://"):
+            url = "postgresql+psycopg://" + url.split("://", 1)[1]
+        return url
+    return embedded_url(settings.home)
+
+
+def _redacted(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def alembic_config(connection=None):
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(engine: Engine) -> None:
+    """Bring the schema to the newest migration; concurrent callers wait on an advisory lock."""
+    from alembic import command
+
+    with engine.begin() as connection:
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+        command.upgrade(alembic_config(connection), "head")
+
+
+@cache
+def engine_for(url: str) -> Engine:
+    engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    try:
+        upgrade(engine)
+    except OperationalError as exc:
+        raise DatabaseUnavailable(
+            f"cannot reach the database at {_redacted(url)}: {exc.orig}. Check DAGSMITH_DATABASE_URL, "
+            "or unset it to use the embedded server."
+        ) from None
+    return engine
+
+
+def get_engine(settings: Settings | None = None) -> Engine:
+    """The engine for the configured store, with its schema upgraded to the newest migration."""
+    return engine_for(database_url(settings or Settings.from_env()))
+
+
+@contextmanager
+def session_scope(settings: Settings | None = None) -> Iterator[Session]:
+    """A transaction: committed when the block ends normally, rolled back on any error."""
+    factory = sessionmaker(get_engine(settings), expire_on_commit=False)
+    with factory.begin() as session:
+        yield session

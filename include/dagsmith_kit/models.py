@@ -1,0 +1,96 @@
+"""Helpers shared by the model services: input checks, native categorical handling, short reports.
+
+Unlike the rest of dagsmith_kit this module needs scikit-learn; only model services import it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.pipeline import Pipeline
+
+from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.service import ServiceError
+
+
+def require_split(inp: Bundle) -> str:
+    """The target name, after checking that the bundle has been split into train and test."""
+    target = inp.require_target()
+    if not inp.is_split():
+        raise ServiceError("this model needs train and test tables; run a train/test splitter first")
+    return target
+
+
+def numeric_features(inp: Bundle, *, regression: bool = False, allow_missing: bool = False) -> list[str]:
+    """The feature columns, after checking they are all numeric (and complete unless ``allow_missing``).
+
+    ``regression=True`` also checks that the target is numeric.
+    """
+    target = require_split(inp)
+    train, test = inp.table("train"), inp.table("test")
+    features = inp.feature_columns(train)
+    if not features:
+        raise ServiceError("the training table has no feature columns")
+    text = inp.feature_columns(train, numeric=False)
+    if text:
+        raise ServiceError(f"this model needs numeric features; encode these columns first: {', '.join(text[:10])}")
+    if not allow_missing:
+        missing = [c for c in features if train[c].isna().any() or test[c].isna().any()]
+        if missing:
+            raise ServiceError(f"this model cannot handle missing values; impute these columns first: "
+                               f"{', '.join(missing[:10])}")
+    if regression and not pd.api.types.is_numeric_dtype(train[target]):
+        raise ServiceError(f"regression needs a numeric target, but '{target}' is {train[target].dtype}")
+    if train[target].isna().any():
+        raise ServiceError(f"the target '{target}' has missing values in the training table")
+    return features
+
+
+class CategoryDtypes(TransformerMixin, BaseEstimator):
+    """A scikit-learn transformer that turns non-numeric columns into pandas ``category`` columns.
+
+    The categories are learned from the training table; values unseen in training become missing,
+    which histogram gradient boosting handles natively.
+    """
+
+    def __init__(self, max_categories: int = 255):
+        self.max_categories = max_categories
+
+    def fit(self, X: pd.DataFrame, y: Any = None) -> CategoryDtypes:
+        self.categories_ = {}
+        for column in X.columns:
+            if not pd.api.types.is_numeric_dtype(X[column]):
+                values = sorted(X[column].dropna().astype("string").unique())
+                if len(values) > self.max_categories:
+                    raise ServiceError(f"column '{column}' has {len(values)} categories; native categorical "
+                                       f"support allows at most {self.max_categories}")
+                self.categories_[column] = values
+        return self
+
+    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
+        X = X.copy()
+        for column, categories in self.categories_.items():
+            X[column] = pd.Categorical(X[column].astype("string"), categories=categories)
+        return X
+
+
+def with_native_categories(estimator: Any) -> Any:
+    """``estimator`` preceded by :class:`CategoryDtypes`, for models with ``categorical_features="from_dtype"``."""
+    return Pipeline([("categories", CategoryDtypes()), ("model", estimator)])
+
+
+def native_features(inp: Bundle) -> list[str]:
+    """Feature columns for models that handle missing values and categories themselves (checks the split)."""
+    require_split(inp)
+    features = inp.feature_columns(inp.table("train"))
+    if not features:
+        raise ServiceError("the training table has no feature columns")
+    return features
+
+
+def ranked(names: list[str], weights: Any, top: int = 10) -> str:
+    """A Markdown list of the ``top`` features by absolute weight (coefficients or importances)."""
+    pairs = sorted(zip(names, [float(w) for w in weights]), key=lambda p: abs(p[1]), reverse=True)[:top]
+    return "\n".join(f"- {name}: {weight:+.4g}" for name, weight in pairs)

@@ -1,0 +1,130 @@
+"""What clustering, anomaly-detection and dimensionality-reduction services share.
+
+They read the numeric feature columns of the whole ``data`` table (never the target or id columns),
+write one prediction row per data row (``cluster`` or ``anomaly_score``/``is_anomaly``), or replace the
+numeric features with ``component_1..component_k``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import silhouette_score
+from sklearn.preprocessing import StandardScaler
+
+from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.service import ServiceError, transform_tables
+
+#: silhouette is O(n^2): above this many rows it is estimated on a random sample of this size.
+SILHOUETTE_SAMPLE = 5000
+
+
+def numeric_features(inp: Bundle, frame: pd.DataFrame, *, allow_missing: bool = False) -> list[str]:
+    """The numeric feature columns of ``frame``, checked to be usable (present, finite, complete)."""
+    columns = inp.feature_columns(frame, numeric=True)
+    if not columns:
+        raise ServiceError("the table has no numeric feature columns; encode the categorical columns first")
+    values = frame[columns].to_numpy(dtype=float)
+    missing = [c for c, bad in zip(columns, np.isnan(values).any(axis=0)) if bad]
+    if missing and not allow_missing:
+        raise ServiceError(f"missing values in {len(missing)} column(s) ({', '.join(missing[:5])}); "
+                           "impute or drop them first")
+    if np.isinf(values).any():
+        raise ServiceError("the numeric features hold infinite values; clean them first")
+    return columns
+
+
+def data_matrix(inp: Bundle, *, standardize: bool = True, max_rows: int | None = None,
+                allow_missing: bool = False, min_rows: int = 3) -> tuple[pd.DataFrame, list[str], np.ndarray]:
+    """The ``data`` table, its numeric feature columns and their values (standardized if asked).
+
+    Unsupervised steps label every row of the whole table, so a bundle already split is refused.
+    """
+    if inp.is_split():
+        raise ServiceError("this step labels every row of the whole 'data' table, but the bundle is already "
+                           "split into train and test; run it before the train/test splitter")
+    data = inp.table("data")
+    columns = numeric_features(inp, data, allow_missing=allow_missing)
+    if len(data) < min_rows:
+        raise ServiceError(f"the table has {len(data)} rows; this step needs at least {min_rows}")
+    if max_rows is not None and len(data) > int(max_rows):
+        raise ServiceError(f"the table has {len(data)} rows, more than max_rows={max_rows} (this method's "
+                           "memory and time grow quadratically); sample the rows first or raise max_rows")
+    values = data[columns].to_numpy(dtype=float)
+    if standardize:
+        values = StandardScaler().fit_transform(values)
+    return data, columns, values
+
+
+def silhouette(values: np.ndarray, labels: np.ndarray, random_state: int = 42) -> float | None:
+    """Silhouette of the non-noise points, or None when it is undefined (fewer than 2 clusters)."""
+    keep = labels != -1
+    values, labels = values[keep], labels[keep]
+    if not 2 <= len(np.unique(labels)) <= len(labels) - 1:
+        return None
+    sample = SILHOUETTE_SAMPLE if len(labels) > SILHOUETTE_SAMPLE else None
+    return float(silhouette_score(values, labels, sample_size=sample, random_state=random_state))
+
+
+def write_clusters(out: Bundle, values: np.ndarray, labels: Any, title: str,
+                   metrics: dict[str, float] | None = None, extra: dict[str, Any] | None = None) -> dict:
+    """Write ``cluster`` (plus ``extra`` columns) to predictions and cluster counts/silhouette to metrics."""
+    labels = np.asarray(labels, dtype=int)
+    found = sorted(set(labels.tolist()) - {-1})
+    metrics = {"n_clusters": len(found), **(metrics or {})}
+    if (labels == -1).any():
+        metrics["noise_fraction"] = float((labels == -1).mean())
+    score = silhouette(values, labels)
+    if score is not None:
+        metrics["silhouette"] = score
+    out.write_predictions(pd.DataFrame({"cluster": labels, **(extra or {})}))
+    out.write_metrics(metrics)
+    sizes = ", ".join(f"{c}: {int((labels == c).sum())}" for c in found + ([-1] if -1 in labels else []))
+    out.append_report(f"## {title}\n\n" + "\n".join(f"- {k}: {v:.4g}" for k, v in metrics.items())
+                      + f"\n- cluster sizes: {sizes}")
+    return metrics
+
+
+def write_anomalies(out: Bundle, scores: Any, is_anomaly: Any, title: str,
+                    metrics: dict[str, float] | None = None) -> dict:
+    """Write ``anomaly_score`` (higher is more anomalous) and ``is_anomaly`` per row, and the counts."""
+    scores = np.asarray(scores, dtype=float)
+    flags = np.asarray(is_anomaly, dtype=bool)
+    metrics = {"n_anomalies": int(flags.sum()), "anomaly_fraction": float(flags.mean()), **(metrics or {})}
+    out.write_predictions(pd.DataFrame({"anomaly_score": scores, "is_anomaly": flags}))
+    out.write_metrics(metrics)
+    out.append_report(f"## {title}\n\n" + "\n".join(f"- {k}: {v:.4g}" for k, v in metrics.items()))
+    return metrics
+
+
+def with_components(frame: pd.DataFrame, columns: list[str], components: np.ndarray) -> pd.DataFrame:
+    """``frame`` with ``columns`` replaced by ``component_1..component_k`` (other columns kept)."""
+    names = [f"component_{i + 1}" for i in range(components.shape[1])]
+    kept = frame.drop(columns=columns).reset_index(drop=True)
+    return pd.concat([kept, pd.DataFrame(components, columns=names)], axis=1)
+
+
+def reduce_tables(inp: Bundle, out: Bundle, make_model: Callable[[int, int], Any]) -> Any:
+    """Fit ``make_model(n_rows, n_features)`` on the training table's numeric features, replace them in
+    every table by its components and write the explained variance to metrics; returns the fitted model."""
+
+    def fit(train: pd.DataFrame) -> tuple[list[str], Any]:
+        columns = numeric_features(inp, train)
+        return columns, make_model(len(train), len(columns)).fit(train[columns].to_numpy(dtype=float))
+
+    def apply(frame: pd.DataFrame, state: tuple[list[str], Any]) -> pd.DataFrame:
+        columns, model = state
+        return with_components(frame, columns, model.transform(frame[columns].to_numpy(dtype=float)))
+
+    columns, model = transform_tables(inp, out, fit, apply)
+    ratios = model[-1].explained_variance_ratio_ if hasattr(model, "steps") else model.explained_variance_ratio_
+    metrics = {"n_input_features": len(columns), "n_components": len(ratios),
+               "explained_variance_ratio": float(np.sum(ratios)),
+               **{f"explained_variance_ratio_{i + 1}": float(r) for i, r in enumerate(ratios)}}
+    out.write_metrics(metrics)
+    out.append_report(f"## Dimensionality reduction\n\n{len(columns)} numeric features -> {len(ratios)} components "
+                      f"explaining {metrics['explained_variance_ratio']:.1%} of the variance")
+    return model
