@@ -1,0 +1,310 @@
+"""What library calls mean: the knowledge the static analyzer uses to turn code facts into a description.
+
+Each entry says which stage a call is evidence for, how to say what it does in a sentence, which tasks it
+fits and what it demands of its input. Names are matched on the last part of a resolved symbol (a class or
+function of scikit-learn, pandas, scipy, matplotlib) or on a method name called on a DataFrame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dagsmith.models.catalog import Stage, TaskType
+
+CLASSIFICATION = (TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION)
+REGRESSION = (TaskType.REGRESSION,)
+
+
+@dataclass(frozen=True)
+class Meaning:
+    stage: Stage
+    phrase: str
+    weight: float = 3.0
+    tasks: tuple[TaskType, ...] = ()
+    numeric_only: bool = False  # the estimator fails on text columns
+    handles_missing: bool = False  # the estimator accepts NaN
+    handles_categorical: bool = False
+    traits: tuple[str, ...] = field(default=())
+
+
+def _model(phrase: str, tasks, *, missing: bool = False, categorical: bool = False, traits=()) -> Meaning:
+    return Meaning(Stage.MODELLING, phrase, 4.0, tuple(tasks), numeric_only=not categorical,
+                   handles_missing=missing, handles_categorical=categorical, traits=tuple(traits))
+
+
+def _clf(phrase: str, **kw) -> Meaning:
+    return _model(phrase, CLASSIFICATION, **kw)
+
+
+def _reg(phrase: str, **kw) -> Meaning:
+    return _model(phrase, REGRESSION, **kw)
+
+
+def _metric(phrase: str, tasks) -> Meaning:
+    return Meaning(Stage.EVALUATION, phrase, 2.0, tuple(tasks))
+
+
+_CLUSTERING = (TaskType.CLUSTERING,)
+_ANOMALY = (TaskType.ANOMALY_DETECTION,)
+_REDUCTION = (TaskType.DIMENSIONALITY_REDUCTION,)
+
+#: Classes and functions, by name (scikit-learn unless said otherwise).
+SYMBOLS: dict[str, Meaning] = {
+    # imputation
+    "SimpleImputer": Meaning(Stage.IMPUTATION, "fills missing values with a per-column statistic (mean, median or most frequent value)"),
+    "KNNImputer": Meaning(Stage.IMPUTATION, "fills missing values from the k nearest neighbouring rows (k-nearest-neighbours imputation)"),
+    "IterativeImputer": Meaning(Stage.IMPUTATION, "fills missing values by modelling each column from the others (iterative, multivariate imputation)"),
+    # splitting
+    "train_test_split": Meaning(Stage.SPLITTING, "splits the rows into a training set and a held-out test set"),
+    "TimeSeriesSplit": Meaning(Stage.SPLITTING, "splits rows in time order"),
+    # encoding
+    "OneHotEncoder": Meaning(Stage.ENCODING, "one-hot encodes categorical columns into binary indicator columns"),
+    "OrdinalEncoder": Meaning(Stage.ENCODING, "encodes categorical columns as integer codes (ordinal encoding)"),
+    "TargetEncoder": Meaning(Stage.ENCODING, "replaces categories by the mean target value of the category (target encoding)"),
+    "LabelEncoder": Meaning(Stage.ENCODING, "encodes labels as integers", 2.0),
+    "get_dummies": Meaning(Stage.ENCODING, "one-hot encodes categorical columns (dummy variables)"),
+    # scaling
+    "StandardScaler": Meaning(Stage.SCALING, "standardises numeric features to zero mean and unit variance (z-score scaling)", handles_missing=True),
+    "MinMaxScaler": Meaning(Stage.SCALING, "rescales numeric features to a fixed range such as 0 to 1 (min-max normalisation)", handles_missing=True),
+    "RobustScaler": Meaning(Stage.SCALING, "scales numeric features by median and interquartile range, robust to outliers", handles_missing=True),
+    "MaxAbsScaler": Meaning(Stage.SCALING, "scales numeric features by their maximum absolute value", handles_missing=True),
+    "QuantileTransformer": Meaning(Stage.SCALING, "maps numeric features to a uniform or normal distribution"),
+    "PowerTransformer": Meaning(Stage.SCALING, "makes numeric features more Gaussian (Yeo-Johnson or Box-Cox)"),
+    # feature selection and creation
+    "VarianceThreshold": Meaning(Stage.FEATURE_SELECTION, "removes low-variance features"),
+    "SelectKBest": Meaning(Stage.FEATURE_SELECTION, "keeps the k features most related to the target (univariate feature selection)"),
+    "SelectPercentile": Meaning(Stage.FEATURE_SELECTION, "keeps the top percentile of features by a univariate score"),
+    "RFE": Meaning(Stage.FEATURE_SELECTION, "recursively eliminates the weakest features"),
+    "SelectFromModel": Meaning(Stage.FEATURE_SELECTION, "keeps the features a model finds important"),
+    "mutual_info_classif": Meaning(Stage.FEATURE_SELECTION, "scores features by mutual information with the target", 1.0),
+    "f_classif": Meaning(Stage.FEATURE_SELECTION, "scores features with ANOVA F-tests", 1.0),
+    "f_regression": Meaning(Stage.FEATURE_SELECTION, "scores features with univariate regression F-tests", 1.0),
+    "PolynomialFeatures": Meaning(Stage.FEATURE_ENGINEERING, "creates polynomial and interaction features from numeric columns"),
+    "SplineTransformer": Meaning(Stage.FEATURE_ENGINEERING, "creates spline basis features"),
+    "KBinsDiscretizer": Meaning(Stage.FEATURE_ENGINEERING, "bins numeric features into intervals"),
+    # type conversion and loading (pandas)
+    "to_numeric": Meaning(Stage.TYPE_CONVERSION, "converts numeric-looking text columns to numbers", 2.0),
+    "to_datetime": Meaning(Stage.TYPE_CONVERSION, "parses date and time values", 1.5),
+    "read_csv": Meaning(Stage.LOADING, "reads CSV and other delimited text files", 2.0),
+    "read_excel": Meaning(Stage.LOADING, "reads Excel workbooks", 2.0),
+    "read_json": Meaning(Stage.LOADING, "reads JSON and JSON-lines files", 2.0),
+    "zscore": Meaning(Stage.OUTLIER_HANDLING, "computes z-scores", 1.0),
+    # classification models
+    "LogisticRegression": _clf("logistic regression classifier (linear model, interpretable coefficients)"),
+    "RandomForestClassifier": _clf("random forest classifier (ensemble of decision trees)", missing=True),
+    "ExtraTreesClassifier": _clf("extremely randomised trees classifier"),
+    "GradientBoostingClassifier": _clf("gradient boosting classifier"),
+    "HistGradientBoostingClassifier": _clf(
+        "histogram-based gradient boosting classifier (fast on large tables)", missing=True, categorical=True),
+    "KNeighborsClassifier": _clf("k-nearest-neighbours classifier"),
+    "SVC": _clf("support vector machine classifier (kernel SVM)"),
+    "LinearSVC": _clf("linear support vector classifier"),
+    "GaussianNB": _clf("Gaussian naive Bayes classifier"),
+    "MultinomialNB": _clf("multinomial naive Bayes classifier"),
+    "DecisionTreeClassifier": _clf("decision tree classifier (readable rules)", missing=True),
+    "AdaBoostClassifier": _clf("AdaBoost classifier"),
+    "MLPClassifier": _clf("multi-layer perceptron neural network classifier"),
+    "SGDClassifier": _clf("linear classifier trained with stochastic gradient descent"),
+    "RidgeClassifier": _clf("ridge classifier"),
+    # regression models
+    "LinearRegression": _reg("ordinary least squares linear regression"),
+    "Ridge": _reg("ridge regression (L2-regularised linear regression)"),
+    "Lasso": _reg("lasso regression (L1-regularised linear regression)"),
+    "ElasticNet": _reg("elastic net regression"),
+    "RandomForestRegressor": _reg("random forest regressor (ensemble of regression trees)", missing=True),
+    "ExtraTreesRegressor": _reg("extremely randomised trees regressor"),
+    "GradientBoostingRegressor": _reg("gradient boosting regressor"),
+    "HistGradientBoostingRegressor": _reg(
+        "histogram-based gradient boosting regressor (fast on large tables)", missing=True, categorical=True),
+    "KNeighborsRegressor": _reg("k-nearest-neighbours regressor"),
+    "SVR": _reg("support vector regression"),
+    "DecisionTreeRegressor": _reg("decision tree regressor", missing=True),
+    "MLPRegressor": _reg("multi-layer perceptron neural network regressor"),
+    # clustering
+    "KMeans": Meaning(Stage.CLUSTERING, "groups rows into k clusters around centroids (k-means clustering)", 4.0, _CLUSTERING, True),
+    "MiniBatchKMeans": Meaning(Stage.CLUSTERING, "mini-batch k-means clustering for large tables", 4.0, _CLUSTERING, True),
+    "DBSCAN": Meaning(Stage.CLUSTERING, "density-based clustering that finds clusters of any shape and marks noise points (DBSCAN)", 4.0, _CLUSTERING, True),
+    "HDBSCAN": Meaning(Stage.CLUSTERING, "hierarchical density-based clustering (HDBSCAN)", 4.0, _CLUSTERING, True),
+    "OPTICS": Meaning(Stage.CLUSTERING, "density-based OPTICS clustering", 4.0, _CLUSTERING, True),
+    "AgglomerativeClustering": Meaning(Stage.CLUSTERING, "hierarchical agglomerative clustering that merges the closest groups", 4.0, _CLUSTERING, True),
+    "GaussianMixture": Meaning(Stage.CLUSTERING, "probabilistic clustering with a Gaussian mixture model (soft cluster membership)", 4.0, _CLUSTERING, True),
+    "SpectralClustering": Meaning(Stage.CLUSTERING, "spectral clustering", 4.0, _CLUSTERING, True),
+    "Birch": Meaning(Stage.CLUSTERING, "BIRCH clustering", 4.0, _CLUSTERING, True),
+    # dimensionality reduction
+    "PCA": Meaning(Stage.DIMENSIONALITY_REDUCTION, "projects numeric features onto principal components (PCA)", 3.0, _REDUCTION, True),
+    "TruncatedSVD": Meaning(Stage.DIMENSIONALITY_REDUCTION, "reduces dimensions with truncated singular value decomposition (works on uncentred or sparse data)", 3.0, _REDUCTION, True),
+    "TSNE": Meaning(Stage.DIMENSIONALITY_REDUCTION, "embeds rows in two dimensions with t-SNE for visual exploration", 4.0, _REDUCTION, True),
+    "Isomap": Meaning(Stage.DIMENSIONALITY_REDUCTION, "non-linear dimensionality reduction with Isomap", 4.0, _REDUCTION, True),
+    "UMAP": Meaning(Stage.DIMENSIONALITY_REDUCTION, "non-linear dimensionality reduction with UMAP", 4.0, _REDUCTION, True),
+    "NMF": Meaning(Stage.DIMENSIONALITY_REDUCTION, "non-negative matrix factorisation", 3.0, _REDUCTION, True),
+    "FactorAnalysis": Meaning(Stage.DIMENSIONALITY_REDUCTION, "factor analysis", 3.0, _REDUCTION, True),
+    # anomaly detection
+    "IsolationForest": Meaning(Stage.ANOMALY_DETECTION, "scores how anomalous each row is with an isolation forest", 4.0, _ANOMALY, True),
+    "LocalOutlierFactor": Meaning(Stage.ANOMALY_DETECTION, "flags rows whose local density is much lower than their neighbours' (local outlier factor)", 4.0, _ANOMALY, True),
+    "OneClassSVM": Meaning(Stage.ANOMALY_DETECTION, "one-class SVM novelty detection", 4.0, _ANOMALY, True),
+    "EllipticEnvelope": Meaning(Stage.ANOMALY_DETECTION, "robust covariance outlier detection", 4.0, _ANOMALY, True),
+    "median_abs_deviation": Meaning(Stage.ANOMALY_DETECTION, "uses the median absolute deviation", 1.0, _ANOMALY),
+    # evaluation
+    "accuracy_score": _metric("accuracy", CLASSIFICATION),
+    "balanced_accuracy_score": _metric("balanced accuracy", CLASSIFICATION),
+    "f1_score": _metric("F1 score", CLASSIFICATION),
+    "precision_score": _metric("precision", CLASSIFICATION),
+    "recall_score": _metric("recall", CLASSIFICATION),
+    "roc_auc_score": _metric("ROC AUC", CLASSIFICATION),
+    "log_loss": _metric("log loss", CLASSIFICATION),
+    "mean_squared_error": _metric("mean squared error", REGRESSION),
+    "root_mean_squared_error": _metric("RMSE", REGRESSION),
+    "mean_absolute_error": _metric("MAE", REGRESSION),
+    "r2_score": _metric("R squared", REGRESSION),
+    "silhouette_score": _metric("silhouette score", _CLUSTERING),
+    "calinski_harabasz_score": _metric("Calinski-Harabasz index", _CLUSTERING),
+    "davies_bouldin_score": _metric("Davies-Bouldin index", _CLUSTERING),
+    "adjusted_rand_score": _metric("adjusted Rand index", _CLUSTERING),
+    "normalized_mutual_info_score": _metric("normalised mutual information", _CLUSTERING),
+    "confusion_matrix": Meaning(Stage.EVALUATION, "confusion matrix", 1.0, CLASSIFICATION),
+    "roc_curve": Meaning(Stage.EVALUATION, "ROC curve", 1.0, (TaskType.BINARY_CLASSIFICATION,)),
+    # visualisation (matplotlib, seaborn)
+    "savefig": Meaning(Stage.VISUALISATION, "saves plots as images", 5.0),
+    "subplots": Meaning(Stage.VISUALISATION, "draws charts", 1.0),
+    "ConfusionMatrixDisplay": Meaning(Stage.VISUALISATION, "plots a confusion matrix", 3.0, CLASSIFICATION),
+    "RocCurveDisplay": Meaning(Stage.VISUALISATION, "plots a ROC curve", 3.0, (TaskType.BINARY_CLASSIFICATION,)),
+}
+
+#: Helpers of dagsmith_kit's modules that carry a stage of their own.
+SYMBOLS.update({
+    "save_figure": SYMBOLS["savefig"],
+    "write_loaded": Meaning(Stage.LOADING, "loads a raw dataset file into a table", 2.5),
+    "impute_tables": Meaning(Stage.IMPUTATION, "fills missing values, learning on the training table", 2.5),
+    "write_clusters": Meaning(Stage.CLUSTERING, "assigns a cluster label per row", 2.5, _CLUSTERING),
+    "write_anomalies": Meaning(Stage.ANOMALY_DETECTION, "scores and flags anomalous rows", 2.5, _ANOMALY),
+    "reduce_tables": Meaning(Stage.DIMENSIONALITY_REDUCTION, "replaces numeric features by a few components", 2.5, _REDUCTION),
+})
+
+#: Words in identifiers (function names) and in documentation that point at a stage.
+STAGE_WORDS: dict[str, Meaning] = {
+    "load": Meaning(Stage.LOADING, "loads data", 1.5),
+    "validat": Meaning(Stage.VALIDATION, "checks that the data is usable and stops the pipeline if not", 1.5),
+    "duplicate": Meaning(Stage.DEDUPLICATION, "removes duplicate rows", 1.5),
+    "dedup": Meaning(Stage.DEDUPLICATION, "removes duplicate rows", 1.5),
+    "impute": Meaning(Stage.IMPUTATION, "fills missing values", 1.5),
+    "missing": Meaning(Stage.IMPUTATION, "handles missing values", 1.0),
+    "outlier": Meaning(Stage.OUTLIER_HANDLING, "removes or limits outlier rows", 1.5),
+    "split": Meaning(Stage.SPLITTING, "splits the data", 1.5),
+    "encod": Meaning(Stage.ENCODING, "encodes categorical columns", 1.5),
+    "scal": Meaning(Stage.SCALING, "scales numeric features", 1.5),
+    "normaliz": Meaning(Stage.SCALING, "normalises numeric features", 1.0),
+    "select": Meaning(Stage.FEATURE_SELECTION, "selects features", 1.0),
+    "feature": Meaning(Stage.FEATURE_ENGINEERING, "creates features", 0.5),
+    "classif": Meaning(Stage.MODELLING, "classification model", 1.5, CLASSIFICATION),
+    "regress": Meaning(Stage.MODELLING, "regression model", 1.5, REGRESSION),
+    "cluster": Meaning(Stage.CLUSTERING, "clusters rows", 1.5, _CLUSTERING),
+    "anomal": Meaning(Stage.ANOMALY_DETECTION, "detects anomalies", 1.5, _ANOMALY),
+    "reduc": Meaning(Stage.DIMENSIONALITY_REDUCTION, "reduces dimensions", 1.0, _REDUCTION),
+    "evaluat": Meaning(Stage.EVALUATION, "evaluates predictions", 1.5),
+    "metric": Meaning(Stage.EVALUATION, "computes metrics", 1.0),
+    "correlat": Meaning(Stage.EDA, "computes correlations between columns", 1.5, (TaskType.EXPLORATORY_ANALYSIS,)),
+    "statistic": Meaning(Stage.EDA, "computes descriptive statistics", 1.5, (TaskType.EXPLORATORY_ANALYSIS,)),
+    "stats": Meaning(Stage.EDA, "computes descriptive statistics", 1.5, (TaskType.EXPLORATORY_ANALYSIS,)),
+    "profil": Meaning(Stage.EDA, "profiles the data", 1.0, (TaskType.EXPLORATORY_ANALYSIS,)),
+    "plot": Meaning(Stage.VISUALISATION, "draws charts", 1.5),
+    "chart": Meaning(Stage.VISUALISATION, "draws charts", 1.5),
+    "report": Meaning(Stage.REPORTING, "writes a report", 1.0),
+}
+
+#: Methods called on DataFrames and Series.
+METHODS: dict[str, Meaning] = {
+    "fillna": Meaning(Stage.IMPUTATION, "fills missing values", 1.5),
+    "dropna": Meaning(Stage.IMPUTATION, "drops rows with missing values", 1.0),
+    "interpolate": Meaning(Stage.IMPUTATION, "interpolates missing values", 2.0),
+    "drop_duplicates": Meaning(Stage.DEDUPLICATION, "removes duplicate rows", 3.0),
+    "duplicated": Meaning(Stage.DEDUPLICATION, "detects duplicate rows", 1.5),
+    "clip": Meaning(Stage.OUTLIER_HANDLING, "clips extreme values to bounds (winsorising)", 2.0),
+    "describe": Meaning(Stage.EDA, "computes descriptive statistics", 2.0, (TaskType.EXPLORATORY_ANALYSIS,)),
+    "corr": Meaning(Stage.EDA, "computes correlations between columns", 2.5, (TaskType.EXPLORATORY_ANALYSIS,)),
+    "skew": Meaning(Stage.EDA, "measures skewness", 1.0, (TaskType.EXPLORATORY_ANALYSIS,)),
+    "quantile": Meaning(Stage.OUTLIER_HANDLING, "uses quantiles", 0.5),
+    "isna": Meaning(Stage.IMPUTATION, "handles rows with missing values", 1.0),
+    "notna": Meaning(Stage.IMPUTATION, "handles rows with missing values", 1.0),
+    "read_parquet": Meaning(Stage.LOADING, "reads Parquet files", 1.0),
+    "savefig": SYMBOLS["savefig"],
+    "hist": Meaning(Stage.VISUALISATION, "draws histograms", 1.5),
+    "scatter": Meaning(Stage.VISUALISATION, "draws scatter plots", 1.5),
+    "imshow": Meaning(Stage.VISUALISATION, "draws heatmaps", 1.0),
+    "barh": Meaning(Stage.VISUALISATION, "draws bar charts", 1.0),
+    "bar": Meaning(Stage.VISUALISATION, "draws bar charts", 1.0),
+}
+
+#: What a chart shows, read from the calls and attributes around the plotting code.
+PLOT_SUBJECTS: dict[str, str] = {
+    "hist": "histograms of column distributions", "confusion_matrix": "a confusion matrix", "roc_curve": "a ROC curve",
+    "roc_auc_score": "a ROC curve", "feature_importances_": "feature importances", "coef_": "model coefficients",
+    "corr": "a correlation heatmap", "cluster": "rows coloured by cluster in a 2D scatter plot",
+    "residual": "residuals", "boxplot": "box plots", "value_counts": "bar charts of category frequencies",
+}
+
+#: String literals that name what a step produces.
+LITERALS: dict[str, Meaning] = {
+    "anomaly_score": Meaning(Stage.ANOMALY_DETECTION, "writes an anomaly score per row", 3.0, _ANOMALY),
+    "is_anomaly": Meaning(Stage.ANOMALY_DETECTION, "flags anomalous rows", 2.0, _ANOMALY),
+    "cluster": Meaning(Stage.CLUSTERING, "assigns a cluster label per row", 1.0),
+    "component_": Meaning(Stage.DIMENSIONALITY_REDUCTION, "writes components", 1.0),
+    "dayofweek": Meaning(Stage.FEATURE_ENGINEERING, "extracts calendar features (year, month, day of week) from dates", 3.0),
+}
+
+#: Methods of a dagsmith_kit Bundle, mapped to the bundle files they read or write.
+BUNDLE_READS = {
+    "table": "{arg}.parquet", "tables": "data or train/test tables", "fit_table": "data or train table",
+    "load_model": "model.joblib", "predictions": "predictions.parquet", "metrics": "metrics.json",
+    "source_file": "source file (raw dataset)", "transform_tables": "data or train/test tables",
+    "fit_and_predict": "train.parquet and test.parquet",
+    "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
+    "reduce_tables": "data or train/test tables", "require_source": "source file (raw dataset)",
+    "analysis_table": "data or train/test tables", "data_matrix": "data table",
+}
+BUNDLE_WRITES = {
+    "write_table": "{arg}.parquet", "save_model": "model.joblib", "write_predictions": "predictions.parquet",
+    "write_metrics": "metrics.json", "artifact_path": "artifacts/*.png", "append_report": "report.md",
+    "transform_tables": "data or train/test tables", "fit_and_predict": "model.joblib, predictions.parquet",
+    "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
+    "reduce_tables": "data or train/test tables", "write_loaded": "data.parquet",
+    "write_clusters": "predictions.parquet (cluster)", "write_anomalies": "predictions.parquet (anomaly_score, is_anomaly)",
+    "save_figure": "artifacts/*.png",
+}
+
+USE_CASES: dict[Stage, list[str]] = {
+    Stage.LOADING: ["turn a raw CSV, Excel, JSON or Parquet file into a table"],
+    Stage.VALIDATION: ["stop a pipeline early when the data is empty, too small or lacks the target"],
+    Stage.DEDUPLICATION: ["remove repeated records before training"],
+    Stage.TYPE_CONVERSION: ["fix columns read as text that hold numbers, booleans or dates"],
+    Stage.COLUMN_FILTERING: ["drop constant and identifier columns that carry no signal"],
+    Stage.IMPUTATION: ["prepare data with missing values for models that cannot handle them"],
+    Stage.OUTLIER_HANDLING: ["limit the influence of extreme values"],
+    Stage.SPLITTING: ["hold out a test set for honest evaluation"],
+    Stage.ENCODING: ["turn categorical columns into numbers a model can use"],
+    Stage.SCALING: ["put features on comparable scales for distance-based and linear models"],
+    Stage.FEATURE_SELECTION: ["reduce the number of features to the informative ones"],
+    Stage.FEATURE_ENGINEERING: ["create new features from existing columns"],
+    Stage.MODELLING: ["train a predictive model and predict held-out rows"],
+    Stage.CLUSTERING: ["segment rows (customers, items) into groups without labels"],
+    Stage.DIMENSIONALITY_REDUCTION: ["compress many numeric features into a few components", "visualise high-dimensional data"],
+    Stage.ANOMALY_DETECTION: ["find unusual records such as fraud or faults"],
+    Stage.EVALUATION: ["measure how good a model's predictions are on held-out data"],
+    Stage.EDA: ["understand a dataset before modelling"],
+    Stage.VISUALISATION: ["show results as charts"],
+    Stage.REPORTING: ["summarise a pipeline run for people"],
+}
+
+#: dagsmith_kit helpers that refuse missing values in the columns they are given.
+REJECTS_MISSING = {"require_complete"}
+#: dagsmith_kit helpers that fit on the training table only and apply to every table.
+FITS_ON_TRAIN = {"transform_tables", "impute_tables", "fit_replace", "reduce_tables", "fit_table"}
+#: Markers of native categorical support in estimators.
+NATIVE_CATEGORICAL = {"category", "from_dtype", "with_native_categories"}
+
+#: Stages whose services do more than reshape tables: helpers inside them (a scaler inside a kNN model)
+#: are capabilities rather than stages of their own.
+TERMINAL_STAGES = {
+    Stage.VALIDATION,
+    Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION,
+    Stage.EVALUATION, Stage.VISUALISATION, Stage.EDA, Stage.REPORTING,
+}

@@ -1,0 +1,152 @@
+"""Contracts of the catalog: what an upload claims, what analysis finds, what validation and search return."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Category(StrEnum):
+    """The coarse category an uploader picks in the manifest."""
+
+    PREPROCESSING = "preprocessing"
+    MODELLING = "modelling"
+    EVALUATION = "evaluation"
+    VISUALISATION = "visualisation"
+    UTILITY = "utility"
+
+
+class Stage(StrEnum):
+    """A pipeline stage a microservice can fill; analysis infers these from the code."""
+
+    LOADING = "loading"
+    VALIDATION = "validation"
+    DEDUPLICATION = "deduplication"
+    TYPE_CONVERSION = "type_conversion"
+    COLUMN_FILTERING = "column_filtering"
+    IMPUTATION = "imputation"
+    OUTLIER_HANDLING = "outlier_handling"
+    SPLITTING = "splitting"
+    ENCODING = "encoding"
+    SCALING = "scaling"
+    FEATURE_SELECTION = "feature_selection"
+    FEATURE_ENGINEERING = "feature_engineering"
+    MODELLING = "modelling"
+    CLUSTERING = "clustering"
+    DIMENSIONALITY_REDUCTION = "dimensionality_reduction"
+    ANOMALY_DETECTION = "anomaly_detection"
+    EVALUATION = "evaluation"
+    EDA = "eda"
+    VISUALISATION = "visualisation"
+    REPORTING = "reporting"
+
+
+class TaskType(StrEnum):
+    BINARY_CLASSIFICATION = "binary_classification"
+    MULTICLASS_CLASSIFICATION = "multiclass_classification"
+    REGRESSION = "regression"
+    CLUSTERING = "clustering"
+    DIMENSIONALITY_REDUCTION = "dimensionality_reduction"
+    ANOMALY_DETECTION = "anomaly_detection"
+    EXPLORATORY_ANALYSIS = "exploratory_analysis"
+    TIME_SERIES_FORECASTING = "time_series_forecasting"
+
+
+class AnalysisMode(StrEnum):
+    CODE = "code"
+    DOCUMENTATION = "documentation"
+
+
+class Manifest(BaseModel):
+    """What the uploader claims. Every field but the name may be missing, stale or wrong."""
+
+    name: str
+    description: str = ""
+    category: str = ""
+    keywords: list[str] = Field(default_factory=list)
+    python_version: str = ""
+    author: str = ""
+
+
+class Parameter(BaseModel):
+    name: str
+    type: str = "any"
+    default: Any = None
+    required: bool = False
+    description: str = ""
+
+
+class Analysis(BaseModel):
+    """What dagsmith understands a microservice to do: derived from code, or from its docs only."""
+
+    mode: AnalysisMode
+    summary: str = Field(description="one sentence: what the service does")
+    description: str = Field(description="a paragraph, the text that is embedded for search")
+    stages: list[Stage] = Field(description="stages it can fill, the main one first")
+    task_types: list[TaskType] = Field(default_factory=list, description="tasks it fits; empty means any")
+    capabilities: list[str] = Field(default_factory=list)
+    requirements_on_input: list[str] = Field(default_factory=list, description="what the input must satisfy")
+    inputs: list[str] = Field(default_factory=list, description="bundle files or formats read")
+    outputs: list[str] = Field(default_factory=list, description="bundle files written")
+    parameters: list[Parameter] = Field(default_factory=list)
+    libraries: list[str] = Field(default_factory=list)
+    algorithms: list[str] = Field(default_factory=list, description="estimators and functions it relies on")
+    use_cases: list[str] = Field(default_factory=list)
+    security_notes: list[str] = Field(default_factory=list)
+    analyzer: str
+    analyzer_version: str
+    analyzed_at: datetime
+
+
+class Finding(BaseModel):
+    """One reason a validation or scan raised; ``blocking`` findings reject the upload."""
+
+    check: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    blocking: bool = True
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}: " if self.file and self.line else (f"{self.file}: " if self.file else "")
+        return f"[{self.check}] {where}{self.message}"
+
+
+class UploadOutcome(StrEnum):
+    ADDED = "added"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    REJECTED = "rejected"
+
+
+class UploadResult(BaseModel):
+    name: str
+    outcome: UploadOutcome
+    version_hash: str | None = None
+    findings: list[Finding] = Field(default_factory=list)
+    analysis: Analysis | None = None
+
+
+class SearchHit(BaseModel):
+    name: str
+    score: float = Field(description="cosine similarity between query and service, in [-1, 1]")
+    category: str
+    summary: str
+    stages: list[Stage]
+
+
+class ServiceDetail(BaseModel):
+    """Everything the catalog knows about one microservice (``dagsmith catalog show``)."""
+
+    name: str
+    category: str
+    version_hash: str
+    uploaded_at: datetime
+    origin: str
+    manifest: Manifest
+    code_analysis: Analysis | None
+    documentation_analysis: Analysis | None
+    requirements: list[str]

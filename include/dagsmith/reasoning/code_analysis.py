@@ -1,0 +1,310 @@
+"""Code-grounded analysis by static inspection: what a microservice does, read from its source.
+
+Evidence from library calls, DataFrame methods, bundle reads/writes and named outputs is weighed per stage
+(see ``catalog.knowledge``); the strongest stage is the service's main one. Everything in the resulting
+description comes from the code, not from the manifest.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime
+
+from dagsmith.catalog.facts import CodeFacts, extract_facts
+from dagsmith.catalog.knowledge import (
+    BUNDLE_READS,
+    BUNDLE_WRITES,
+    FITS_ON_TRAIN,
+    NATIVE_CATEGORICAL,
+    REJECTS_MISSING,
+    LITERALS,
+    METHODS,
+    PLOT_SUBJECTS,
+    STAGE_WORDS,
+    SYMBOLS,
+    TERMINAL_STAGES,
+    USE_CASES,
+    Meaning,
+)
+from dagsmith.catalog.source import ServiceSource
+from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, TaskType
+
+ANALYZER = "dagsmith-static"
+ANALYZER_VERSION = "1.0"
+_STAGE_WORDS = {
+    Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
+    Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
+    Stage.IMPUTATION: "missing-value imputation", Stage.OUTLIER_HANDLING: "outlier handling",
+    Stage.SPLITTING: "train/test splitting", Stage.ENCODING: "categorical encoding", Stage.SCALING: "feature scaling",
+    Stage.FEATURE_SELECTION: "feature selection", Stage.FEATURE_ENGINEERING: "feature engineering",
+    Stage.MODELLING: "model training", Stage.CLUSTERING: "clustering",
+    Stage.DIMENSIONALITY_REDUCTION: "dimensionality reduction", Stage.ANOMALY_DETECTION: "anomaly detection",
+    Stage.EVALUATION: "evaluation", Stage.EDA: "exploratory data analysis", Stage.VISUALISATION: "visualisation",
+    Stage.REPORTING: "reporting",
+}
+
+
+_CHOICE_PARAMS = {"strategy", "method", "kernel", "linkage", "metric", "covariance_type", "score_func"}
+_TABLE_WRITERS = ("transform_tables", "impute_tables", "fit_replace", "reduce_tables", "write_loaded")
+
+
+class _Evidence:
+    """Weighted evidence per stage, with the phrases and knowledge entries behind it."""
+
+    def __init__(self) -> None:
+        self.score: dict[Stage, float] = defaultdict(float)
+        self.phrases: dict[Stage, list[tuple[float, str]]] = defaultdict(list)
+        self.meanings: dict[str, Meaning] = {}
+
+    def add(self, name: str, meaning: Meaning) -> None:
+        if name in self.meanings:
+            return
+        self.meanings[name] = meaning
+        self.score[meaning.stage] += meaning.weight
+        self.phrases[meaning.stage].append((meaning.weight, meaning.phrase))
+
+    def boost(self, stage: Stage, weight: float, phrase: str | None = None) -> None:
+        self.score[stage] += weight
+        if phrase:
+            self.phrases[stage].append((weight, phrase))
+
+    def drop(self, stage: Stage) -> None:
+        self.score.pop(stage, None)
+        self.phrases.pop(stage, None)
+
+    def in_stage(self, stage: Stage, *, with_words: bool = True) -> list[Meaning]:
+        return [m for name, m in self.meanings.items()
+                if m.stage == stage and (with_words or not name.startswith("word:"))]
+
+
+def _bundle_io(facts: CodeFacts, table: dict[str, str]) -> list[str]:
+    found = []
+    for method, pattern in table.items():
+        if method not in facts.methods and not facts.uses(method):
+            continue
+        args = sorted(facts.method_args.get(method, ())) if "{arg}" in pattern else []
+        found.extend(pattern.format(arg=arg) for arg in args) if args else found.append(pattern.replace("{arg}.", "a "))
+    return sorted(set(found))
+
+
+def _formats(facts: CodeFacts) -> list[str]:
+    names = {"read_csv": "CSV/TSV", "read_excel": "Excel", "read_json": "JSON", "read_parquet": "Parquet"}
+    return [label for fn, label in names.items() if facts.uses(fn)]
+
+
+def _drop_transform_stages(evidence: _Evidence) -> None:
+    """A service that writes no table cannot be a transformer: what looked like one is analysis of the data."""
+    if evidence.score.get(Stage.OUTLIER_HANDLING, 0) >= 1.0:
+        evidence.boost(Stage.EDA, 3.0, "counts outliers per column without changing the data")
+    for stage in list(evidence.score):
+        if stage not in TERMINAL_STAGES:
+            evidence.drop(stage)
+
+
+def _collect(facts: CodeFacts) -> _Evidence:
+    evidence = _Evidence()
+    for symbol in facts.symbols:
+        short = symbol.rsplit(".", 1)[-1]
+        if short in SYMBOLS:
+            evidence.add(short, SYMBOLS[short])
+    for method in facts.methods:
+        if method in METHODS:
+            evidence.add(method, METHODS[method])
+    for literal in facts.literals:
+        for key, meaning in LITERALS.items():
+            if literal == key or (key.endswith("_") and literal.startswith(key)):
+                evidence.add(key, meaning)
+    for function in facts.functions:
+        for word, meaning in STAGE_WORDS.items():
+            if word in function.lower():
+                evidence.add(f"word:{word}", meaning)
+    writes_tables = "write_table" in facts.methods or facts.uses(*_TABLE_WRITERS)
+    if not writes_tables:
+        _drop_transform_stages(evidence)
+    predicts = facts.uses("fit_and_predict", "write_clusters", "write_anomalies") or "write_predictions" in facts.methods
+    if predicts:
+        for stage in (Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION):
+            if evidence.score[stage]:
+                evidence.boost(stage, 3.0)
+    if "predictions" in facts.methods and evidence.score[Stage.EVALUATION]:
+        evidence.boost(Stage.EVALUATION, 3.0)
+    if "artifact_path" in facts.methods:
+        evidence.boost(Stage.VISUALISATION, 3.0)
+    if "source_file" in facts.methods:
+        evidence.boost(Stage.LOADING, 4.0, "converts the raw dataset file into a table")
+    written = facts.method_args.get("write_table", set())
+    if {"train", "test"} <= written and "data" in facts.method_args.get("remove_table", set()):
+        evidence.boost(Stage.SPLITTING, 3.0, "splits the rows into a training set and a held-out test set")
+    if {"nunique", "drop"} <= facts.methods and writes_tables:
+        evidence.boost(Stage.COLUMN_FILTERING, 3.0, "drops constant and identifier-like columns")
+    if {"value_counts", "map"} <= facts.methods and writes_tables:
+        evidence.boost(Stage.ENCODING, 3.0, "replaces each category by its frequency (frequency encoding)")
+    strongest = max(evidence.score.values(), default=0.0)
+    if strongest < 2.5 and "append_report" in facts.methods and not writes_tables:
+        if "lineage" in facts.literals and ("metrics" in facts.methods or facts.uses("metrics")):
+            evidence.boost(Stage.REPORTING, 4.0, "assembles a Markdown report of the run: steps, metrics and plots")
+        elif evidence.score.get(Stage.VALIDATION):
+            evidence.boost(Stage.VALIDATION, 4.0, "checks that the data is usable and stops the pipeline if not")
+        else:
+            evidence.boost(Stage.EDA, 3.0, "summarises the data in a report")
+    return evidence
+
+
+def _stages(evidence: _Evidence) -> list[Stage]:
+    ranked = sorted((s for s, v in evidence.score.items() if v > 0), key=lambda s: -evidence.score[s])
+    if not ranked:
+        return [Stage.EDA]
+    primary = ranked[0]
+    others = [s for s in ranked[1:] if evidence.score[s] >= 3.0 and evidence.score[s] >= evidence.score[primary] / 2]
+    if primary in TERMINAL_STAGES:
+        others = [s for s in others if s in TERMINAL_STAGES and s is not Stage.DIMENSIONALITY_REDUCTION]
+    else:
+        others = [s for s in others if s not in TERMINAL_STAGES]
+    return [primary, *others]
+
+
+def _task_types(stages: list[Stage], evidence: _Evidence) -> list[TaskType]:
+    tasks: list[TaskType] = []
+    for stage in stages:
+        for meaning in evidence.in_stage(stage):
+            tasks.extend(t for t in meaning.tasks if t not in tasks)
+    implied = {
+        Stage.CLUSTERING: TaskType.CLUSTERING, Stage.ANOMALY_DETECTION: TaskType.ANOMALY_DETECTION,
+        Stage.DIMENSIONALITY_REDUCTION: TaskType.DIMENSIONALITY_REDUCTION, Stage.EDA: TaskType.EXPLORATORY_ANALYSIS,
+    }
+    if stages[0] in implied and implied[stages[0]] not in tasks:
+        tasks.insert(0, implied[stages[0]])
+    return tasks
+
+
+def _traits(facts: CodeFacts, evidence: _Evidence, primary: Stage) -> tuple[list[str], list[str]]:
+    """Capabilities and input requirements read from the code."""
+    capabilities: list[str] = []
+    requirements: list[str] = []
+    estimators = [m for m in evidence.meanings.values() if m.stage is primary and m.weight >= 3.0]
+    internal = {m.stage for m in evidence.meanings.values()} - {primary}
+    predictive = primary in {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION}
+    imputes = primary is Stage.IMPUTATION or (predictive and Stage.IMPUTATION in internal)
+    encodes = Stage.ENCODING in internal or facts.uses("select_dtypes") and primary is not Stage.ENCODING
+    if facts.raises_on_missing or facts.uses(*REJECTS_MISSING):
+        requirements.append("no missing values (refuses input with missing values; impute first)")
+    elif imputes or any(m.handles_missing for m in estimators):
+        capabilities.append("handles missing values")
+    elif estimators and primary in TERMINAL_STAGES:
+        requirements.append("no missing values (the estimator rejects NaN; impute first)")
+    names = facts.literals | facts.methods | {s.rsplit(".", 1)[-1] for s in facts.symbols}
+    if any(m.handles_categorical for m in estimators) and names & NATIVE_CATEGORICAL:
+        capabilities.append("handles categorical features natively")
+    elif any(m.numeric_only for m in estimators) and not encodes and primary is not Stage.ENCODING:
+        requirements.append("numeric features only (encode categorical columns first)")
+    if Stage.SCALING in internal and primary in TERMINAL_STAGES:
+        capabilities.append("scales features internally")
+    if facts.uses(*FITS_ON_TRAIN):
+        capabilities.append("learns on the training table only and applies the result to every table")
+    if "require_target" in facts.methods or facts.uses("fit_and_predict"):
+        requirements.append("a target column")
+    if facts.uses("fit_and_predict") or {"train", "test"} & facts.method_args.get("table", set()):
+        requirements.append("a train/test split")
+    if "predictions" in facts.methods:
+        requirements.append("predictions from an earlier model step")
+    if "load_model" in facts.methods:
+        requirements.append("a trained model from an earlier step")
+    if facts.uses("save_model", "fit_and_predict"):
+        capabilities.append("produces a trained model")
+    if facts.uses("fit_and_predict", "write_predictions"):
+        capabilities.append("produces predictions")
+    if facts.uses("predict_proba") or (facts.uses("fit_and_predict") and primary is Stage.MODELLING):
+        capabilities.append("produces class probabilities when the model supports them")
+    if "write_metrics" in facts.methods:
+        capabilities.append("produces metrics")
+    if "artifact_path" in facts.methods or facts.uses("savefig"):
+        capabilities.append("produces PNG plots")
+    if "append_report" in facts.methods:
+        capabilities.append("writes a Markdown report section")
+    for name in ("max_rows", "max_columns", "max_clusters"):
+        if name in facts.parameters:
+            capabilities.append(f"limits its work by {name} (default {facts.parameters[name].default})")
+    return capabilities, requirements
+
+
+def _summary(primary: Stage, evidence: _Evidence, facts: CodeFacts, tasks: list[TaskType]) -> str:
+    phrases = [p for _, p in sorted(evidence.phrases.get(primary, []), key=lambda p: -p[0])]
+    phrases = list(dict.fromkeys(phrases))
+    formats = _formats(facts)
+    if primary is Stage.LOADING and formats:
+        text = f"loads a raw dataset file ({', '.join(formats)}) into a table"
+    elif primary is Stage.EVALUATION:
+        metrics = [m.phrase for m in evidence.in_stage(Stage.EVALUATION, with_words=False) if m.weight <= 2.0]
+        kinds = sorted({t.value.split("_")[-1] for t in tasks}) or ["model"]
+        text = f"computes {' and '.join(kinds)} metrics on held-out data: {', '.join(sorted(metrics))}"
+    elif primary is Stage.VISUALISATION:
+        names = facts.methods | facts.attributes | facts.literals | {s.rsplit(".", 1)[-1] for s in facts.symbols}
+        subjects = list(dict.fromkeys(v for k, v in PLOT_SUBJECTS.items() if k in names))
+        text = "plots " + (", ".join(subjects) if subjects else "charts") + " as PNG images"
+    elif primary is Stage.EDA:
+        text = ", ".join(phrases[:3])
+    else:
+        text = phrases[0] if phrases else f"performs {_STAGE_WORDS[primary]}"
+    choices = {p.name: p.default for p in facts.parameters.values() if p.name in _CHOICE_PARAMS and isinstance(p.default, str)}
+    for name, meaning in evidence.meanings.items():
+        if meaning.stage is primary:
+            fixed = facts.call_keywords.get(name, {})
+            choices.update({k: v for k, v in fixed.items() if k in _CHOICE_PARAMS and isinstance(v, str) and k not in choices})
+    if choices:
+        text += " (" + ", ".join(f"{name}: {value}" for name, value in choices.items()) + ")"
+    return text[0].upper() + text[1:] + "."
+
+
+def _describe_parameters(parameters: list[Parameter]) -> str:
+    parts = []
+    for p in parameters:
+        default = "required" if p.required else f"default {p.default!r}"
+        parts.append(f"{p.name} ({p.type}, {default})")
+    return "Parameters: " + ", ".join(parts) + "." if parts else "No parameters."
+
+
+def analyze_code(source: ServiceSource) -> Analysis:
+    """Analyse a microservice from its code (``main.py``) alone."""
+    facts = extract_facts(source.code)
+    evidence = _collect(facts)
+    stages = _stages(evidence)
+    primary = stages[0]
+    tasks = _task_types(stages, evidence)
+    capabilities, requirements = _traits(facts, evidence, primary)
+    parameters = list(facts.parameters.values())
+    summary = _summary(primary, evidence, facts, tasks)
+    algorithms = sorted({s.rsplit(".", 1)[-1] for s in facts.symbols
+                         if s.rsplit(".", 1)[-1] in SYMBOLS and not s.startswith("dagsmith_kit")})
+    inputs = _bundle_io(facts, BUNDLE_READS) + [f"{fmt} files" for fmt in _formats(facts)]
+    outputs = _bundle_io(facts, BUNDLE_WRITES)
+    sentences = [summary, f"Stage: {_STAGE_WORDS[primary]}."]
+    if len(stages) > 1:
+        sentences.append("Also serves: " + ", ".join(_STAGE_WORDS[s] for s in stages[1:]) + ".")
+    if tasks:
+        sentences.append("Fits tasks: " + ", ".join(t.value.replace("_", " ") for t in tasks) + ".")
+    if capabilities:
+        sentences.append("It " + "; ".join(capabilities) + ".")
+    if requirements:
+        sentences.append("Needs " + "; ".join(requirements) + ".")
+    if algorithms:
+        sentences.append("Uses " + ", ".join(algorithms) + ".")
+    sentences.append(_describe_parameters(parameters))
+    return Analysis(
+        mode=AnalysisMode.CODE,
+        summary=summary,
+        description=" ".join(sentences),
+        stages=stages,
+        task_types=tasks,
+        capabilities=capabilities,
+        requirements_on_input=requirements,
+        inputs=inputs,
+        outputs=outputs,
+        parameters=parameters,
+        libraries=sorted(m for m in facts.top_modules if m not in {"__future__"}),
+        algorithms=algorithms,
+        use_cases=[case for stage in stages for case in USE_CASES.get(stage, [])],
+        security_notes=[],
+        analyzer=ANALYZER,
+        analyzer_version=ANALYZER_VERSION,
+        analyzed_at=datetime.now(UTC),
+    )
