@@ -59,11 +59,8 @@ def impute_tables(inp: Bundle, out: Bundle, numeric_imputer: Any, fill_others: b
             state["modes"] = dict(zip(other, modes))
         return state
 
-    filled: dict[str, int] = {}
-
     def apply(frame: pd.DataFrame, state: dict[str, Any]) -> pd.DataFrame:
         frame = frame.copy()
-        before = int(frame.isna().sum().sum())
         numeric = state["numeric"]
         if numeric and frame[numeric].isna().any().any():
             values = state["imputer"].transform(frame[numeric].astype(float))
@@ -72,11 +69,11 @@ def impute_tables(inp: Bundle, out: Bundle, numeric_imputer: Any, fill_others: b
                     frame[column] = values[:, i].astype(float)
         if state["modes"]:
             frame = frame.fillna(state["modes"])
-        filled[len(filled)] = before - int(frame.isna().sum().sum())
         return frame
 
     transform_tables(inp, out, fit, apply)
-    counts = dict(zip(inp.tables().keys(), filled.values()))
+    counts = {name: int(frame.isna().sum().sum() - out.table(name).isna().sum().sum())
+              for name, frame in inp.tables().items()}
     out.write_metrics({f"values_imputed_{name}": count for name, count in counts.items()})
     return counts
 

@@ -23,28 +23,37 @@ def require_split(inp: Bundle) -> str:
     return target
 
 
-def numeric_features(inp: Bundle, *, regression: bool = False, allow_missing: bool = False) -> list[str]:
-    """The feature columns, after checking they are all numeric (and complete unless ``allow_missing``).
+def numeric_features(inp: Bundle, *, regression: bool = False) -> list[str]:
+    """The feature columns, after checking they are all numeric and have no missing values.
 
     ``regression=True`` also checks that the target is numeric.
     """
-    target = require_split(inp)
+    features = native_features(inp, regression=regression)
     train, test = inp.table("train"), inp.table("test")
-    features = inp.feature_columns(train)
-    if not features:
-        raise ServiceError("the training table has no feature columns")
     text = inp.feature_columns(train, numeric=False)
     if text:
         raise ServiceError(f"this model needs numeric features; encode these columns first: {', '.join(text[:10])}")
-    if not allow_missing:
-        missing = [c for c in features if train[c].isna().any() or test[c].isna().any()]
-        if missing:
-            raise ServiceError(f"this model cannot handle missing values; impute these columns first: "
-                               f"{', '.join(missing[:10])}")
-    if regression and not pd.api.types.is_numeric_dtype(train[target]):
-        raise ServiceError(f"regression needs a numeric target, but '{target}' is {train[target].dtype}")
+    missing = [c for c in features if train[c].isna().any() or test[c].isna().any()]
+    if missing:
+        raise ServiceError(f"this model cannot handle missing values; impute these columns first: "
+                           f"{', '.join(missing[:10])}")
+    return features
+
+
+def native_features(inp: Bundle, *, regression: bool = False) -> list[str]:
+    """The feature columns for models that handle missing values and categories themselves.
+
+    Checks the split, that there are features, that the target is complete (and numeric for ``regression``).
+    """
+    target = require_split(inp)
+    train = inp.table("train")
+    features = inp.feature_columns(train)
+    if not features:
+        raise ServiceError("the training table has no feature columns")
     if train[target].isna().any():
         raise ServiceError(f"the target '{target}' has missing values in the training table")
+    if regression and not pd.api.types.is_numeric_dtype(train[target]):
+        raise ServiceError(f"regression needs a numeric target, but '{target}' is {train[target].dtype}")
     return features
 
 
@@ -72,22 +81,14 @@ class CategoryDtypes(TransformerMixin, BaseEstimator):
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
         X = X.copy()
         for column, categories in self.categories_.items():
-            X[column] = pd.Categorical(X[column].astype("string"), categories=categories)
+            values = X[column].astype("string")
+            X[column] = pd.Categorical(values.where(values.isin(categories)), categories=categories)
         return X
 
 
 def with_native_categories(estimator: Any) -> Any:
     """``estimator`` preceded by :class:`CategoryDtypes`, for models with ``categorical_features="from_dtype"``."""
     return Pipeline([("categories", CategoryDtypes()), ("model", estimator)])
-
-
-def native_features(inp: Bundle) -> list[str]:
-    """Feature columns for models that handle missing values and categories themselves (checks the split)."""
-    require_split(inp)
-    features = inp.feature_columns(inp.table("train"))
-    if not features:
-        raise ServiceError("the training table has no feature columns")
-    return features
 
 
 def ranked(names: list[str], weights: Any, top: int = 10) -> str:

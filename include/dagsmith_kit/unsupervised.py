@@ -2,7 +2,7 @@
 
 They read the numeric feature columns of the whole ``data`` table (never the target or id columns),
 write one prediction row per data row (``cluster`` or ``anomaly_score``/``is_anomaly``), or replace the
-numeric features with ``component_1..component_k``.
+numeric features with ``component_1..component_k``. scikit-learn is imported only where it is needed.
 """
 
 from __future__ import annotations
@@ -12,9 +12,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import silhouette_score
-from sklearn.preprocessing import StandardScaler
-
 from dagsmith_kit.bundle import Bundle
 from dagsmith_kit.service import ServiceError, transform_tables
 
@@ -55,12 +52,16 @@ def data_matrix(inp: Bundle, *, standardize: bool = True, max_rows: int | None =
                            "memory and time grow quadratically); sample the rows first or raise max_rows")
     values = data[columns].to_numpy(dtype=float)
     if standardize:
+        from sklearn.preprocessing import StandardScaler
+
         values = StandardScaler().fit_transform(values)
     return data, columns, values
 
 
 def silhouette(values: np.ndarray, labels: np.ndarray, random_state: int = 42) -> float | None:
     """Silhouette of the non-noise points, or None when it is undefined (fewer than 2 clusters)."""
+    from sklearn.metrics import silhouette_score
+
     keep = labels != -1
     values, labels = values[keep], labels[keep]
     if not 2 <= len(np.unique(labels)) <= len(labels) - 1:

@@ -35,7 +35,8 @@ def plot_distributions(inp, out, params):
     for ax in list(axes.flat)[len(columns):]:
         ax.set_visible(False)
     save_figure(out, fig, "distributions.png")
-    out.append_report(f"## Distributions\n\n{len(columns)} columns plotted.\n\n![distributions](artifacts/distributions.png)")
+    out.append_report(f"## Distributions\n\n{len(columns)} columns plotted."
+                      "\n\n![distributions](artifacts/distributions.png)")
 
 
 if __name__ == "__main__":

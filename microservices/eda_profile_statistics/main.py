@@ -4,8 +4,6 @@ mean, std, min, quartiles and max for numeric columns; cardinality and most freq
 Writes ``stat.<column>.<statistic>`` to metrics.json and a Markdown table to report.md; the data is unchanged.
 """
 
-import pandas as pd
-
 from dagsmith_kit import ServiceError, run_service
 from dagsmith_kit.insight import analysis_table, described_columns, finite_metrics, is_numeric, markdown_table
 

@@ -17,6 +17,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -94,14 +95,17 @@ class Embedding(Base):
     """The vector of an analysis' composite text, searched by cosine distance through an HNSW index."""
 
     __tablename__ = "embeddings"
-    __table_args__ = (
+    # One HNSW index per analysis mode, so a search in one mode never wades through the other's vectors.
+    __table_args__ = tuple(
         Index(
-            "ix_embeddings_hnsw",
+            f"ix_embeddings_hnsw_{mode}",
             "embedding",
             postgresql_using="hnsw",
             postgresql_with={"m": 16, "ef_construction": 64},
             postgresql_ops={"embedding": "vector_cosine_ops"},
-        ),
+            postgresql_where=text(f"mode = '{mode}'"),
+        )
+        for mode in ANALYSIS_MODES
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     analysis_id: Mapped[int] = mapped_column(ForeignKey("analyses.id", ondelete="CASCADE"), unique=True)

@@ -165,7 +165,10 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('analysis_id')
     )
-    op.create_index('ix_embeddings_hnsw', 'embeddings', ['embedding'], unique=False, postgresql_using='hnsw', postgresql_with={'m': 16, 'ef_construction': 64}, postgresql_ops={'embedding': 'vector_cosine_ops'})
+    for mode in ('code', 'documentation'):
+        op.create_index(f'ix_embeddings_hnsw_{mode}', 'embeddings', ['embedding'], unique=False,
+                        postgresql_using='hnsw', postgresql_with={'m': 16, 'ef_construction': 64},
+                        postgresql_ops={'embedding': 'vector_cosine_ops'}, postgresql_where=sa.text(f"mode = '{mode}'"))
     op.create_index(op.f('ix_embeddings_microservice_id'), 'embeddings', ['microservice_id'], unique=False)
     op.create_index(op.f('ix_embeddings_version_id'), 'embeddings', ['version_id'], unique=False)
 
@@ -174,7 +177,8 @@ def downgrade() -> None:
     op.drop_constraint('fk_microservices_current_version', 'microservices', type_='foreignkey')
     op.drop_index(op.f('ix_embeddings_version_id'), table_name='embeddings')
     op.drop_index(op.f('ix_embeddings_microservice_id'), table_name='embeddings')
-    op.drop_index('ix_embeddings_hnsw', table_name='embeddings', postgresql_using='hnsw', postgresql_with={'m': 16, 'ef_construction': 64}, postgresql_ops={'embedding': 'vector_cosine_ops'})
+    for mode in ('code', 'documentation'):
+        op.drop_index(f'ix_embeddings_hnsw_{mode}', table_name='embeddings')
     op.drop_table('embeddings')
     op.drop_index(op.f('ix_step_attempts_step_id'), table_name='step_attempts')
     op.drop_index(op.f('ix_step_attempts_execution_id'), table_name='step_attempts')

@@ -1,0 +1,161 @@
+"""Reading and writing the catalog in PostgreSQL: versions, analyses, embeddings, search.
+
+Each write of one microservice is one transaction under an advisory lock on its name, so concurrent
+uploads of the same service serialise and a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import delete, func, literal_column, select, text
+from sqlalchemy.orm import Session
+
+from dagsmith.catalog.source import ServiceSource
+from dagsmith.models.catalog import Analysis, AnalysisMode, Category, Manifest, SearchHit, ServiceDetail, UploadOutcome
+from dagsmith.store import schema
+
+
+@dataclass(frozen=True)
+class IndexedAnalysis:
+    """An analysis ready to store, with the text that was embedded and its vector."""
+
+    analysis: Analysis
+    text: str
+    vector: np.ndarray
+
+
+def current_hashes(session: Session) -> dict[str, str]:
+    """Name -> content hash of the current version, for every microservice."""
+    rows = session.execute(
+        select(schema.Microservice.name, schema.MicroserviceVersion.content_hash)
+        .join(schema.MicroserviceVersion, schema.Microservice.current_version_id == schema.MicroserviceVersion.id)
+    )
+    return dict(rows.tuples().all())
+
+
+def _category(manifest: Manifest) -> str:
+    return manifest.category if manifest.category in {c.value for c in Category} else "utility"
+
+
+def save(session: Session, source: ServiceSource, analyses: list[IndexedAnalysis], model: str) -> UploadOutcome:
+    """Store one validated, analysed upload as the current version of its microservice."""
+    manifest = source.manifest
+    session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": f"microservice:{manifest.name}"})
+    service = session.scalar(select(schema.Microservice).where(schema.Microservice.name == manifest.name))
+    outcome = UploadOutcome.UPDATED
+    if service is None:
+        service = schema.Microservice(name=manifest.name, category=_category(manifest))
+        session.add(service)
+        session.flush()
+        outcome = UploadOutcome.ADDED
+    version = session.scalar(
+        select(schema.MicroserviceVersion).where(
+            schema.MicroserviceVersion.microservice_id == service.id,
+            schema.MicroserviceVersion.content_hash == source.content_hash,
+        )
+    )
+    if version is not None and service.current_version_id == version.id:
+        return UploadOutcome.UNCHANGED
+    if version is None:
+        version = schema.MicroserviceVersion(
+            microservice_id=service.id, content_hash=source.content_hash, manifest=manifest.model_dump(),
+            files=source.files, size_bytes=source.size_bytes, origin=source.origin,
+        )
+        session.add(version)
+        session.flush()
+    session.execute(delete(schema.Embedding).where(schema.Embedding.microservice_id == service.id))
+    for item in analyses:
+        row = session.scalar(select(schema.Analysis).where(
+            schema.Analysis.version_id == version.id, schema.Analysis.mode == item.analysis.mode.value,
+            schema.Analysis.analyzer == item.analysis.analyzer,
+            schema.Analysis.analyzer_version == item.analysis.analyzer_version,
+        ))
+        if row is None:
+            row = schema.Analysis(
+                version_id=version.id, mode=item.analysis.mode.value, analyzer=item.analysis.analyzer,
+                analyzer_version=item.analysis.analyzer_version, analyzed_at=item.analysis.analyzed_at,
+                result=item.analysis.model_dump(mode="json"),
+            )
+            session.add(row)
+            session.flush()
+        session.add(schema.Embedding(
+            analysis_id=row.id, microservice_id=service.id, version_id=version.id, mode=item.analysis.mode.value,
+            model=model, text=item.text, embedding=item.vector.tolist(),
+        ))
+    service.current_version_id = version.id
+    service.category = _category(manifest)
+    service.updated_at = func.now()
+    return outcome
+
+
+def search(session: Session, vector: np.ndarray, k: int, mode: AnalysisMode) -> list[SearchHit]:
+    """The ``k`` current microservices nearest to ``vector`` by cosine distance, through the HNSW index."""
+    session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, 2 * int(k))}"))
+    # The mode is a literal so the planner can use that mode's partial HNSW index.
+    distance = schema.Embedding.embedding.cosine_distance(vector.tolist())
+    rows = session.execute(
+        select(schema.Microservice.name, schema.Microservice.category, (1 - distance).label("score"),
+               schema.Analysis.result)
+        .join(schema.Microservice, schema.Microservice.id == schema.Embedding.microservice_id)
+        .join(schema.Analysis, schema.Analysis.id == schema.Embedding.analysis_id)
+        .where(schema.Embedding.mode == literal_column(f"'{AnalysisMode(mode).value}'"))
+        .order_by(distance)
+        .limit(k)
+    )
+    return [
+        SearchHit(name=name, category=category, score=round(float(score), 4),
+                  summary=result.get("summary", ""), stages=result.get("stages", []))
+        for name, category, score, result in rows
+    ]
+
+
+def _latest_analysis(session: Session, version_id: int, mode: AnalysisMode) -> Analysis | None:
+    result = session.scalar(
+        select(schema.Analysis.result)
+        .where(schema.Analysis.version_id == version_id, schema.Analysis.mode == mode.value)
+        .order_by(schema.Analysis.analyzed_at.desc())
+        .limit(1)
+    )
+    return Analysis.model_validate(result) if result else None
+
+
+def detail(session: Session, name: str) -> ServiceDetail | None:
+    row = session.execute(
+        select(schema.Microservice, schema.MicroserviceVersion)
+        .join(schema.MicroserviceVersion, schema.Microservice.current_version_id == schema.MicroserviceVersion.id)
+        .where(schema.Microservice.name == name)
+    ).first()
+    if row is None:
+        return None
+    service, version = row
+    source = ServiceSource(version.files, version.origin)
+    return ServiceDetail(
+        name=service.name, category=service.category, version_hash=version.content_hash,
+        uploaded_at=version.created_at, origin=version.origin, manifest=Manifest.model_validate(version.manifest),
+        code_analysis=_latest_analysis(session, version.id, AnalysisMode.CODE),
+        documentation_analysis=_latest_analysis(session, version.id, AnalysisMode.DOCUMENTATION),
+        requirements=source.requirements,
+    )
+
+
+def names(session: Session) -> list[str]:
+    return list(session.scalars(select(schema.Microservice.name).order_by(schema.Microservice.name)))
+
+
+def listing(session: Session, category: str | None = None) -> list[dict]:
+    """One row per microservice: name, category, main stage, summary (from the code analysis)."""
+    query = (
+        select(schema.Microservice.name, schema.Microservice.category, schema.Analysis.result)
+        .join(schema.Embedding, schema.Embedding.microservice_id == schema.Microservice.id)
+        .join(schema.Analysis, schema.Analysis.id == schema.Embedding.analysis_id)
+        .where(schema.Embedding.mode == AnalysisMode.CODE.value)
+        .order_by(schema.Microservice.category, schema.Microservice.name)
+    )
+    if category:
+        query = query.where(schema.Microservice.category == category)
+    return [
+        {"name": name, "category": cat, "stage": (result.get("stages") or ["?"])[0], "summary": result.get("summary", "")}
+        for name, cat, result in session.execute(query)
+    ]

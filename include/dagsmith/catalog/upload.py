@@ -1,0 +1,130 @@
+"""Uploading microservices: stage, validate, analyse (from code and from docs), embed, store.
+
+``add`` handles one folder; ``sync`` a folder of them, re-analysing only those whose content changed.
+A rejected upload stores nothing and carries every reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dagsmith.catalog import repository
+from dagsmith.catalog.repository import IndexedAnalysis
+from dagsmith.catalog.source import MANIFEST, ENTRYPOINT, ManifestError, ServiceSource
+from dagsmith.catalog.staging import StagingRejected, staged
+from dagsmith.catalog.validation import validate
+from dagsmith.config import Settings
+from dagsmith.embeddings import Embedder, default_embedder
+from dagsmith.models.catalog import Analysis, Finding, Manifest, UploadOutcome, UploadResult
+from dagsmith.reasoning.code_analysis import analyze_code
+from dagsmith.reasoning.doc_analysis import analyze_documentation
+from dagsmith.store.db import session_scope
+
+Progress = Callable[[str], None]
+
+
+def composite_text(manifest: Manifest, analysis: Analysis) -> str:
+    """What is embedded: name, then the analysis' description first, then category and keywords."""
+    parts = [manifest.name.replace("_", " ") + ".", analysis.description]
+    if manifest.category:
+        parts.append(f"Category: {manifest.category}.")
+    if manifest.keywords:
+        parts.append("Keywords: " + ", ".join(manifest.keywords) + ".")
+    return " ".join(parts)
+
+
+def analyses_of(source: ServiceSource, security_notes: list[str]) -> list[Analysis]:
+    code = analyze_code(source)
+    code.security_notes = security_notes
+    return [code, analyze_documentation(source)]
+
+
+@dataclass
+class _Checked:
+    """An upload that passed validation, waiting for its embeddings."""
+
+    source: ServiceSource
+    analyses: list[Analysis]
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _check(path: Path, settings: Settings, known: dict[str, str] | None = None) -> _Checked | UploadResult:
+    """Stage and validate one folder; content already current in the catalog (``known``) is not re-checked."""
+    name = path.name
+    try:
+        with staged(path, settings.staging_dir) as source:
+            try:
+                name = source.manifest.name
+            except ManifestError:
+                pass
+            if known and known.get(name) == source.content_hash:
+                return UploadResult(name=name, outcome=UploadOutcome.UNCHANGED, version_hash=source.content_hash)
+            findings = validate(source)
+            if any(f.blocking for f in findings):
+                return UploadResult(name=name, outcome=UploadOutcome.REJECTED, findings=findings)
+            notes = [f.message for f in findings if f.check.startswith("security")]
+            return _Checked(source, analyses_of(source, notes), findings)
+    except StagingRejected as rejected:
+        return UploadResult(name=name, outcome=UploadOutcome.REJECTED, findings=rejected.findings)
+
+
+def _store(checked: list[_Checked], embedder: Embedder, settings: Settings) -> list[UploadResult]:
+    texts = [composite_text(c.source.manifest, a) for c in checked for a in c.analyses]
+    vectors = iter(embedder.embed(texts))
+    texts_iter = iter(texts)
+    results = []
+    for item in checked:
+        indexed = [IndexedAnalysis(a, next(texts_iter), next(vectors)) for a in item.analyses]
+        with session_scope(settings) as session:
+            outcome = repository.save(session, item.source, indexed, embedder.name)
+        results.append(UploadResult(
+            name=item.source.manifest.name, outcome=outcome, version_hash=item.source.content_hash,
+            findings=item.findings, analysis=item.analyses[0],
+        ))
+    return results
+
+
+def add(path: str | Path, settings: Settings | None = None, embedder: Embedder | None = None) -> UploadResult:
+    """Upload one microservice folder."""
+    settings = settings or Settings.from_env()
+    checked = _check(Path(path), settings)
+    if isinstance(checked, UploadResult):
+        return checked
+    return _store([checked], embedder or default_embedder(), settings)[0]
+
+
+def service_folders(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and ((p / MANIFEST).exists() or (p / ENTRYPOINT).exists()))
+
+
+def sync(
+    root: str | Path,
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> list[UploadResult]:
+    """Index every microservice folder under ``root``; unchanged ones (same content hash) are skipped."""
+    settings = settings or Settings.from_env()
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is not a folder")
+    with session_scope(settings) as session:
+        known = repository.current_hashes(session)
+    results: list[UploadResult] = []
+    pending: list[_Checked] = []
+    folders = service_folders(root)
+    for index, folder in enumerate(folders, 1):
+        checked = _check(folder, settings, known)
+        if isinstance(checked, UploadResult):
+            results.append(checked)
+        else:
+            pending.append(checked)
+        if progress:
+            progress(f"checked {index}/{len(folders)}: {folder.name}")
+    if pending:
+        if progress:
+            progress(f"embedding and storing {len(pending)} new or changed microservices")
+        results += _store(pending, embedder or default_embedder(), settings)
+    return sorted(results, key=lambda r: r.name)

@@ -1,0 +1,47 @@
+"""Expand datetime columns (and text columns that parse as dates) into year, month, day, dayofweek and hour
+columns, dropping the original; hour is skipped for date-only columns. The bundle's time column is kept.
+"""
+
+import pandas as pd
+
+from dagsmith_kit import ServiceError, run_service, transform_tables
+
+PARTS = ("year", "month", "day", "dayofweek", "hour")
+
+
+def to_datetime(values):
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return values
+    return pd.to_datetime(values.astype(object), errors="coerce", format="mixed")
+
+
+def extract(inp, out, params):
+    min_parsed = float(params.get("min_parsed_fraction", 0.9))
+
+    def fit(train):
+        found = {}
+        for column in inp.feature_columns(train, numeric=False):
+            present = train[column].dropna()
+            parsed = to_datetime(present)
+            if len(present) and parsed.notna().mean() >= min_parsed:
+                has_time = (parsed.dropna() != parsed.dropna().dt.normalize()).any()
+                found[column] = [p for p in PARTS if p != "hour" or has_time]
+        if not found:
+            raise ServiceError("no datetime or date-like feature columns found to expand")
+        return found
+
+    def apply(frame, found):
+        frame = frame.copy()
+        for column, parts in found.items():
+            stamps = to_datetime(frame[column])
+            for part in parts:
+                frame[f"{column}_{part}"] = getattr(stamps.dt, part).astype(float)
+            if column != inp.time_column:
+                frame = frame.drop(columns=column)
+        return frame
+
+    transform_tables(inp, out, fit, apply)
+
+
+if __name__ == "__main__":
+    run_service(extract)

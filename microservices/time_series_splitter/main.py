@@ -1,0 +1,44 @@
+"""Split the table by time: the latest `test_size` fraction of rows (by the bundle's time column or the
+`time_column` parameter) becomes the test set, everything earlier the training set. Needs a parseable time column.
+"""
+
+import math
+
+import pandas as pd
+
+from dagsmith_kit import ServiceError, run_service
+
+
+def split(inp, out, params):
+    test_size = float(params.get("test_size", 0.2))
+    column = params.get("time_column", None) or inp.time_column
+    if not 0.0 < test_size < 1.0:
+        raise ServiceError(f"test_size must be between 0 and 1, got {test_size}")
+    if inp.is_split():
+        raise ServiceError("the data is already split into train and test")
+    if not column:
+        raise ServiceError("no time column: the bundle names none and the time_column parameter is not set")
+    data = inp.table("data")
+    if column not in data.columns:
+        raise ServiceError(f"the time column '{column}' is not in the table")
+    times = data[column]
+    if not (pd.api.types.is_numeric_dtype(times) or pd.api.types.is_datetime64_any_dtype(times)):
+        times = pd.to_datetime(times, errors="coerce", format="mixed")
+    if times.isna().any():
+        raise ServiceError(f"{int(times.isna().sum())} values of the time column '{column}' are missing or not dates")
+    ordered = times.sort_values(kind="stable")
+    cutoff = ordered.iloc[len(data) - math.ceil(len(data) * test_size)]
+    chronological, earlier = data.loc[ordered.index], (ordered < cutoff).to_numpy()
+    train, test = chronological[earlier], chronological[~earlier]
+    if train.empty:
+        raise ServiceError(f"cannot split: every row shares the latest time of '{column}'")
+    out.write_table("train", train)
+    out.write_table("test", test)
+    out.remove_table("data")
+    out.meta["time_column"] = column
+    out.write_metrics({"train_rows": len(train), "test_rows": len(test)})
+    out.append_report(f"## Time split\n\nTrain: {len(train)} rows before {cutoff}; test: {len(test)} rows from it on.")
+
+
+if __name__ == "__main__":
+    run_service(split)
