@@ -6,7 +6,7 @@ import pandas as pd
 
 from dagsmith_kit import ServiceError, run_service, transform_tables
 
-PARTS = ("year", "month", "day", "dayofweek", "hour")
+PARTS = {"year": "year", "month": "month", "day": "day", "dayofweek": "day_of_week", "hour": "hour"}
 
 
 def to_datetime(values):
@@ -35,7 +35,7 @@ def extract(inp, out, params):
         for column, parts in found.items():
             stamps = to_datetime(frame[column])
             for part in parts:
-                frame[f"{column}_{part}"] = getattr(stamps.dt, part).astype(float)
+                frame[f"{column}_{part}"] = getattr(stamps.dt, PARTS[part]).astype(float)
             if column != inp.time_column:
                 frame = frame.drop(columns=column)
         return frame

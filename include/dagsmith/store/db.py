@@ -32,7 +32,7 @@ def database_url(settings: Settings) -> str:
     return embedded_url(settings.home)
 
 
-def _redacted(url: str) -> str:
+def redacted(url: str) -> str:
     from sqlalchemy.engine import make_url
 
     return make_url(url).render_as_string(hide_password=True)
@@ -63,7 +63,7 @@ def engine_for(url: str) -> Engine:
         upgrade(engine)
     except OperationalError as exc:
         raise DatabaseUnavailable(
-            f"cannot reach the database at {_redacted(url)}: {exc.orig}. Check DAGSMITH_DATABASE_URL, "
+            f"cannot reach the database at {redacted(url)}: {exc.orig}. Check DAGSMITH_DATABASE_URL, "
             "or unset it to use the embedded server."
         ) from None
     return engine

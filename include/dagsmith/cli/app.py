@@ -1,0 +1,37 @@
+"""The ``dagsmith`` command. Sub-commands live in modules named for what they manage."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from dagsmith.cli import catalog, datasets, db
+from dagsmith.cli.output import fail
+from dagsmith.store.db import DatabaseUnavailable
+from dagsmith.store.embedded import EmbeddedServerError
+
+app = typer.Typer(
+    name="dagsmith",
+    help="Turn a dataset and a goal in plain language into an executed, explainable ML pipeline on Airflow.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(catalog.app, name="catalog")
+app.add_typer(db.app, name="db")
+app.add_typer(datasets.app, name="datasets")
+
+
+def main() -> None:
+    """Entry point: user-facing failures print one clear message and exit non-zero, never a traceback."""
+    try:
+        app()
+    except (DatabaseUnavailable, EmbeddedServerError) as exc:
+        fail(str(exc), code=3)
+    except KeyboardInterrupt:
+        fail("interrupted", code=130)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
