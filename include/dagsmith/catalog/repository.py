@@ -32,7 +32,7 @@ def current_hashes(session: Session) -> dict[str, str]:
         select(schema.Microservice.name, schema.MicroserviceVersion.content_hash)
         .join(schema.MicroserviceVersion, schema.Microservice.current_version_id == schema.MicroserviceVersion.id)
     )
-    return dict(rows.tuples().all())
+    return {name: content_hash for name, content_hash in rows}
 
 
 def _category(manifest: Manifest) -> str:

@@ -39,6 +39,7 @@ BLOCKING_BANDIT = {
     "B506": "unsafe yaml.load can run code",
     "B601": "shell command over SSH (paramiko)",
 }
+_CREDENTIAL_TESTS = {"B105", "B106", "B107"}
 #: Modules a data-processing microservice has no business importing.
 SUSPICIOUS_MODULES = {
     "socket": "raw network sockets (data exfiltration risk)",
@@ -124,9 +125,11 @@ def _bandit(files: dict[str, str]) -> list[Finding]:
         scanner.run_tests()
         for issue in scanner.get_issue_list():
             flag = BLOCKING_BANDIT.get(issue.test_id)
+            # bandit quotes the offending literal; for credentials that would print the secret itself
+            text = "a password-like literal (value not shown)" if issue.test_id in _CREDENTIAL_TESTS else issue.text
             findings.append(Finding(
                 check=f"security:{issue.test_id}", file=paths.get(issue.fname, issue.fname), line=issue.lineno,
-                message=f"{flag}: {issue.text}" if flag else issue.text, blocking=flag is not None,
+                message=f"{flag}: {text}" if flag else text, blocking=flag is not None,
             ))
     return findings
 

@@ -1,0 +1,68 @@
+"""Shared fixtures: a real embedded PostgreSQL+pgvector server and the real embedding model."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from dagsmith.catalog.upload import sync
+from dagsmith.config import Settings
+from dagsmith.embeddings import default_embedder
+from dagsmith.store.embedded import embedded_url
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOG = ROOT / "microservices"
+UPLOADS = ROOT / "tests" / "data" / "uploads"
+
+
+@pytest.fixture(scope="session")
+def server_home() -> Iterator[Path]:
+    """DAGSMITH_HOME of this test session's embedded server: started once, stopped and deleted at the end.
+
+    It lives outside pytest's private temporary tree because the server runs as its own system user.
+    """
+    import pgserver
+
+    home = Path(tempfile.mkdtemp(prefix="dagsmith-test-"))
+    with pgserver.get_server(home / "postgres", cleanup_mode="delete"):
+        embedded_url(home)
+        yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _fresh_database(home: Path) -> str:
+    url = make_url(embedded_url(home))
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture
+def settings(server_home, tmp_path) -> Settings:
+    """Settings pointing at a new, empty database on the embedded server (isolated per test)."""
+    return Settings(home=tmp_path / "home", database_url=_fresh_database(server_home))
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    return default_embedder()
+
+
+@pytest.fixture(scope="session")
+def catalog_settings(server_home, tmp_path_factory, embedder) -> Settings:
+    """A database holding the whole shipped catalog, synced once for the session (read-only for tests)."""
+    settings = Settings(home=tmp_path_factory.mktemp("catalog-home"), database_url=_fresh_database(server_home))
+    results = sync(CATALOG, settings, embedder)
+    rejected = [(r.name, [str(f) for f in r.findings]) for r in results if r.outcome == "rejected"]
+    assert not rejected, f"shipped microservices were rejected: {rejected}"
+    return settings
