@@ -28,6 +28,11 @@ SOURCE_PREFIX = "source"
 TABLE_NAMES = ("data", "train", "test")
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars as the Python number they hold (ints stay ints)."""
+    return value.item() if hasattr(value, "item") else float(value)
+
+
 class BundleError(Exception):
     """A bundle does not follow the format (missing table, unknown target, malformed metadata)."""
 
@@ -201,7 +206,7 @@ class Bundle:
     def write_metrics(self, values: dict[str, Any]) -> None:
         """Merge ``values`` into ``metrics.json`` (later steps add to earlier ones)."""
         merged = {**self.metrics(), **values}
-        (self.path / METRICS_FILE).write_text(json.dumps(merged, indent=2, default=float), encoding="utf-8")
+        (self.path / METRICS_FILE).write_text(json.dumps(merged, indent=2, default=_plain), encoding="utf-8")
 
     def artifact_path(self, name: str) -> Path:
         folder = self.path / ARTIFACTS_DIR

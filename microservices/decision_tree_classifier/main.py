@@ -18,9 +18,9 @@ def train(inp, out, params):
     features = fit_and_predict(inp, out, model, numeric_features(inp))
     report_depth = int(params.get("report_depth", 3))
     tree = export_text(model, feature_names=features, max_depth=report_depth)
-    out.write_metrics({"tree_depth": model.get_depth(), "tree_leaves": model.get_n_leaves()})
+    out.write_metrics({"tree_depth": int(model.get_depth()), "tree_leaves": int(model.get_n_leaves())})
     out.append_report(f"## Decision tree (depth {model.get_depth()}, {model.get_n_leaves()} leaves)\n\n"
-                      f"Top {report_depth} levels:\n\n```\n{tree}```")
+                      f"The tree down to depth {report_depth}:\n\n```\n{tree}```")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from dagsmith import datasets
 from dagsmith_kit import Bundle
 
 CATALOG = Path(__file__).resolve().parents[2] / "microservices"
+# One thread per service process: the tests already run services in parallel on a 2-core machine.
+SERVICE_ENV = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 @dataclass
@@ -42,7 +45,7 @@ class ServiceRunner:
         proc = subprocess.run(
             [sys.executable, str(CATALOG / name / "main.py"), "--input", str(bundle.path),
              "--output", str(out_dir), "--params", str(params_file)],
-            capture_output=True, text=True, timeout=300,
+            capture_output=True, text=True, timeout=300, env=SERVICE_ENV,
         )
         output = Bundle.open(out_dir) if proc.returncode == 0 else None
         if ok:

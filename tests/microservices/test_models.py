@@ -77,6 +77,7 @@ def test_decision_tree_writes_tree_and_respects_depth(run, penguins_numeric):
     assert accuracy > 0.9
     metrics = out.metrics()
     assert metrics["tree_depth"] <= 3 and 2 <= metrics["tree_leaves"] <= 8
+    assert isinstance(metrics["tree_leaves"], int)
     report = (out.path / "report.md").read_text()
     assert "## Decision tree" in report and "|---" in report
     assert any(f"{name} <=" in report for name in PENGUIN_MEASURES)

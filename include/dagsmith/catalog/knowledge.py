@@ -52,7 +52,7 @@ _REDUCTION = (TaskType.DIMENSIONALITY_REDUCTION,)
 SYMBOLS: dict[str, Meaning] = {
     # imputation
     "SimpleImputer": Meaning(Stage.IMPUTATION, "fills missing values with a per-column statistic (mean, median or most frequent value)"),
-    "KNNImputer": Meaning(Stage.IMPUTATION, "fills missing values from the k nearest neighbouring rows (k-nearest-neighbours imputation)"),
+    "KNNImputer": Meaning(Stage.IMPUTATION, "fills missing values (gaps) from the most similar rows, its k nearest neighbours (KNN imputation)"),
     "IterativeImputer": Meaning(Stage.IMPUTATION, "fills missing values by modelling each column from the others (iterative, multivariate imputation)"),
     # splitting
     "train_test_split": Meaning(Stage.SPLITTING, "splits the rows into a training set and a held-out test set"),
@@ -60,7 +60,7 @@ SYMBOLS: dict[str, Meaning] = {
     # encoding
     "OneHotEncoder": Meaning(Stage.ENCODING, "one-hot encodes categorical columns into binary indicator columns"),
     "OrdinalEncoder": Meaning(Stage.ENCODING, "encodes categorical columns as integer codes (ordinal encoding)"),
-    "TargetEncoder": Meaning(Stage.ENCODING, "replaces categories by the mean target value of the category (target encoding)"),
+    "TargetEncoder": Meaning(Stage.ENCODING, "replaces each category by the average target value seen for that category (target encoding)"),
     "LabelEncoder": Meaning(Stage.ENCODING, "encodes labels as integers", 2.0),
     "get_dummies": Meaning(Stage.ENCODING, "one-hot encodes categorical columns (dummy variables)"),
     # scaling
@@ -90,12 +90,12 @@ SYMBOLS: dict[str, Meaning] = {
     "read_json": Meaning(Stage.LOADING, "reads JSON and JSON-lines files", 2.0),
     "zscore": Meaning(Stage.OUTLIER_HANDLING, "computes z-scores", 1.0),
     # classification models
-    "LogisticRegression": _clf("logistic regression classifier (linear model, interpretable coefficients)"),
+    "LogisticRegression": _clf("logistic regression classifier: an interpretable linear model giving class probabilities for yes/no or multi-class outcomes"),
     "RandomForestClassifier": _clf("random forest classifier (ensemble of decision trees)", missing=True),
     "ExtraTreesClassifier": _clf("extremely randomised trees classifier"),
     "GradientBoostingClassifier": _clf("gradient boosting classifier"),
     "HistGradientBoostingClassifier": _clf(
-        "histogram-based gradient boosting classifier (fast on large tables)", missing=True, categorical=True),
+        "gradient boosted trees classifier (histogram-based gradient boosting, fast on large tables)", missing=True, categorical=True),
     "KNeighborsClassifier": _clf("k-nearest-neighbours classifier"),
     "SVC": _clf("support vector machine classifier (kernel SVM)"),
     "LinearSVC": _clf("linear support vector classifier"),
@@ -107,7 +107,7 @@ SYMBOLS: dict[str, Meaning] = {
     "SGDClassifier": _clf("linear classifier trained with stochastic gradient descent"),
     "RidgeClassifier": _clf("ridge classifier"),
     # regression models
-    "LinearRegression": _reg("ordinary least squares linear regression"),
+    "LinearRegression": _reg("ordinary least squares linear regression predicting a numeric target"),
     "Ridge": _reg("ridge regression (L2-regularised linear regression)"),
     "Lasso": _reg("lasso regression (L1-regularised linear regression)"),
     "ElasticNet": _reg("elastic net regression"),
@@ -115,7 +115,7 @@ SYMBOLS: dict[str, Meaning] = {
     "ExtraTreesRegressor": _reg("extremely randomised trees regressor"),
     "GradientBoostingRegressor": _reg("gradient boosting regressor"),
     "HistGradientBoostingRegressor": _reg(
-        "histogram-based gradient boosting regressor (fast on large tables)", missing=True, categorical=True),
+        "gradient boosted trees regressor (histogram-based gradient boosting, fast on large tables)", missing=True, categorical=True),
     "KNeighborsRegressor": _reg("k-nearest-neighbours regressor"),
     "SVR": _reg("support vector regression"),
     "DecisionTreeRegressor": _reg("decision tree regressor", missing=True),

@@ -26,13 +26,25 @@ class IndexedAnalysis:
     vector: np.ndarray
 
 
-def current_hashes(session: Session) -> dict[str, str]:
-    """Name -> content hash of the current version, for every microservice."""
+def current_hashes(session: Session, analyzer: str, analyzer_version: str) -> dict[str, str]:
+    """Name -> content hash of the current version, for microservices already analysed by this analyzer.
+
+    A service analysed by an older analyzer is left out, so a sync analyses it again.
+    """
     rows = session.execute(
         select(schema.Microservice.name, schema.MicroserviceVersion.content_hash)
         .join(schema.MicroserviceVersion, schema.Microservice.current_version_id == schema.MicroserviceVersion.id)
+        .join(schema.Analysis, schema.Analysis.version_id == schema.MicroserviceVersion.id)
+        .where(schema.Analysis.analyzer == analyzer, schema.Analysis.analyzer_version == analyzer_version)
     )
     return {name: content_hash for name, content_hash in rows}
+
+
+def _analysis_row(session: Session, version_id: int, analysis: Analysis) -> schema.Analysis | None:
+    return session.scalar(select(schema.Analysis).where(
+        schema.Analysis.version_id == version_id, schema.Analysis.mode == analysis.mode.value,
+        schema.Analysis.analyzer == analysis.analyzer, schema.Analysis.analyzer_version == analysis.analyzer_version,
+    ))
 
 
 def _category(manifest: Manifest) -> str:
@@ -57,7 +69,8 @@ def save(session: Session, source: ServiceSource, analyses: list[IndexedAnalysis
         )
     )
     if version is not None and service.current_version_id == version.id:
-        return UploadOutcome.UNCHANGED
+        if all(_analysis_row(session, version.id, item.analysis) for item in analyses):
+            return UploadOutcome.UNCHANGED
     if version is None:
         version = schema.MicroserviceVersion(
             microservice_id=service.id, content_hash=source.content_hash, manifest=manifest.model_dump(),
@@ -67,11 +80,7 @@ def save(session: Session, source: ServiceSource, analyses: list[IndexedAnalysis
         session.flush()
     session.execute(delete(schema.Embedding).where(schema.Embedding.microservice_id == service.id))
     for item in analyses:
-        row = session.scalar(select(schema.Analysis).where(
-            schema.Analysis.version_id == version.id, schema.Analysis.mode == item.analysis.mode.value,
-            schema.Analysis.analyzer == item.analysis.analyzer,
-            schema.Analysis.analyzer_version == item.analysis.analyzer_version,
-        ))
+        row = _analysis_row(session, version.id, item.analysis)
         if row is None:
             row = schema.Analysis(
                 version_id=version.id, mode=item.analysis.mode.value, analyzer=item.analysis.analyzer,

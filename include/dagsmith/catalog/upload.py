@@ -18,6 +18,8 @@ from dagsmith.catalog.validation import validate
 from dagsmith.config import Settings
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.models.catalog import Analysis, Finding, Manifest, UploadOutcome, UploadResult
+from dagsmith.reasoning.code_analysis import ANALYZER as CODE_ANALYZER
+from dagsmith.reasoning.code_analysis import ANALYZER_VERSION as CODE_ANALYZER_VERSION
 from dagsmith.reasoning.code_analysis import analyze_code
 from dagsmith.reasoning.doc_analysis import analyze_documentation
 from dagsmith.store.db import session_scope
@@ -111,7 +113,7 @@ def sync(
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is not a folder")
     with session_scope(settings) as session:
-        known = repository.current_hashes(session)
+        known = repository.current_hashes(session, CODE_ANALYZER, CODE_ANALYZER_VERSION)
     results: list[UploadResult] = []
     pending: list[_Checked] = []
     folders = service_folders(root)
