@@ -12,12 +12,6 @@ from dagsmith_kit import Bundle
 from tests.microservices.conftest import assert_finite
 
 
-@pytest.fixture(autouse=True)
-def single_openmp_thread(monkeypatch):
-    """t-SNE and k-means use OpenMP; on a busy 2-core runner thread contention makes them 10x slower."""
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-
-
 @pytest.fixture
 def iris_species():
     return datasets.load("iris")["species"].to_numpy()

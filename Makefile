@@ -1,0 +1,35 @@
+# Two commands on a fresh machine: `make run` (the main job, embedded defaults) and `make test`.
+# Both install what they need into .venv first.
+VENV    := .venv
+PYTHON  := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+SYSTEM_PYTHON ?= python3
+
+.PHONY: install run test bench-catalog clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@$(SYSTEM_PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "dagsmith needs Python 3.11 or newer")'
+	$(SYSTEM_PYTHON) -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -r requirements.txt
+	$(PYTHON) -m pip install --quiet --no-deps -e .
+	@touch $(STAMP)
+
+## The main job on embedded defaults: index the shipped catalog, then find microservices by meaning.
+run: install
+	$(VENV)/bin/dagsmith catalog sync microservices
+	$(VENV)/bin/dagsmith catalog search "fill in missing values from the most similar rows" --k 3
+	$(VENV)/bin/dagsmith catalog search "find anomalous transactions" --k 3
+	$(VENV)/bin/dagsmith catalog show gradient_boosting_classifier
+
+test: install
+	$(PYTHON) -m pytest -n 2 tests
+
+## Catalog indexing throughput and search latency over a synthetic 10,000-microservice catalog.
+bench-catalog: install
+	$(PYTHON) -m dagsmith.bench.catalog_search --services 10000 --queries 300
+
+clean:
+	rm -rf $(VENV) .dagsmith
