@@ -18,6 +18,7 @@ from dagsmith.models.catalog import Parameter
 _PARAM_CONTAINER = re.compile(r"param|config|option|setting|kwargs", re.IGNORECASE)
 _CASTS = {"int": "int", "float": "float", "str": "str", "bool": "bool", "list": "list", "dict": "dict"}
 _CONTRACT_ARGS = {"input", "output", "params"}
+_MISSING_CHECKS = {"isna", "isnull", "hasnans", "isnan"}
 
 
 @dataclass
@@ -35,6 +36,7 @@ class CodeFacts:
     raises_on_missing: bool = False
     functions: list[str] = field(default_factory=list)
     calls_with_param_paths: list[int] = field(default_factory=list)  # lines where a parameter builds a path
+    patterns: set[str] = field(default_factory=set)  # computations recognised by shape: "zscore", "iqr"
     lines: int = 0
 
     @property
@@ -65,6 +67,17 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
+def _names_in(node: ast.AST) -> set[str]:
+    """Every attribute and variable name mentioned in an expression."""
+    names = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Attribute):
+            names.add(child.attr)
+        elif isinstance(child, ast.Name):
+            names.add(child.id)
+    return names
+
+
 def _type_of(value: Any) -> str:
     if value is None:
         return "any"
@@ -78,6 +91,7 @@ class _Visitor(ast.NodeVisitor):
         self.facts = CodeFacts()
         self.aliases: dict[str, str] = {}
         self._cast_stack: list[str] = []
+        self._missing_names: set[str] = set()  # variables holding the result of a missing-value check
         self._keyword_stack: list[str] = []
 
     # ---- imports
@@ -108,10 +122,20 @@ class _Visitor(ast.NodeVisitor):
         self.facts.raises += 1
         self.generic_visit(node)
 
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if _names_in(node.value) & _MISSING_CHECKS:
+            self._missing_names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        # (x - x.mean()) / x.std(): a z-score, whatever the variables are called
+        if (isinstance(node.op, ast.Div) and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Sub)
+                and "mean" in _names_in(node.left.right) and "std" in _names_in(node.right)):
+            self.facts.patterns.add("zscore")
+        self.generic_visit(node)
+
     def visit_If(self, node: ast.If) -> None:
-        test_names = {n.attr for n in ast.walk(node.test) if isinstance(n, ast.Attribute)}
-        test_names |= {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
-        if test_names & {"isna", "isnull", "hasnans", "isnan"} and any(
+        if _names_in(node.test) & (_MISSING_CHECKS | self._missing_names) and any(
             isinstance(n, ast.Raise) for stmt in node.body for n in ast.walk(stmt)
         ):
             self.facts.raises_on_missing = True
@@ -157,6 +181,10 @@ class _Visitor(ast.NodeVisitor):
         func = node.func
         dotted = _dotted(func)
         cast = _CASTS.get(func.id) if isinstance(func, ast.Name) else None
+        if isinstance(func, ast.Attribute) and func.attr == "quantile" and node.args:
+            ok, q = _literal(node.args[0])
+            if ok and q in (0.25, 0.75):
+                self.facts.patterns.add("iqr")
         if isinstance(func, ast.Attribute):
             if (_dotted(func.value) or "").split(".")[0] not in self.aliases:
                 self.facts.methods.add(func.attr)

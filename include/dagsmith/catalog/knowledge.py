@@ -242,6 +242,12 @@ PLOT_SUBJECTS: dict[str, str] = {
     "residual": "residuals", "boxplot": "box plots", "value_counts": "bar charts of category frequencies",
 }
 
+#: Computations recognised by their shape in the syntax tree (see ``CodeFacts.patterns``).
+PATTERNS: dict[str, Meaning] = {
+    "zscore": Meaning(Stage.OUTLIER_HANDLING, "finds values more than a threshold of standard deviations from the mean (z-score outliers)", 2.5),
+    "iqr": Meaning(Stage.OUTLIER_HANDLING, "finds values outside Tukey's interquartile-range fences (IQR outliers)", 2.0),
+}
+
 #: String literals that name what a step produces.
 LITERALS: dict[str, Meaning] = {
     "anomaly_score": Meaning(Stage.ANOMALY_DETECTION, "writes an anomaly score per row", 3.0, _ANOMALY),
@@ -294,8 +300,8 @@ USE_CASES: dict[Stage, list[str]] = {
     Stage.REPORTING: ["summarise a pipeline run for people"],
 }
 
-#: dagsmith_kit helpers that refuse missing values in the columns they are given.
-REJECTS_MISSING = {"require_complete"}
+#: dagsmith_kit helpers that refuse missing values in the columns they are given (unless allow_missing=True).
+REJECTS_MISSING = {"require_complete", "numeric_features", "data_matrix"}
 #: dagsmith_kit helpers that fit on the training table only and apply to every table.
 FITS_ON_TRAIN = {"transform_tables", "impute_tables", "fit_replace", "reduce_tables", "fit_table"}
 #: Markers of native categorical support in estimators.

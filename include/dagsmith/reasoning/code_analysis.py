@@ -13,9 +13,11 @@ from datetime import UTC, datetime
 from dagsmith.catalog.facts import CodeFacts, extract_facts
 from dagsmith.catalog.knowledge import (
     BUNDLE_READS,
+    CLASSIFICATION,
     BUNDLE_WRITES,
     FITS_ON_TRAIN,
     NATIVE_CATEGORICAL,
+    PATTERNS,
     REJECTS_MISSING,
     LITERALS,
     METHODS,
@@ -68,6 +70,14 @@ class _Evidence:
         if phrase:
             self.phrases[stage].append((weight, phrase))
 
+    def forget(self, name: str) -> None:
+        meaning = self.meanings.pop(name, None)
+        if meaning is not None:
+            self.score[meaning.stage] -= meaning.weight
+            self.phrases[meaning.stage].remove((meaning.weight, meaning.phrase))
+            if self.score[meaning.stage] <= 0:
+                self.drop(meaning.stage)
+
     def drop(self, stage: Stage) -> None:
         self.score.pop(stage, None)
         self.phrases.pop(stage, None)
@@ -114,6 +124,11 @@ def _collect(facts: CodeFacts) -> _Evidence:
         for key, meaning in LITERALS.items():
             if literal == key or (key.endswith("_") and literal.startswith(key)):
                 evidence.add(key, meaning)
+    for pattern in facts.patterns:
+        evidence.add(pattern, PATTERNS[pattern])
+    if facts.raises_on_missing:  # missing-value checks that guard a refusal are not imputation
+        for guard in ("isna", "notna", "dropna"):
+            evidence.forget(guard)
     for function in facts.functions:
         for word, meaning in STAGE_WORDS.items():
             if word in function.lower():
@@ -186,11 +201,14 @@ def _traits(facts: CodeFacts, evidence: _Evidence, primary: Stage) -> tuple[list
     predictive = primary in {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION}
     imputes = primary is Stage.IMPUTATION or (predictive and Stage.IMPUTATION in internal)
     encodes = Stage.ENCODING in internal or facts.uses("select_dtypes") and primary is not Stage.ENCODING
-    if facts.raises_on_missing or facts.uses(*REJECTS_MISSING):
+    refuses_missing = facts.raises_on_missing or any(
+        facts.uses(name) and facts.call_keywords.get(name, {}).get("allow_missing") is not True
+        for name in REJECTS_MISSING)
+    if refuses_missing:
         requirements.append("no missing values (refuses input with missing values; impute first)")
     elif imputes or any(m.handles_missing for m in estimators):
         capabilities.append("handles missing values")
-    elif estimators and primary in TERMINAL_STAGES:
+    elif estimators and predictive:
         requirements.append("no missing values (the estimator rejects NaN; impute first)")
     names = facts.literals | facts.methods | {s.rsplit(".", 1)[-1] for s in facts.symbols}
     if any(m.handles_categorical for m in estimators) and names & NATIVE_CATEGORICAL:
@@ -213,7 +231,8 @@ def _traits(facts: CodeFacts, evidence: _Evidence, primary: Stage) -> tuple[list
         capabilities.append("produces a trained model")
     if facts.uses("fit_and_predict", "write_predictions"):
         capabilities.append("produces predictions")
-    if facts.uses("predict_proba") or (facts.uses("fit_and_predict") and primary is Stage.MODELLING):
+    classifies = any(t in CLASSIFICATION for m in estimators for t in m.tasks)
+    if facts.uses("predict_proba") or (facts.uses("fit_and_predict") and classifies):
         capabilities.append("produces class probabilities when the model supports them")
     if "write_metrics" in facts.methods:
         capabilities.append("produces metrics")
@@ -236,7 +255,8 @@ def _summary(primary: Stage, evidence: _Evidence, facts: CodeFacts, tasks: list[
     elif primary is Stage.EVALUATION:
         metrics = [m.phrase for m in evidence.in_stage(Stage.EVALUATION, with_words=False) if m.weight <= 2.0]
         kinds = sorted({t.value.split("_")[-1] for t in tasks}) or ["model"]
-        text = f"computes {' and '.join(kinds)} metrics on held-out data: {', '.join(sorted(metrics))}"
+        held_out = " on held-out data" if set(tasks) - {TaskType.CLUSTERING} else ""
+        text = f"computes {' and '.join(kinds)} metrics{held_out}: {', '.join(sorted(metrics))}"
     elif primary is Stage.VISUALISATION:
         names = facts.methods | facts.attributes | facts.literals | {s.rsplit(".", 1)[-1] for s in facts.symbols}
         subjects = list(dict.fromkeys(v for k, v in PLOT_SUBJECTS.items() if k in names))
