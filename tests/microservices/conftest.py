@@ -105,15 +105,30 @@ def iris_unlabelled(tmp_path) -> Bundle:
     return _bundle(tmp_path, "iris", frame, task_type="clustering")
 
 
+def split_of(run: ServiceRunner, bundle: Bundle) -> Bundle:
+    """``bundle`` after the shipped splitter (25% test, stratified for classification, fixed seed)."""
+    return run("train_test_splitter", bundle, {"test_size": 0.25, "random_state": 0}).output
+
+
 @pytest.fixture
 def split(run, cancer) -> Bundle:
     """breast_cancer after a stratified train/test split."""
-    return run("train_test_splitter", cancer, {"test_size": 0.25, "random_state": 0}).output
+    return split_of(run, cancer)
 
 
 @pytest.fixture
 def regression_split(run, diabetes) -> Bundle:
-    return run("train_test_splitter", diabetes, {"test_size": 0.25, "random_state": 0}).output
+    return split_of(run, diabetes)
+
+
+@pytest.fixture
+def churn_split(run, churn) -> Bundle:
+    return split_of(run, churn)
+
+
+@pytest.fixture
+def penguins_split(run, penguins) -> Bundle:
+    return split_of(run, penguins)
 
 
 @pytest.fixture

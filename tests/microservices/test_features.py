@@ -21,16 +21,6 @@ PENGUIN_NUMERIC = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body
 
 
 @pytest.fixture
-def churn_split(run, churn) -> Bundle:
-    return run("train_test_splitter", churn, {"test_size": 0.25, "random_state": 0}).output
-
-
-@pytest.fixture
-def penguins_split(run, penguins) -> Bundle:
-    return run("train_test_splitter", penguins, {"test_size": 0.25, "random_state": 0}).output
-
-
-@pytest.fixture
 def island_split(tmp_path) -> Bundle:
     """Penguins split by island: train has Biscoe and Dream, test only Torgersen (a category unseen in train)."""
     frame = datasets.load("penguins")

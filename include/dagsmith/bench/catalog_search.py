@@ -41,6 +41,7 @@ DOMAINS = ["retail", "banking", "telecom", "insurance", "healthcare", "logistics
            "manufacturing", "gaming", "travel", "real estate", "education", "agriculture", "media"]
 FLAVOURS = ["fast", "robust", "lightweight", "audited", "legacy", "experimental", "batch", "streaming-ready",
             "GPU-free", "memory-frugal", "well-tested", "minimal"]
+EF_SWEEP = (40, 100, 200)
 QUERY_TEMPLATES = [
     "fill in missing values in {d} records", "train a classifier to predict {d} churn",
     "detect anomalies in {d} transactions", "segment {d} customers into groups", "scale numeric {d} features",
@@ -147,6 +148,7 @@ def bench_synthetic_catalog(engine, embedder, size: int, seed: int) -> dict:
 
 
 def bench_search(engine, embedder, queries: int, k: int, seed: int) -> dict:
+    """Query latency and recall@k against an exact scan, for several HNSW ``ef_search`` settings."""
     rng = random.Random(seed)
     texts = [rng.choice(QUERY_TEMPLATES).format(d=rng.choice(DOMAINS)) for _ in range(queries)]
     embed_times, vectors = [], []
@@ -155,13 +157,14 @@ def bench_search(engine, embedder, queries: int, k: int, seed: int) -> dict:
         vectors.append(embedder.embed([query])[0])
         embed_times.append(time.perf_counter() - started)
     with Session(engine) as session:
-        all_ids = session.execute(
+        stored = session.execute(
             select(schema.Microservice.name, schema.Embedding.embedding)
             .join(schema.Microservice, schema.Microservice.id == schema.Embedding.microservice_id)
             .where(schema.Embedding.mode == "code")).all()
-    names = [name for name, _ in all_ids]
-    matrix = np.array([np.asarray(v, dtype=np.float32) for _, v in all_ids])
-    db_times, recalls = [], []
+    names = [name for name, _ in stored]
+    matrix = np.array([np.asarray(v, dtype=np.float32) for _, v in stored])
+    exact = [{names[i] for i in np.argsort(-(matrix @ vector))[:k]} for vector in vectors]
+    sweep, times = {}, {}
     with Session(engine) as session:
         for _ in range(3):  # warm the cache and the plan
             repository.search(session, vectors[0], k, AnalysisMode.CODE)
@@ -170,17 +173,20 @@ def bench_search(engine, embedder, queries: int, k: int, seed: int) -> dict:
             "JOIN microservices m ON m.id = e.microservice_id JOIN analyses a ON a.id = e.analysis_id "
             "WHERE e.mode = 'code' ORDER BY e.embedding <=> CAST(:v AS vector) LIMIT :k"),
             {"v": str(vectors[0].tolist()), "k": k}))
-        for vector in vectors:
-            started = time.perf_counter()
-            hits = repository.search(session, vector, k, AnalysisMode.CODE)
-            db_times.append(time.perf_counter() - started)
-            exact = {names[i] for i in np.argsort(-(matrix @ vector))[:k]}
-            recalls.append(len(exact & {h.name for h in hits}) / k)
-            session.rollback()
-    end_to_end = [a + b for a, b in zip(embed_times, db_times)]
+        for ef_search in sorted({*EF_SWEEP, repository.EF_SEARCH}):
+            times[ef_search], recalls = [], []
+            for vector, truth in zip(vectors, exact):
+                started = time.perf_counter()
+                hits = repository.search(session, vector, k, AnalysisMode.CODE, ef_search=ef_search)
+                times[ef_search].append(time.perf_counter() - started)
+                recalls.append(len(truth & {h.name for h in hits}) / k)
+                session.rollback()
+            sweep[ef_search] = {**_percentiles(times[ef_search]), "recall": round(statistics.fmean(recalls), 4)}
+    end_to_end = [a + b for a, b in zip(embed_times, times[repository.EF_SEARCH])]
     return {"queries": queries, "k": k, "catalog_size": len(names), "uses_hnsw_index": "hnsw" in plan,
-            "database": _percentiles(db_times), "embed_query": _percentiles(embed_times),
-            "end_to_end": _percentiles(end_to_end), f"recall_at_{k}": round(statistics.fmean(recalls), 4)}
+            "ef_search": repository.EF_SEARCH, "database": _percentiles(times[repository.EF_SEARCH]),
+            "embed_query": _percentiles(embed_times), "end_to_end": _percentiles(end_to_end),
+            "recall_at_k": sweep[repository.EF_SEARCH]["recall"], "ef_search_sweep": sweep}
 
 
 def run(services: int, queries: int, k: int, seed: int, catalog: Path) -> dict:
@@ -215,8 +221,8 @@ def _markdown(result: dict) -> str:
         f"{round(synthetic['services'] / max(synthetic['embed_s'] + synthetic['store_s'], 1e-9), 1)} |",
         "",
         f"Search over {search['catalog_size']:,} microservices, {search['queries']} queries, top-{search['k']}, "
-        f"HNSW index used: {search['uses_hnsw_index']}, recall@{search['k']} vs exact scan: "
-        f"{search['recall_at_' + str(search['k'])]}",
+        f"HNSW index used: {search['uses_hnsw_index']}, ef_search {search['ef_search']}, "
+        f"recall@{search['k']} against an exact scan: {search['recall_at_k']}",
         "",
         "| search latency | p50 ms | p95 ms | p99 ms | mean ms |",
         "|---|---|---|---|---|",
@@ -225,6 +231,9 @@ def _markdown(result: dict) -> str:
                        ("end to end", "end_to_end")):
         p = search[key]
         lines.append(f"| {label} | {p['p50_ms']} | {p['p95_ms']} | {p['p99_ms']} | {p['mean_ms']} |")
+    lines += ["", f"| hnsw.ef_search | database p50 ms | p95 ms | recall@{search['k']} |", "|---|---|---|---|"]
+    for ef_search, p in search["ef_search_sweep"].items():
+        lines.append(f"| {ef_search} | {p['p50_ms']} | {p['p95_ms']} | {p['recall']} |")
     return "\n".join(lines)
 
 

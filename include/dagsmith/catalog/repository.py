@@ -99,9 +99,16 @@ def save(session: Session, source: ServiceSource, analyses: list[IndexedAnalysis
     return outcome
 
 
-def search(session: Session, vector: np.ndarray, k: int, mode: AnalysisMode) -> list[SearchHit]:
+#: HNSW candidate list size: pgvector's default of 40 trades recall for speed; 100 keeps recall high on large
+#: catalogs of near-duplicate services at a fraction of a millisecond more (see docs/benchmarks.md).
+EF_SEARCH = 100
+
+
+def search(
+    session: Session, vector: np.ndarray, k: int, mode: AnalysisMode, ef_search: int = EF_SEARCH,
+) -> list[SearchHit]:
     """The ``k`` current microservices nearest to ``vector`` by cosine distance, through the HNSW index."""
-    session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, 2 * int(k))}"))
+    session.execute(text(f"SET LOCAL hnsw.ef_search = {max(int(ef_search), 2 * int(k))}"))
     # The mode is a literal so the planner can use that mode's partial HNSW index.
     distance = schema.Embedding.embedding.cosine_distance(vector.tolist())
     rows = session.execute(
