@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
+from dagsmith.bench.scratch import scratch_database
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
 from dagsmith.embeddings import default_embedder
@@ -37,20 +35,11 @@ def server_home() -> Iterator[Path]:
     shutil.rmtree(home, ignore_errors=True)
 
 
-def _fresh_database(home: Path) -> str:
-    url = make_url(embedded_url(home))
-    name = f"test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return url.set(database=name).render_as_string(hide_password=False)
-
-
 @pytest.fixture
-def settings(server_home, tmp_path) -> Settings:
+def settings(server_home, tmp_path) -> Iterator[Settings]:
     """Settings pointing at a new, empty database on the embedded server (isolated per test)."""
-    return Settings(home=tmp_path / "home", database_url=_fresh_database(server_home))
+    with scratch_database(Settings(home=server_home, database_url=None)) as scratch:
+        yield Settings(home=tmp_path / "home", database_url=scratch.database_url)
 
 
 @pytest.fixture(scope="session")
@@ -59,10 +48,11 @@ def embedder():
 
 
 @pytest.fixture(scope="session")
-def catalog_settings(server_home, tmp_path_factory, embedder) -> Settings:
+def catalog_settings(server_home, tmp_path_factory, embedder) -> Iterator[Settings]:
     """A database holding the whole shipped catalog, synced once for the session (read-only for tests)."""
-    settings = Settings(home=tmp_path_factory.mktemp("catalog-home"), database_url=_fresh_database(server_home))
-    results = sync(CATALOG, settings, embedder)
-    rejected = [(r.name, [str(f) for f in r.findings]) for r in results if r.outcome == "rejected"]
-    assert not rejected, f"shipped microservices were rejected: {rejected}"
-    return settings
+    with scratch_database(Settings(home=server_home, database_url=None)) as scratch:
+        settings = Settings(home=tmp_path_factory.mktemp("catalog-home"), database_url=scratch.database_url)
+        results = sync(CATALOG, settings, embedder)
+        rejected = [(r.name, [str(f) for f in r.findings]) for r in results if r.outcome == "rejected"]
+        assert not rejected, f"shipped microservices were rejected: {rejected}"
+        yield settings

@@ -18,24 +18,22 @@ import random
 import statistics
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import create_engine, insert, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
 from dagsmith.catalog import repository
 from dagsmith.catalog.repository import IndexedAnalysis
 from dagsmith.catalog.source import ServiceSource
 from dagsmith.catalog.upload import analyses_of, composite_text, service_folders
+from dagsmith.bench.scratch import scratch_database
 from dagsmith.catalog.validation import validate
-from dagsmith.config import Settings
 from dagsmith.embeddings import default_embedder
 from dagsmith.models.catalog import AnalysisMode
 from dagsmith.store import schema
-from dagsmith.store.db import database_url, engine_for
+from dagsmith.store.db import engine_for
 
 DOMAINS = ["retail", "banking", "telecom", "insurance", "healthcare", "logistics", "energy", "marketing",
            "manufacturing", "gaming", "travel", "real estate", "education", "agriculture", "media"]
@@ -58,21 +56,6 @@ def _percentiles(values: list[float]) -> dict[str, float]:
     pick = lambda q: ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]  # noqa: E731
     return {"p50_ms": round(pick(0.5) * 1000, 2), "p95_ms": round(pick(0.95) * 1000, 2),
             "p99_ms": round(pick(0.99) * 1000, 2), "mean_ms": round(statistics.fmean(values) * 1000, 2)}
-
-
-def _fresh_database(base_url: str) -> tuple[str, Callable[[], None]]:
-    url = make_url(base_url)
-    name = f"bench_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-
-    def drop() -> None:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-    return url.set(database=name).render_as_string(hide_password=False), drop
 
 
 def bench_real_indexing(catalog: Path, engine, embedder) -> dict:
@@ -190,10 +173,8 @@ def bench_search(engine, embedder, queries: int, k: int, seed: int) -> dict:
 
 
 def run(services: int, queries: int, k: int, seed: int, catalog: Path) -> dict:
-    settings = Settings.from_env()
-    url, drop = _fresh_database(database_url(settings))
-    try:
-        engine = engine_for(url)
+    with scratch_database() as settings:
+        engine = engine_for(settings.database_url)
         embedder = default_embedder()
         started = time.perf_counter()
         embedder.embed(["warm up"])
@@ -202,8 +183,6 @@ def run(services: int, queries: int, k: int, seed: int, catalog: Path) -> dict:
         synthetic = bench_synthetic_catalog(engine, embedder, max(0, services - real["services"]), seed)
         search = bench_search(engine, embedder, queries, k, seed)
         engine.dispose()
-    finally:
-        drop()
     return {"model_load_s": round(model_load_s, 2), "real_indexing": real, "synthetic_indexing": synthetic,
             "search": search}
 

@@ -175,3 +175,37 @@ def listing(session: Session, category: str | None = None) -> list[dict]:
         {"name": name, "category": cat, "stage": (result.get("stages") or ["?"])[0], "summary": result.get("summary", "")}
         for name, cat, result in session.execute(query)
     ]
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """What the recommender needs of one current microservice: its claims and one analysis of it."""
+
+    id: int
+    name: str
+    category: str
+    manifest: Manifest
+    analysis: Analysis
+
+
+def entries(session: Session, mode: AnalysisMode) -> list[CatalogEntry]:
+    """Every searchable microservice with its current ``mode`` analysis."""
+    rows = session.execute(
+        select(schema.Microservice.id, schema.Microservice.name, schema.Microservice.category,
+               schema.MicroserviceVersion.manifest, schema.Analysis.result)
+        .join(schema.Embedding, schema.Embedding.microservice_id == schema.Microservice.id)
+        .join(schema.Analysis, schema.Analysis.id == schema.Embedding.analysis_id)
+        .join(schema.MicroserviceVersion, schema.MicroserviceVersion.id == schema.Embedding.version_id)
+        .where(schema.Embedding.mode == mode.value)
+        .order_by(schema.Microservice.name)
+    )
+    return [CatalogEntry(id_, name, category, Manifest.model_validate(manifest), Analysis.model_validate(result))
+            for id_, name, category, manifest, result in rows]
+
+
+def similarities(session: Session, vector: np.ndarray, mode: AnalysisMode) -> dict[int, float]:
+    """Cosine similarity of ``vector`` to every current microservice's ``mode`` embedding, by id."""
+    similarity = 1 - schema.Embedding.embedding.cosine_distance(vector.tolist())
+    rows = session.execute(
+        select(schema.Embedding.microservice_id, similarity).where(schema.Embedding.mode == mode.value))
+    return {service_id: float(value) for service_id, value in rows}

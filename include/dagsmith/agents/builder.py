@@ -1,0 +1,261 @@
+"""Agent A4, the pipeline builder: picks a service per stage, infers its parameters, validates, stores.
+
+Autonomous mode takes each stage's top candidate; a person's choices (interactive mode) override it.
+The pipeline is a DAG whose edges are data flow: the main chain transforms the data, and evaluation,
+visualisation and reporting branch off its end. Four checks run before anything can execute.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from sqlalchemy.orm import Session
+
+from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER
+from dagsmith.catalog.repository import CatalogEntry
+from dagsmith.models.catalog import Stage, TaskType
+from dagsmith.models.intent import Intent
+from dagsmith.models.plan import PipelineSpec, PipelineStatus, PlannedStep, Recommendation, ValidationCheck
+from dagsmith.models.profile import DatasetProfile, SemanticType
+from dagsmith.store import schema
+
+SUPERVISED = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION, TaskType.REGRESSION,
+              TaskType.TIME_SERIES_FORECASTING}
+CLASSIFICATION = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION}
+MIN_ROWS = {True: 20, False: 10}  # supervised or not
+MIN_TEST_ROWS = 5
+PRODUCERS = {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION}
+
+
+class ChoiceError(ValueError):
+    """A person's choice names a service that is not a candidate for that stage."""
+
+
+def _choose(recommendation: Recommendation, choices: dict[Stage, str]) -> list[tuple[Stage, str, list[str], str]]:
+    chosen = []
+    for stage_rec in recommendation.stages:
+        names = [c.microservice for c in stage_rec.candidates]
+        if not names:
+            continue
+        pick, by = names[0], "recommender"
+        if stage_rec.stage in choices:
+            pick, by = choices[stage_rec.stage], "user"
+            if pick not in names:
+                raise ChoiceError(f"'{pick}' is not a candidate for {stage_rec.stage.value}; "
+                                  f"choose one of {', '.join(names[:3])}")
+        chosen.append((stage_rec.stage, pick, [n for n in names if n != pick], by))
+    return chosen
+
+
+# ---------------------------------------------------------------- parameter inference
+def _has(entry: CatalogEntry, name: str) -> bool:
+    return any(p.name == name for p in entry.analysis.parameters)
+
+
+def _default(entry: CatalogEntry, name: str):
+    return next((p.default for p in entry.analysis.parameters if p.name == name), None)
+
+
+def _imbalanced(intent: Intent) -> bool:
+    return any(issue.code == "class_imbalance" for issue in intent.issues)
+
+
+def _constraint(intent: Intent, kind: str):
+    return next((c.value for c in intent.constraints if c.kind == kind), None)
+
+
+def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, intent: Intent) -> tuple[dict, dict]:
+    """Parameters for one step, from the data and the goal, each with its reason (only those the code reads)."""
+    params: dict = {}
+    reasons: dict = {}
+
+    def put(name: str, value, why: str) -> None:
+        if _has(entry, name):
+            params[name], reasons[name] = value, why
+
+    n = profile.n_rows
+    if stage is Stage.SPLITTING:
+        size = 0.25 if n < 1_000 else 0.1 if n > 100_000 else 0.2
+        put("test_size", size, f"{n:,} rows: {size:.0%} held out keeps enough rows on both sides")
+        put("stratify", intent.task_type in CLASSIFICATION, "stratified so the test set keeps the class balance"
+            if intent.task_type in CLASSIFICATION else "not a classification task")
+        put("random_state", 42, "fixed seed for a reproducible split")
+        if profile.time_column:
+            put("time_column", profile.time_column, f"'{profile.time_column}' is the table's time column")
+    elif stage is Stage.IMPUTATION:
+        numeric_missing = [c for c in profile.columns if c.missing and c.semantic_type is SemanticType.NUMERIC]
+        skewed = [c.name for c in numeric_missing if _skewed(c.mean, c.std, c.min, c.max)]
+        if skewed:
+            put("strategy", "median", f"skewed columns with gaps ({', '.join(skewed[:3])}): the median is robust")
+        elif numeric_missing:
+            put("strategy", "mean", "numeric gaps in roughly symmetric columns")
+        put("n_neighbors", 5 if n >= 50 else 3, f"{n:,} rows")
+    elif stage is Stage.ENCODING:
+        widest = max((c.unique for c in profile.columns if c.semantic_type is SemanticType.CATEGORICAL), default=0)
+        if widest > 20:
+            put("max_categories", 20, f"a categorical column has {widest} levels; rare ones are grouped")
+    elif stage is Stage.MODELLING:
+        if intent.task_type in CLASSIFICATION and _imbalanced(intent):
+            put("class_weight", "balanced", "the classes are imbalanced")
+        budget = _constraint(intent, "time_budget_seconds")
+        trees = 100 if n > 100_000 or (budget and budget < 120) else 200
+        put("n_estimators", trees, "fewer trees for a large table or a tight time budget" if trees == 100
+            else "enough trees for a stable ensemble")
+        put("n_jobs", 1, "one core per step; steps run side by side")
+    elif stage is Stage.CLUSTERING:
+        wanted = _constraint(intent, "n_clusters")
+        k = int(wanted) if wanted else max(2, min(8, round(math.sqrt(n / 50)) or 2))
+        if _default(entry, "n_clusters") == "auto" and not wanted:
+            reasons["n_clusters"] = "chosen by silhouette inside the service"
+        else:
+            why = "the goal asks for it" if wanted else f"about sqrt(n/50) for {n:,} rows"
+            put("n_clusters", k, why)
+            put("n_components", k, why)
+    elif stage is Stage.DIMENSIONALITY_REDUCTION:
+        visual = _constraint(intent, "visualise") or re.search(r"\b(plot|visuali[sz]e|2d|map|see)\b", intent.goal, re.I)
+        numeric = sum(c.semantic_type is SemanticType.NUMERIC for c in profile.columns)
+        if visual:
+            put("n_components", 2, "two components to plot")
+        elif isinstance(_default(entry, "n_components"), float):
+            put("n_components", 0.95, "keep 95% of the variance")
+        else:
+            put("n_components", max(1, min(10, numeric - 1)), f"{numeric} numeric columns")
+    return params, reasons
+
+
+def _skewed(mean, std, low, high) -> bool:
+    if None in (mean, std, low, high) or not std or isinstance(low, str):
+        return False
+    return abs(mean - (low + high) / 2) > std  # a long tail pulls the mean away from the middle of the range
+
+
+# ---------------------------------------------------------------- the graph
+def _wire(stages: list[Stage]) -> dict[int, list[int]]:
+    """Edges as data flow: a chain through the transforming stages, branches off its end."""
+    depends: dict[int, list[int]] = {}
+    last_main: int | None = None
+    position = {stage: i for i, stage in enumerate(stages)}
+    for i, stage in enumerate(stages):
+        if stage in BRANCH_STAGES and last_main is not None:
+            parent = position.get(Stage.EVALUATION) if stage is Stage.REPORTING else None
+            depends[i] = [parent if parent is not None else last_main]
+        else:
+            depends[i] = [last_main] if last_main is not None else []
+            last_main = i
+    return depends
+
+
+def _ancestors(position: int, depends: dict[int, list[int]]) -> set[int]:
+    seen, todo = set(), list(depends.get(position, []))
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(depends.get(node, []))
+    return seen
+
+
+# ---------------------------------------------------------------- validation
+def validate(spec: PipelineSpec, profile: DatasetProfile, intent: Intent, catalog: dict[str, CatalogEntry]) -> list[ValidationCheck]:
+    depends = {s.position: s.depends_on for s in spec.steps}
+    stage_of = {s.position: s.stage for s in spec.steps}
+    present = {s.stage for s in spec.steps}
+    missing = [s.value for s in intent.required_stages if s not in present]
+    checks = [ValidationCheck(
+        name="required stages", passed=not missing,
+        detail="every required stage has a microservice" if not missing
+        else f"no compatible microservice for: {', '.join(missing)}")]
+
+    problems = []
+    for step in spec.steps:
+        needs = " ".join(catalog[step.microservice].analysis.requirements_on_input)
+        upstream = {stage_of[p] for p in _ancestors(step.position, depends)}
+        if "a train/test split" in needs and Stage.SPLITTING not in upstream:
+            problems.append(f"{step.microservice} needs a train/test split upstream")
+        if ("predictions" in needs or "a trained model" in needs) and not upstream & PRODUCERS:
+            problems.append(f"{step.microservice} needs a model step upstream")
+        if step.stage is Stage.LOADING and step.depends_on:
+            problems.append(f"{step.microservice} reads the raw file and must come first")
+    checks.append(ValidationCheck(name="formats along edges", passed=not problems,
+                                  detail="; ".join(problems) or "each step's input is produced upstream"))
+
+    columns = set(profile.column_names)
+    bad = [f"{s.microservice}.{k}='{v}'" for s in spec.steps for k, v in s.params.items()
+           if k in {"time_column", "target"} and v not in columns]
+    if intent.target and intent.target not in columns:
+        bad.append(f"target '{intent.target}'")
+    dropped = [s.microservice for s in spec.steps if intent.target and intent.target in (s.params.get("columns") or [])]
+    checks.append(ValidationCheck(
+        name="columns and target", passed=not bad and not dropped,
+        detail="referenced columns exist and no step removes the target" if not bad and not dropped
+        else "; ".join([f"unknown column {b}" for b in bad] + [f"{d} would drop the target" for d in dropped])))
+
+    supervised = intent.task_type in SUPERVISED
+    size_problems = []
+    if profile.n_rows < MIN_ROWS[supervised]:
+        size_problems.append(f"{profile.n_rows} rows, at least {MIN_ROWS[supervised]} needed")
+    for step in spec.steps:
+        test_size = step.params.get("test_size")
+        if test_size and profile.n_rows * test_size < MIN_TEST_ROWS:
+            size_problems.append(f"a {test_size:.0%} test set would hold under {MIN_TEST_ROWS} rows")
+        limit = next((p.default for p in catalog[step.microservice].analysis.parameters if p.name == "max_rows"), None)
+        if isinstance(limit, int) and profile.n_rows > limit:
+            size_problems.append(f"{step.microservice} refuses more than {limit:,} rows")
+    checks.append(ValidationCheck(name="dataset size", passed=not size_problems,
+                                  detail="; ".join(size_problems) or f"{profile.n_rows:,} rows are enough"))
+    return checks
+
+
+# ---------------------------------------------------------------- building and storing
+def pipeline_name(goal: str) -> str:
+    words = re.findall(r"[a-z0-9]+", goal.lower())[:8]
+    return "-".join(words)[:80] or "pipeline"
+
+
+def build(
+    profile: DatasetProfile,
+    intent: Intent,
+    recommendation: Recommendation,
+    catalog: dict[str, CatalogEntry],
+    *,
+    owner: str,
+    dataset: str,
+    choices: dict[Stage, str] | None = None,
+) -> PipelineSpec:
+    """The pipeline for this intent: chosen services, inferred parameters, edges, and its four checks."""
+    chosen = _choose(recommendation, choices or {})
+    order = {stage: i for i, stage in enumerate(STAGE_ORDER)}
+    chosen.sort(key=lambda item: order[item[0]])
+    depends = _wire([stage for stage, *_ in chosen])
+    steps = []
+    for position, (stage, name, alternatives, by) in enumerate(chosen):
+        entry = catalog[name]
+        params, reasons = infer_params(stage, entry, profile, intent)
+        steps.append(PlannedStep(
+            position=position, stage=stage, microservice=name, params=params, param_reasons=reasons,
+            depends_on=depends[position], expected_inputs=entry.analysis.inputs,
+            expected_outputs=entry.analysis.outputs, alternatives=alternatives, chosen_by=by,
+        ))
+    spec = PipelineSpec(name=pipeline_name(intent.goal), goal=intent.goal, owner=owner, task_type=intent.task_type.value,
+                        target=intent.target, dataset=dataset, steps=steps)
+    spec.checks = validate(spec, profile, intent, catalog)
+    spec.status = PipelineStatus.READY if spec.valid else PipelineStatus.DRAFT
+    return spec
+
+
+def store(session: Session, spec: PipelineSpec, catalog: dict[str, CatalogEntry], plan: dict) -> PipelineSpec:
+    """Insert the pipeline and its steps in the caller's transaction; returns the spec with its id."""
+    row = schema.Pipeline(name=spec.name, goal=spec.goal, owner=spec.owner, status=spec.status.value,
+                          task_type=spec.task_type, target=spec.target, dataset=spec.dataset, plan=plan)
+    session.add(row)
+    session.flush()
+    for step in spec.steps:
+        session.add(schema.PipelineStep(
+            pipeline_id=row.id, position=step.position, stage=step.stage.value,
+            microservice_id=catalog[step.microservice].id, params=step.params, depends_on=step.depends_on,
+            expected_io={"inputs": step.expected_inputs, "outputs": step.expected_outputs},
+            alternatives=[{"id": catalog[name].id, "name": name} for name in step.alternatives], status="pending",
+        ))
+    session.flush()
+    return spec.model_copy(update={"id": row.id})

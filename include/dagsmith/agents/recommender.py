@@ -1,0 +1,254 @@
+"""Agent A3, the recommender: ranks every catalog microservice for each stage the intent needs.
+
+score = w1 keyword + w2 semantic + w3 compatibility + w4 pattern, each signal in [0, 1]:
+- keyword: stage and task terms found in the service's name (full credit) or description (half credit);
+- semantic: cosine between a stage query and the service's embedding, computed by pgvector;
+- compatibility: whether the code serves this stage and task, and whether the data, as it will be when the
+  stage runs, meets what the code demands (numeric input, no missing values, row limits, file format);
+- pattern: net successes from execution history (100 = 1.0), the user's own history weighing in.
+Services whose code cannot serve the stage or the task are not candidates at all (except in the
+semantic-only ablation, which ranks by cosine alone).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sqlalchemy.orm import Session
+
+from dagsmith.agents.stages import STAGE_ORDER
+from dagsmith.catalog import repository
+from dagsmith.catalog.repository import CatalogEntry
+from dagsmith.embeddings import Embedder
+from dagsmith.learning.patterns import History, load_history
+from dagsmith.models.catalog import AnalysisMode, Stage, TaskType
+from dagsmith.models.intent import Intent
+from dagsmith.models.plan import Candidate, RankingMode, Recommendation, Signals, StageRecommendation, Weights
+from dagsmith.models.profile import DatasetProfile, SemanticType
+
+KEPT_CANDIDATES = 6
+#: Below this overall quality, repair stages are favoured (ARCHITECTURE.md).
+REPAIR_QUALITY = 0.7
+REPAIR_STAGES = {Stage.IMPUTATION, Stage.DEDUPLICATION, Stage.OUTLIER_HANDLING, Stage.TYPE_CONVERSION}
+INTERPRETABLE = {"LogisticRegression", "DecisionTreeClassifier", "DecisionTreeRegressor", "LinearRegression",
+                 "Ridge", "Lasso", "ElasticNet", "GaussianNB"}
+OPAQUE = {"SVC", "SVR", "MLPClassifier", "MLPRegressor", "KNeighborsClassifier", "KNeighborsRegressor"}
+
+#: Word stems that say what a stage is about, matched in names and descriptions.
+STAGE_TERMS: dict[Stage, tuple[str, ...]] = {
+    Stage.LOADING: ("load", "read", "file", "csv", "excel"),
+    Stage.VALIDATION: ("validat", "check", "schema"),
+    Stage.TYPE_CONVERSION: ("type", "convert", "pars"),
+    Stage.DEDUPLICATION: ("duplicat", "dedup"),
+    Stage.COLUMN_FILTERING: ("constant", "identifier", "drop"),
+    Stage.SPLITTING: ("split", "train", "test"),
+    Stage.IMPUTATION: ("imput", "missing", "fill"),
+    Stage.OUTLIER_HANDLING: ("outlier", "clip", "extreme"),
+    Stage.FEATURE_ENGINEERING: ("feature", "extract", "creat"),
+    Stage.ENCODING: ("encod", "categor"),
+    Stage.SCALING: ("scal", "standardi", "normali"),
+    Stage.FEATURE_SELECTION: ("select", "feature"),
+    Stage.DIMENSIONALITY_REDUCTION: ("reduc", "component", "dimension"),
+    Stage.MODELLING: ("model", "train", "predict"),
+    Stage.CLUSTERING: ("cluster", "group", "segment"),
+    Stage.ANOMALY_DETECTION: ("anomal", "outlier", "unusual"),
+    Stage.EVALUATION: ("evaluat", "metric", "score"),
+    Stage.EDA: ("statistic", "profil", "correlat", "explor"),
+    Stage.VISUALISATION: ("plot", "chart", "visuali"),
+    Stage.REPORTING: ("report", "summar", "markdown"),
+}
+TASK_TERMS: dict[TaskType, tuple[str, ...]] = {
+    TaskType.BINARY_CLASSIFICATION: ("classif",),
+    TaskType.MULTICLASS_CLASSIFICATION: ("classif",),
+    TaskType.REGRESSION: ("regress",),
+    TaskType.TIME_SERIES_FORECASTING: ("regress", "time"),
+    TaskType.CLUSTERING: ("cluster",),
+    TaskType.DIMENSIONALITY_REDUCTION: ("reduc",),
+    TaskType.ANOMALY_DETECTION: ("anomal",),
+    TaskType.EXPLORATORY_ANALYSIS: ("statistic",),
+}
+#: Stages whose services must fit the task type (a regressor is no classifier).
+TASK_BOUND = {Stage.MODELLING, Stage.EVALUATION, Stage.VISUALISATION}
+#: Task types a service's analysis may list that also fit the intent's task type.
+TASK_FAMILY = {
+    TaskType.TIME_SERIES_FORECASTING: {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING},
+    TaskType.BINARY_CLASSIFICATION: {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION},
+}
+
+
+@dataclass
+class DataState:
+    """What the data looks like when a stage runs, given the stages before it."""
+
+    missing_features: list[str]
+    categorical_features: list[str]
+    n_rows: int
+    format: str
+    quality: float
+    before: set[Stage] = field(default_factory=set)
+
+    @property
+    def has_missing(self) -> bool:
+        return bool(self.missing_features) and Stage.IMPUTATION not in self.before
+
+    @property
+    def has_categorical(self) -> bool:
+        return bool(self.categorical_features) and Stage.ENCODING not in self.before
+
+
+_NON_NUMERIC = {SemanticType.CATEGORICAL, SemanticType.TEXT, SemanticType.BOOLEAN, SemanticType.EMAIL,
+                SemanticType.URL, SemanticType.PHONE, SemanticType.POSTAL_CODE}
+
+
+def data_state(profile: DatasetProfile, intent: Intent) -> DataState:
+    features = [c for c in profile.columns if c.name != intent.target and c.semantic_type is not SemanticType.ID]
+    return DataState(
+        missing_features=[c.name for c in features if c.missing > 0],
+        categorical_features=[c.name for c in features if c.semantic_type in _NON_NUMERIC
+                              and not c.dtype.startswith(("int", "float", "bool"))],
+        n_rows=profile.n_rows, format=profile.format, quality=profile.quality.overall,
+    )
+
+
+def _keyword(entry: CatalogEntry, terms: tuple[str, ...]) -> float:
+    name = entry.name.lower()
+    text = " ".join([entry.analysis.description, " ".join(entry.manifest.keywords)]).lower()
+    credit = sum(1.0 if term in name else 0.5 if term in text else 0.0 for term in terms)
+    return min(1.0, credit / min(3, len(terms)))
+
+
+def _fits_task(entry: CatalogEntry, stage: Stage, task: TaskType) -> bool:
+    if stage not in TASK_BOUND or not entry.analysis.task_types:
+        return True
+    return bool(set(entry.analysis.task_types) & TASK_FAMILY.get(task, {task}))
+
+
+def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent, state: DataState) -> tuple[float, list[str]]:
+    """How well the code fits this stage and the data at this point, with the reasons a person would check."""
+    analysis = entry.analysis
+    if stage not in analysis.stages or not _fits_task(entry, stage, intent.task_type):
+        return 0.0, []
+    score = 1.0 if analysis.stages[0] == stage else 0.6
+    reasons: list[str] = []
+    needs = " ".join(analysis.requirements_on_input)
+    capabilities = " ".join(analysis.capabilities)
+    if "numeric features only" in needs and state.has_categorical:
+        score *= 0.3
+        reasons.append(f"needs numeric input but {len(state.categorical_features)} categorical columns are not encoded yet")
+    if "no missing values" in needs and state.has_missing:
+        score *= 0.3
+        reasons.append(f"refuses missing values, present in {len(state.missing_features)} columns")
+    elif "handles missing values" in capabilities and state.has_missing:
+        score = min(1.0, score + 0.2)
+        reasons.append("handles missing values flagged by the profile")
+    if "categorical features natively" in capabilities and state.has_categorical:
+        score = min(1.0, score + 0.2)
+        reasons.append("handles categorical columns natively")
+    if "a target column" in needs and not intent.target:
+        return 0.0, []
+    if "a train/test split" in needs and Stage.SPLITTING not in state.before:
+        score *= 0.3
+        reasons.append("needs a train/test split that comes later")
+    row_limit = next((p.default for p in analysis.parameters if p.name == "max_rows"), None)
+    if isinstance(row_limit, int) and state.n_rows > row_limit:
+        score *= 0.2
+        reasons.append(f"limited to {row_limit:,} rows, the data has {state.n_rows:,}")
+    formats = [i.split()[0].lower() for i in analysis.inputs if i.endswith("files")]
+    if stage is Stage.LOADING and formats and not any(state.format in f for f in formats):
+        score *= 0.1
+        reasons.append(f"reads {', '.join(formats)} only, the data is {state.format}")
+    if stage in REPAIR_STAGES and state.quality < REPAIR_QUALITY:
+        score = min(1.0, score + 0.1)
+        reasons.append(f"data quality {state.quality:.2f} favours repair")
+    if stage is Stage.MODELLING and any(c.kind == "interpretable" and c.value for c in intent.constraints):
+        if set(analysis.algorithms) & INTERPRETABLE:
+            reasons.append("interpretable, as the goal asks")
+        elif set(analysis.algorithms) & OPAQUE or "boost" in entry.name or "forest" in entry.name:
+            score *= 0.4
+            reasons.append("hard to interpret, and the goal asks for interpretability")
+    return score, reasons
+
+
+def stage_query(stage: Stage, intent: Intent, state: DataState) -> str:
+    """The text a stage is matched against: what it must do, for which task, on what data."""
+    task = intent.task_type.value.replace("_", " ")
+    words = {Stage.MODELLING: f"train a {task} model", Stage.EVALUATION: f"evaluate {task} predictions",
+             Stage.VISUALISATION: f"plot {task} results"}
+    parts = [words.get(stage, f"{stage.value.replace('_', ' ')} for {task}")]
+    if state.has_missing:
+        parts.append("the data has missing values")
+    if state.has_categorical:
+        parts.append("categorical columns")
+    if state.quality < REPAIR_QUALITY:
+        parts.append(f"low data quality {state.quality:.2f}")
+    return "; ".join(parts) + "."
+
+
+def _reason(signals: Signals, notes: list[str], history_successes: int) -> str:
+    parts = [f"keyword {signals.keyword:.2f}", f"semantic {signals.semantic:.2f}"]
+    parts += notes or ([f"compatibility {signals.compatibility:.2f}"] if signals.compatibility else [])
+    parts.append(f"{history_successes} successful prior uses" if history_successes else "no execution history yet")
+    return ", ".join(parts)
+
+
+def _rank_stage(
+    stage: Stage, entries: list[CatalogEntry], similarity: dict[int, float], history: History,
+    intent: Intent, state: DataState, mode: RankingMode, weights: Weights, query: str,
+) -> StageRecommendation:
+    terms = STAGE_TERMS.get(stage, ()) + (TASK_TERMS.get(intent.task_type, ()) if stage in TASK_BOUND else ())
+    candidates = []
+    for entry in entries:
+        semantic = max(0.0, min(1.0, similarity.get(entry.id, 0.0)))
+        if mode is RankingMode.SEMANTIC_ONLY:
+            signals = Signals(keyword=0.0, semantic=semantic, compatibility=0.0, pattern=0.0)
+            candidates.append(Candidate(microservice=entry.name, score=round(semantic, 4), signals=signals,
+                                        reason=f"semantic {semantic:.2f} (semantic-only ranking)"))
+            continue
+        compatibility, notes = _compatibility(entry, stage, intent, state)
+        if compatibility == 0.0:
+            continue
+        counts = history.counts(stage.value, entry.id)
+        pattern = 0.0 if mode is RankingMode.NO_HISTORY else history.signal(stage.value, entry.id)
+        signals = Signals(keyword=round(_keyword(entry, terms), 4), semantic=round(semantic, 4),
+                          compatibility=round(compatibility, 4), pattern=round(pattern, 4))
+        score = (weights.keyword * signals.keyword + weights.semantic * signals.semantic
+                 + weights.compatibility * signals.compatibility + weights.pattern * signals.pattern)
+        successes = 0 if mode is RankingMode.NO_HISTORY else counts.successes
+        candidates.append(Candidate(
+            microservice=entry.name, score=round(score, 4), signals=signals, reason=_reason(signals, notes, successes),
+            prior_successes=counts.successes, prior_failures=counts.failures,
+        ))
+    candidates.sort(key=lambda c: (-c.score, c.microservice))
+    return StageRecommendation(stage=stage, query=query, candidates=candidates[:KEPT_CANDIDATES],
+                               considered=len(entries))
+
+
+def analysis_mode(mode: RankingMode) -> AnalysisMode:
+    """Which analysis layer a ranking mode reads: the documentation ablation believes the manifests."""
+    return AnalysisMode.DOCUMENTATION if mode is RankingMode.DOCUMENTATION else AnalysisMode.CODE
+
+
+def recommend(
+    intent: Intent,
+    profile: DatasetProfile,
+    stages: list[Stage],
+    entries: list[CatalogEntry],
+    *,
+    session: Session,
+    embedder: Embedder,
+    user: str | None = None,
+    mode: RankingMode = RankingMode.FULL,
+    weights: Weights | None = None,
+) -> Recommendation:
+    """Rank ``entries`` (the catalog, read in ``analysis_mode(mode)``) for each of ``stages``, in pipeline order."""
+    weights = weights or Weights()
+    history = load_history(session, user)
+    state = data_state(profile, intent)
+    ordered_stages = [s for s in STAGE_ORDER if s in set(stages)]
+    states = [replace(state, before=set(ordered_stages[:i])) for i in range(len(ordered_stages))]
+    queries = [stage_query(stage, intent, at) for stage, at in zip(ordered_stages, states)]
+    results = []
+    for stage, at, query, vector in zip(ordered_stages, states, queries, embedder.embed(queries)):
+        similarity = repository.similarities(session, vector, analysis_mode(mode))
+        results.append(_rank_stage(stage, entries, similarity, history, intent, at, mode, weights, query))
+    return Recommendation(mode=mode, weights=weights, user=user, stages=results)

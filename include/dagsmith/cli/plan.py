@@ -1,0 +1,121 @@
+"""``dagsmith plan``: from a dataset and a goal to a stored, validated pipeline, explained."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from rich.tree import Tree
+
+from dagsmith.agents.builder import ChoiceError
+from dagsmith.agents.planner import EmptyCatalog, plan
+from dagsmith.cli.output import console, fail, print_json
+from dagsmith.data.readers import DatasetError
+from dagsmith.models.catalog import Stage
+from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
+from dagsmith.models.plan import Plan, RankingMode, Recommendation
+
+
+def _parse_choices(values: list[str]) -> dict[Stage, str]:
+    choices = {}
+    for value in values:
+        stage, _, service = value.partition("=")
+        try:
+            choices[Stage(stage.strip())] = service.strip()
+        except ValueError:
+            fail(f"--choose takes STAGE=MICROSERVICE with a stage among {', '.join(s.value for s in Stage)}; "
+                 f"got '{value}'", code=2)
+    return choices
+
+
+def _ask(recommendation: Recommendation) -> dict[Stage, str]:
+    """Interactive mode: a person picks among the top 3 of each stage (Enter keeps the first)."""
+    choices = {}
+    for stage in recommendation.stages:
+        top = stage.top
+        if len(top) < 2:
+            continue
+        console.print(f"\n[bold]{stage.stage.value}[/]")
+        for i, candidate in enumerate(top, 1):
+            console.print(f"  {i}. {candidate.microservice} [dim]({candidate.score:.3f}: {escape(candidate.reason)})[/]",
+                          highlight=False)
+        pick = typer.prompt("  choose", default=1, type=typer.IntRange(1, len(top)))
+        choices[stage.stage] = top[pick - 1].microservice
+    return choices
+
+
+def _show(result: Plan) -> None:
+    profile, intent, spec = result.profile, result.intent, result.pipeline
+    q = profile.quality
+    console.print(f"[bold]Data[/] {escape(profile.source)}: {profile.n_rows:,} rows x {profile.n_columns} columns "
+                  f"({profile.format}); quality {q.overall:.2f} (completeness {q.completeness:.2f}, "
+                  f"consistency {q.consistency:.2f}, uniqueness {q.uniqueness:.2f})", highlight=False)
+    for issue in q.issues[:5]:
+        console.print(f"  [yellow]![/] {escape(issue)}", highlight=False)
+
+    console.print(f"\n[bold]Intent[/] {intent.task_type.value}" + (f", target [cyan]{intent.target}[/]" if intent.target
+                                                                    else "") + f" (confidence {intent.confidence:.2f})")
+    for field, reason in intent.reasons.items():
+        console.print(f"  [dim]{field}:[/] {escape(reason)}", highlight=False)
+    for constraint in intent.constraints:
+        console.print(f"  [dim]constraint[/] {constraint.kind} = {constraint.value}: {escape(constraint.reason)}",
+                      highlight=False)
+    for warning in intent.warnings:
+        console.print(f"  [yellow]warning[/] {escape(warning.message)}", highlight=False)
+
+    console.print("\n[bold]Recommendations[/] [dim](top 3 per stage)[/]")
+    table = Table("stage", "#", "microservice", "score", "kw", "sem", "compat", "hist", "why", box=None)
+    for stage in result.recommendation.stages:
+        for i, c in enumerate(stage.top, 1):
+            s = c.signals
+            table.add_row(stage.stage.value if i == 1 else "", str(i), c.microservice, f"{c.score:.3f}",
+                          f"{s.keyword:.2f}", f"{s.semantic:.2f}", f"{s.compatibility:.2f}", f"{s.pattern:.2f}",
+                          escape(c.reason))
+    console.print(table)
+
+    status = "[green]ready[/]" if spec.valid else "[red]draft (validation failed)[/]"
+    tree = Tree(f"[bold]Pipeline[/] {spec.id or ''} {escape(spec.name)}: {status}")
+    nodes = {}
+    for step in spec.steps:
+        params = ", ".join(f"{k}={v!r}" for k, v in step.params.items())
+        label = f"[cyan]{step.stage.value}[/] {step.microservice}" + (f" [dim]({escape(params)})[/]" if params else "")
+        parent = nodes.get(step.depends_on[0]) if step.depends_on else None
+        nodes[step.position] = (parent or tree).add(label)
+    console.print(tree)
+    for check in spec.checks:
+        mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
+        console.print(f"  {mark} {check.name}: {escape(check.detail)}", highlight=False)
+    timing = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.timings.items())
+    console.print(f"[dim]{timing}[/]")
+
+
+def plan_command(
+    data: Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")],
+    goal: Annotated[str, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn".')],
+    user: Annotated[str, typer.Option(help="Who the pipeline belongs to; their history weighs in.")] = "anonymous",
+    interactive: Annotated[bool, typer.Option("--interactive", help="Choose among the top 3 per stage.")] = False,
+    choose: Annotated[list[str], typer.Option(help="STAGE=MICROSERVICE, to override the recommender.")] = [],  # noqa: B006
+    mode: Annotated[RankingMode, typer.Option(help="Ranking mode (the others are ablations).")] = RankingMode.FULL,
+    json: Annotated[bool, typer.Option("--json", help="Print the whole plan as JSON.")] = False,
+) -> None:
+    """Profile the data, read the goal, rank microservices per stage, build and store a validated pipeline."""
+    choices = _parse_choices(choose)
+    try:
+        if interactive:
+            if not sys.stdin.isatty():
+                fail("--interactive needs a terminal; use --choose STAGE=MICROSERVICE instead", code=2)
+            draft = plan(data, goal, user=user, mode=mode, choices=choices, save=False)
+            choices |= _ask(draft.recommendation)
+        result = plan(data, goal, user=user, mode=mode, choices=choices)
+    except (DatasetError, AmbiguousGoal, InvalidIntent, EmptyCatalog, ChoiceError) as exc:
+        fail(str(exc), code=2)
+    if json:
+        print_json(result)
+    else:
+        _show(result)
+    if not result.pipeline.valid:
+        raise typer.Exit(1)

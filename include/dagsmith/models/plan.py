@@ -1,0 +1,119 @@
+"""Contracts of the recommender (A3) and the pipeline builder (A4), and the plan that bundles all four."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from dagsmith.models.catalog import Stage
+from dagsmith.models.intent import Intent
+from dagsmith.models.profile import DatasetProfile
+
+
+class RankingMode(StrEnum):
+    """How candidates are ranked; the non-default modes are the benchmark's ablations."""
+
+    FULL = "full"
+    NO_HISTORY = "no-history"
+    SEMANTIC_ONLY = "semantic-only"
+    DOCUMENTATION = "documentation"
+
+
+class Weights(BaseModel):
+    keyword: float = 0.3
+    semantic: float = 0.3
+    compatibility: float = 0.2
+    pattern: float = 0.2
+
+
+class Signals(BaseModel):
+    """Each signal in [0, 1]."""
+
+    keyword: float
+    semantic: float
+    compatibility: float
+    pattern: float
+
+
+class Candidate(BaseModel):
+    microservice: str
+    score: float
+    signals: Signals
+    reason: str = Field(description="one sentence a person can audit")
+    prior_successes: int = 0
+    prior_failures: int = 0
+
+
+class StageRecommendation(BaseModel):
+    stage: Stage
+    query: str = Field(description="the text the semantic signal compared services against")
+    candidates: list[Candidate] = Field(description="best first: the top 3 are shown, the rest kept for healing")
+    considered: int
+
+    @property
+    def top(self) -> list[Candidate]:
+        return self.candidates[:3]
+
+
+class Recommendation(BaseModel):
+    mode: RankingMode
+    weights: Weights
+    user: str | None = None
+    stages: list[StageRecommendation]
+
+    def for_stage(self, stage: Stage) -> StageRecommendation | None:
+        return next((s for s in self.stages if s.stage == stage), None)
+
+
+class PipelineStatus(StrEnum):
+    DRAFT = "draft"
+    READY = "ready"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class PlannedStep(BaseModel):
+    position: int
+    stage: Stage
+    microservice: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    param_reasons: dict[str, str] = Field(default_factory=dict)
+    depends_on: list[int] = Field(default_factory=list, description="positions of the steps feeding this one")
+    expected_inputs: list[str] = Field(default_factory=list)
+    expected_outputs: list[str] = Field(default_factory=list)
+    alternatives: list[str] = Field(default_factory=list, description="next-ranked services, for self-healing")
+    chosen_by: str = Field(default="recommender", description="recommender | user")
+
+
+class ValidationCheck(BaseModel):
+    name: str
+    passed: bool
+    detail: str
+
+
+class PipelineSpec(BaseModel):
+    id: int | None = None
+    name: str
+    goal: str
+    owner: str
+    status: PipelineStatus = PipelineStatus.DRAFT
+    task_type: str
+    target: str | None
+    dataset: str
+    steps: list[PlannedStep]
+    checks: list[ValidationCheck] = Field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return all(check.passed for check in self.checks)
+
+
+class Plan(BaseModel):
+    profile: DatasetProfile
+    intent: Intent
+    recommendation: Recommendation
+    pipeline: PipelineSpec
+    timings: dict[str, float] = Field(default_factory=dict, description="seconds per agent")

@@ -1,0 +1,144 @@
+"""Recommendation (A3), building (A4) and the whole plan, on real data and the real catalog in PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from dagsmith import datasets
+from dagsmith.agents import builder
+from dagsmith.agents.intent import understand
+from dagsmith.agents.planner import plan
+from dagsmith.agents.profiler import profile_dataset
+from dagsmith.agents.recommender import recommend
+from dagsmith.agents.stages import ordered
+from dagsmith.catalog import repository
+from dagsmith.models.catalog import AnalysisMode, Stage
+from dagsmith.models.plan import RankingMode
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+
+
+@pytest.fixture(scope="module")
+def churn_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "churn.csv"
+    datasets.load("wa_churn").to_csv(path, index=False)
+    return path
+
+
+def _recommend(path, goal, settings, embedder, mode=RankingMode.FULL, user=None):
+    profile = profile_dataset(path)
+    intent = understand(goal, profile)
+    with session_scope(settings) as session:
+        entries = repository.entries(session, AnalysisMode.DOCUMENTATION if mode is RankingMode.DOCUMENTATION
+                                     else AnalysisMode.CODE)
+        return recommend(intent, profile, intent.required_stages, entries, session=session, embedder=embedder,
+                         mode=mode, user=user), intent
+
+
+def test_every_required_stage_gets_three_explained_candidates(catalog_settings, embedder, churn_csv):
+    recommendation, intent = _recommend(churn_csv, "predict customer churn", catalog_settings, embedder)
+    assert [s.stage for s in recommendation.stages] == ordered(intent.required_stages)
+    for stage in recommendation.stages:
+        assert len(stage.top) == 3, stage.stage
+        for candidate in stage.top:
+            assert 0 <= candidate.score <= 1 and candidate.reason.startswith("keyword ")
+            for value in candidate.signals.model_dump().values():
+                assert 0.0 <= value <= 1.0
+        assert [c.score for c in stage.candidates] == sorted((c.score for c in stage.candidates), reverse=True)
+    modelling = recommendation.for_stage(Stage.MODELLING)
+    assert all("regress" not in c.microservice for c in modelling.candidates), "a regressor is no classifier"
+
+
+def test_compatibility_prefers_models_that_handle_the_raw_data(catalog_settings, embedder, tmp_path):
+    """Churn has text columns and gaps: without encoding and imputation before it, only native models fit well."""
+    path = tmp_path / "raw.parquet"
+    datasets.load("wa_churn").to_parquet(path)
+    profile = profile_dataset(path)
+    intent = understand("predict churn", profile)
+    stages = [Stage.LOADING, Stage.SPLITTING, Stage.MODELLING]
+    with session_scope(catalog_settings) as session:
+        entries = repository.entries(session, AnalysisMode.CODE)
+        result = recommend(intent, profile, stages, entries, session=session, embedder=embedder)
+    top = result.for_stage(Stage.MODELLING).candidates[0]
+    assert top.microservice == "gradient_boosting_classifier", [c.microservice for c in result.for_stage(Stage.MODELLING).top]
+    assert "categorical columns natively" in top.reason
+    loader = result.for_stage(Stage.LOADING).candidates
+    assert loader[0].microservice == "tabular_loader"
+    assert any("reads csv" in c.reason.lower() for c in loader if c.microservice == "csv_loader")
+
+
+def test_documentation_mode_trusts_a_misleading_manifest(catalog_settings, embedder, tmp_path):
+    """standard_scaler_strict's manifest claims it handles missing values; only the code says otherwise."""
+    frame = datasets.load("penguins")
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    profile = profile_dataset(path)
+    intent = understand("group these penguins into clusters", profile)
+    stages = [Stage.SCALING]
+    with session_scope(catalog_settings) as session:
+        code = recommend(intent, profile, stages, repository.entries(session, AnalysisMode.CODE),
+                         session=session, embedder=embedder)
+        docs = recommend(intent, profile, stages, repository.entries(session, AnalysisMode.DOCUMENTATION),
+                         session=session, embedder=embedder, mode=RankingMode.DOCUMENTATION)
+    strict_code = next(c for c in code.stages[0].candidates if c.microservice == "standard_scaler_strict")
+    assert "refuses missing values" in strict_code.reason
+    assert code.stages[0].candidates[0].microservice != "standard_scaler_strict"
+    assert any(c.microservice == "standard_scaler_strict" for c in docs.stages[0].top)
+
+
+def test_execution_history_raises_rank_and_per_user_history_weighs_in(settings, embedder, churn_csv):
+    from dagsmith.catalog.upload import sync
+    from tests.conftest import CATALOG
+
+    sync(CATALOG, settings, embedder)
+    before, _ = _recommend(churn_csv, "predict customer churn", settings, embedder)
+    imputation = before.for_stage(Stage.IMPUTATION)
+    underdog = imputation.candidates[-1].microservice
+    with session_scope(settings) as session:
+        service_id = session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == underdog))
+        session.add(schema.Pattern(kind="stage", owner="", stage="imputation", microservice_id=service_id,
+                                   successes=90, failures=0))
+        session.add(schema.Pattern(kind="stage", owner="ana", stage="imputation", microservice_id=service_id,
+                                   successes=100, failures=0))
+    after, _ = _recommend(churn_csv, "predict customer churn", settings, embedder)
+    promoted = after.for_stage(Stage.IMPUTATION).candidates
+    rank = lambda result, name: [c.microservice for c in result].index(name)  # noqa: E731
+    assert rank(promoted, underdog) < rank(imputation.candidates, underdog)
+    assert "90 successful prior uses" in next(c.reason for c in promoted if c.microservice == underdog)
+    for_ana, _ = _recommend(churn_csv, "predict customer churn", settings, embedder, user="ana")
+    score = lambda result: next(c.signals.pattern for c in result.for_stage(Stage.IMPUTATION).candidates  # noqa: E731
+                                if c.microservice == underdog)
+    assert score(for_ana) > score(after)
+    ablation, _ = _recommend(churn_csv, "predict customer churn", settings, embedder, mode=RankingMode.NO_HISTORY)
+    assert score(ablation) == 0.0
+
+
+def test_plan_builds_validates_and_stores_a_ready_pipeline(catalog_settings, embedder, churn_csv):
+    result = plan(churn_csv, "predict customer churn", user="ana", settings=catalog_settings, embedder=embedder)
+    spec = result.pipeline
+    assert spec.valid and spec.status == "ready" and spec.id is not None
+    stages = [s.stage for s in spec.steps]
+    assert stages.index(Stage.SPLITTING) < stages.index(Stage.MODELLING) < stages.index(Stage.EVALUATION)
+    evaluation = next(s for s in spec.steps if s.stage is Stage.EVALUATION)
+    modelling = next(s for s in spec.steps if s.stage is Stage.MODELLING)
+    assert evaluation.depends_on == [modelling.position]
+    split = next(s for s in spec.steps if s.stage is Stage.SPLITTING)
+    assert split.params.get("stratify") is True and "stratified" in split.param_reasons["stratify"]
+    assert all(s.alternatives for s in spec.steps if s.stage is Stage.MODELLING)
+    with session_scope(catalog_settings) as session:
+        row = session.get(schema.Pipeline, spec.id)
+        assert (row.owner, row.status, row.task_type, row.target) == ("ana", "ready", "binary_classification", "churn")
+        steps = session.scalar(select(func.count()).select_from(schema.PipelineStep)
+                               .where(schema.PipelineStep.pipeline_id == spec.id))
+        assert steps == len(spec.steps)
+
+
+def test_a_person_can_choose_and_a_bad_choice_is_refused(catalog_settings, embedder, churn_csv):
+    result = plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False,
+                  choices={Stage.MODELLING: "logistic_regression"})
+    modelling = next(s for s in result.pipeline.steps if s.stage is Stage.MODELLING)
+    assert (modelling.microservice, modelling.chosen_by) == ("logistic_regression", "user")
+    with pytest.raises(builder.ChoiceError, match="not a candidate"):
+        plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False,
+             choices={Stage.MODELLING: "kmeans_clustering"})
