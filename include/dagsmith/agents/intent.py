@@ -1,0 +1,1207 @@
+"""Agent A2, the intent detector: what the user wants, read from a goal in plain language and the data profile.
+
+This is the deterministic reasoner. Weighted word rules over the goal pick a task family; the profile then
+settles what words cannot: the target's type decides classification against regression, its classes binary
+against multiclass, and a time column whether forecasting is possible at all. Every inferred field gets a
+reason a person can check. A goal it cannot read with confidence raises ``AmbiguousGoal`` with a question
+instead of a guess. The goal is only ever data: it is split into words and compared, never executed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from dagsmith.agents.stages import ordered
+from dagsmith.models.catalog import Stage, TaskType
+from dagsmith.models.intent import AmbiguousGoal, Constraint, Intent, IntentIssue, InvalidIntent, IssueLevel
+from dagsmith.models.profile import ColumnProfile, DatasetProfile, SemanticType
+
+__all__ = ["detect_intent", "understand", "validate_intent"]
+
+# --------------------------------------------------------------------------------------------- words
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_TOKEN = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens; camelCase, snake_case and dotted names split, so goals and column names compare."""
+    return _TOKEN.findall(_CAMEL.sub(" ", re.sub(r"['’`]", "", text)).lower())
+
+
+def stem(word: str) -> str:
+    """A light stemmer: just enough for plurals and verb forms (churned, prices, species) to meet their column."""
+    for suffix, replacement in (("sses", "ss"), ("ies", "i"), ("ied", "i")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)] + replacement
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("e") and len(word) > 3:
+        return word[:-1]
+    return word[:-1] + "i" if word.endswith("y") and len(word) > 2 else word
+
+
+def _stems(text: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in words(text))
+
+
+#: Function words and everyday verbs: never a column the user names, never a task signal.
+STOPWORDS = frozenset(_stems(
+    "a an the of to in on at for by with from as and or but if then than so that this these those it its "
+    "is are was were be been being am do does did done have has had having will would shall should can could "
+    "may might must i me my we us our you your they them their he she his her there here what which who whom "
+    "whose when where how all any each every some many much more most less least few very just only also not "
+    "no yes please want wanna need like help use try make build create train fit run find know see show tell "
+    "give get let go going gonna about into over under up down out off again per based one ones such other "
+    "else something anything thing things way able new good best better well really hi hello hey thanks ok "
+    "okay lets using given our data dataset table file frame"
+))
+#: Nouns that name the rows or the idea of a target, not a column: "predict which customers leave".
+GENERIC_NOUNS = frozenset(_stems(
+    "customer client user employee staff worker people person patient applicant borrower passenger row record "
+    "sample observation instance item entry case house home property diamond penguin flower plant car wine oil "
+    "concrete mixture bird animal company business value outcome target label class category type kind group "
+    "result variable column field feature model future next someone one month week year day time period"
+))
+#: Words between two named columns that mean the goal asks for both ("price and cut").
+CONJUNCTIONS = frozenset(_stems("and or plus also well as both either the a an its their of"))
+#: Words between a verb and its object ("cancel their contract", "default on the loan").
+OBJECT_LINKS = frozenset(_stems("the a an their his her its my our your on with of"))
+#: Words skipped when looking for the noun a task verb governs ("predict whether the customer will ...").
+SKIPPABLE = frozenset(_stems("the a an my our your their his her its this that these those which what whether if who "
+                             "will would is are be going gonna to likely how much many"))
+NEGATIONS = frozenset(_stems("no not without avoid exclude excluding except never dont nor instead rather"))
+
+# --------------------------------------------------------------------------------------------- task rules
+
+
+class Family(StrEnum):
+    """What kind of answer the goal asks for, before the profile refines it into a TaskType."""
+
+    SUPERVISED = "predict a column"
+    CLUSTERING = "group similar rows"
+    REDUCTION = "reduce the columns to a few components"
+    ANOMALY = "find unusual rows"
+    EXPLORATION = "explore the data"
+
+
+#: (family, phrase, weight). Phrases are matched on word stems, so "predicting" and "predicts" count as
+#: "predict". Strong, unambiguous words weigh 3; ordinary task verbs 2; hints that need company 1.
+TASK_RULES: tuple[tuple[Family, str, float], ...] = (
+    (Family.SUPERVISED, "predict", 2), (Family.SUPERVISED, "prediction", 2), (Family.SUPERVISED, "predictive", 2),
+    (Family.SUPERVISED, "forecast", 2), (Family.SUPERVISED, "estimate", 1.5), (Family.SUPERVISED, "estimation", 1.5),
+    (Family.SUPERVISED, "classify", 3), (Family.SUPERVISED, "classification", 3),
+    (Family.SUPERVISED, "classifier", 3), (Family.SUPERVISED, "categorise", 2), (Family.SUPERVISED, "categorize", 2),
+    (Family.SUPERVISED, "regression", 3), (Family.SUPERVISED, "regressor", 3), (Family.SUPERVISED, "regress", 3),
+    (Family.SUPERVISED, "supervised", 2), (Family.SUPERVISED, "whether", 1.5), (Family.SUPERVISED, "likely to", 1),
+    (Family.SUPERVISED, "likelihood", 1.5), (Family.SUPERVISED, "probability", 1.5), (Family.SUPERVISED, "chance", 1),
+    (Family.SUPERVISED, "risk of", 1), (Family.SUPERVISED, "who will", 2), (Family.SUPERVISED, "guess", 1.5),
+    (Family.SUPERVISED, "tell apart", 2), (Family.SUPERVISED, "distinguish", 2), (Family.SUPERVISED, "diagnose", 2),
+    (Family.SUPERVISED, "anticipate", 2), (Family.SUPERVISED, "foresee", 2), (Family.SUPERVISED, "determine", 1),
+    (Family.SUPERVISED, "identify", 1),
+    (Family.SUPERVISED, "what drive", 2), (Family.SUPERVISED, "driver", 1.5), (Family.SUPERVISED, "why", 1),
+    (Family.SUPERVISED, "how much", 1.5), (Family.SUPERVISED, "how many", 1.5), (Family.SUPERVISED, "model", 1),
+    (Family.SUPERVISED, "target", 1), (Family.SUPERVISED, "label", 1),
+    (Family.CLUSTERING, "cluster", 3), (Family.CLUSTERING, "segment", 2.5), (Family.CLUSTERING, "segmentation", 3),
+    (Family.CLUSTERING, "group", 1.5), (Family.CLUSTERING, "group similar", 1.5), (Family.CLUSTERING, "into group", 1),
+    (Family.CLUSTERING, "grouping", 2), (Family.CLUSTERING, "k means", 3), (Family.CLUSTERING, "kmeans", 3),
+    (Family.CLUSTERING, "persona", 2), (Family.CLUSTERING, "archetype", 2), (Family.CLUSTERING, "cohort", 1.5),
+    (Family.CLUSTERING, "similar", 1), (Family.CLUSTERING, "partition", 1.5), (Family.CLUSTERING, "unsupervised", 1),
+    (Family.REDUCTION, "dimensionality", 3), (Family.REDUCTION, "dimension", 2), (Family.REDUCTION, "compress", 2),
+    (Family.REDUCTION, "compression", 2), (Family.REDUCTION, "embed", 2), (Family.REDUCTION, "embedding", 2),
+    (Family.REDUCTION, "pca", 3), (Family.REDUCTION, "principal component", 3), (Family.REDUCTION, "t sne", 3),
+    (Family.REDUCTION, "tsne", 3), (Family.REDUCTION, "umap", 3), (Family.REDUCTION, "svd", 3),
+    (Family.REDUCTION, "2 d", 1.5), (Family.REDUCTION, "two dimension", 1.5), (Family.REDUCTION, "low dimensional", 2),
+    (Family.REDUCTION, "high dimensional", 1.5), (Family.REDUCTION, "latent", 1.5), (Family.REDUCTION, "reduce", 1),
+    (Family.REDUCTION, "component", 1), (Family.REDUCTION, "fewer column", 1.5), (Family.REDUCTION, "project", 1),
+    (Family.ANOMALY, "anomaly", 3), (Family.ANOMALY, "anomalous", 3), (Family.ANOMALY, "outlier", 3),
+    (Family.ANOMALY, "unusual", 2.5), (Family.ANOMALY, "weird", 2.5), (Family.ANOMALY, "strange", 2),
+    (Family.ANOMALY, "odd", 2), (Family.ANOMALY, "abnormal", 2.5), (Family.ANOMALY, "suspicious", 2.5),
+    (Family.ANOMALY, "fraud", 2.5), (Family.ANOMALY, "fraudulent", 2.5), (Family.ANOMALY, "novelty", 2),
+    (Family.ANOMALY, "irregular", 2), (Family.ANOMALY, "atypical", 2.5), (Family.ANOMALY, "stand out", 2),
+    (Family.ANOMALY, "deviate", 1.5), (Family.ANOMALY, "deviation", 1.5), (Family.ANOMALY, "rare", 1),
+    (Family.ANOMALY, "doesnt fit", 1.5), (Family.ANOMALY, "glitch", 1.5),
+    (Family.EXPLORATION, "explore", 3), (Family.EXPLORATION, "exploration", 3), (Family.EXPLORATION, "exploratory", 3),
+    (Family.EXPLORATION, "eda", 3), (Family.EXPLORATION, "describe", 2.5), (Family.EXPLORATION, "descriptive", 2.5),
+    (Family.EXPLORATION, "summarise", 2.5), (Family.EXPLORATION, "summarize", 2.5), (Family.EXPLORATION, "summary", 2.5),
+    (Family.EXPLORATION, "overview", 2.5), (Family.EXPLORATION, "whats in", 3), (Family.EXPLORATION, "what is in", 3),
+    (Family.EXPLORATION, "get to know", 2.5), (Family.EXPLORATION, "tell me about", 2.5),
+    (Family.EXPLORATION, "understand", 1.5), (Family.EXPLORATION, "insight", 2), (Family.EXPLORATION, "statistic", 2),
+    (Family.EXPLORATION, "stats", 2), (Family.EXPLORATION, "profile", 2), (Family.EXPLORATION, "distribution", 1.5),
+    (Family.EXPLORATION, "correlation", 1.5), (Family.EXPLORATION, "relationship", 1), (Family.EXPLORATION, "pattern", 1),
+    (Family.EXPLORATION, "investigate", 1.5), (Family.EXPLORATION, "inspect", 1.5), (Family.EXPLORATION, "look at", 1),
+    (Family.EXPLORATION, "analyse", 1), (Family.EXPLORATION, "analyze", 1), (Family.EXPLORATION, "analysis", 1),
+    (Family.EXPLORATION, "visualise", 1), (Family.EXPLORATION, "visualize", 1), (Family.EXPLORATION, "plot", 1),
+    (Family.EXPLORATION, "chart", 1),
+)
+#: Below this total no family has been asked for: the goal is a question back to the user.
+MIN_TASK_SCORE = 0.5
+#: What naming a column adds to "predict it": enough for a bare "churn?", less than any task word.
+NAMED_COLUMN_WEIGHT = 0.5
+#: Weight of task words that come after "based on"/"from": they describe inputs, not the task.
+INPUT_WORD_WEIGHT = 0.5
+#: Families that can be part of another one: exploring before modelling, a projection to plot clusters.
+SUBORDINATE = {Family.EXPLORATION, Family.REDUCTION}
+#: Which family wins a tie, strongest claim first. SUPERVISED wins only when a column to predict is named.
+TIE_ORDER = (Family.ANOMALY, Family.CLUSTERING, Family.REDUCTION, Family.EXPLORATION, Family.SUPERVISED)
+
+#: Phrases that make a supervised goal about the future; with a time column that means forecasting.
+_FUTURE = re.compile(r"\b(forecast\w*|future|ahead|upcoming|horizon|tomorrow|"
+                     r"(?:next|coming|following)\s+(?:\d+\s+|few\s+)?(?:days?|weeks?|months?|quarters?|years?|seasons?|periods?))\b")
+#: Words that settle classification against regression outright, whatever the target looks like.
+FORCE_CLASSIFICATION = frozenset(_stems("classify classification classifier categorise categorize binary multiclass"))
+FORCE_REGRESSION = frozenset(_stems("regression regressor regress continuous"))
+#: Hints that only break a tie when the target is numeric with few distinct values.
+CLASSIFICATION_HINTS = frozenset(_stems("whether class category which kind label diagnose distinguish grade"))
+REGRESSION_HINTS = frozenset(_stems("how much many amount number quantity level value estimate"))
+
+
+def _phrase_table(rules: Iterable[tuple[Family, str, float]]) -> tuple[tuple[Family, tuple[str, ...], float], ...]:
+    return tuple((family, _stems(phrase), weight) for family, phrase, weight in rules)
+
+
+_TASK_PHRASES = _phrase_table(TASK_RULES)
+
+# --------------------------------------------------------------------------------------------- target rules
+
+
+@dataclass(frozen=True)
+class Synonym:
+    """Goal words that name a column whose name is different; ``values`` restricts it to columns holding them."""
+
+    goal: frozenset[str]
+    column: frozenset[str]
+    values: frozenset[str] = frozenset()
+
+
+def _synonym(goal: str, column: str, values: str = "") -> Synonym:
+    return Synonym(frozenset(_stems(goal)), frozenset(_stems(column)), frozenset(_stems(values)))
+
+
+SYNONYMS: tuple[Synonym, ...] = (
+    _synonym("churn leave quit cancel attrition defect exit retain retention stay lose lost", "churn exited attrition"),
+    _synonym("price cost worth value expensive cheap sell", "price saleprice cost value medv"),
+    _synonym("default repay repayment creditworthy creditworthiness risk risky bad good loan", "status class default",
+             values="good bad default paid"),
+    _synonym("survive survival die death dead live alive", "survived survive survival dead"),
+    _synonym("kind breed variety", "species variety"),
+    _synonym("cultivar variety grape winery producer origin", "cultivar variety"),
+    _synonym("malignant benign cancer tumour tumor diagnose diagnosis", "diagnosis malignant"),
+    _synonym("progression progress severity disease", "progression"),
+    _synonym("strength strong", "strength"),
+    _synonym("income salary wage earning earnings pay paid", "income wage salary earnings"),
+    _synonym("where origin provenance region", "region origin"),
+    _synonym("unemployment unemployed jobless", "unemploy unemployment"),
+    _synonym("spending consumption expenditure", "pce consumption spending"),
+    _synonym("fuel efficiency mileage consumption", "mpg"),
+    _synonym("crime", "crim"),
+    _synonym("home house value", "medv"),
+)
+#: Units and filler inside column names ("bill_length_mm", "sepal length (cm)"): never how a user names it.
+NAME_NOISE = frozenset(_stems("cm mm kg g lb lbs km pct usd num of the in per is has"))
+#: Values too common to point at one column when a goal mentions them.
+COMMON_VALUES = frozenset(_stems("yes no true false none other others unknown good bad normal typical average "
+                                 "high low new old standard regular fair"))
+
+
+class MatchKind(StrEnum):
+    """How a column was found in the goal, best first; the score is how sure that makes us."""
+
+    EXPLICIT = "explicit"
+    EXACT = "exact"
+    SYNONYM = "synonym"
+    ABBREVIATION = "abbreviation"
+    PARTIAL = "partial"
+    VALUE = "value"
+    FUZZY = "fuzzy"
+    PROFILE = "profile"
+
+
+MATCH_SCORE = {
+    MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.ABBREVIATION: 0.7,
+    MatchKind.PARTIAL: 0.65, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5, MatchKind.PROFILE: 0.45,
+}
+#: Matches this good name a column outright: enough for a goal that is only a column name, and two of them
+#: joined by "and" are two targets.
+STRONG_MATCH = MATCH_SCORE[MatchKind.SYNONYM]
+#: difflib similarity a misspelt word needs to count as a task word or a column name.
+FUZZY_CUTOFF = 0.84
+
+#: "target is Sale_Price", "label: species", "Exited as the target", "predict the column 'churn'".
+_EXPLICIT_TARGET = (
+    re.compile(r"\b(?:target|label|outcome|response|dependent variable|y)(?:\s+(?:column|variable|field))?"
+               r"\s*(?:is|=|:|should be|will be)\s*[\"'`]?([\w.()/ -]+?)[\"'`]?\s*(?:[,;.!?]|$)", re.I),
+    re.compile(r"[\"'`]?([\w.()/-]+)[\"'`]?\s+(?:column\s+)?as\s+(?:the\s+|my\s+)?(?:target|label|outcome)\b", re.I),
+    re.compile(r"\bcolumn\s+[\"'`]([^\"'`]+)[\"'`]", re.I),
+)
+#: Where the goal starts listing inputs: a column after these is a feature, not the target.
+_FEATURE_MARKER = re.compile(r"\b(?:based on|using|from|given|by looking at|according to|as features|with features)\b")
+
+
+# --------------------------------------------------------------------------------------------- the goal, read once
+
+
+@dataclass(frozen=True)
+class Goal:
+    """The goal as the rules see it: its words, their stems (typos fixed), and where the inputs start."""
+
+    text: str
+    words: tuple[str, ...]
+    stems: tuple[str, ...]
+    features_from: int  # index of the first word after "based on"/"from"/... (len(words) when there is none)
+    corrections: tuple[tuple[str, str], ...]
+
+    def said(self, start: int, end: int) -> str:
+        return " ".join(self.words[start:end])
+
+
+def _vocabulary() -> frozenset[str]:
+    rule_words = {s for _, phrase, _ in _TASK_PHRASES for s in phrase}
+    synonym_words = {s for syn in SYNONYMS for s in syn.goal}
+    return frozenset(w for w in rule_words | synonym_words if len(w) >= 4)
+
+
+_VOCABULARY = _vocabulary()
+
+
+def similar(a: str, b: str) -> bool:
+    """Typo-tolerant equality: one swap of neighbouring letters ("prcie"), or difflib similarity >= FUZZY_CUTOFF."""
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]:
+            return True
+    return difflib.SequenceMatcher(None, a, b).ratio() >= FUZZY_CUTOFF
+
+
+def _derived(a: str, b: str) -> bool:
+    """'personal' is not a typo of 'persona': a word that extends another is a different word."""
+    return a.startswith(b) or b.startswith(a)
+
+
+def read_goal(text: str, profile: DatasetProfile) -> Goal:
+    """Split the goal into words and stems, fixing misspelt task words ("predcit", "clasify") but no column names."""
+    known = _VOCABULARY | {s for name in column_names(profile) for s in name.stems} | STOPWORDS | GENERIC_NOUNS
+    tokens = words(text)
+    stems: list[str] = []
+    corrections: list[tuple[str, str]] = []
+    for word in tokens:
+        s = stem(word)
+        fix = None if len(s) < 5 or s in known or not s.isalpha() else next(
+            (v for v in sorted(_VOCABULARY) if similar(s, v) and not _derived(s, v)), None)
+        if fix:
+            corrections.append((word, fix))
+        stems.append(fix or s)
+    marker = _FEATURE_MARKER.search(" ".join(tokens))
+    features_from = len(" ".join(tokens)[: marker.start()].split()) if marker else len(tokens)
+    return Goal(text, tuple(tokens), tuple(stems), features_from, tuple(corrections))
+
+
+def _find(stems: tuple[str, ...], phrase: tuple[str, ...]) -> list[int]:
+    n = len(phrase)
+    return [i for i in range(len(stems) - n + 1) if stems[i : i + n] == phrase]
+
+
+def _negated(stems: tuple[str, ...], at: int, window: int = 3) -> bool:
+    return any(s in NEGATIONS for s in stems[max(0, at - window) : at])
+
+
+def verb_positions(goal: Goal) -> list[int]:
+    """Where the goal asks for a prediction: the target is usually the column named right after these words."""
+    return sorted(at for family, phrase, _ in _TASK_PHRASES if family is Family.SUPERVISED
+                  for at in _find(goal.stems, phrase))
+
+
+# --------------------------------------------------------------------------------------------- columns named
+
+
+@dataclass(frozen=True)
+class ColumnName:
+    column: ColumnProfile
+    stems: tuple[str, ...]  # content stems of the name ("Sale_Price" -> sale, pric)
+    spelled: tuple[str, ...]  # the same words as written (sale, price)
+    joined: str  # the name's letters run together ("saleprice")
+
+
+def column_names(profile: DatasetProfile) -> list[ColumnName]:
+    names = []
+    for column in profile.columns:
+        spelled = [(stem(w), w) for w in words(column.name)]
+        content = [(s, w) for s, w in spelled if s not in NAME_NOISE and not s.isdigit()] or spelled
+        names.append(ColumnName(column, tuple(s for s, _ in content), tuple(w for _, w in content),
+                                "".join(w for _, w in spelled)))
+    return names
+
+
+@dataclass(frozen=True)
+class Match:
+    column: str
+    kind: MatchKind
+    start: int
+    end: int
+    said: str  # the goal's words that matched
+
+    @property
+    def score(self) -> float:
+        return MATCH_SCORE[self.kind]
+
+
+def _abbreviates(column_word: tuple[str, str], goal_word: tuple[str, str]) -> bool:
+    """'crim' for crime, 'pop' for population (prefixes); 'hwy' for highway, 'avg' for average (consonant skeletons).
+
+    Both words come as (stem, as written): prefixes compare stems, skeletons compare the letters as written.
+    """
+    (short, letters), (stemmed, word) = column_word, goal_word
+    if len(short) < 3 or short in STOPWORDS or len(stemmed) <= len(short) + 1 or short[0] != word[0]:
+        return False
+    if stemmed.startswith(short):
+        return True
+    rest = iter(word)
+    return sum(ch in "aeiou" for ch in letters) <= 1 and all(ch in rest for ch in letters)
+
+
+def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
+    """Exact, abbreviated and partial mentions of one column's name."""
+    column, stems = name.column.name, goal.stems
+    for at in _find(stems, name.stems):
+        yield Match(column, MatchKind.EXACT, at, at + len(name.stems), goal.said(at, at + len(name.stems)))
+    for at, s in enumerate(stems):
+        if s in _VOCABULARY or s in STOPWORDS:
+            continue
+        if len(name.joined) >= 4 and s == stem(name.joined):
+            yield Match(column, MatchKind.EXACT, at, at + 1, goal.words[at])
+        elif any(_abbreviates(written, (s, goal.words[at])) for written in zip(name.stems, name.spelled)):
+            yield Match(column, MatchKind.ABBREVIATION, at, at + 1, goal.words[at])
+        elif s in name.stems and len(s) >= 3:
+            yield Match(column, MatchKind.PARTIAL, at, at + 1, goal.words[at])
+    for c in name.stems:  # acronyms: "pce" for personal consumption expenditures
+        n = len(c)
+        for at in range(len(stems) - n + 1) if 2 <= n <= 5 and c.isalpha() else ():
+            if "".join(w[0] for w in stems[at : at + n]) == c and all(len(w) > 2 for w in stems[at : at + n]):
+                yield Match(column, MatchKind.ABBREVIATION, at, at + n, goal.said(at, at + n))
+
+
+def _synonym_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
+    values = {stem(v.value.lower()) for v in name.column.top_values}
+    for synonym in SYNONYMS:
+        if not (set(name.stems) | {name.joined}) & synonym.column:
+            continue
+        if synonym.values and not values & synonym.values:
+            continue
+        for at, s in enumerate(goal.stems):
+            if s in synonym.goal:
+                yield Match(name.column.name, MatchKind.SYNONYM, at, at + 1, goal.words[at])
+
+
+def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
+    """A goal word that is a class of exactly one categorical column ("is the tumour malignant?")."""
+    owners: dict[str, set[str]] = {}
+    for column in profile.columns:
+        if column.unique <= 50 and column.semantic_type in _CLASS_TYPES:
+            for value in column.top_values:
+                for s in _stems(value.value):
+                    if len(s) >= 4 and s not in COMMON_VALUES and s not in STOPWORDS:
+                        owners.setdefault(s, set()).add(column.name)
+    for at, s in enumerate(goal.stems):
+        if len(owners.get(s, ())) == 1:
+            yield Match(next(iter(owners[s])), MatchKind.VALUE, at, at + 1, goal.words[at])
+
+
+def _fuzzy_matches(names: list[ColumnName], goal: Goal) -> Iterable[Match]:
+    """Last resort for misspelt names ("survivd", "prcie")."""
+    for at, (word, s) in enumerate(zip(goal.words, goal.stems)):
+        if len(word) < 4 or s in STOPWORDS or s in GENERIC_NOUNS or s in _VOCABULARY:
+            continue
+        for name in names:
+            spelled = [w for w in (*words(name.column.name), name.joined) if len(w) >= 4]
+            if any(similar(word, w) for w in spelled):
+                yield Match(name.column.name, MatchKind.FUZZY, at, at + 1, word)
+
+
+def _objects_of_synonyms(matches: list[Match], stems: tuple[str, ...]) -> set[Match]:
+    """Columns named as the object of a synonym ("cancel their contract", "leave the company"): not targets."""
+    synonyms = [m for m in matches if m.kind is MatchKind.SYNONYM]
+    return {
+        m for m in matches for s in synonyms
+        if s.column != m.column and s.end <= m.start <= s.end + 2 and set(stems[s.end : m.start]) <= OBJECT_LINKS
+    }
+
+
+def column_matches(goal: Goal, profile: DatasetProfile) -> list[Match]:
+    """Every mention of a column in the goal, by name, synonym, abbreviation or class value; fuzzy only if none."""
+    names = column_names(profile)
+    found = [m for name in names for m in (*_span_matches(name, goal), *_synonym_matches(name, goal))]
+    found += _value_matches(profile, goal)
+    objects = _objects_of_synonyms(found, goal.stems)
+    return [m for m in found if m not in objects] or list(_fuzzy_matches(names, goal))
+
+
+def explicit_target(goal: str, profile: DatasetProfile) -> tuple[Match | None, str | None]:
+    """A column named as "target is X" / "X as the target" / quoted: (its match, or the name when absent)."""
+    by_letters = {"".join(words(c.name)): c.name for c in profile.columns}
+    for pattern in _EXPLICIT_TARGET:
+        found = pattern.search(goal)
+        if not found:
+            continue
+        said = found.group(1).strip()
+        letters = "".join(words(said))
+        column = by_letters.get(letters) or next((c for key, c in by_letters.items() if similar(letters, key)), None)
+        return (Match(column, MatchKind.EXPLICIT, 0, 0, said), None) if column else (None, said)
+    return None, None
+
+
+# --------------------------------------------------------------------------------------------- task family
+
+
+def family_scores(goal: Goal, masked: set[int]) -> dict[Family, list[tuple[str, float]]]:
+    """Each family's matched phrases with their weights.
+
+    Words inside a column's name or after a negation don't count; words among the inputs ("from its fatty acid
+    profile") count half, as they describe the features rather than the task.
+    """
+    found: dict[Family, list[tuple[str, float]]] = {}
+    for family, phrase, weight in _TASK_PHRASES:
+        hits = [at for at in _find(goal.stems, phrase)
+                if not masked & set(range(at, at + len(phrase))) and not _negated(goal.stems, at)]
+        if hits:
+            in_inputs = min(hits) >= goal.features_from
+            said = goal.said(min(hits), min(hits) + len(phrase))
+            found.setdefault(family, []).append((said, weight * (INPUT_WORD_WEIGHT if in_inputs else 1)))
+    return found
+
+
+def choose_family(scores: dict[Family, list[tuple[str, float]]], named_target: bool, goal: str,
+                  profile: DatasetProfile) -> tuple[Family, float]:
+    """The family the goal asks for, and how sure (0-1). Raises AmbiguousGoal on no signal or a real conflict."""
+    totals = {family: sum(weight for _, weight in hits) for family, hits in scores.items()}
+    if named_target:
+        totals[Family.SUPERVISED] = totals.get(Family.SUPERVISED, 0.0) + NAMED_COLUMN_WEIGHT
+    if not totals or max(totals.values()) < MIN_TASK_SCORE:
+        raise AmbiguousGoal(_vague_goal_question(goal, profile))
+    ranked = sorted(totals, key=lambda f: (-totals[f], _tie_rank(f, named_target)))
+    best = ranked[0]
+    runner_up = next((f for f in ranked[1:] if f not in SUBORDINATE and best not in SUBORDINATE), None)
+    if runner_up and totals[runner_up] >= 2 and totals[best] - totals[runner_up] < 1:
+        raise AmbiguousGoal(
+            f"The goal asks for two different things: to {best.value} and to {runner_up.value}. Which one do you "
+            f"want? dagsmith builds one pipeline per goal."
+        )
+    second = max((t for f, t in totals.items() if f != best), default=0.0)
+    confidence = min(1.0, 0.5 + totals[best] / 8) - 0.3 * min(1.0, second / totals[best])
+    return best, max(0.1, confidence)
+
+
+def _tie_rank(family: Family, named_target: bool) -> int:
+    return -1 if family is Family.SUPERVISED and named_target else TIE_ORDER.index(family)
+
+
+def _vague_goal_question(goal: str, profile: DatasetProfile) -> str:
+    examples = [c.column for c in profile.target_candidates[:3]] or profile.column_names[:3]
+    shown = f"'{goal.strip()}'" if goal.strip() else "an empty goal"
+    return (
+        f"I could not tell what you want from {shown}. Do you want to predict a column (which one? e.g. "
+        f"{', '.join(examples)}), group similar rows, reduce the columns to a few components, find unusual rows, "
+        f"or explore the data?"
+    )
+
+
+# --------------------------------------------------------------------------------------------- target
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    column: str | None
+    confidence: float
+    reason: str
+
+
+def _chunk(stems: tuple[str, ...], at: int, end: int, verbs: list[int]) -> tuple[int, int]:
+    """The run of content words around a mention ("credit card balance"): one noun phrase."""
+    def inside(i: int) -> bool:
+        return 0 <= i < len(stems) and stems[i] not in STOPWORDS and i not in verbs
+    while inside(at - 1):
+        at -= 1
+    while inside(end):
+        end += 1
+    return at, end
+
+
+def _rank_key(match: Match, stems: tuple[str, ...], verbs: list[int]) -> tuple[float, int, int]:
+    """Best match first; then the noun phrase nearest after a task verb (before it costs 2); then its head word."""
+    start, end = _chunk(stems, match.start, match.end, verbs)
+    distance = min((start - v if start > v else v - end + 2 for v in verbs), default=start)
+    return -match.score, distance, -match.end
+
+
+def _two_targets(first: Match, second: Match, stems: tuple[str, ...]) -> bool:
+    """Two columns named as strongly and joined only by "and"/"or"/commas: the goal asks for both."""
+    if min(first.score, second.score) < STRONG_MATCH:
+        return False
+    left, right = sorted((first, second), key=lambda m: m.start)
+    between = set(stems[left.end : right.start])
+    return left.end <= right.start and between <= CONJUNCTIONS and bool(between & {"and", "or", "plu", "both", "either"})
+
+
+def _profile_favourite(profile: DatasetProfile) -> str | None:
+    return profile.target_candidates[0].column if profile.target_candidates else None
+
+
+def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: DatasetProfile) -> TargetChoice:
+    """The column the goal names (nearest a task verb, inputs after "based on"/"from" aside), else the profile's."""
+    zone = [m for m in matches if m.start < goal.features_from] or matches
+    best: dict[str, Match] = {}
+    for m in sorted(zone, key=lambda m: _rank_key(m, goal.stems, verbs)):
+        best.setdefault(m.column, m)
+    favourite = _profile_favourite(profile)
+    ranked = sorted(best.values(), key=lambda m: (*_rank_key(m, goal.stems, verbs)[:2], m.column != favourite,
+                                                   _rank_key(m, goal.stems, verbs)[2]))
+    if ranked:
+        first = ranked[0]
+        for rival in ranked[1:]:
+            tie = _rank_key(rival, goal.stems, verbs) == _rank_key(first, goal.stems, verbs) and first.column != favourite
+            if tie or _two_targets(first, rival, goal.stems):
+                raise AmbiguousGoal(
+                    f"The goal could mean two columns to predict: '{first.column}' or '{rival.column}'. Which one "
+                    f"should the model predict? One pipeline predicts one column."
+                )
+        return TargetChoice(first.column, first.score, _target_reason(first))
+    named = named_but_absent(goal, verbs)
+    if named:
+        return TargetChoice(named, 0.3, f"the goal names '{named}' as what to predict, but no column matches it")
+    if profile.target_candidates:
+        candidate = profile.target_candidates[0]
+        why = "; ".join(candidate.reasons[:2]) or f"score {candidate.score:.2f}"
+        return TargetChoice(
+            candidate.column, MATCH_SCORE[MatchKind.PROFILE] * (0.5 + candidate.confidence / 2),
+            f"the goal names no column, so the profile's best target candidate is used ({why}); say which column "
+            f"to predict to be sure",
+        )
+    return TargetChoice(None, 0.2, "the goal names no column and the profile found no target candidate")
+
+
+def _target_reason(match: Match) -> str:
+    how = {
+        MatchKind.EXPLICIT: "the goal designates it explicitly",
+        MatchKind.EXACT: "the goal names the column",
+        MatchKind.SYNONYM: "a synonym of its name",
+        MatchKind.ABBREVIATION: "its name abbreviates",
+        MatchKind.PARTIAL: "part of its name is",
+        MatchKind.VALUE: "the goal mentions its class",
+        MatchKind.FUZZY: "a misspelling of its name, read as",
+    }[match.kind]
+    return f"{match.column}: {how}: '{match.said}'"
+
+
+def named_but_absent(goal: Goal, verbs: list[int]) -> str | None:
+    """The noun the task verb governs ("predict the revenue") when it is no everyday word: a column that isn't there.
+
+    Determiners, question words and nouns for the rows ("customers") are skipped; a preposition or a number ends
+    the search ("train a model in 5 minutes" names nothing).
+    """
+    if not verbs:
+        return None
+    for at in range(verbs[0] + 1, min(goal.features_from, len(goal.stems))):
+        s = goal.stems[at]
+        if s in SKIPPABLE or s in GENERIC_NOUNS or s in _VOCABULARY:
+            continue
+        return goal.words[at] if s.isalpha() and s not in STOPWORDS and len(s) >= 3 else None
+    return None
+
+
+# --------------------------------------------------------------------------------------------- task type
+
+_NUMERIC_DTYPE = re.compile(r"^(u?int|float|Int|UInt|Float)\d*")
+_CLASS_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN, SemanticType.TEXT}
+CLASSIFICATION = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION}
+SUPERVISED_TASKS = CLASSIFICATION | {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING}
+#: A numeric target with at most this many values can be classes when the goal hints so.
+FEW_VALUES = 10
+
+_FAMILY_TASK = {
+    Family.CLUSTERING: TaskType.CLUSTERING,
+    Family.REDUCTION: TaskType.DIMENSIONALITY_REDUCTION,
+    Family.ANOMALY: TaskType.ANOMALY_DETECTION,
+    Family.EXPLORATION: TaskType.EXPLORATORY_ANALYSIS,
+}
+
+
+def is_numeric(column: ColumnProfile) -> bool:
+    return bool(_NUMERIC_DTYPE.match(column.dtype)) and column.semantic_type is not SemanticType.DATETIME
+
+
+def _classes(column: ColumnProfile) -> TaskType:
+    return TaskType.BINARY_CLASSIFICATION if column.unique <= 2 else TaskType.MULTICLASS_CLASSIFICATION
+
+
+def supervised_task(goal: Goal, target: ColumnProfile | None, profile: DatasetProfile) -> tuple[TaskType, str]:
+    """Classification or regression from the target's type; goal words decide only where the type cannot."""
+    said = set(goal.stems)
+    forced = ("classification" if said & FORCE_CLASSIFICATION else "regression" if said & FORCE_REGRESSION else None)
+    if target is None:
+        task = TaskType.REGRESSION if forced == "regression" else TaskType.BINARY_CLASSIFICATION
+        return task, "no target column to decide from; read from the goal's words only"
+    shape = f"'{target.name}' has " + (f"{target.unique} distinct values" if target.unique != 1 else "a single value")
+    if forced == "regression":
+        return TaskType.REGRESSION, f"the goal asks for regression ({shape})"
+    if forced == "classification" or not is_numeric(target):
+        return _classes(target), f"{shape} ({_class_list(target)}), so it is predicted as classes"
+    if target.unique <= 2:
+        return TaskType.BINARY_CLASSIFICATION, f"{shape}: a numeric yes/no"
+    if target.unique <= FEW_VALUES:
+        votes = len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
+        suggested = next((c.suggested_task for c in profile.target_candidates if c.column == target.name), None)
+        if votes > 0 or (votes == 0 and suggested in CLASSIFICATION):
+            return TaskType.MULTICLASS_CLASSIFICATION, f"{shape}, few enough to be classes, and the goal or profile says so"
+        return TaskType.REGRESSION, f"{shape}, numeric and ordered, so its value is predicted"
+    return TaskType.REGRESSION, f"{shape}: a continuous number, so its value is predicted"
+
+
+def _class_list(column: ColumnProfile, limit: int = 4) -> str:
+    values = [v.value for v in column.top_values[:limit]]
+    return ", ".join(values) + (", ..." if column.unique > limit else "")
+
+
+# --------------------------------------------------------------------------------------------- constraints
+
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
+                 "fifty": 50, "sixty": 60, "ninety": 90, "couple": 2, "few": 3}
+_NUMBER = r"(\d+(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}  # by the unit's first letter
+_TIME = re.compile(
+    r"\b(?:in|within|under|below|less than|at most|max|maximum|no more than|no longer than|budget of|limit of|"
+    r"than|only|just)\s+(?:the\s+next\s+)?(?:about\s+)?(half\s+an?|" + _NUMBER[1:-1] + r")\s+"
+    r"(s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)\b"
+)
+_QUICK = re.compile(r"\b(quick|quickly|fast|asap|hurry|rapidly|in a rush|right away|speedy)\b")
+QUICK_BUDGET_SECONDS = 300
+_INTERPRETABLE = re.compile(
+    r"\b(explainable|explainability|interpretable|interpretability|interpret|explain|transparent|transparency|"
+    r"white box|glass box|auditable|understandable|human readable|simple rules|regulators?|compliance)\b"
+)
+_BLACK_BOX = re.compile(r"\bblack ?box(?:es)?\b")
+#: Model families a goal can rule out ("no neural nets", "without deep learning", "avoid SVMs").
+MODEL_FAMILIES = {
+    "neural_network": r"neural ?net\w*|deep learning|deep nets?|\bnns?\b|\bmlps?\b|perceptrons?",
+    "svm": r"\bsvms?\b|\bsvcs?\b|support vector",
+    "gradient_boosting": r"\w*boost\w*|\bgbms?\b|lightgbm|catboost",
+    "random_forest": r"random forests?",
+    "tree_ensemble": r"\bensembles?\b",
+    "knn": r"\bk ?nn\b|nearest neighbou?rs?",
+    "naive_bayes": r"naive bayes",
+    "decision_tree": r"decision trees?",
+    "linear_model": r"linear models?|linear regressions?|logistic regressions?",
+}
+_MAX_FEATURES = re.compile(
+    r"\b(at most|no more than|max|maximum|up to|only|just|limit(?:ed)? to|top|fewer than|less than|under|"
+    r"a maximum of)\s+" + _NUMBER + r"\s+(?:\w+\s+)?(?:features?|variables?|columns?|predictors?|inputs?|attributes?)\b"
+)
+#: Metric names as a goal says them -> the name evaluators report.
+METRICS = {
+    "recall": r"\brecall\b|\bsensitivity\b|true positive rate|(?:catch|find) (?:as many|all|most)|miss as few",
+    "precision": r"\bprecision\b|false alarms?|false positives?",
+    "f1": r"\bf 1\b|\bf score\b|\bf measure\b",
+    "roc_auc": r"\bauc\b|\broc\b",
+    "balanced_accuracy": r"balanced accuracy",
+    "accuracy": r"(?<!balanced )\baccuracy\b",
+    "log_loss": r"\blog ?loss\b|cross entropy",
+    "rmse": r"\brmse\b|root mean squared? error",
+    "mae": r"\bmae\b|mean absolute error",
+    "r2": r"\br 2\b|r squared|coefficient of determination",
+    "mape": r"\bmape\b|percentage error",
+    "silhouette": r"\bsilhouette\b",
+}
+_CLASSIFICATION_METRICS = {"recall", "precision", "f1", "roc_auc", "balanced_accuracy", "accuracy", "log_loss"}
+_REGRESSION_METRICS = {"rmse", "mae", "r2", "mape"}
+_N_CLUSTERS = re.compile(r"\b" + _NUMBER + r"\s+(?:\w+\s+)?(?:clusters?|groups?|segments?|personas?|cohorts?)\b|\bk (\d+)\b")
+_N_COMPONENTS = re.compile(r"\b" + _NUMBER + r"\s*(?:d|dimensions?|dims?|components?|axes)\b")
+_VISUALISE = re.compile(r"\b(visuali[sz]\w*|plots?|plotting|charts?|graphs?|scatter|show me|picture)\b")
+
+
+def _number(said: str) -> float:
+    return float(said) if said[0].isdigit() else float(_NUMBER_WORDS[said])
+
+
+def parse_constraints(goal: str, task: TaskType) -> list[Constraint]:
+    """Limits the goal states, each with the words it was read from."""
+    text = " ".join(words(goal))
+    found = [*_time_budget(text), *_interpretability(text), *_excluded_families(text), *_max_features(text),
+             *_metrics(text), *_shape_requests(text, task)]
+    return found
+
+
+def _time_budget(text: str) -> list[Constraint]:
+    found = _TIME.search(text)
+    if found:
+        amount, unit = found.group(1), found.group(2)
+        value = 0.5 if amount.startswith("half") else _number(amount)
+        seconds = int(value * _UNIT_SECONDS[unit[0]])
+        return [Constraint(kind="time_budget_seconds", value=seconds, reason=f"the goal says '{found.group(0)}'")]
+    quick = _QUICK.search(text)
+    if quick:
+        return [Constraint(kind="time_budget_seconds", value=QUICK_BUDGET_SECONDS,
+                           reason=f"'{quick.group(0)}' read as a {QUICK_BUDGET_SECONDS // 60}-minute budget")]
+    return []
+
+
+def _interpretability(text: str) -> list[Constraint]:
+    said = _INTERPRETABLE.search(text)
+    black_box = _BLACK_BOX.search(text)
+    if black_box and _negated(tuple(words(text[: black_box.start()])), len(words(text[: black_box.start()]))):
+        return [Constraint(kind="interpretable", value=True, reason=f"the goal rules out black boxes ('{black_box.group(0)}')")]
+    if said:
+        return [Constraint(kind="interpretable", value=True, reason=f"the goal says '{said.group(0)}'")]
+    return []
+
+
+def _excluded_families(text: str) -> list[Constraint]:
+    found = []
+    for family, pattern in MODEL_FAMILIES.items():
+        for hit in re.finditer(pattern, text):
+            before = tuple(words(text[: hit.start()]))
+            clause = before[-4:]
+            if any(w in NEGATIONS or w == "but" for w in clause):
+                found.append(Constraint(kind="exclude_family", value=family,
+                                        reason=f"the goal rules it out: '{' '.join(clause)} {hit.group(0)}'"))
+                break
+    return found
+
+
+def _max_features(text: str) -> list[Constraint]:
+    found = _MAX_FEATURES.search(text)
+    if not found:
+        return []
+    limit = int(_number(found.group(2))) - (1 if found.group(1) in {"fewer than", "less than"} else 0)
+    return [Constraint(kind="max_features", value=limit, reason=f"the goal says '{found.group(0)}'")]
+
+
+def _metrics(text: str) -> list[Constraint]:
+    hits = sorted((m.start(), name, m.group(0)) for name, pattern in METRICS.items() if (m := re.search(pattern, text)))
+    return [Constraint(kind="metric", value=name, reason=f"the goal mentions '{said}'") for _, name, said in hits]
+
+
+def _shape_requests(text: str, task: TaskType) -> list[Constraint]:
+    found = []
+    clusters = _N_CLUSTERS.search(text)
+    if clusters and task is TaskType.CLUSTERING:
+        found.append(Constraint(kind="n_clusters", value=int(_number(clusters.group(1) or clusters.group(2))),
+                                reason=f"the goal says '{clusters.group(0)}'"))
+    components = _N_COMPONENTS.search(text)
+    if components and task in {TaskType.DIMENSIONALITY_REDUCTION, TaskType.CLUSTERING}:
+        found.append(Constraint(kind="n_components", value=int(_number(components.group(1))),
+                                reason=f"the goal says '{components.group(0)}'"))
+    visual = _VISUALISE.search(text)
+    if visual:
+        found.append(Constraint(kind="visualise", value=True, reason=f"the goal says '{visual.group(0)}'"))
+    return found
+
+
+def _constraint(constraints: list[Constraint], kind: str) -> object:
+    return next((c.value for c in constraints if c.kind == kind), None)
+
+
+# --------------------------------------------------------------------------------------------- stages
+
+_SUPERVISED_BASE = {
+    Stage.LOADING: "reads the dataset",
+    Stage.VALIDATION: "checks the table and the target before anything is learnt",
+    Stage.SPLITTING: "holds out a test set so the evaluation is honest",
+    Stage.MODELLING: "learns to predict the target",
+    Stage.EVALUATION: "measures the model on the held-out rows",
+}
+#: The stages each task cannot do without, and why. Stages the data calls for are added by STAGE_RULES.
+BASE_STAGES: dict[TaskType, dict[Stage, str]] = {
+    TaskType.BINARY_CLASSIFICATION: _SUPERVISED_BASE,
+    TaskType.MULTICLASS_CLASSIFICATION: _SUPERVISED_BASE,
+    TaskType.REGRESSION: _SUPERVISED_BASE,
+    TaskType.TIME_SERIES_FORECASTING: {
+        **_SUPERVISED_BASE,
+        Stage.SPLITTING: "a time-based split holds out the latest rows, so the model never sees the future",
+        Stage.FEATURE_ENGINEERING: "turns the dates into features (year, month, day of week)",
+    },
+    TaskType.CLUSTERING: {
+        Stage.LOADING: "reads the dataset",
+        Stage.VALIDATION: "checks the table before grouping",
+        Stage.SCALING: "distances need features on one scale",
+        Stage.CLUSTERING: "groups similar rows",
+        Stage.EVALUATION: "measures how well separated the groups are",
+    },
+    TaskType.DIMENSIONALITY_REDUCTION: {
+        Stage.LOADING: "reads the dataset",
+        Stage.VALIDATION: "checks the table before projecting it",
+        Stage.SCALING: "components need features on one scale",
+        Stage.DIMENSIONALITY_REDUCTION: "replaces the columns with a few components",
+    },
+    TaskType.ANOMALY_DETECTION: {
+        Stage.LOADING: "reads the dataset",
+        Stage.VALIDATION: "checks the table before scoring rows",
+        Stage.ANOMALY_DETECTION: "scores every row and flags the unusual ones",
+    },
+    TaskType.EXPLORATORY_ANALYSIS: {
+        Stage.LOADING: "reads the dataset",
+        Stage.EDA: "describes every column: counts, gaps, distributions, correlations",
+    },
+}
+#: Optional for every task: a picture and a written report of what was done.
+_ALWAYS_OPTIONAL = {Stage.VISUALISATION: "plots of the data and the results",
+                    Stage.REPORTING: "a written summary of the pipeline and its metrics"}
+_EXTRA_OPTIONAL: dict[TaskType, dict[Stage, str]] = {
+    TaskType.CLUSTERING: {Stage.DIMENSIONALITY_REDUCTION: "a 2-D projection makes the groups visible"},
+    TaskType.ANOMALY_DETECTION: {Stage.EDA: "a description of the data puts the flagged rows in context",
+                                 Stage.SCALING: "distance-based detectors need one scale"},
+}
+
+_MODEL_TASKS = set(TaskType) - {TaskType.EXPLORATORY_ANALYSIS}
+
+
+@dataclass(frozen=True)
+class DataView:
+    """What the stage rules look at: the profile, split into the target and the features."""
+
+    profile: DatasetProfile
+    task: TaskType
+    target: ColumnProfile | None
+    features: list[ColumnProfile]
+    constraints: list[Constraint]
+
+
+StageRule = Callable[[DataView], tuple[Stage, bool, str] | None]
+
+
+def _percent(ratio: float) -> str:
+    return f"{ratio:.1%}" if ratio < 0.01 else f"{ratio:.0%}"
+
+
+def _imputation(view: DataView) -> tuple[Stage, bool, str] | None:
+    gaps = sorted((c for c in view.features if c.missing), key=lambda c: -c.missing_ratio)
+    target_gaps = view.target.missing if view.target and view.task in SUPERVISED_TASKS else 0
+    if not gaps and not target_gaps:
+        return None
+    parts = []
+    if gaps:
+        worst = ", ".join(f"{c.name} {_percent(c.missing_ratio)}" for c in gaps[:3])
+        parts.append(f"{len(gaps)} feature column{'s' if len(gaps) > 1 else ''} {'have' if len(gaps) > 1 else 'has'} "
+                     f"missing values ({worst}{', ...' if len(gaps) > 3 else ''})")
+    if target_gaps:
+        parts.append(f"{target_gaps} rows have no target and must be dropped")
+    return Stage.IMPUTATION, True, "; ".join(parts)
+
+
+def _encoding(view: DataView) -> tuple[Stage, bool, str] | None:
+    text = [c.name for c in view.features if not is_numeric(c) and c.semantic_type in _CLASS_TYPES]
+    if not text:
+        return None
+    return Stage.ENCODING, True, (f"{len(text)} categorical or text feature{'s' if len(text) > 1 else ''} "
+                                  f"({', '.join(text[:4])}{', ...' if len(text) > 4 else ''}) must become numbers")
+
+
+def _column_filtering(view: DataView) -> tuple[Stage, bool, str] | None:
+    ids = [c.name for c in view.profile.columns if c.semantic_type is SemanticType.ID and c is not view.target]
+    constant = [c.name for c in view.features if c.unique <= 1]
+    if not ids and not constant:
+        return None
+    what = [f"id-like {', '.join(ids)}" if ids else "", f"constant {', '.join(constant)}" if constant else ""]
+    return Stage.COLUMN_FILTERING, True, "drops columns that carry no signal: " + "; ".join(w for w in what if w)
+
+
+def _deduplication(view: DataView) -> tuple[Stage, bool, str] | None:
+    n = view.profile.duplicate_rows
+    return (Stage.DEDUPLICATION, False, f"{n} duplicated rows ({_percent(n / max(view.profile.n_rows, 1))})") if n else None
+
+
+def _type_conversion(view: DataView) -> tuple[Stage, bool, str] | None:
+    stored = [c.name for c in view.profile.columns
+              if not is_numeric(c) and c.semantic_type in {SemanticType.NUMERIC, SemanticType.DATETIME}]
+    return (Stage.TYPE_CONVERSION, False, f"{', '.join(stored[:4])} stored as text") if stored else None
+
+
+def _numeric_stages(view: DataView) -> list[tuple[Stage, bool, str]]:
+    numeric = [c for c in view.features if is_numeric(c) and c.unique > 2]
+    if not numeric:
+        return []
+    found = [(Stage.OUTLIER_HANDLING, False, f"{len(numeric)} continuous features may hold extreme values")]
+    if view.task in SUPERVISED_TASKS:
+        found.append((Stage.SCALING, False, f"{len(numeric)} numeric features on different scales matter to "
+                                            "linear and distance-based models"))
+    return found
+
+
+def _feature_selection(view: DataView) -> tuple[Stage, bool, str] | None:
+    if view.task not in SUPERVISED_TASKS:
+        return None
+    limit = _constraint(view.constraints, "max_features")
+    if limit is not None:
+        return Stage.FEATURE_SELECTION, True, f"the goal allows at most {limit} features"
+    return Stage.FEATURE_SELECTION, False, f"{len(view.features)} features; fewer can be simpler and as accurate"
+
+
+def _feature_engineering(view: DataView) -> tuple[Stage, bool, str] | None:
+    dates = [c.name for c in view.features if c.semantic_type is SemanticType.DATETIME]
+    if not dates or view.task not in SUPERVISED_TASKS - {TaskType.TIME_SERIES_FORECASTING}:
+        return None
+    return Stage.FEATURE_ENGINEERING, False, f"date columns ({', '.join(dates[:3])}) can become year/month/day features"
+
+
+def _visualisation(view: DataView) -> tuple[Stage, bool, str] | None:
+    said = next((c for c in view.constraints if c.kind == "visualise"), None)
+    return (Stage.VISUALISATION, True, f"plots were asked for: {said.reason}") if said else None
+
+
+#: Stages the data calls for, each rule returning (stage, required, reason) or nothing. Only model tasks run
+#: them; exploration just describes the table as it is.
+STAGE_RULES: tuple[StageRule, ...] = (
+    _imputation, _encoding, _column_filtering, _deduplication, _type_conversion, _feature_selection,
+    _feature_engineering,
+)
+
+
+def plan_stages(view: DataView) -> tuple[list[Stage], list[Stage], dict[str, str]]:
+    """Required and optional stages for the task and this data, each with its reason."""
+    required = dict(BASE_STAGES[view.task])
+    optional = {**_ALWAYS_OPTIONAL, **_EXTRA_OPTIONAL.get(view.task, {})}
+    if view.task in _MODEL_TASKS:
+        decisions = [rule(view) for rule in STAGE_RULES] + _numeric_stages(view)
+        for stage, is_required, reason in filter(None, decisions):
+            (required if is_required else optional).setdefault(stage, reason)
+    chosen = _visualisation(view)
+    if chosen:
+        required[chosen[0]] = chosen[2]
+    optional = {s: r for s, r in optional.items() if s not in required}
+    reasons = {f"stage.{s.value}": r for s, r in (*required.items(), *optional.items())}
+    return ordered(set(required)), ordered(set(optional)), reasons
+
+
+def _features(profile: DatasetProfile, target: str | None, task: TaskType) -> list[ColumnProfile]:
+    skip = {target, profile.time_column if task is TaskType.TIME_SERIES_FORECASTING else None}
+    return [c for c in profile.columns if c.name not in skip and c.semantic_type is not SemanticType.ID]
+
+
+# --------------------------------------------------------------------------------------------- detect
+
+
+def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
+    """Read the task, target, stages and constraints from the goal and the profile, with a reason for each."""
+    if not any(w.isalpha() for w in words(goal)):
+        raise AmbiguousGoal(_vague_goal_question(goal, profile))
+    read = read_goal(goal, profile)
+    explicit, absent = explicit_target(goal, profile)
+    matches = column_matches(read, profile)
+    masked = {i for m in matches if m.kind is MatchKind.EXACT for i in range(m.start, m.end)}
+    scores = family_scores(read, masked)
+    named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and m.start < read.features_from for m in matches)
+    family, task_confidence = choose_family(scores, named, goal, profile)
+
+    reasons = {"spelling": "read " + ", ".join(f"'{a}' as '{b}'" for a, b in read.corrections)} if read.corrections else {}
+    if family is Family.SUPERVISED:
+        choice = _supervised_target(read, explicit, absent, matches, profile)
+        task, why = supervised_type(read, profile, choice.column)
+    else:
+        choice = TargetChoice(None, 1.0, "none: an unsupervised task works on all the columns")
+        task, why = _FAMILY_TASK[family], "nothing to predict"
+    reasons["target"] = choice.reason
+    reasons["task_type"] = f"{task.value.replace('_', ' ')}: {_evidence(scores, family)}; {why}"
+
+    constraints = parse_constraints(goal, task)
+    for c in constraints:
+        reasons[f"constraint.{c.kind}" + (f".{c.value}" if c.kind in {"exclude_family", "metric"} else "")] = c.reason
+    view = DataView(profile, task, profile.column(choice.column) if choice.column else None,
+                    _features(profile, choice.column, task), constraints)
+    required, optional, stage_reasons = plan_stages(view)
+    return Intent(
+        goal=goal, task_type=task, target=choice.column, required_stages=required, optional_stages=optional,
+        constraints=constraints, reasons={**reasons, **stage_reasons},
+        confidence=round(task_confidence * choice.confidence, 3),
+    )
+
+
+def _supervised_target(read: Goal, explicit: Match | None, absent: str | None, matches: list[Match],
+                       profile: DatasetProfile) -> TargetChoice:
+    if explicit:
+        return TargetChoice(explicit.column, explicit.score, _target_reason(explicit))
+    if absent:
+        return TargetChoice(absent, 0.3, f"the goal designates '{absent}' as the target, but no column matches it")
+    return choose_target(read, matches, verb_positions(read), profile)
+
+
+def supervised_type(read: Goal, profile: DatasetProfile, target_name: str | None) -> tuple[TaskType, str]:
+    """Classification or regression from the target; forecasting when the goal looks ahead along a time column."""
+    target = profile.column(target_name) if target_name else None
+    task, why = supervised_task(read, target, profile)
+    future = _FUTURE.search(" ".join(read.words))
+    if not future:
+        return task, why
+    if profile.time_column and task is TaskType.REGRESSION and target_name != profile.time_column:
+        return TaskType.TIME_SERIES_FORECASTING, (
+            f"the goal looks ahead ('{future.group(0)}') and '{profile.time_column}' orders the rows in time")
+    return task, why + f"; the goal looks ahead ('{future.group(0)}') but " + (
+        "there is no time column to forecast along" if not profile.time_column else "the target is not numeric")
+
+
+def _evidence(scores: dict[Family, list[tuple[str, float]]], family: Family) -> str:
+    said = [phrase for phrase, _ in scores.get(family, [])]
+    return f"the goal says {', '.join(repr(s) for s in said)}" if said else "the goal names a column and nothing else"
+
+
+# --------------------------------------------------------------------------------------------- validate
+
+MIN_ROWS_SUPERVISED = 20
+MIN_ROWS_OTHER = 10
+SMALL_DATASET = 200
+#: A binary minority below this share, or a multiclass class below half its fair share, is imbalanced.
+BINARY_MINORITY = 0.3
+TARGET_GAPS = 0.05
+NEAR_PERFECT = 0.95
+#: A classification target with more distinct numbers than this is a quantity, not a set of classes.
+MAX_NUMERIC_CLASSES = 20
+#: Names of columns usually filled in after the outcome is known (they leak it).
+POST_OUTCOME = re.compile(
+    r"(date_?closed|closed_?(at|date|on)|refund|cancel+ation_?reason|churn_?(date|reason)|termination|"
+    r"exit_?(date|reason)|chargeback|recover(y|ies|ed)|collection|settle(d|ment)|payoff|paid_?off|"
+    r"days_?to_?(close|resolution)|outcome|final_?(status|result))", re.I)
+
+
+def _issue(level: IssueLevel, code: str, message: str) -> IntentIssue:
+    return IntentIssue(level=level, code=code, message=message)
+
+
+def _error(code: str, message: str) -> IntentIssue:
+    return _issue(IssueLevel.ERROR, code, message)
+
+
+def _warning(code: str, message: str) -> IntentIssue:
+    return _issue(IssueLevel.WARNING, code, message)
+
+
+def validate_intent(intent: Intent, profile: DatasetProfile) -> Intent:
+    """Check an intent (from any reasoner) against the data: errors block planning, warnings inform."""
+    found = [*_goal_issues(intent), *_size_issues(intent, profile), *_target_issues(intent, profile),
+             *_leakage_issues(intent, profile), *_metric_issues(intent)]
+    return intent.model_copy(update={"issues": intent.issues + [i for i in found if i not in intent.issues]})
+
+
+def understand(goal: str, profile: DatasetProfile) -> Intent:
+    """Detect and validate; raises AmbiguousGoal (unreadable goal) or InvalidIntent (cannot be planned)."""
+    intent = validate_intent(detect_intent(goal, profile), profile)
+    if intent.errors:
+        raise InvalidIntent(intent)
+    return intent
+
+
+def _goal_issues(intent: Intent) -> list[IntentIssue]:
+    return [] if intent.goal.strip() else [_error("empty_goal", "The goal is empty: say what you want to learn from the data.")]
+
+
+def _size_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
+    supervised = intent.task_type in SUPERVISED_TASKS
+    minimum = MIN_ROWS_SUPERVISED if supervised else MIN_ROWS_OTHER
+    if profile.n_rows < minimum:
+        return [_error("too_few_rows", f"The table has {profile.n_rows} rows; "
+                       f"{intent.task_type.value.replace('_', ' ')} needs at least {minimum}.")]
+    if profile.n_rows < SMALL_DATASET and intent.task_type is not TaskType.EXPLORATORY_ANALYSIS:
+        return [_warning("small_dataset", f"Only {profile.n_rows} rows: results will vary a lot between runs "
+                         f"and held-out metrics are rough.")]
+    return []
+
+
+def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
+    if intent.task_type not in SUPERVISED_TASKS:
+        return []
+    if intent.target is None:
+        return [_error("no_target", "There is no column to predict: the goal names none and the profile found no "
+                       "candidate. Say which column to predict, e.g. 'predict <column>'.")]
+    target = profile.column(intent.target)
+    if target is None:
+        return [_error("target_missing", _missing_target_message(intent.target, profile))]
+    if target.count == 0:
+        return [_error("target_empty", f"'{target.name}' has no values at all ({target.missing} missing): "
+                       f"there is nothing to learn from.")]
+    issues = _type_issues(intent.task_type, target)
+    if target.missing_ratio >= TARGET_GAPS:
+        issues.append(_warning("target_missing_values", f"'{target.name}' is missing in {target.missing} rows "
+                               f"({_percent(target.missing_ratio)}); those rows cannot be used for training."))
+    if intent.task_type in CLASSIFICATION and target.unique >= 2:
+        issues += _imbalance(target)
+    return issues
+
+
+def _missing_target_message(name: str, profile: DatasetProfile) -> str:
+    by_letters = {"".join(words(c)): c for c in profile.column_names}
+    close = difflib.get_close_matches("".join(words(name)), list(by_letters), n=3, cutoff=0.5)
+    closest = f" The closest names are {', '.join(by_letters[c] for c in close)}." if close else ""
+    shown = profile.column_names[:25]
+    more = f" and {len(profile.column_names) - 25} more" if len(profile.column_names) > 25 else ""
+    return f"There is no column '{name}' in the data.{closest} The columns are: {', '.join(shown)}{more}."
+
+
+def _type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
+    if task in {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING} and not is_numeric(target):
+        return [_error("target_not_numeric", f"Regression needs a numeric target, but '{target.name}' is "
+                       f"{target.semantic_type.value} ({_class_list(target)}). Ask to classify it instead.")]
+    if task not in CLASSIFICATION:
+        return []
+    if target.unique == 1:
+        return [_error("single_class", f"'{target.name}' has a single class ('{_class_list(target)}'): there is "
+                       f"nothing to tell apart.")]
+    if is_numeric(target) and target.unique > MAX_NUMERIC_CLASSES:
+        return [_error("target_not_categorical", f"Classification needs classes, but '{target.name}' is a number "
+                       f"with {target.unique} distinct values. Ask for regression, or bin it into classes first.")]
+    if task is TaskType.BINARY_CLASSIFICATION and target.unique > 2:
+        return [_error("not_binary", f"Binary classification needs two classes; '{target.name}' has {target.unique}.")]
+    return []
+
+
+def _imbalance(target: ColumnProfile) -> list[IntentIssue]:
+    counts = [v.count for v in target.top_values]
+    if len(counts) < target.unique or not counts:
+        return []
+    smallest = min(counts) / target.count
+    threshold = BINARY_MINORITY if target.unique == 2 else 0.5 / target.unique
+    if smallest >= threshold:
+        return []
+    minority = min(target.top_values, key=lambda v: v.count)
+    return [_warning("class_imbalance", f"'{target.name}' is imbalanced: the minority class '{minority.value}' is "
+                     f"{_percent(smallest)} of the rows; accuracy will flatter the model, prefer balanced metrics.")]
+
+
+def _leakage_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
+    if intent.task_type not in SUPERVISED_TASKS or profile.column(intent.target or "") is None:
+        return []
+    target = intent.target
+    issues = [
+        _warning("leakage_suspect", f"'{c.name}' looks like an identifier (unique per row): it carries no signal "
+                 f"and can leak how rows were collected; it should not be a feature.")
+        for c in profile.columns if c.semantic_type is SemanticType.ID and c.name != target
+    ]
+    for corr in profile.correlations:
+        other = corr.b if corr.a == target else corr.a if corr.b == target else None
+        if other and abs(corr.value) >= NEAR_PERFECT:
+            issues.append(_warning("leakage_suspect", f"'{other}' predicts '{target}' almost perfectly "
+                                   f"({corr.method} {corr.value:.2f}): check it is known before the outcome."))
+    for group in profile.near_identical_columns:
+        if target in group:
+            twins = ", ".join(c for c in group if c != target)
+            issues.append(_warning("leakage_suspect", f"{twins} nearly duplicates the target '{target}'."))
+    issues += [
+        _warning("leakage_suspect", f"'{c.name}' sounds like it is recorded after the outcome; if so it leaks "
+                 f"the answer and must not be a feature.")
+        for c in profile.columns if c.name != target and POST_OUTCOME.search(c.name)
+    ]
+    return issues
+
+
+def _metric_issues(intent: Intent) -> list[IntentIssue]:
+    fits = (_CLASSIFICATION_METRICS if intent.task_type in CLASSIFICATION
+            else _REGRESSION_METRICS if intent.task_type in {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING}
+            else {"silhouette"} if intent.task_type is TaskType.CLUSTERING else set())
+    return [
+        _warning("metric_mismatch", f"The metric '{c.value}' does not fit {intent.task_type.value.replace('_', ' ')}; "
+                 f"the evaluator's default metrics are used instead.")
+        for c in intent.constraints if c.kind == "metric" and c.value not in fits
+    ]

@@ -1,0 +1,420 @@
+"""Read a user's table whatever its format: the extension proposes, the content decides.
+
+``sniff`` tells the format, encoding, delimiter, decimal mark and header presence from the first bytes (plus one
+decoding pass over text files, so a stray cp1252 byte deep in the file cannot break parsing halfway); ``read_table``
+then parses the file once. Every way a file can fail to be a table ends in a ``DatasetError`` whose one-paragraph
+message says what is wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+import re
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+SUPPORTED = "CSV, TSV, Parquet, JSON, JSON lines or Excel (.xlsx)"
+FORMAT_NAMES = {
+    "csv": "delimited text (CSV)", "tsv": "tab-separated text (TSV)", "parquet": "Parquet", "json": "JSON",
+    "jsonl": "JSON lines", "excel": "an Excel workbook",
+}
+_EXTENSIONS = {
+    ".csv": "csv", ".txt": "csv", ".dat": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
+    ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".xlsx": "excel", ".xlsm": "excel", ".xls": "excel",
+}
+_DELIMITERS = (",", ";", "\t", "|")
+_HEAD_BYTES = 1 << 20
+_BINARY_PROBE = 64 * 1024
+_SNIFF_ROWS = 50
+#: Control bytes that never occur in text tables (tab, newlines and form feed are allowed).
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f")
+_NOT_TABLES = {
+    b"%PDF": "a PDF document", b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
+    b"\x1f\x8b": "a gzip archive", b"BZh": "a bzip2 archive", b"7z\xbc\xaf": "a 7-Zip archive",
+    b"\x7fELF": "a program", b"SQLite format 3": "an SQLite database",
+}
+_DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+")
+_DECIMAL_POINT = re.compile(r"[-+]?\d+\.\d+")
+
+
+class DatasetError(ValueError):
+    """A file that cannot be read as a table; the message says why and what to do, in one paragraph."""
+
+
+@dataclass(frozen=True)
+class ReadInfo:
+    """How a file was read: enough to read it again (in chunks, say) the same way."""
+
+    format: str
+    encoding: str | None = None
+    delimiter: str | None = None
+    header: bool = True
+    size_bytes: int = 0
+    decimal: str = "."
+
+
+def sniff(path: Path | str) -> ReadInfo:
+    """Detect how ``path`` is stored without parsing it; raises ``DatasetError`` when it cannot be a table."""
+    path = Path(path)
+    head, size = _head(path)
+    binary = _binary_format(path, head)
+    if binary:
+        return ReadInfo(binary, size_bytes=size)
+    encoding = _encoding(path, head)
+    text = head.decode(encoding, errors="replace")
+    if not text.strip():
+        raise DatasetError(f"'{path}' holds only blank space: there is no table in it.")
+    if size > len(head):
+        text = text[: text.rfind("\n") + 1]  # the last line was cut off by the head limit
+    structured = _json_format(path, text)
+    if structured:
+        return ReadInfo(structured, encoding=encoding, size_bytes=size)
+    return _delimited_info(path, text, encoding, size)
+
+
+def read_table(
+    path: Path | str, *, max_rows: int | None = None, info: ReadInfo | None = None
+) -> tuple[pd.DataFrame, ReadInfo]:
+    """Parse ``path`` into a DataFrame (only its first ``max_rows`` rows if given) and say how it was read.
+
+    ``info`` from an earlier ``sniff`` of the same file skips detecting again.
+    """
+    path = Path(path)
+    info = info or sniff(path)
+    with _as_dataset_error(path, info.format):
+        frame = _READERS[info.format](path, info, max_rows)
+    _check_shape(path, info, frame)
+    return frame, info
+
+
+def read_chunks(path: Path | str, info: ReadInfo, rows: int) -> Iterator[pd.DataFrame]:
+    """Delimited text in chunks of ``rows`` rows, for files too large to hold in memory at once."""
+    if info.format not in ("csv", "tsv"):
+        raise ValueError(f"only delimited text is read in chunks, not {info.format}")
+    path = Path(path)
+    with _as_dataset_error(path, info.format), pd.read_csv(path, **_csv_options(info), chunksize=rows) as reader:
+        for chunk in reader:
+            yield _named(chunk, info)
+
+
+def count_rows(path: Path | str, info: ReadInfo) -> int | None:
+    """Data rows without parsing: Parquet metadata, or a line count for text (an overestimate when quoted fields
+    span lines); ``None`` for JSON and Excel, which must be parsed to be counted."""
+    if info.format == "parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(path).metadata.num_rows
+    if info.format not in ("csv", "tsv", "jsonl"):
+        return None
+    lines, last = 0, b"\n"
+    with Path(path).open("rb") as file:
+        for block in iter(lambda: file.read(_HEAD_BYTES), b""):
+            lines += block.count(b"\n")
+            last = block.rstrip(b"\x00")[-1:]  # UTF-16 newlines carry a zero byte
+    return lines + int(last != b"\n") - int(info.header and info.format != "jsonl")
+
+
+# ---------------------------------------------------------------- detection
+def _head(path: Path) -> tuple[bytes, int]:
+    if not path.exists():
+        raise DatasetError(
+            f"'{path}' does not exist. Check the spelling and the directory (relative paths start from {Path.cwd()})."
+        )
+    if path.is_dir():
+        raise DatasetError(f"'{path}' is a directory, not a file. Point at one table file inside it: {SUPPORTED}.")
+    try:
+        with path.open("rb") as file:
+            head = file.read(_HEAD_BYTES)
+        size = path.stat().st_size
+    except OSError as exc:
+        raise DatasetError(f"cannot open '{path}': {exc.strerror or exc}. Check that this user may read it.") from exc
+    if not head:
+        raise DatasetError(f"'{path}' is empty (0 bytes): there is no table in it. Was it written completely?")
+    return head, size
+
+
+def _binary_format(path: Path, head: bytes) -> str | None:
+    """'parquet' or 'excel' from the magic bytes, None for text; raises for any other binary file."""
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"\xd0\xcf\x11\xe0"):  # legacy .xls (OLE2 compound document)
+        return "excel"
+    if head.startswith(b"PK\x03\x04"):
+        if _is_workbook(path):
+            return "excel"
+        raise DatasetError(
+            f"'{path}' is a ZIP archive but not an Excel workbook. Extract the table inside it and use that file "
+            f"({SUPPORTED})."
+        )
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return None
+    probe = head[:_BINARY_PROBE]
+    controls = len(probe) - len(probe.translate(None, _CONTROL_BYTES))
+    if b"\x00" in probe or controls > 0.05 * len(probe):
+        kind = next((name for magic, name in _NOT_TABLES.items() if head.startswith(magic)), "binary data")
+        raise DatasetError(
+            f"'{path}' cannot be read as a table: it holds {kind}, not text, Parquet or Excel. "
+            f"Export the data as {SUPPORTED} and try again."
+        )
+    return None
+
+
+def _is_workbook(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "xl/workbook.xml" in archive.namelist()
+    except zipfile.BadZipFile:
+        return False
+
+
+def _encoding(path: Path, head: bytes) -> str:
+    """A byte-order mark decides; otherwise the first of utf-8 and cp1252 that decodes the whole file, else latin-1."""
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    for encoding in ("utf-8", "cp1252"):
+        if _decodes(path, encoding):
+            return encoding
+    return "latin-1"  # decodes any byte sequence
+
+
+def _decodes(path: Path, encoding: str) -> bool:
+    decoder = codecs.getincrementaldecoder(encoding)()
+    try:
+        with path.open("rb") as file:
+            for block in iter(lambda: file.read(_HEAD_BYTES), b""):
+                decoder.decode(block)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _json_format(path: Path, text: str) -> str | None:
+    """'json' or 'jsonl' when the content is JSON-shaped: one object per line makes JSON lines."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    if stripped.startswith("["):
+        return "json"
+    lines = [line for line in stripped.splitlines() if line.strip()]
+    try:
+        json.loads(lines[0])
+    except ValueError:
+        return "json"  # a pretty-printed object spans several lines
+    several = len(lines) > 1 and lines[1].lstrip().startswith("{")
+    return "jsonl" if several or _EXTENSIONS.get(path.suffix.lower()) == "jsonl" else "json"
+
+
+def _delimited_info(path: Path, text: str, encoding: str, size: int) -> ReadInfo:
+    extension = _EXTENSIONS.get(path.suffix.lower())
+    delimiter = _sniff_delimiter(text)
+    if delimiter is None:
+        if extension not in ("csv", "tsv"):
+            raise DatasetError(
+                f"cannot tell what format '{path}' is: the extension '{path.suffix or '(none)'}' does not say, and "
+                f"the content is text without a consistent delimiter (comma, semicolon, tab or bar), JSON, Parquet "
+                f"or Excel. Save the table as {SUPPORTED}."
+            )
+        delimiter = "\t" if extension == "tsv" else ","
+    rows = _rows(text, delimiter)
+    decimal = _decimal_mark(rows, delimiter)
+    header = _has_header(rows, decimal)
+    if header:
+        _check_unique(path, rows[0])
+    return ReadInfo("tsv" if delimiter == "\t" else "csv", encoding, delimiter, header, size, decimal)
+
+
+def _rows(text: str, delimiter: str) -> list[list[str]]:
+    try:
+        return [row for row in islice(csv.reader(io.StringIO(text), delimiter=delimiter), _SNIFF_ROWS) if row]
+    except csv.Error:
+        return []
+
+
+def _sniff_delimiter(text: str) -> str | None:
+    """The delimiter that splits the first rows into the same number (at least 2) of fields most consistently."""
+    best, best_key = None, (0.8, 1)  # at least 80% of the rows must agree on the width
+    for delimiter in _DELIMITERS:
+        widths = [len(row) for row in _rows(text, delimiter)]
+        if not widths:
+            continue
+        width, agreeing = Counter(widths).most_common(1)[0]
+        key = (agreeing / len(widths), width)
+        if width > 1 and key > best_key:
+            best, best_key = delimiter, key
+    return best
+
+
+def _decimal_mark(rows: list[list[str]], delimiter: str) -> str:
+    """',' when numbers like 3,14 outnumber 3.14 (European exports, which are never comma-delimited)."""
+    if delimiter == ",":
+        return "."
+    cells = [cell.strip() for row in rows[1:] for cell in row]
+    commas = sum(bool(_DECIMAL_COMMA.fullmatch(cell)) for cell in cells)
+    points = sum(bool(_DECIMAL_POINT.fullmatch(cell)) for cell in cells)
+    return "," if commas > points else "."
+
+
+def _is_number(cell: str, decimal: str) -> bool:
+    try:
+        float(cell.replace(decimal, "."))
+    except ValueError:
+        return False
+    return True
+
+
+def _has_header(rows: list[list[str]], decimal: str) -> bool:
+    """The first row is a header unless it looks like data: numbers atop numeric columns, or values that recur below.
+
+    Each column votes; without evidence either way (all text, nothing repeated) a header is assumed, as most files
+    have one.
+    """
+    if len(rows) < 2:
+        return True
+    first, body = rows[0], rows[1:]
+    votes = 0
+    for index, cell in enumerate(first):
+        below = [row[index] for row in body if index < len(row) and row[index]]
+        if not below:
+            continue
+        if sum(_is_number(value, decimal) for value in below) >= 0.9 * len(below):
+            votes += -1 if _is_number(cell, decimal) else 1
+        elif cell in below:
+            votes -= 1
+    return votes >= 0
+
+
+def _check_unique(path: Path, names: list[Any]) -> None:
+    """Repeated column names make columns indistinguishable (pandas would silently rename them 'a.1')."""
+    counts = Counter(str(name) for name in names if not pd.isna(name) and str(name).strip())
+    repeated = [name for name, count in counts.items() if count > 1]
+    if repeated:
+        listed = ", ".join(f"'{name}' ({counts[name]} times)" for name in repeated)
+        raise DatasetError(
+            f"'{path}' has duplicate column names: {listed}. Every column needs its own name to be told apart; "
+            f"rename the repeats and try again."
+        )
+
+
+def _check_shape(path: Path, info: ReadInfo, frame: pd.DataFrame) -> None:
+    if len(frame) == 0 and frame.shape[1] and info.format in ("csv", "tsv", "excel"):
+        names = ", ".join(map(str, frame.columns[:5])) + (", ..." if frame.shape[1] > 5 else "")
+        raise DatasetError(
+            f"'{path}' has a header row ({frame.shape[1]} columns: {names}) but no data rows. "
+            f"Check that the export wrote the data, not only the column names."
+        )
+    if len(frame) == 0:
+        raise DatasetError(f"'{path}' is {FORMAT_NAMES[info.format]} but holds no rows: there is nothing to profile.")
+    if frame.shape[1] == 0:
+        raise DatasetError(f"'{path}' is {FORMAT_NAMES[info.format]} but its records have no fields.")
+
+
+@contextmanager
+def _as_dataset_error(path: Path, fmt: str) -> Iterator[None]:
+    try:
+        yield
+    except DatasetError:
+        raise
+    except Exception as exc:  # each parser (pandas, pyarrow, openpyxl, json) has its own errors; all mean "not readable"
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+        raise DatasetError(
+            f"'{path}' looks like {FORMAT_NAMES[fmt]} but could not be parsed: {reason}. Check that the file is "
+            f"complete and not corrupted, or save it again as {SUPPORTED}."
+        ) from exc
+
+
+# ---------------------------------------------------------------- parsing
+def _csv_options(info: ReadInfo) -> dict[str, Any]:
+    return {"sep": info.delimiter, "encoding": info.encoding, "decimal": info.decimal, "header": 0 if info.header else None}
+
+
+def _named(frame: pd.DataFrame, info: ReadInfo) -> pd.DataFrame:
+    if not info.header:
+        frame.columns = [f"column_{i}" for i in range(1, frame.shape[1] + 1)]
+    return frame
+
+
+def _read_delimited(path: Path, info: ReadInfo, max_rows: int | None) -> pd.DataFrame:
+    return _named(pd.read_csv(path, **_csv_options(info), nrows=max_rows, low_memory=False), info)
+
+
+def _read_parquet(path: Path, info: ReadInfo, max_rows: int | None) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(path)
+    _check_unique(path, file.schema_arrow.names)
+    if max_rows is None:
+        return pd.read_parquet(path)
+    batches = list(islice(file.iter_batches(batch_size=max_rows), 1))
+    return pa.Table.from_batches(batches, schema=file.schema_arrow).to_pandas()
+
+
+def _read_excel(path: Path, info: ReadInfo, max_rows: int | None) -> pd.DataFrame:
+    """The first sheet; its header row is read raw first because pandas renames repeated names."""
+    _check_unique(path, pd.read_excel(path, header=None, nrows=1).iloc[0].tolist())
+    return pd.read_excel(path, nrows=max_rows)
+
+
+def _read_json(path: Path, info: ReadInfo, max_rows: int | None) -> pd.DataFrame:
+    with path.open(encoding=info.encoding) as file:
+        frame = _json_table(path, json.load(file))
+    return frame if max_rows is None else frame.head(max_rows)
+
+
+def _json_table(path: Path, data: Any) -> pd.DataFrame:
+    """Records (a list of objects, possibly under one key) or columns (an object of equal-length lists)."""
+    if isinstance(data, dict):
+        lists = [value for value in data.values() if isinstance(value, list)]
+        if data and len(lists) == len(data):
+            return pd.DataFrame(data)
+        if len(lists) == 1:
+            data = lists[0]
+    if isinstance(data, list) and all(isinstance(record, dict) for record in data):
+        return pd.json_normalize(data)
+    raise DatasetError(
+        f"'{path}' is JSON but not a table: expected a list of records ([{{...}}, ...]), an object of equal-length "
+        f"column lists, or an object with one key holding a list of records."
+    )
+
+
+def _read_jsonl(path: Path, info: ReadInfo, max_rows: int | None) -> pd.DataFrame:
+    with path.open(encoding=info.encoding) as file:
+        numbered = ((number, line) for number, line in enumerate(file, 1) if line.strip())
+        records = [_json_record(path, number, line) for number, line in islice(numbered, max_rows)]
+    return pd.json_normalize(records)
+
+
+def _json_record(path: Path, number: int, line: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line.strip())
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"line {number} of '{path}' is not valid JSON ({exc.msg} at column {exc.colno}); a JSON-lines file "
+            f"holds one complete JSON object per line."
+        ) from exc
+    if not isinstance(record, dict):
+        raise DatasetError(
+            f"line {number} of '{path}' holds a JSON {type(record).__name__}, not an object; a JSON-lines file "
+            f"holds one object (a record with named fields) per line."
+        )
+    return record
+
+
+_READERS: dict[str, Callable[[Path, ReadInfo, int | None], pd.DataFrame]] = {
+    "csv": _read_delimited, "tsv": _read_delimited, "parquet": _read_parquet, "excel": _read_excel,
+    "json": _read_json, "jsonl": _read_jsonl,
+}
