@@ -115,7 +115,10 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
     elif stage is Stage.DIMENSIONALITY_REDUCTION:
         visual = _constraint(intent, "visualise") or re.search(r"\b(plot|visuali[sz]e|2d|map|see)\b", intent.goal, re.I)
         numeric = sum(c.semantic_type is SemanticType.NUMERIC for c in profile.columns)
-        if visual:
+        wanted = _constraint(intent, "n_components")
+        if wanted:
+            put("n_components", int(wanted), "the goal asks for it")
+        elif visual:
             put("n_components", 2, "two components to plot")
         elif isinstance(_default(entry, "n_components"), float):
             put("n_components", 0.95, "keep 95% of the variance")

@@ -24,13 +24,14 @@ __all__ = ["detect_intent", "understand", "validate_intent"]
 
 # --------------------------------------------------------------------------------------------- words
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: camelCase and ACRONYMWord boundaries, but not an acronym's plural ("SVMs", "GBMs").
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])(?![A-Z]s\b)")
 _TOKEN = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
 
 
 def words(text: str) -> list[str]:
     """Lower-case word tokens; camelCase, snake_case and dotted names split, so goals and column names compare."""
-    return _TOKEN.findall(_CAMEL.sub(" ", re.sub(r"['’`]", "", text)).lower())
+    return _TOKEN.findall(_CAMEL.sub(" ", re.sub(r"['\u2019`]", "", text)).lower())
 
 
 def stem(word: str) -> str:
@@ -69,16 +70,20 @@ GENERIC_NOUNS = frozenset(_stems(
     "customer client user employee staff worker people person patient applicant borrower passenger row record "
     "sample observation instance item entry case house home property diamond penguin flower plant car wine oil "
     "concrete mixture bird animal company business value outcome target label class category type kind group "
-    "result variable column field feature model future next someone one month week year day time period"
+    "result variable column field feature model future next someone one month week year day time period member "
+    "subscriber"
 ))
 #: Words between two named columns that mean the goal asks for both ("price and cut").
 CONJUNCTIONS = frozenset(_stems("and or plus also well as both either the a an its their of"))
+JOINING_WORDS = frozenset(_stems("and or plus both either"))
 #: Words between a verb and its object ("cancel their contract", "default on the loan").
 OBJECT_LINKS = frozenset(_stems("the a an their his her its my our your on with of"))
 #: Words skipped when looking for the noun a task verb governs ("predict whether the customer will ...").
 SKIPPABLE = frozenset(_stems("the a an my our your their his her its this that these those which what whether if who "
                              "will would is are be going gonna to likely how much many"))
-NEGATIONS = frozenset(_stems("no not without avoid exclude excluding except never dont nor instead rather"))
+NEGATIONS = frozenset(_stems("no not without avoid exclude excluding except never dont doesnt nor instead rather"))
+#: Words that start a new clause, ending the reach of a negation.
+CLAUSE_BREAKS = frozenset(("and", "but", "then", "while", "although", "though", "however"))
 
 # --------------------------------------------------------------------------------------------- task rules
 
@@ -93,55 +98,46 @@ class Family(StrEnum):
     EXPLORATION = "explore the data"
 
 
-#: (family, phrase, weight). Phrases are matched on word stems, so "predicting" and "predicts" count as
-#: "predict". Strong, unambiguous words weigh 3; ordinary task verbs 2; hints that need company 1.
-TASK_RULES: tuple[tuple[Family, str, float], ...] = (
-    (Family.SUPERVISED, "predict", 2), (Family.SUPERVISED, "prediction", 2), (Family.SUPERVISED, "predictive", 2),
-    (Family.SUPERVISED, "forecast", 2), (Family.SUPERVISED, "estimate", 1.5), (Family.SUPERVISED, "estimation", 1.5),
-    (Family.SUPERVISED, "classify", 3), (Family.SUPERVISED, "classification", 3),
-    (Family.SUPERVISED, "classifier", 3), (Family.SUPERVISED, "categorise", 2), (Family.SUPERVISED, "categorize", 2),
-    (Family.SUPERVISED, "regression", 3), (Family.SUPERVISED, "regressor", 3), (Family.SUPERVISED, "regress", 3),
-    (Family.SUPERVISED, "supervised", 2), (Family.SUPERVISED, "whether", 1.5), (Family.SUPERVISED, "likely to", 1),
-    (Family.SUPERVISED, "likelihood", 1.5), (Family.SUPERVISED, "probability", 1.5), (Family.SUPERVISED, "chance", 1),
-    (Family.SUPERVISED, "risk of", 1), (Family.SUPERVISED, "who will", 2), (Family.SUPERVISED, "guess", 1.5),
-    (Family.SUPERVISED, "tell apart", 2), (Family.SUPERVISED, "distinguish", 2), (Family.SUPERVISED, "diagnose", 2),
-    (Family.SUPERVISED, "anticipate", 2), (Family.SUPERVISED, "foresee", 2), (Family.SUPERVISED, "determine", 1),
-    (Family.SUPERVISED, "identify", 1),
-    (Family.SUPERVISED, "what drive", 2), (Family.SUPERVISED, "driver", 1.5), (Family.SUPERVISED, "why", 1),
-    (Family.SUPERVISED, "how much", 1.5), (Family.SUPERVISED, "how many", 1.5), (Family.SUPERVISED, "model", 1),
-    (Family.SUPERVISED, "target", 1), (Family.SUPERVISED, "label", 1),
-    (Family.CLUSTERING, "cluster", 3), (Family.CLUSTERING, "segment", 2.5), (Family.CLUSTERING, "segmentation", 3),
-    (Family.CLUSTERING, "group", 1.5), (Family.CLUSTERING, "group similar", 1.5), (Family.CLUSTERING, "into group", 1),
-    (Family.CLUSTERING, "grouping", 2), (Family.CLUSTERING, "k means", 3), (Family.CLUSTERING, "kmeans", 3),
-    (Family.CLUSTERING, "persona", 2), (Family.CLUSTERING, "archetype", 2), (Family.CLUSTERING, "cohort", 1.5),
-    (Family.CLUSTERING, "similar", 1), (Family.CLUSTERING, "partition", 1.5), (Family.CLUSTERING, "unsupervised", 1),
-    (Family.REDUCTION, "dimensionality", 3), (Family.REDUCTION, "dimension", 2), (Family.REDUCTION, "compress", 2),
-    (Family.REDUCTION, "compression", 2), (Family.REDUCTION, "embed", 2), (Family.REDUCTION, "embedding", 2),
-    (Family.REDUCTION, "pca", 3), (Family.REDUCTION, "principal component", 3), (Family.REDUCTION, "t sne", 3),
-    (Family.REDUCTION, "tsne", 3), (Family.REDUCTION, "umap", 3), (Family.REDUCTION, "svd", 3),
-    (Family.REDUCTION, "2 d", 1.5), (Family.REDUCTION, "two dimension", 1.5), (Family.REDUCTION, "low dimensional", 2),
-    (Family.REDUCTION, "high dimensional", 1.5), (Family.REDUCTION, "latent", 1.5), (Family.REDUCTION, "reduce", 1),
-    (Family.REDUCTION, "component", 1), (Family.REDUCTION, "fewer column", 1.5), (Family.REDUCTION, "project", 1),
-    (Family.ANOMALY, "anomaly", 3), (Family.ANOMALY, "anomalous", 3), (Family.ANOMALY, "outlier", 3),
-    (Family.ANOMALY, "unusual", 2.5), (Family.ANOMALY, "weird", 2.5), (Family.ANOMALY, "strange", 2),
-    (Family.ANOMALY, "odd", 2), (Family.ANOMALY, "abnormal", 2.5), (Family.ANOMALY, "suspicious", 2.5),
-    (Family.ANOMALY, "fraud", 2.5), (Family.ANOMALY, "fraudulent", 2.5), (Family.ANOMALY, "novelty", 2),
-    (Family.ANOMALY, "irregular", 2), (Family.ANOMALY, "atypical", 2.5), (Family.ANOMALY, "stand out", 2),
-    (Family.ANOMALY, "deviate", 1.5), (Family.ANOMALY, "deviation", 1.5), (Family.ANOMALY, "rare", 1),
-    (Family.ANOMALY, "doesnt fit", 1.5), (Family.ANOMALY, "glitch", 1.5),
-    (Family.EXPLORATION, "explore", 3), (Family.EXPLORATION, "exploration", 3), (Family.EXPLORATION, "exploratory", 3),
-    (Family.EXPLORATION, "eda", 3), (Family.EXPLORATION, "describe", 2.5), (Family.EXPLORATION, "descriptive", 2.5),
-    (Family.EXPLORATION, "summarise", 2.5), (Family.EXPLORATION, "summarize", 2.5), (Family.EXPLORATION, "summary", 2.5),
-    (Family.EXPLORATION, "overview", 2.5), (Family.EXPLORATION, "whats in", 3), (Family.EXPLORATION, "what is in", 3),
-    (Family.EXPLORATION, "get to know", 2.5), (Family.EXPLORATION, "tell me about", 2.5),
-    (Family.EXPLORATION, "understand", 1.5), (Family.EXPLORATION, "insight", 2), (Family.EXPLORATION, "statistic", 2),
-    (Family.EXPLORATION, "stats", 2), (Family.EXPLORATION, "profile", 2), (Family.EXPLORATION, "distribution", 1.5),
-    (Family.EXPLORATION, "correlation", 1.5), (Family.EXPLORATION, "relationship", 1), (Family.EXPLORATION, "pattern", 1),
-    (Family.EXPLORATION, "investigate", 1.5), (Family.EXPLORATION, "inspect", 1.5), (Family.EXPLORATION, "look at", 1),
-    (Family.EXPLORATION, "analyse", 1), (Family.EXPLORATION, "analyze", 1), (Family.EXPLORATION, "analysis", 1),
-    (Family.EXPLORATION, "visualise", 1), (Family.EXPLORATION, "visualize", 1), (Family.EXPLORATION, "plot", 1),
-    (Family.EXPLORATION, "chart", 1),
-)
+#: Task words by family and weight, matched on word stems (so "predicting" counts as "predict"). Unambiguous
+#: words weigh 3, ordinary task verbs 2, hints that need company 1.
+TASK_RULES: dict[Family, dict[float, str]] = {
+    Family.SUPERVISED: {
+        3: "classify, classification, classifier, regression, regressor, regress",
+        2: "predict, prediction, predictive, forecast, categorise, categorize, supervised, who will, tell apart, "
+           "distinguish, diagnose, anticipate, foresee, what drives",
+        1.5: "estimate, estimation, whether, likelihood, probability, guess, driver, how much, how many, how heavy, "
+             "how big, how large, how long, how tall, how high, how old, how strong, how fast, how far",
+        1: "likely to, chance, risk of, determine, identify, why, model, target, label",
+        0.5: "will",
+    },
+    Family.CLUSTERING: {
+        3: "cluster, segmentation, k means, kmeans",
+        2.5: "segment",
+        2: "grouping, persona, archetype",
+        1.5: "group, group similar, cohort, partition",
+        1: "into groups, similar, unsupervised",
+    },
+    Family.REDUCTION: {
+        3: "dimensionality, pca, principal component, t sne, tsne, umap, svd",
+        2: "dimension, compress, compression, embed, embedding, low dimensional",
+        1.5: "2 d, two dimensions, high dimensional, latent, fewer columns",
+        1: "reduce, component, projection",
+    },
+    Family.ANOMALY: {
+        3: "anomaly, anomalous, outlier",
+        2.5: "unusual, weird, abnormal, suspicious, fraud, fraudulent, atypical",
+        2: "strange, odd, novelty, irregular, stand out",
+        1.5: "deviate, deviation, doesnt fit, dont fit, glitch",
+        1: "rare",
+    },
+    Family.EXPLORATION: {
+        3: "explore, exploration, exploratory, eda, whats in, what is in",
+        2.5: "describe, descriptive, summarise, summarize, summary, overview, get to know, tell me about",
+        2: "insight, statistic, stats, profile",
+        1.5: "understand, distribution, correlation, investigate, inspect",
+        1: "relationship, pattern, look at, analyse, analyze, analysis, visualise, visualize, plot, chart",
+    },
+}
 #: Below this total no family has been asked for: the goal is a question back to the user.
 MIN_TASK_SCORE = 0.5
 #: What naming a column adds to "predict it": enough for a bare "churn?", less than any task word.
@@ -164,11 +160,12 @@ CLASSIFICATION_HINTS = frozenset(_stems("whether class category which kind label
 REGRESSION_HINTS = frozenset(_stems("how much many amount number quantity level value estimate"))
 
 
-def _phrase_table(rules: Iterable[tuple[Family, str, float]]) -> tuple[tuple[Family, tuple[str, ...], float], ...]:
-    return tuple((family, _stems(phrase), weight) for family, phrase, weight in rules)
-
-
-_TASK_PHRASES = _phrase_table(TASK_RULES)
+_TASK_PHRASES: tuple[tuple[Family, tuple[str, ...], float], ...] = tuple(
+    (family, _stems(phrase), weight)
+    for family, by_weight in TASK_RULES.items()
+    for weight, phrases in by_weight.items()
+    for phrase in phrases.split(", ")
+)
 
 # --------------------------------------------------------------------------------------------- target rules
 
@@ -182,29 +179,30 @@ class Synonym:
     values: frozenset[str] = frozenset()
 
 
-def _synonym(goal: str, column: str, values: str = "") -> Synonym:
-    return Synonym(frozenset(_stems(goal)), frozenset(_stems(column)), frozenset(_stems(values)))
-
-
-SYNONYMS: tuple[Synonym, ...] = (
-    _synonym("churn leave quit cancel attrition defect exit retain retention stay lose lost", "churn exited attrition"),
-    _synonym("price cost worth value expensive cheap sell", "price saleprice cost value medv"),
-    _synonym("default repay repayment creditworthy creditworthiness risk risky bad good loan", "status class default",
-             values="good bad default paid"),
-    _synonym("survive survival die death dead live alive", "survived survive survival dead"),
-    _synonym("kind breed variety", "species variety"),
-    _synonym("cultivar variety grape winery producer origin", "cultivar variety"),
-    _synonym("malignant benign cancer tumour tumor diagnose diagnosis", "diagnosis malignant"),
-    _synonym("progression progress severity disease", "progression"),
-    _synonym("strength strong", "strength"),
-    _synonym("income salary wage earning earnings pay paid", "income wage salary earnings"),
-    _synonym("where origin provenance region", "region origin"),
-    _synonym("unemployment unemployed jobless", "unemploy unemployment"),
-    _synonym("spending consumption expenditure", "pce consumption spending"),
-    _synonym("fuel efficiency mileage consumption", "mpg"),
-    _synonym("crime", "crim"),
-    _synonym("home house value", "medv"),
+#: (goal words, column-name words, values the column must hold). "default" names a column 'Status' only when
+#: it holds good/bad; "sell for" names 'Sale_Price'.
+SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
+    ("churn leave quit resign cancel unsubscribe drop terminate attrition defect exit retain retention stay lose lost",
+     "churn exited attrition", ""),
+    ("price cost worth value expensive cheap sell", "price saleprice cost value medv", ""),
+    ("default repay repayment pay creditworthy creditworthiness risk risky bad good loan", "status class default",
+     "good bad default paid"),
+    ("survive survival die death dead live alive", "survived survive survival dead", ""),
+    ("kind breed variety", "species variety", ""),
+    ("cultivar variety grape winery producer origin", "cultivar variety", ""),
+    ("malignant benign cancer tumour tumor diagnose diagnosis", "diagnosis malignant", ""),
+    ("progression progress severity disease", "progression", ""),
+    ("strength strong", "strength", ""),
+    ("income salary wage earning earnings", "income wage salary earnings", ""),
+    ("heavy weigh weight mass", "mass weight", ""),
+    ("where origin provenance region", "region origin", ""),
+    ("unemployment unemployed jobless", "unemploy unemployment", ""),
+    ("spending consumption expenditure", "pce consumption spending", ""),
+    ("fuel efficiency mileage consumption", "mpg", ""),
+    ("home house value", "medv", ""),
 )
+SYNONYMS = tuple(Synonym(frozenset(_stems(g)), frozenset(_stems(c)), frozenset(_stems(v))) for g, c, v in SYNONYM_TABLE)
+SYNONYM_TEXTS = tuple(goal for goal, _, _ in SYNONYM_TABLE)
 #: Units and filler inside column names ("bill_length_mm", "sepal length (cm)"): never how a user names it.
 NAME_NOISE = frozenset(_stems("cm mm kg g lb lbs km pct usd num of the in per is has"))
 #: Values too common to point at one column when a goal mentions them.
@@ -253,7 +251,6 @@ _FEATURE_MARKER = re.compile(r"\b(?:based on|using|from|given|by looking at|acco
 class Goal:
     """The goal as the rules see it: its words, their stems (typos fixed), and where the inputs start."""
 
-    text: str
     words: tuple[str, ...]
     stems: tuple[str, ...]
     features_from: int  # index of the first word after "based on"/"from"/... (len(words) when there is none)
@@ -263,10 +260,11 @@ class Goal:
         return " ".join(self.words[start:end])
 
 
-def _vocabulary() -> frozenset[str]:
-    rule_words = {s for _, phrase, _ in _TASK_PHRASES for s in phrase}
-    synonym_words = {s for syn in SYNONYMS for s in syn.goal}
-    return frozenset(w for w in rule_words | synonym_words if len(w) >= 4)
+def _vocabulary() -> dict[str, str]:
+    """Stem -> word as the rules write it, for every task and synonym word long enough to be misspelt."""
+    phrases = [p for by_weight in TASK_RULES.values() for ps in by_weight.values() for p in ps.split(", ")]
+    written = [w for text in (*phrases, *SYNONYM_TEXTS) for w in words(text)]
+    return {stem(w): w for w in written if len(stem(w)) >= 4}
 
 
 _VOCABULARY = _vocabulary()
@@ -281,27 +279,28 @@ def similar(a: str, b: str) -> bool:
     return difflib.SequenceMatcher(None, a, b).ratio() >= FUZZY_CUTOFF
 
 
-def _derived(a: str, b: str) -> bool:
-    """'personal' is not a typo of 'persona': a word that extends another is a different word."""
-    return a.startswith(b) or b.startswith(a)
+def _spelling_fix(s: str) -> str | None:
+    """The vocabulary stem a misspelt stem was meant to be. A word that extends another ('personal', 'persona') is a
+    different word, not a typo."""
+    close = [v for v in _VOCABULARY if similar(s, v) and not (s.startswith(v) or v.startswith(s))]
+    return max(close, key=lambda v: (difflib.SequenceMatcher(None, s, v).ratio(), v), default=None)
 
 
 def read_goal(text: str, profile: DatasetProfile) -> Goal:
     """Split the goal into words and stems, fixing misspelt task words ("predcit", "clasify") but no column names."""
-    known = _VOCABULARY | {s for name in column_names(profile) for s in name.stems} | STOPWORDS | GENERIC_NOUNS
+    known = {*_VOCABULARY, *STOPWORDS, *GENERIC_NOUNS, *(s for name in column_names(profile) for s in name.stems)}
     tokens = words(text)
     stems: list[str] = []
     corrections: list[tuple[str, str]] = []
     for word in tokens:
         s = stem(word)
-        fix = None if len(s) < 5 or s in known or not s.isalpha() else next(
-            (v for v in sorted(_VOCABULARY) if similar(s, v) and not _derived(s, v)), None)
+        fix = _spelling_fix(s) if len(s) >= 5 and s.isalpha() and s not in known else None
         if fix:
-            corrections.append((word, fix))
+            corrections.append((word, _VOCABULARY[fix]))
         stems.append(fix or s)
     marker = _FEATURE_MARKER.search(" ".join(tokens))
     features_from = len(" ".join(tokens)[: marker.start()].split()) if marker else len(tokens)
-    return Goal(text, tuple(tokens), tuple(stems), features_from, tuple(corrections))
+    return Goal(tuple(tokens), tuple(stems), features_from, tuple(corrections))
 
 
 def _find(stems: tuple[str, ...], phrase: tuple[str, ...]) -> list[int]:
@@ -328,6 +327,10 @@ class ColumnName:
     stems: tuple[str, ...]  # content stems of the name ("Sale_Price" -> sale, pric)
     spelled: tuple[str, ...]  # the same words as written (sale, price)
     joined: str  # the name's letters run together ("saleprice")
+
+    @property
+    def written(self) -> Iterable[tuple[str, str]]:
+        return zip(self.stems, self.spelled, strict=True)
 
 
 def column_names(profile: DatasetProfile) -> list[ColumnName]:
@@ -359,12 +362,12 @@ def _abbreviates(column_word: tuple[str, str], goal_word: tuple[str, str]) -> bo
     Both words come as (stem, as written): prefixes compare stems, skeletons compare the letters as written.
     """
     (short, letters), (stemmed, word) = column_word, goal_word
-    if len(short) < 3 or short in STOPWORDS or len(stemmed) <= len(short) + 1 or short[0] != word[0]:
+    if len(short) < 3 or short in STOPWORDS or short[0] != word[0]:
         return False
-    if stemmed.startswith(short):
+    if len(stemmed) > len(short) and stemmed.startswith(short):
         return True
     rest = iter(word)
-    return sum(ch in "aeiou" for ch in letters) <= 1 and all(ch in rest for ch in letters)
+    return len(word) > len(letters) and sum(ch in "aeiou" for ch in letters) <= 1 and all(ch in rest for ch in letters)
 
 
 def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
@@ -372,15 +375,15 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
     column, stems = name.column.name, goal.stems
     for at in _find(stems, name.stems):
         yield Match(column, MatchKind.EXACT, at, at + len(name.stems), goal.said(at, at + len(name.stems)))
-    for at, s in enumerate(stems):
-        if s in _VOCABULARY or s in STOPWORDS:
+    for at, (s, word) in enumerate(zip(stems, goal.words, strict=True)):
+        if s in STOPWORDS:
             continue
         if len(name.joined) >= 4 and s == stem(name.joined):
-            yield Match(column, MatchKind.EXACT, at, at + 1, goal.words[at])
-        elif any(_abbreviates(written, (s, goal.words[at])) for written in zip(name.stems, name.spelled)):
-            yield Match(column, MatchKind.ABBREVIATION, at, at + 1, goal.words[at])
+            yield Match(column, MatchKind.EXACT, at, at + 1, word)
+        elif s not in _VOCABULARY and any(_abbreviates(c, (s, word)) for c in name.written):
+            yield Match(column, MatchKind.ABBREVIATION, at, at + 1, word)
         elif s in name.stems and len(s) >= 3:
-            yield Match(column, MatchKind.PARTIAL, at, at + 1, goal.words[at])
+            yield Match(column, MatchKind.PARTIAL, at, at + 1, word)
     for c in name.stems:  # acronyms: "pce" for personal consumption expenditures
         n = len(c)
         for at in range(len(stems) - n + 1) if 2 <= n <= 5 and c.isalpha() else ():
@@ -416,7 +419,7 @@ def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
 
 def _fuzzy_matches(names: list[ColumnName], goal: Goal) -> Iterable[Match]:
     """Last resort for misspelt names ("survivd", "prcie")."""
-    for at, (word, s) in enumerate(zip(goal.words, goal.stems)):
+    for at, (word, s) in enumerate(zip(goal.words, goal.stems, strict=True)):
         if len(word) < 4 or s in STOPWORDS or s in GENERIC_NOUNS or s in _VOCABULARY:
             continue
         for name in names:
@@ -546,32 +549,15 @@ def _two_targets(first: Match, second: Match, stems: tuple[str, ...]) -> bool:
         return False
     left, right = sorted((first, second), key=lambda m: m.start)
     between = set(stems[left.end : right.start])
-    return left.end <= right.start and between <= CONJUNCTIONS and bool(between & {"and", "or", "plu", "both", "either"})
-
-
-def _profile_favourite(profile: DatasetProfile) -> str | None:
-    return profile.target_candidates[0].column if profile.target_candidates else None
+    return left.end <= right.start and between <= CONJUNCTIONS and bool(between & JOINING_WORDS)
 
 
 def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: DatasetProfile) -> TargetChoice:
     """The column the goal names (nearest a task verb, inputs after "based on"/"from" aside), else the profile's."""
     zone = [m for m in matches if m.start < goal.features_from] or matches
-    best: dict[str, Match] = {}
-    for m in sorted(zone, key=lambda m: _rank_key(m, goal.stems, verbs)):
-        best.setdefault(m.column, m)
-    favourite = _profile_favourite(profile)
-    ranked = sorted(best.values(), key=lambda m: (*_rank_key(m, goal.stems, verbs)[:2], m.column != favourite,
-                                                   _rank_key(m, goal.stems, verbs)[2]))
-    if ranked:
-        first = ranked[0]
-        for rival in ranked[1:]:
-            tie = _rank_key(rival, goal.stems, verbs) == _rank_key(first, goal.stems, verbs) and first.column != favourite
-            if tie or _two_targets(first, rival, goal.stems):
-                raise AmbiguousGoal(
-                    f"The goal could mean two columns to predict: '{first.column}' or '{rival.column}'. Which one "
-                    f"should the model predict? One pipeline predicts one column."
-                )
-        return TargetChoice(first.column, first.score, _target_reason(first))
+    if zone:
+        best = _named_target(goal, zone, verbs, profile)
+        return TargetChoice(best.column, best.score, _target_reason(best))
     named = named_but_absent(goal, verbs)
     if named:
         return TargetChoice(named, 0.3, f"the goal names '{named}' as what to predict, but no column matches it")
@@ -584,6 +570,23 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
             f"to predict to be sure",
         )
     return TargetChoice(None, 0.2, "the goal names no column and the profile found no target candidate")
+
+
+def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: DatasetProfile) -> Match:
+    """The best-placed mention; an exact tie goes to the profile's favourite, or back to the user as a question."""
+    favourite = profile.target_candidates[0].column if profile.target_candidates else None
+    best: dict[str, Match] = {}
+    for m in sorted(zone, key=lambda m: (_rank_key(m, goal.stems, verbs), m.column != favourite)):
+        best.setdefault(m.column, m)
+    first, *rivals = best.values()
+    for rival in rivals:
+        tied = _rank_key(rival, goal.stems, verbs) == _rank_key(first, goal.stems, verbs) and first.column != favourite
+        if tied or _two_targets(first, rival, goal.stems):
+            raise AmbiguousGoal(
+                f"The goal could mean two columns to predict: '{first.column}' or '{rival.column}'. Which one "
+                f"should the model predict? One pipeline predicts one column."
+            )
+    return first
 
 
 def _target_reason(match: Match) -> str:
@@ -619,6 +622,9 @@ def named_but_absent(goal: Goal, verbs: list[int]) -> str | None:
 
 _NUMERIC_DTYPE = re.compile(r"^(u?int|float|Int|UInt|Float)\d*")
 _CLASS_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN, SemanticType.TEXT}
+_CATEGORY_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN}
+#: Columns no model learns from as they are: identifiers, free text and contact details.
+_NOT_FEATURES = {SemanticType.ID, SemanticType.TEXT, SemanticType.EMAIL, SemanticType.PHONE, SemanticType.URL}
 CLASSIFICATION = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION}
 SUPERVISED_TASKS = CLASSIFICATION | {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING}
 #: A numeric target with at most this many values can be classes when the goal hints so.
@@ -658,7 +664,7 @@ def supervised_task(goal: Goal, target: ColumnProfile | None, profile: DatasetPr
         votes = len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
         suggested = next((c.suggested_task for c in profile.target_candidates if c.column == target.name), None)
         if votes > 0 or (votes == 0 and suggested in CLASSIFICATION):
-            return TaskType.MULTICLASS_CLASSIFICATION, f"{shape}, few enough to be classes, and the goal or profile says so"
+            return TaskType.MULTICLASS_CLASSIFICATION, f"{shape}, few enough to be classes, as the goal or profile says"
         return TaskType.REGRESSION, f"{shape}, numeric and ordered, so its value is predicted"
     return TaskType.REGRESSION, f"{shape}: a continuous number, so its value is predicted"
 
@@ -674,11 +680,11 @@ _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "fi
                  "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
                  "fifty": 50, "sixty": 60, "ninety": 90, "couple": 2, "few": 3}
 _NUMBER = r"(\d+(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}  # by the unit's first letter
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}  # by the unit's first letter; days are a forecast horizon, not a budget
 _TIME = re.compile(
     r"\b(?:in|within|under|below|less than|at most|max|maximum|no more than|no longer than|budget of|limit of|"
-    r"than|only|just)\s+(?:the\s+next\s+)?(?:about\s+)?(half\s+an?|" + _NUMBER[1:-1] + r")\s+"
-    r"(s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)\b"
+    r"than|only|just)\s+(?:about\s+)?(half\s+an?|" + _NUMBER[1:-1] + r")\s+"
+    r"(s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?)\b"
 )
 _QUICK = re.compile(r"\b(quick|quickly|fast|asap|hurry|rapidly|in a rush|right away|speedy)\b")
 QUICK_BUDGET_SECONDS = 300
@@ -720,7 +726,16 @@ METRICS = {
 }
 _CLASSIFICATION_METRICS = {"recall", "precision", "f1", "roc_auc", "balanced_accuracy", "accuracy", "log_loss"}
 _REGRESSION_METRICS = {"rmse", "mae", "r2", "mape"}
-_N_CLUSTERS = re.compile(r"\b" + _NUMBER + r"\s+(?:\w+\s+)?(?:clusters?|groups?|segments?|personas?|cohorts?)\b|\bk (\d+)\b")
+#: Which metrics make sense for which task (a goal asking for recall on a regression gets a warning).
+METRICS_FOR: dict[TaskType, set[str]] = {
+    TaskType.BINARY_CLASSIFICATION: _CLASSIFICATION_METRICS,
+    TaskType.MULTICLASS_CLASSIFICATION: _CLASSIFICATION_METRICS,
+    TaskType.REGRESSION: _REGRESSION_METRICS,
+    TaskType.TIME_SERIES_FORECASTING: _REGRESSION_METRICS,
+    TaskType.CLUSTERING: {"silhouette"},
+}
+_N_CLUSTERS = re.compile(
+    r"\b" + _NUMBER + r"\s+(?:\w+\s+)?(?:clusters?|groups?|segments?|personas?|cohorts?)\b|\bk (\d+)\b")
 _N_COMPONENTS = re.compile(r"\b" + _NUMBER + r"\s*(?:d|dimensions?|dims?|components?|axes)\b")
 _VISUALISE = re.compile(r"\b(visuali[sz]\w*|plots?|plotting|charts?|graphs?|scatter|show me|picture)\b")
 
@@ -732,9 +747,8 @@ def _number(said: str) -> float:
 def parse_constraints(goal: str, task: TaskType) -> list[Constraint]:
     """Limits the goal states, each with the words it was read from."""
     text = " ".join(words(goal))
-    found = [*_time_budget(text), *_interpretability(text), *_excluded_families(text), *_max_features(text),
-             *_metrics(text), *_shape_requests(text, task)]
-    return found
+    return [*_time_budget(text), *_interpretability(text), *_excluded_families(text), *_max_features(text),
+            *_metrics(text), *_shape_requests(text, task)]
 
 
 def _time_budget(text: str) -> list[Constraint]:
@@ -751,26 +765,29 @@ def _time_budget(text: str) -> list[Constraint]:
     return []
 
 
+def _ruled_out(text: str, at: int) -> bool:
+    """Whether a negation governs the words at ``at``: "no neural nets", "without deep learning or boosting", but
+    not "no neural nets and random forests are fine" (a new clause starts at "and")."""
+    before = words(text[:at])
+    clause = before[max((i + 1 for i, w in enumerate(before) if w in CLAUSE_BREAKS), default=0):]
+    return any(stem(w) in NEGATIONS for w in clause[-4:])
+
+
 def _interpretability(text: str) -> list[Constraint]:
-    said = _INTERPRETABLE.search(text)
     black_box = _BLACK_BOX.search(text)
-    if black_box and _negated(tuple(words(text[: black_box.start()])), len(words(text[: black_box.start()]))):
-        return [Constraint(kind="interpretable", value=True, reason=f"the goal rules out black boxes ('{black_box.group(0)}')")]
-    if said:
-        return [Constraint(kind="interpretable", value=True, reason=f"the goal says '{said.group(0)}'")]
-    return []
+    if black_box and _ruled_out(text, black_box.start()):
+        return [Constraint(kind="interpretable", value=True,
+                           reason=f"the goal rules out black boxes ('{black_box.group(0)}')")]
+    said = next((m for m in _INTERPRETABLE.finditer(text) if not _ruled_out(text, m.start())), None)
+    return [Constraint(kind="interpretable", value=True, reason=f"the goal says '{said.group(0)}'")] if said else []
 
 
 def _excluded_families(text: str) -> list[Constraint]:
     found = []
     for family, pattern in MODEL_FAMILIES.items():
-        for hit in re.finditer(pattern, text):
-            before = tuple(words(text[: hit.start()]))
-            clause = before[-4:]
-            if any(w in NEGATIONS or w == "but" for w in clause):
-                found.append(Constraint(kind="exclude_family", value=family,
-                                        reason=f"the goal rules it out: '{' '.join(clause)} {hit.group(0)}'"))
-                break
+        hit = next((m for m in re.finditer(pattern, text) if _ruled_out(text, m.start())), None)
+        if hit:
+            found.append(Constraint(kind="exclude_family", value=family, reason=f"the goal rules out '{hit.group(0)}'"))
     return found
 
 
@@ -872,68 +889,81 @@ class DataView:
     constraints: list[Constraint]
 
 
-StageRule = Callable[[DataView], tuple[Stage, bool, str] | None]
+#: (stage, required, reason)
+StageDecision = tuple[Stage, bool, str]
+StageRule = Callable[[DataView], StageDecision | None]
 
 
 def _percent(ratio: float) -> str:
-    return f"{ratio:.1%}" if ratio < 0.01 else f"{ratio:.0%}"
+    return "<0.1%" if 0 < ratio < 0.001 else f"{ratio:.1%}" if ratio < 0.01 else f"{ratio:.0%}"
 
 
-def _imputation(view: DataView) -> tuple[Stage, bool, str] | None:
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _names(names: list[str], limit: int = 4) -> str:
+    return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
+
+
+def _imputation(view: DataView) -> StageDecision | None:
     gaps = sorted((c for c in view.features if c.missing), key=lambda c: -c.missing_ratio)
     target_gaps = view.target.missing if view.target and view.task in SUPERVISED_TASKS else 0
     if not gaps and not target_gaps:
         return None
     parts = []
     if gaps:
-        worst = ", ".join(f"{c.name} {_percent(c.missing_ratio)}" for c in gaps[:3])
-        parts.append(f"{len(gaps)} feature column{'s' if len(gaps) > 1 else ''} {'have' if len(gaps) > 1 else 'has'} "
-                     f"missing values ({worst}{', ...' if len(gaps) > 3 else ''})")
+        worst = _names([f"{c.name} {_percent(c.missing_ratio)}" for c in gaps], 3)
+        parts.append(f"{_count(len(gaps), 'feature column')} with missing values ({worst})")
     if target_gaps:
-        parts.append(f"{target_gaps} rows have no target and must be dropped")
+        parts.append(f"{_count(target_gaps, 'row')} without a target must be dropped")
     return Stage.IMPUTATION, True, "; ".join(parts)
 
 
-def _encoding(view: DataView) -> tuple[Stage, bool, str] | None:
-    text = [c.name for c in view.features if not is_numeric(c) and c.semantic_type in _CLASS_TYPES]
-    if not text:
+def _encoding(view: DataView) -> StageDecision | None:
+    categories = [c.name for c in view.features if not is_numeric(c) and c.semantic_type in _CATEGORY_TYPES]
+    if not categories:
         return None
-    return Stage.ENCODING, True, (f"{len(text)} categorical or text feature{'s' if len(text) > 1 else ''} "
-                                  f"({', '.join(text[:4])}{', ...' if len(text) > 4 else ''}) must become numbers")
+    return Stage.ENCODING, True, f"{_count(len(categories), 'categorical feature')} ({_names(categories)}) to numbers"
 
 
-def _column_filtering(view: DataView) -> tuple[Stage, bool, str] | None:
-    ids = [c.name for c in view.profile.columns if c.semantic_type is SemanticType.ID and c is not view.target]
+def _column_filtering(view: DataView) -> StageDecision | None:
+    unusable = [c.name for c in view.profile.columns if c.semantic_type in _NOT_FEATURES and c is not view.target]
     constant = [c.name for c in view.features if c.unique <= 1]
-    if not ids and not constant:
-        return None
-    what = [f"id-like {', '.join(ids)}" if ids else "", f"constant {', '.join(constant)}" if constant else ""]
-    return Stage.COLUMN_FILTERING, True, "drops columns that carry no signal: " + "; ".join(w for w in what if w)
+    what = [f"ids or free text ({_names(unusable)})"] if unusable else []
+    what += [f"constant ({_names(constant)})"] if constant else []
+    return (Stage.COLUMN_FILTERING, True, "drops columns no model can use: " + "; ".join(what)) if what else None
 
 
-def _deduplication(view: DataView) -> tuple[Stage, bool, str] | None:
+def _deduplication(view: DataView) -> StageDecision | None:
     n = view.profile.duplicate_rows
-    return (Stage.DEDUPLICATION, False, f"{n} duplicated rows ({_percent(n / max(view.profile.n_rows, 1))})") if n else None
+    share = _percent(n / max(view.profile.n_rows, 1))
+    return (Stage.DEDUPLICATION, False, f"{_count(n, 'duplicated row')} ({share})") if n else None
 
 
-def _type_conversion(view: DataView) -> tuple[Stage, bool, str] | None:
+def _type_conversion(view: DataView) -> StageDecision | None:
     stored = [c.name for c in view.profile.columns
               if not is_numeric(c) and c.semantic_type in {SemanticType.NUMERIC, SemanticType.DATETIME}]
-    return (Stage.TYPE_CONVERSION, False, f"{', '.join(stored[:4])} stored as text") if stored else None
+    return (Stage.TYPE_CONVERSION, False, f"{_names(stored)} stored as text") if stored else None
 
 
-def _numeric_stages(view: DataView) -> list[tuple[Stage, bool, str]]:
-    numeric = [c for c in view.features if is_numeric(c) and c.unique > 2]
-    if not numeric:
-        return []
-    found = [(Stage.OUTLIER_HANDLING, False, f"{len(numeric)} continuous features may hold extreme values")]
-    if view.task in SUPERVISED_TASKS:
-        found.append((Stage.SCALING, False, f"{len(numeric)} numeric features on different scales matter to "
-                                            "linear and distance-based models"))
-    return found
+def _continuous(view: DataView) -> list[ColumnProfile]:
+    return [c for c in view.features if is_numeric(c) and c.unique > 2]
 
 
-def _feature_selection(view: DataView) -> tuple[Stage, bool, str] | None:
+def _outlier_handling(view: DataView) -> StageDecision | None:
+    n = len(_continuous(view))
+    return (Stage.OUTLIER_HANDLING, False, f"{_count(n, 'continuous feature')} may hold extreme values") if n else None
+
+
+def _scaling(view: DataView) -> StageDecision | None:
+    n = len(_continuous(view))
+    if not n or view.task not in SUPERVISED_TASKS:
+        return None
+    return Stage.SCALING, False, f"{_count(n, 'numeric feature')}: linear and distance-based models need one scale"
+
+
+def _feature_selection(view: DataView) -> StageDecision | None:
     if view.task not in SUPERVISED_TASKS:
         return None
     limit = _constraint(view.constraints, "max_features")
@@ -942,14 +972,14 @@ def _feature_selection(view: DataView) -> tuple[Stage, bool, str] | None:
     return Stage.FEATURE_SELECTION, False, f"{len(view.features)} features; fewer can be simpler and as accurate"
 
 
-def _feature_engineering(view: DataView) -> tuple[Stage, bool, str] | None:
+def _feature_engineering(view: DataView) -> StageDecision | None:
     dates = [c.name for c in view.features if c.semantic_type is SemanticType.DATETIME]
     if not dates or view.task not in SUPERVISED_TASKS - {TaskType.TIME_SERIES_FORECASTING}:
         return None
-    return Stage.FEATURE_ENGINEERING, False, f"date columns ({', '.join(dates[:3])}) can become year/month/day features"
+    return Stage.FEATURE_ENGINEERING, False, f"date columns ({_names(dates)}) can become year/month/day features"
 
 
-def _visualisation(view: DataView) -> tuple[Stage, bool, str] | None:
+def _visualisation(view: DataView) -> StageDecision | None:
     said = next((c for c in view.constraints if c.kind == "visualise"), None)
     return (Stage.VISUALISATION, True, f"plots were asked for: {said.reason}") if said else None
 
@@ -957,8 +987,8 @@ def _visualisation(view: DataView) -> tuple[Stage, bool, str] | None:
 #: Stages the data calls for, each rule returning (stage, required, reason) or nothing. Only model tasks run
 #: them; exploration just describes the table as it is.
 STAGE_RULES: tuple[StageRule, ...] = (
-    _imputation, _encoding, _column_filtering, _deduplication, _type_conversion, _feature_selection,
-    _feature_engineering,
+    _imputation, _encoding, _column_filtering, _deduplication, _type_conversion, _outlier_handling, _scaling,
+    _feature_selection, _feature_engineering,
 )
 
 
@@ -967,8 +997,7 @@ def plan_stages(view: DataView) -> tuple[list[Stage], list[Stage], dict[str, str
     required = dict(BASE_STAGES[view.task])
     optional = {**_ALWAYS_OPTIONAL, **_EXTRA_OPTIONAL.get(view.task, {})}
     if view.task in _MODEL_TASKS:
-        decisions = [rule(view) for rule in STAGE_RULES] + _numeric_stages(view)
-        for stage, is_required, reason in filter(None, decisions):
+        for stage, is_required, reason in filter(None, (rule(view) for rule in STAGE_RULES)):
             (required if is_required else optional).setdefault(stage, reason)
     chosen = _visualisation(view)
     if chosen:
@@ -980,7 +1009,7 @@ def plan_stages(view: DataView) -> tuple[list[Stage], list[Stage], dict[str, str
 
 def _features(profile: DatasetProfile, target: str | None, task: TaskType) -> list[ColumnProfile]:
     skip = {target, profile.time_column if task is TaskType.TIME_SERIES_FORECASTING else None}
-    return [c for c in profile.columns if c.name not in skip and c.semantic_type is not SemanticType.ID]
+    return [c for c in profile.columns if c.name not in skip and c.semantic_type not in _NOT_FEATURES]
 
 
 # --------------------------------------------------------------------------------------------- detect
@@ -998,7 +1027,9 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
     named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and m.start < read.features_from for m in matches)
     family, task_confidence = choose_family(scores, named, goal, profile)
 
-    reasons = {"spelling": "read " + ", ".join(f"'{a}' as '{b}'" for a, b in read.corrections)} if read.corrections else {}
+    reasons = {}
+    if read.corrections:
+        reasons["spelling"] = "read " + ", ".join(f"'{a}' as '{b}'" for a, b in read.corrections)
     if family is Family.SUPERVISED:
         choice = _supervised_target(read, explicit, absent, matches, profile)
         task, why = supervised_type(read, profile, choice.column)
@@ -1062,21 +1093,18 @@ NEAR_PERFECT = 0.95
 MAX_NUMERIC_CLASSES = 20
 #: Names of columns usually filled in after the outcome is known (they leak it).
 POST_OUTCOME = re.compile(
-    r"(date_?closed|closed_?(at|date|on)|refund|cancel+ation_?reason|churn_?(date|reason)|termination|"
-    r"exit_?(date|reason)|chargeback|recover(y|ies|ed)|collection|settle(d|ment)|payoff|paid_?off|"
-    r"days_?to_?(close|resolution)|outcome|final_?(status|result))", re.I)
-
-
-def _issue(level: IssueLevel, code: str, message: str) -> IntentIssue:
-    return IntentIssue(level=level, code=code, message=message)
+    r"(date_?closed|closed_?(at|date|on)|refund|cancel+ation_?(reason|date)|churn_?(date|reason)|"
+    r"termination_?(date|reason)|exit_?(date|reason)|chargeback|charged_?off|recover(y|ies|ed)|settle(d|ment)|"
+    r"payoff|paid_?(off|total|principal|interest|late)|days_?to_?(close|resolution)|final_?(status|result|grade))",
+    re.I)
 
 
 def _error(code: str, message: str) -> IntentIssue:
-    return _issue(IssueLevel.ERROR, code, message)
+    return IntentIssue(level=IssueLevel.ERROR, code=code, message=message)
 
 
 def _warning(code: str, message: str) -> IntentIssue:
-    return _issue(IssueLevel.WARNING, code, message)
+    return IntentIssue(level=IssueLevel.WARNING, code=code, message=message)
 
 
 def validate_intent(intent: Intent, profile: DatasetProfile) -> Intent:
@@ -1095,7 +1123,9 @@ def understand(goal: str, profile: DatasetProfile) -> Intent:
 
 
 def _goal_issues(intent: Intent) -> list[IntentIssue]:
-    return [] if intent.goal.strip() else [_error("empty_goal", "The goal is empty: say what you want to learn from the data.")]
+    if intent.goal.strip():
+        return []
+    return [_error("empty_goal", "The goal is empty: say what you want to learn from the data.")]
 
 
 def _size_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
@@ -1158,50 +1188,66 @@ def _type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
 
 
 def _imbalance(target: ColumnProfile) -> list[IntentIssue]:
-    counts = [v.count for v in target.top_values]
-    if len(counts) < target.unique or not counts:
+    """The smallest class against its fair share. Classes beyond the profile's top values share what is left, so
+    the smallest of them holds at most that remainder split evenly: still enough to warn."""
+    shown = target.top_values
+    hidden = target.unique - len(shown)
+    remainder = target.count - sum(v.count for v in shown)
+    sizes = [(float(v.count), f"'{v.value}'") for v in shown]
+    if hidden > 0:
+        sizes.append((remainder / hidden, "a class beyond the profile's top values"))
+    if not sizes:
         return []
-    smallest = min(counts) / target.count
-    threshold = BINARY_MINORITY if target.unique == 2 else 0.5 / target.unique
-    if smallest >= threshold:
+    smallest, name = min(sizes)
+    share = smallest / target.count
+    if share >= (BINARY_MINORITY if target.unique == 2 else 0.5 / target.unique):
         return []
-    minority = min(target.top_values, key=lambda v: v.count)
-    return [_warning("class_imbalance", f"'{target.name}' is imbalanced: the minority class '{minority.value}' is "
-                     f"{_percent(smallest)} of the rows; accuracy will flatter the model, prefer balanced metrics.")]
+    return [_warning("class_imbalance", f"'{target.name}' is imbalanced: the smallest class ({name}) holds "
+                     f"{_percent(share)} of the rows; accuracy will flatter the model, prefer balanced metrics.")]
 
 
 def _leakage_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
-    if intent.task_type not in SUPERVISED_TASKS or profile.column(intent.target or "") is None:
+    """Columns that would let a model cheat: identifiers, near-copies of the target, values known only afterwards."""
+    if intent.task_type not in SUPERVISED_TASKS or not intent.target or profile.column(intent.target) is None:
         return []
     target = intent.target
-    issues = [
-        _warning("leakage_suspect", f"'{c.name}' looks like an identifier (unique per row): it carries no signal "
-                 f"and can leak how rows were collected; it should not be a feature.")
-        for c in profile.columns if c.semantic_type is SemanticType.ID and c.name != target
+    return [
+        _warning("leakage_suspect", message)
+        for rule in (_identifiers, _near_copies, _after_outcome)
+        for message in rule(profile, target)
     ]
+
+
+def _identifiers(profile: DatasetProfile, target: str) -> Iterable[str]:
+    for c in profile.columns:
+        if c.semantic_type is SemanticType.ID and c.name != target:
+            yield (f"'{c.name}' looks like an identifier (unique per row): it carries no signal and can leak how "
+                   f"rows were collected; it should not be a feature.")
+
+
+def _near_copies(profile: DatasetProfile, target: str) -> Iterable[str]:
     for corr in profile.correlations:
         other = corr.b if corr.a == target else corr.a if corr.b == target else None
         if other and abs(corr.value) >= NEAR_PERFECT:
-            issues.append(_warning("leakage_suspect", f"'{other}' predicts '{target}' almost perfectly "
-                                   f"({corr.method} {corr.value:.2f}): check it is known before the outcome."))
+            yield (f"'{other}' predicts '{target}' almost perfectly ({corr.method} {corr.value:.2f}): check it is "
+                   f"known before the outcome.")
     for group in profile.near_identical_columns:
         if target in group:
-            twins = ", ".join(c for c in group if c != target)
-            issues.append(_warning("leakage_suspect", f"{twins} nearly duplicates the target '{target}'."))
-    issues += [
-        _warning("leakage_suspect", f"'{c.name}' sounds like it is recorded after the outcome; if so it leaks "
-                 f"the answer and must not be a feature.")
-        for c in profile.columns if c.name != target and POST_OUTCOME.search(c.name)
-    ]
-    return issues
+            yield f"{', '.join(c for c in group if c != target)} nearly duplicates the target '{target}'."
+
+
+def _after_outcome(profile: DatasetProfile, target: str) -> Iterable[str]:
+    for c in profile.columns:
+        if c.name != target and POST_OUTCOME.search(c.name):
+            yield (f"'{c.name}' sounds like it is recorded after the outcome; if so it leaks the answer and must not "
+                   f"be a feature.")
 
 
 def _metric_issues(intent: Intent) -> list[IntentIssue]:
-    fits = (_CLASSIFICATION_METRICS if intent.task_type in CLASSIFICATION
-            else _REGRESSION_METRICS if intent.task_type in {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING}
-            else {"silhouette"} if intent.task_type is TaskType.CLUSTERING else set())
+    fits = METRICS_FOR.get(intent.task_type, set())
+    task = intent.task_type.value.replace("_", " ")
     return [
-        _warning("metric_mismatch", f"The metric '{c.value}' does not fit {intent.task_type.value.replace('_', ' ')}; "
-                 f"the evaluator's default metrics are used instead.")
+        _warning("metric_mismatch", f"The metric '{c.value}' does not fit {task}; the evaluator's default metrics "
+                 f"are used instead.")
         for c in intent.constraints if c.kind == "metric" and c.value not in fits
     ]

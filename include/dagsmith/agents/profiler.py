@@ -59,7 +59,7 @@ WEAK_ID_WORDS = {"key", "number", "no", "nr", "num"}  # only as the last word, a
 PHONE_WORDS = {"phone", "telephone", "tel", "mobile", "cell", "cellphone", "fax"}
 POSTAL_WORDS = {"zip", "zipcode", "postcode", "postal", "postalcode", "plz"}
 LATITUDE_WORDS = {"lat", "latitude"}
-LONGITUDE_WORDS = {"lon", "lng", "long", "longitude"}
+LONGITUDE_WORDS = {"lon", "lng", "longitude"}  # and 'long' alone: 'long_term_debt' is no coordinate
 DATE_WORDS = {"date", "time", "timestamp", "datetime", "dt", "created", "updated", "modified", "day"}
 PERCENT_WORDS = {"percent", "percentage", "pct", "perc"}
 NONNEGATIVE_WORDS = {
@@ -93,8 +93,10 @@ SEPARATED_PHONE = r"^(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,5}(?:[\s.-
 POSTAL_CODE = r"(?i)^[a-z0-9][a-z0-9 -]{1,9}$"
 NUMBER = r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
 UUID = r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$"
-CODE = r"^(?=.*\d)[\w./:#-]{2,40}$"
-DATE_SHAPE = r"(?i)\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|\d{1,2}:\d{2}|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+CODE = r"^(?=.*\d)(?=.*[a-zA-Z])[\w./:#-]{2,40}$"
+DATE_SHAPE = (
+    r"(?i)\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|\d{1,2}:\d{2}|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+)
 BOOLEAN_PAIRS = {
     frozenset(pair) for pair in
     [("yes", "no"), ("true", "false"), ("y", "n"), ("t", "f"), ("1", "0"), ("1.0", "0.0"), ("on", "off")]
@@ -186,7 +188,7 @@ class _Table:
 def _profilable(frame: pd.DataFrame) -> pd.DataFrame:
     """String column names, no repeats, at least one cell; nested JSON values as text so they can be counted."""
     if frame.empty:
-        raise DatasetError(f"the table has {len(frame)} rows and {frame.shape[1]} columns: there is nothing to profile.")
+        raise DatasetError(f"the table has {len(frame)} rows and {frame.shape[1]} columns: nothing to profile.")
     frame = frame.rename(columns=str)
     repeated = sorted(set(frame.columns[frame.columns.duplicated()]))
     if repeated:
@@ -196,6 +198,9 @@ def _profilable(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _holds_containers(series: pd.Series) -> bool:
+    """Lists or dicts among the values; ``infer_dtype`` rules out the usual all-text columns at C speed first."""
+    if ptypes.infer_dtype(series, skipna=True) != "mixed":
+        return False
     return bool(series.map(lambda value: isinstance(value, (list, dict, set))).any())
 
 
@@ -295,6 +300,10 @@ def _is_numeric(series: pd.Series) -> bool:
     return ptypes.is_numeric_dtype(series) and not ptypes.is_bool_dtype(series)
 
 
+def _is_text(series: pd.Series) -> bool:
+    return ptypes.is_object_dtype(series) or ptypes.is_string_dtype(series)
+
+
 @dataclass(frozen=True)
 class _Values:
     """What the semantic detectors look at: a column's non-missing values, a text view of a few, its name's words."""
@@ -311,9 +320,9 @@ class _Values:
     @classmethod
     def of(cls, series: pd.Series, values: pd.Series, n_rows: int) -> _Values:
         few = values.sample(n=SNIFF_VALUES, random_state=0) if len(values) > SNIFF_VALUES else values
-        words = _tokens(str(series.name))
+        words = _tokens(str(series.name)) or [""]
         return cls(
-            values=values, text=few.astype(str).str.strip(), words=frozenset(words), last_word=words[-1] if words else "",
+            values=values, text=few.astype(str).str.strip(), words=frozenset(words), last_word=words[-1],
             numeric=_is_numeric(series), complete=len(values) == len(series), n_unique=int(values.nunique()),
             n_rows=n_rows,
         )
@@ -324,7 +333,11 @@ class _Values:
 
     @property
     def integral(self) -> bool:
-        return self.numeric and bool((self.values % 1 == 0).all())
+        return self.numeric and _integral(self.values)
+
+    @property
+    def mostly_unique(self) -> bool:
+        return self.n_unique >= 0.9 * len(self.values)
 
 
 def _semantic_type(series: pd.Series, n_rows: int) -> SemanticType:
@@ -336,6 +349,8 @@ def _semantic_type(series: pd.Series, n_rows: int) -> SemanticType:
         return S.BOOLEAN
     if ptypes.is_datetime64_any_dtype(series):
         return S.DATETIME
+    if ptypes.is_timedelta64_dtype(series):
+        return S.NUMERIC
     column = _Values.of(series, values, n_rows)
     for detect in (_patterned, _hinted, _textual_datetime, _separated_phone, _unhinted_id, _boolean):
         found = detect(column)
@@ -356,15 +371,13 @@ def _hinted(column: _Values) -> SemanticType | None:
     words = column.words
     if words & POSTAL_WORDS and (_postal_numbers(column) if column.numeric else column.share(POSTAL_CODE) >= 0.9):
         return S.POSTAL_CODE
-    if column.numeric and (words & LATITUDE_WORDS or words & LONGITUDE_WORDS):
+    if column.numeric and (words & LATITUDE_WORDS or words & LONGITUDE_WORDS or words == {"long"}):
         limit = 90 if words & LATITUDE_WORDS else 180
         return S.GEO if column.values.between(-limit, limit).mean() >= 0.95 else None
     if words & PHONE_WORDS and _phone_share(column, PHONE) >= 0.9:
         return S.PHONE
-    codes = column.integral or not column.numeric
-    if codes and column.n_unique > 2 and words & ID_WORDS:
-        return S.ID
-    if codes and column.n_unique > 2 and column.last_word in WEAK_ID_WORDS and column.n_unique >= 0.9 * len(column.values):
+    codes = (column.integral or not column.numeric) and column.n_unique > 2
+    if codes and (words & ID_WORDS or (column.last_word in WEAK_ID_WORDS and column.mostly_unique)):
         return S.ID
     return None
 
@@ -416,7 +429,7 @@ def _separated_phone(column: _Values) -> SemanticType | None:
 
 
 def _unhinted_id(column: _Values) -> SemanticType | None:
-    """Unique per row, and either a row numbering, UUIDs, or short codes with digits ('7590-VHVEG')."""
+    """Unique per row, and either a row numbering, UUIDs, or short codes of letters and digits ('7590-VHVEG')."""
     if not column.complete or column.n_unique < max(10, len(column.values)):
         return None
     if column.numeric:
@@ -471,7 +484,7 @@ def _column_profile(series: pd.Series, semantic: SemanticType) -> ColumnProfile:
 
 def _summary(series: pd.Series, semantic: SemanticType) -> dict[str, Any]:
     """Mean, std, min and max of numbers (numeric text coerced); the range of dates as ISO strings."""
-    if _is_numeric(series) or (semantic is S.NUMERIC and series.count()):
+    if _is_numeric(series) or (semantic is S.NUMERIC and _is_text(series) and series.count()):
         numbers = series if _is_numeric(series) else pd.to_numeric(series, errors="coerce")
         return {key: _finite(getattr(numbers, key)()) for key in ("mean", "std", "min", "max")}
     if semantic is S.DATETIME:
@@ -507,8 +520,8 @@ def _completeness(columns: list[ColumnProfile]) -> tuple[float, list[str]]:
     if not missing:
         return 1.0, []
     worst = ", ".join(f"{column.name} {_percent(column.missing_ratio)}" for column in gaps[:3])
-    plural = "s" if len(gaps) > 1 else ""
-    return 1 - missing / cells, [f"{_percent(missing / cells)} of cells missing in {len(gaps)} column{plural} ({worst})"]
+    where = f"{len(gaps)} column{'s' if len(gaps) > 1 else ''} ({worst})"
+    return 1 - missing / cells, [f"{_percent(missing / cells)} of cells missing in {where}"]
 
 
 def _duplicates(table: _Table) -> tuple[int, int]:
@@ -561,8 +574,8 @@ def _uniqueness(duplicates: int, checked_rows: int, groups: list[list[str]], n_c
     """(1 - duplicate row share) x (1 - redundant column share): a copied column counts like a copied row."""
     redundant = sum(len(group) - 1 for group in groups)
     value = (1 - _ratio(duplicates, checked_rows)) * (1 - redundant / n_columns)
-    issues = [f"{duplicates:,} duplicate rows ({_percent(_ratio(duplicates, checked_rows))} of {checked_rows:,} checked)"]
-    issues = issues if duplicates else []
+    share = _percent(_ratio(duplicates, checked_rows))
+    issues = [f"{duplicates:,} duplicate rows ({share} of {checked_rows:,} checked)"] if duplicates else []
     issues += [f"near-identical columns: {' = '.join(group)}" for group in groups]
     return value, issues
 
@@ -606,7 +619,7 @@ def _consistency(sample: pd.DataFrame, profiles: dict[str, ColumnProfile]) -> tu
             skipped.append(check.column)
             continue
         unexpected = int(result.result.get("unexpected_count") or 0)
-        if not (unexpected or not result.success):
+        if result.success and not unexpected:
             continue
         examples = ", ".join(_show(value) for value in result.result.get("partial_unexpected_list", [])[:3])
         issue = check.issue(unexpected, examples)
@@ -648,7 +661,7 @@ def _check_for(series: pd.Series, column: ColumnProfile, gxe: Any) -> _Check | N
     if kind is S.GEO:
         limit = 90 if set(_tokens(name)) & LATITUDE_WORDS else 180
         return _range_check(gxe, name, (-limit, limit, 1.0), " degrees")
-    if kind in PATTERNS and not _is_numeric(series):
+    if kind in PATTERNS and _is_text(series):
         pattern, noun = PATTERNS[kind]
         expectation = gxe.ExpectColumnValuesToMatchRegex(column=name, regex=pattern)
         if kind is S.NUMERIC:
@@ -688,11 +701,9 @@ def _plausible_range(values: pd.Series, words: set[str]) -> _Bounds | None:
     known += [(0.0, 100.0)] if words & PERCENT_WORDS else []
     known += [(0.0, None)] if words & NONNEGATIVE_WORDS else []
     fitting = next((bounds for bounds in known if _share_within(values, *bounds) >= 0.95), None)
-    low, high = _fences(values, nonnegative=fitting is not None or values.quantile(0.01) >= 0)
     if fitting and fitting[1] is not None:
         return fitting[0], fitting[1], 1.0
-    if fitting:
-        low = fitting[0]
+    low, high = _fences(values, nonnegative=fitting is not None or values.quantile(0.01) >= 0)
     return (low, high, FENCE_MOSTLY) if low is not None or high is not None else None
 
 
@@ -756,7 +767,7 @@ def _correlations(
 
 
 def _associations(sample: pd.DataFrame, target: str, profiles: dict[str, ColumnProfile]) -> list[Correlation]:
-    """Cramér's V between categories, the correlation ratio between categories and numbers (Pearson covers the rest)."""
+    """Cramér's V between categories, the correlation ratio between categories and numbers (Pearson does the rest)."""
     y = sample[target]
     y_categorical = not _is_numeric(y)
     found = []
@@ -770,7 +781,8 @@ def _associations(sample: pd.DataFrame, target: str, profiles: dict[str, ColumnP
         if x_categorical and y_categorical:
             value, method = _cramers_v(x, y), "cramers_v"
         else:
-            value, method = (_correlation_ratio(y, x) if y_categorical else _correlation_ratio(x, y)), "correlation_ratio"
+            categories, numbers = (y, x) if y_categorical else (x, y)
+            value, method = _correlation_ratio(categories, numbers), "correlation_ratio"
         found.append(Correlation(a=name, b=target, method=method, value=round(value, 4)))
     return found
 
@@ -859,7 +871,6 @@ def _distribution_score(column: ColumnProfile, series: pd.Series) -> tuple[float
         task, reason = TaskType.MULTICLASS_CLASSIFICATION, f"{levels} classes ({_class_mix(column)})"
     else:
         score, task, reason = 0.7, TaskType.REGRESSION, f"continuous numbers ({levels:,} distinct values)"
-    reason += f" suggest {task.value.replace('_', ' ')}"
     if column.missing:
         reason += f"; {_percent(column.missing_ratio)} missing"
     return score * (1 - column.missing_ratio), task, reason

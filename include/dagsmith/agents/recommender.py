@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from dagsmith.agents.stages import STAGE_ORDER
 from dagsmith.catalog import repository
+from dagsmith.catalog.knowledge import MODEL_FAMILY_ALGORITHMS
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.embeddings import Embedder
 from dagsmith.learning.patterns import History, load_history
@@ -26,7 +27,8 @@ from dagsmith.models.intent import Intent
 from dagsmith.models.plan import Candidate, RankingMode, Recommendation, Signals, StageRecommendation, Weights
 from dagsmith.models.profile import DatasetProfile, SemanticType
 
-KEPT_CANDIDATES = 6
+#: Candidates kept per stage: the top 3 are shown, the rest are offered to people and to self-healing.
+KEPT_CANDIDATES = 20
 #: Below this overall quality, repair stages are favoured (ARCHITECTURE.md).
 REPAIR_QUALITY = 0.7
 REPAIR_STAGES = {Stage.IMPUTATION, Stage.DEDUPLICATION, Stage.OUTLIER_HANDLING, Stage.TYPE_CONVERSION}
@@ -123,10 +125,16 @@ def _fits_task(entry: CatalogEntry, stage: Stage, task: TaskType) -> bool:
     return bool(set(entry.analysis.task_types) & TASK_FAMILY.get(task, {task}))
 
 
+def _ruled_out(entry: CatalogEntry, intent: Intent) -> bool:
+    """Whether the goal excludes the family of the service's estimator ("no neural nets", "avoid SVMs")."""
+    excluded = [MODEL_FAMILY_ALGORITHMS.get(c.value, ()) for c in intent.constraints if c.kind == "exclude_family"]
+    return any(algorithm.startswith(prefixes) for prefixes in excluded for algorithm in entry.analysis.algorithms)
+
+
 def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent, state: DataState) -> tuple[float, list[str]]:
     """How well the code fits this stage and the data at this point, with the reasons a person would check."""
     analysis = entry.analysis
-    if stage not in analysis.stages or not _fits_task(entry, stage, intent.task_type):
+    if stage not in analysis.stages or not _fits_task(entry, stage, intent.task_type) or _ruled_out(entry, intent):
         return 0.0, []
     score = 1.0 if analysis.stages[0] == stage else 0.6
     reasons: list[str] = []

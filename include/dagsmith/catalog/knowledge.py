@@ -314,3 +314,16 @@ TERMINAL_STAGES = {
     Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION,
     Stage.EVALUATION, Stage.VISUALISATION, Stage.EDA, Stage.REPORTING,
 }
+
+#: Model families a goal can rule out, by the estimator names that belong to them (prefix match).
+MODEL_FAMILY_ALGORITHMS: dict[str, tuple[str, ...]] = {
+    "neural_network": ("MLP",),
+    "svm": ("SVC", "SVR", "LinearSVC", "OneClassSVM"),
+    "gradient_boosting": ("HistGradientBoosting", "GradientBoosting", "AdaBoost"),
+    "random_forest": ("RandomForest", "ExtraTrees"),
+    "tree_ensemble": ("RandomForest", "ExtraTrees", "HistGradientBoosting", "GradientBoosting", "AdaBoost"),
+    "knn": ("KNeighbors",),
+    "naive_bayes": ("GaussianNB", "MultinomialNB"),
+    "decision_tree": ("DecisionTree",),
+    "linear_model": ("LogisticRegression", "LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGD"),
+}

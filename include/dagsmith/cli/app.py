@@ -7,6 +7,8 @@ import sys
 import typer
 
 from dagsmith.cli import catalog, datasets, db
+from dagsmith.cli.plan import plan_command
+from dagsmith.cli.profile import profile
 from dagsmith.cli.output import fail
 from dagsmith.store.db import DatabaseUnavailable
 from dagsmith.store.embedded import EmbeddedServerError
@@ -21,6 +23,8 @@ app = typer.Typer(
 app.add_typer(catalog.app, name="catalog")
 app.add_typer(db.app, name="db")
 app.add_typer(datasets.app, name="datasets")
+app.command("profile")(profile)
+app.command("plan")(plan_command)
 
 
 def main() -> None:

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 from rich.tree import Tree
 
 from dagsmith.agents.builder import ChoiceError
@@ -67,15 +66,13 @@ def _show(result: Plan) -> None:
     for warning in intent.warnings:
         console.print(f"  [yellow]warning[/] {escape(warning.message)}", highlight=False)
 
-    console.print("\n[bold]Recommendations[/] [dim](top 3 per stage)[/]")
-    table = Table("stage", "#", "microservice", "score", "kw", "sem", "compat", "hist", "why", box=None)
+    console.print("\n[bold]Recommendations[/] [dim](top 3 per stage: score, then why)[/]")
     for stage in result.recommendation.stages:
+        console.print(f" [cyan]{stage.stage.value}[/] [dim]({stage.considered} considered)[/]")
         for i, c in enumerate(stage.top, 1):
-            s = c.signals
-            table.add_row(stage.stage.value if i == 1 else "", str(i), c.microservice, f"{c.score:.3f}",
-                          f"{s.keyword:.2f}", f"{s.semantic:.2f}", f"{s.compatibility:.2f}", f"{s.pattern:.2f}",
-                          escape(c.reason))
-    console.print(table)
+            console.print(f"   {i}. {c.microservice:<30} {c.score:.3f}  [dim]{escape(c.reason)}[/]", highlight=False)
+        if not stage.candidates:
+            console.print("   [red]no compatible microservice[/]")
 
     status = "[green]ready[/]" if spec.valid else "[red]draft (validation failed)[/]"
     tree = Tree(f"[bold]Pipeline[/] {spec.id or ''} {escape(spec.name)}: {status}")

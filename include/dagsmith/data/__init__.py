@@ -1,1 +1,1 @@
-"""Getting a user's data off disk: format, encoding and layout detection, with clear errors for files that are not tables."""
+"""Getting a user's data off disk: format, encoding and layout detection, and clear errors for non-tables."""

@@ -76,7 +76,7 @@ def sniff(path: Path | str) -> ReadInfo:
     if not text.strip():
         raise DatasetError(f"'{path}' holds only blank space: there is no table in it.")
     if size > len(head):
-        text = text[: text.rfind("\n") + 1]  # the last line was cut off by the head limit
+        text = text[: text.rfind("\n") + 1] or text  # drop the line cut off by the head limit
     structured = _json_format(path, text)
     if structured:
         return ReadInfo(structured, encoding=encoding, size_bytes=size)
@@ -328,7 +328,7 @@ def _as_dataset_error(path: Path, fmt: str) -> Iterator[None]:
         yield
     except DatasetError:
         raise
-    except Exception as exc:  # each parser (pandas, pyarrow, openpyxl, json) has its own errors; all mean "not readable"
+    except Exception as exc:  # pandas, pyarrow, openpyxl and json each raise their own types; all mean "unreadable"
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
         raise DatasetError(
             f"'{path}' looks like {FORMAT_NAMES[fmt]} but could not be parsed: {reason}. Check that the file is "
@@ -338,7 +338,8 @@ def _as_dataset_error(path: Path, fmt: str) -> Iterator[None]:
 
 # ---------------------------------------------------------------- parsing
 def _csv_options(info: ReadInfo) -> dict[str, Any]:
-    return {"sep": info.delimiter, "encoding": info.encoding, "decimal": info.decimal, "header": 0 if info.header else None}
+    header = 0 if info.header else None
+    return {"sep": info.delimiter, "encoding": info.encoding, "decimal": info.decimal, "header": header}
 
 
 def _named(frame: pd.DataFrame, info: ReadInfo) -> pd.DataFrame:

@@ -1,0 +1,338 @@
+"""The data profiler (agent A1) and its reader on real datasets written to disk in every supported format."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from dagsmith import datasets
+from dagsmith.agents import profiler
+from dagsmith.agents.profiler import profile_dataset, profile_frame
+from dagsmith.cli.profile import profile as profile_command
+from dagsmith.data.readers import DatasetError, count_rows, read_table
+from dagsmith.models.catalog import TaskType
+from dagsmith.models.profile import SemanticType as S
+
+MEASUREMENTS = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
+
+
+@pytest.fixture(scope="module")
+def penguins() -> pd.DataFrame:
+    frame = datasets.load("penguins")
+    frame["island"] = frame["island"].replace({"Biscoe": "Biscoé"})  # non-ASCII, so encodings matter
+    return frame
+
+
+@pytest.fixture(scope="module")
+def penguins_profile(penguins):
+    return profile_frame(penguins, source="penguins")
+
+
+def _excel(frame, path):
+    frame.to_excel(path, index=False)
+
+
+# name, writer, expected (format, encoding, delimiter, header, decimal)
+FORMATS = {
+    "plain.csv": (lambda f, p: f.to_csv(p, index=False), ("csv", "utf-8", ",", True, ".")),
+    "cp1252.tsv": (
+        lambda f, p: f.to_csv(p, sep="\t", index=False, encoding="cp1252"), ("tsv", "cp1252", "\t", True, ".")
+    ),
+    "bom-semicolon-comma.csv": (
+        lambda f, p: f.to_csv(p, sep=";", decimal=",", index=False, encoding="utf-8-sig"),
+        ("csv", "utf-8-sig", ";", True, ","),
+    ),
+    "latin1-pipe-noheader.txt": (
+        lambda f, p: f.to_csv(p, sep="|", index=False, header=False, encoding="latin-1"),
+        ("csv", "cp1252", "|", False, "."),  # cp1252 is a superset of latin-1 for these bytes
+    ),
+    "utf16.csv": (lambda f, p: f.to_csv(p, index=False, encoding="utf-16"), ("csv", "utf-16", ",", True, ".")),
+    "table.parquet": (lambda f, p: f.to_parquet(p, index=False), ("parquet", None, None, True, ".")),
+    "parquet-named.dat": (lambda f, p: f.to_parquet(p, index=False), ("parquet", None, None, True, ".")),
+    "records.json": (lambda f, p: f.to_json(p, orient="records"), ("json", "utf-8", None, True, ".")),
+    "lines.jsonl": (lambda f, p: f.to_json(p, orient="records", lines=True), ("jsonl", "utf-8", None, True, ".")),
+    "lines-named.json": (lambda f, p: f.to_json(p, orient="records", lines=True), ("jsonl", "utf-8", None, True, ".")),
+    "book.xlsx": (_excel, ("excel", None, None, True, ".")),
+}
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_reader_detects_format_encoding_delimiter_and_header(penguins, tmp_path, name):
+    writer, (fmt, encoding, delimiter, header, decimal) = FORMATS[name]
+    path = tmp_path / name
+    writer(penguins, path)
+    frame, info = read_table(path)
+    assert (info.format, info.encoding, info.delimiter, info.header, info.decimal) == (
+        fmt, encoding, delimiter, header, decimal
+    )
+    assert info.size_bytes == path.stat().st_size
+    expected = penguins if header else penguins.set_axis([f"column_{i}" for i in range(1, 9)], axis=1)
+    pd.testing.assert_frame_equal(frame, expected, check_dtype=False)
+    assert (frame.iloc[:, 1] == "Biscoé").sum() == 168
+    assert count_rows(path, info) in (len(penguins), None)
+
+
+def test_reader_reads_only_the_first_rows_when_asked(penguins, tmp_path):
+    for name in ("plain.csv", "table.parquet", "lines.jsonl", "book.xlsx"):
+        FORMATS[name][0](penguins, tmp_path / name)
+        frame, _ = read_table(tmp_path / name, max_rows=25)
+        pd.testing.assert_frame_equal(frame, penguins.head(25), check_dtype=False)
+
+
+def _write(path, content):
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    return path
+
+
+BAD_FILES = {
+    "missing": (None, "does not exist"),
+    "directory": ("dir", "is a directory"),
+    "empty.csv": (b"", "is empty (0 bytes)"),
+    "blank.csv": ("\n  \n", "only blank space"),
+    "garbage.csv": (bytes(range(256)) * 64, "holds binary data"),
+    "report.pdf": (b"%PDF-1.7\n\x00\x01\x02\x03" * 50, "holds a PDF document"),
+    "notes.xyz": ("just some prose\nwithout any columns\n", "cannot tell what format"),
+    "header-only.csv": ("id,name,price\n", "has a header row (3 columns: id, name, price) but no data rows"),
+    "duplicates.csv": ("a,b,a,c,b\n1,2,3,4,5\n", "duplicate column names: 'a' (2 times), 'b' (2 times)"),
+    "ragged.csv": ("a,b\n1,2\n3,4\n5,6,7,8\n", "Expected 2 fields in line 4, saw 4"),
+    "broken.jsonl": ('{"a": 1}\n{"a": \n', "line 2 of"),
+    "not-a-table.json": ('{"name": "x", "size": 3}', "is JSON but not a table"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_FILES)
+def test_reader_explains_each_unreadable_file(tmp_path, name):
+    content, message = BAD_FILES[name]
+    path = tmp_path / name
+    if content == "dir":
+        path.mkdir()
+    elif content is not None:
+        _write(path, content)
+    with pytest.raises(DatasetError) as caught:
+        read_table(path)
+    assert message in str(caught.value) and str(path) in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_semantic_types_from_names_and_values():
+    rng = np.random.default_rng(1)
+    n = 300
+    words = "the parcel arrived late and the box was damaged so I asked support for a refund twice".split()
+    frame = pd.DataFrame({
+        "customer_id": np.arange(1, n + 1),
+        "row": np.arange(n),
+        "order_ref": [f"ORD-{100_000 + i}" for i in range(n)],
+        "token": [rng.bytes(16).hex() for _ in range(n)],
+        "email": [f"user{i}@example{i % 7}.com" for i in range(n)],
+        "phone": [f"{rng.integers(200, 999)}{rng.integers(1_000_000, 9_999_999)}" for _ in range(n)],
+        "contact": [f"+44 (020) {rng.integers(1000, 9999)} {rng.integers(1000, 9999)}" for _ in range(n)],
+        "homepage": [f"https://www.site{i}.org/about?ref={i}" for i in range(n)],
+        "zip_code": [f"{rng.integers(0, 99_999):05d}" for _ in range(n)],
+        "latitude": rng.uniform(-60, 60, n),
+        "lng": rng.uniform(-170, 170, n),
+        "signup_date": pd.date_range("2021-01-01", periods=n, freq="D").strftime("%Y-%m-%d"),
+        "visited": [f"{d:%d/%m/%Y %H:%M}" for d in pd.date_range("2020-03-01", periods=n, freq="7h")],
+        "last_seen": pd.date_range("2021-01-01", periods=n, freq="h"),
+        "active": rng.choice(["Yes", "No"], n),
+        "verified": rng.choice([True, False], n),
+        "flag": rng.integers(0, 2, n),
+        "plan": rng.choice(["basic", "pro", "enterprise"], n),
+        "review": [" ".join(rng.choice(words, 12)) for _ in range(n)],
+        "amount": rng.gamma(2, 50, n).round(2),
+    })
+    result = profile_frame(frame)
+    kinds = {column.name: column.semantic_type for column in result.columns}
+    assert kinds == {
+        "customer_id": S.ID, "row": S.ID, "order_ref": S.ID, "token": S.ID, "email": S.EMAIL, "phone": S.PHONE,
+        "contact": S.PHONE, "homepage": S.URL, "zip_code": S.POSTAL_CODE, "latitude": S.GEO, "lng": S.GEO,
+        "signup_date": S.DATETIME, "visited": S.DATETIME, "last_seen": S.DATETIME, "active": S.BOOLEAN,
+        "verified": S.BOOLEAN, "flag": S.BOOLEAN, "plan": S.CATEGORICAL, "review": S.TEXT, "amount": S.NUMERIC,
+    }
+    assert result.column("visited").min == "2020-03-01T00:00:00"  # day-first dates read as such
+    assert result.column("signup_date").max == frame["signup_date"].max() + "T00:00:00"
+    assert result.time_column == "signup_date"
+    assert {c.column for c in result.target_candidates}.isdisjoint({"customer_id", "email", "review", "signup_date"})
+
+
+def test_unusual_dtypes_profile_without_errors():
+    n = 120
+    frame = pd.DataFrame({
+        "level": pd.Categorical(np.resize(["a", "b", "c"], n), categories=["a", "b", "c", "unused"]),
+        "stamp": pd.date_range("2024-03-30", periods=n, freq="h", tz="Europe/Berlin"),
+        "wait": pd.to_timedelta(np.arange(n), unit="s"),
+        "mixed": pd.Series([1, "two", 3.0, None] * (n // 4), dtype=object),
+        "nested": pd.Series([[1, 2], {"a": 1}, None, [3]] * (n // 4), dtype=object),
+        "answer": pd.Series([True, False, None] * (n // 3), dtype=object),
+        "counts": pd.array([1, None, 3] * (n // 3), dtype="Int64"),
+        "empty": pd.Series([None] * n, dtype="str"),
+    })
+    result = profile_frame(frame)
+    assert result.column("level").unique == 3 and result.column("answer").semantic_type is S.BOOLEAN
+    assert result.column("stamp").min == "2024-03-30T00:00:00+01:00" and result.time_column == "stamp"
+    assert result.column("nested").top_values[0].value == "[1, 2]"
+    assert result.column("empty").issues == ["all missing"] and result.notes == []
+
+
+def test_statistics_equal_pandas(penguins, penguins_profile):
+    for name in penguins.columns:
+        column, series = penguins_profile.column(name), penguins[name]
+        assert (column.count, column.missing, column.unique) == (series.count(), series.isna().sum(), series.nunique())
+        assert column.missing_ratio == pytest.approx(series.isna().mean())
+        counts = series.value_counts().head(5)
+        assert [(v.value, v.count) for v in column.top_values] == [(str(k), n) for k, n in counts.items()]
+    for name in [*MEASUREMENTS, "year"]:
+        column, series = penguins_profile.column(name), penguins[name]
+        assert (column.mean, column.std, column.min, column.max) == pytest.approx(
+            (series.mean(), series.std(), series.min(), series.max())
+        )
+    assert penguins_profile.column("species").mean is None
+
+
+def test_column_issues_name_constant_empty_sparse_and_mixed_columns(penguins):
+    frame = penguins.assign(
+        source="field", notes=np.nan, sparse=[1.0] * 100 + [np.nan] * 244,
+        weight_text=penguins["body_mass_g"].astype(str).where(penguins.index % 40 != 0, "unknown"),
+    )
+    result = profile_frame(frame)
+    assert result.column("source").issues == ["constant"]
+    assert result.column("notes").issues == ["all missing"]
+    assert result.column("sparse").issues[-1] == "mostly missing (71%)"
+    mixed = result.column("weight_text")
+    assert mixed.semantic_type is S.NUMERIC and mixed.mean == pytest.approx(penguins["body_mass_g"].mean(), rel=0.01)
+    assert any(issue.startswith("mixed types (9 values are not numbers, e.g. 'unknown'") for issue in mixed.issues)
+
+
+def test_missing_values_lower_completeness_and_overall(penguins, penguins_profile):
+    holed = penguins.copy()
+    holed.loc[holed.index % 3 == 0, MEASUREMENTS] = np.nan
+    result = profile_frame(holed)
+    before, after = penguins_profile.quality, result.quality
+    assert after.completeness < before.completeness - 0.1 and after.overall < before.overall
+    missing = holed.isna().sum().sum() / holed.size
+    assert after.completeness == pytest.approx(1 - missing, abs=1e-4)
+    assert any("of cells missing in 5 columns" in issue for issue in after.issues)
+
+
+def test_duplicates_and_copied_columns_lower_uniqueness(penguins, penguins_profile):
+    doubled = pd.concat([penguins, penguins.head(100)], ignore_index=True)
+    result = profile_frame(doubled)
+    assert result.duplicate_rows == 100 + penguins.duplicated().sum()
+    assert result.quality.uniqueness < penguins_profile.quality.uniqueness
+    assert any(issue.startswith("100 duplicate rows") for issue in result.quality.issues)
+    relabelled = penguins.assign(
+        mass_kg=penguins["body_mass_g"] / 1000, is_male=penguins["sex"].map({"male": "yes", "female": "no"})
+    )
+    copied = profile_frame(relabelled)
+    assert copied.near_identical_columns == [["body_mass_g", "mass_kg"], ["sex", "is_male"]]
+    assert copied.quality.uniqueness == pytest.approx(1 - 2 / 10, abs=1e-3)
+
+
+def test_implausible_values_lower_consistency():
+    clean = datasets.load("iris").assign(age=lambda f: (f.index % 60) + 18)
+    dirty = clean.copy()
+    dirty.loc[::25, "petal length (cm)"] = 4_000.0  # a unit slip in 6 rows
+    dirty.loc[::50, "age"] = 450
+    before, after = profile_frame(clean).quality, profile_frame(dirty).quality
+    assert before.consistency == 1.0 and after.consistency < 1.0 and after.overall < before.overall
+    issues = profile_frame(dirty).column("age").issues
+    assert issues == ["values out of plausible range (3 outside [0, 120], e.g. 450, 450, 450)"]
+
+
+def test_overall_is_a_weighted_harmonic_mean_pulled_down_by_the_weak_axis(penguins):
+    weak = profile_frame(pd.concat([penguins] * 3, ignore_index=True)).quality  # two thirds of the rows repeat
+    weights = weak.weights
+    axes = {"completeness": weak.completeness, "consistency": weak.consistency, "uniqueness": weak.uniqueness}
+    arithmetic = sum(weights[a] * axes[a] for a in axes) / sum(weights.values())
+    harmonic = sum(weights.values()) / sum(weights[a] / axes[a] for a in axes)
+    assert weak.uniqueness == pytest.approx(1 / 3, abs=0.01)
+    assert weak.overall == pytest.approx(harmonic, abs=1e-3) and weak.overall < arithmetic - 0.1
+
+
+@pytest.mark.parametrize(
+    ("name", "target", "rank", "task"),
+    [
+        ("wa_churn", "churn", 1, TaskType.BINARY_CLASSIFICATION),
+        ("penguins", "species", 2, TaskType.MULTICLASS_CLASSIFICATION),
+        ("diabetes", "progression", 1, TaskType.REGRESSION),
+        ("credit_data", "Status", 1, TaskType.BINARY_CLASSIFICATION),
+    ],
+)
+def test_target_candidates_find_the_real_target(name, target, rank, task):
+    candidates = profile_frame(datasets.load(name)).target_candidates
+    top = [candidate.column for candidate in candidates[:rank]]
+    assert target in top, [(c.column, c.score) for c in candidates[:5]]
+    chosen = next(candidate for candidate in candidates if candidate.column == target)
+    assert chosen.suggested_task is task and chosen.reasons
+    assert chosen.score == pytest.approx(0.5 * chosen.name_score + 0.35 * chosen.distribution_score
+                                         + 0.15 * chosen.temporal_score, abs=1e-3)
+    assert [c.score for c in candidates] == sorted((c.score for c in candidates), reverse=True)
+    assert sum(c.confidence for c in candidates[:5]) == pytest.approx(1, abs=1e-3)
+
+
+def test_correlations_strongest_first_with_target_associations(penguins_profile):
+    values = [abs(c.value) for c in penguins_profile.correlations]
+    assert values == sorted(values, reverse=True) and len(values) <= 20
+    methods = {(c.a, c.b): c.method for c in penguins_profile.correlations}
+    assert methods[("flipper_length_mm", "body_mass_g")] == "pearson"
+    assert methods[("flipper_length_mm", "species")] == "correlation_ratio"
+    assert methods[("island", "species")] == "cramers_v"
+
+
+def test_large_tables_profile_the_expensive_parts_on_a_sample():
+    diamonds = datasets.load("diamonds")
+    result = profile_frame(diamonds, sample_rows=5_000)
+    assert result.sampled and result.sample_rows == 5_000 and result.n_rows == len(diamonds)
+    assert "random sample of 5,000 rows" in result.notes[0] and "cover all 53,940 rows" in result.notes[0]
+    price = result.column("price")
+    assert (price.count, price.mean, price.max) == (len(diamonds), pytest.approx(diamonds["price"].mean()), 18823)
+    assert result.duplicate_rows == diamonds.duplicated().sum()  # narrow enough to count on all rows
+    assert result.target_candidates[0].column == "price"
+
+
+def test_large_csv_is_streamed_in_chunks(monkeypatch, tmp_path):
+    ames = datasets.load("ames")
+    path = tmp_path / "ames.csv"
+    ames.to_csv(path, index=False)
+    monkeypatch.setattr(profiler, "CHUNKED_BYTES", 1_000)
+    monkeypatch.setattr(profiler, "CHUNK_ROWS", 500)
+    result = profile_dataset(path, sample_rows=1_000)
+    assert result.sampled and result.n_rows == len(ames) and result.notes[0].startswith("Read in chunks")
+    assert 900 <= result.sample_rows <= 1_100
+    for name in ("Lot_Area", "Sale_Price", "Lot_Frontage"):
+        column, series = result.column(name), ames[name]
+        assert (column.count, column.missing) == (series.count(), series.isna().sum())
+        assert (column.mean, column.std, column.min, column.max) == pytest.approx(
+            (series.mean(), series.std(), series.min(), series.max())
+        )
+    assert result.target_candidates[0].column == "Sale_Price"
+
+
+def test_profile_dataset_reports_how_the_file_was_read(penguins, tmp_path):
+    path = tmp_path / "penguins.csv"
+    penguins.to_csv(path, sep=";", index=False, encoding="cp1252")
+    result = profile_dataset(path)
+    assert (result.format, result.encoding, result.delimiter, result.n_rows) == ("csv", "cp1252", ";", 344)
+    assert not result.sampled and result.sample_rows is None and result.source == str(path)
+
+
+def test_cli_prints_json_summary_and_clear_errors(penguins, tmp_path):
+    app = typer.Typer()
+    app.command()(profile_command)
+    path = tmp_path / "penguins.parquet"
+    penguins.to_parquet(path, index=False)
+    runner = CliRunner()
+    as_json = runner.invoke(app, [str(path), "--json"])
+    assert as_json.exit_code == 0
+    assert json.loads(as_json.stdout)["target_candidates"][0]["column"] == "species"
+    summary = runner.invoke(app, [str(path)])
+    assert summary.exit_code == 0 and "target candidates" in summary.stdout and "species" in summary.stdout
+    missing = runner.invoke(app, [str(tmp_path / "nope.csv")])
+    assert missing.exit_code == 2 and "does not exist" in missing.stderr
