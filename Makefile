@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run test bench-catalog clean
+.PHONY: install run test bench-catalog bench-plan clean
 
 install: $(STAMP)
 
@@ -17,12 +17,11 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
-## The main job on embedded defaults: index the shipped catalog, then find microservices by meaning.
+## The main job on embedded defaults: index the shipped catalog, then plan a pipeline for a real dataset.
 run: install
 	$(VENV)/bin/dagsmith catalog sync microservices
-	$(VENV)/bin/dagsmith catalog search "fill in missing values from the most similar rows" --k 3
-	$(VENV)/bin/dagsmith catalog search "find anomalous transactions" --k 3
-	$(VENV)/bin/dagsmith catalog show gradient_boosting_classifier
+	$(VENV)/bin/dagsmith datasets export wa_churn .dagsmith/samples/churn.csv
+	$(VENV)/bin/dagsmith plan .dagsmith/samples/churn.csv "predict which customers will churn"
 
 test: install
 	$(PYTHON) -m pytest -n 2 tests
@@ -30,6 +29,10 @@ test: install
 ## Catalog indexing throughput and search latency over a synthetic 10,000-microservice catalog.
 bench-catalog: install
 	$(PYTHON) -m dagsmith.bench.catalog_search --services 10000 --queries 300
+
+## Planning latency (agents A1-A4) for datasets of 1K, 50K and 500K rows.
+bench-plan: install
+	$(PYTHON) -m dagsmith.bench.plan_latency --sizes 1000 50000 500000 --repeats 3
 
 clean:
 	rm -rf $(VENV) .dagsmith

@@ -60,7 +60,11 @@ def _read(entry: dict) -> tuple[str, str | None]:
     return found.task_type.value, found.target
 
 
-@pytest.mark.parametrize("entry", LABELLED, ids=[f"{e['dataset']}: {e['goal'][:40]}" for e in LABELLED])
+@pytest.mark.parametrize("entry", [
+    pytest.param(e, id=f"{e['dataset']}: {e['goal'][:40]}",
+                 marks=[pytest.mark.xfail(reason=e["known_failure"], strict=True)] if "known_failure" in e else [])
+    for e in LABELLED
+])
 def test_labelled_goal(entry):
     assert _read(entry) == (entry["task_type"], entry["target"])
 
