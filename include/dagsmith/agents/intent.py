@@ -217,6 +217,7 @@ class MatchKind(StrEnum):
     EXACT = "exact"
     SYNONYM = "synonym"
     ABBREVIATION = "abbreviation"
+    ACRONYM = "acronym"
     PARTIAL = "partial"
     VALUE = "value"
     FUZZY = "fuzzy"
@@ -225,11 +226,14 @@ class MatchKind(StrEnum):
 
 MATCH_SCORE = {
     MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.ABBREVIATION: 0.7,
-    MatchKind.PARTIAL: 0.65, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5, MatchKind.PROFILE: 0.45,
+    MatchKind.ACRONYM: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5, MatchKind.PROFILE: 0.45,
 }
 #: Matches this good name a column outright: enough for a goal that is only a column name, and two of them
 #: joined by "and" are two targets.
 STRONG_MATCH = MATCH_SCORE[MatchKind.SYNONYM]
+#: How much less a partial mention scores when it covers none of the name's other words ('year' for Year_Remod_Add
+#: against 'year ... built' for Year_Built).
+PARTIAL_SPREAD = 0.1
 #: difflib similarity a misspelt word needs to count as a task word or a column name.
 FUZZY_CUTOFF = 0.84
 
@@ -271,7 +275,10 @@ _VOCABULARY = _vocabulary()
 
 
 def similar(a: str, b: str) -> bool:
-    """Typo-tolerant equality: one swap of neighbouring letters ("prcie"), or difflib similarity >= FUZZY_CUTOFF."""
+    """Typo-tolerant equality: one swap of neighbouring letters ("prcie"), or difflib similarity >= FUZZY_CUTOFF
+    between words whose lengths differ by one letter at most ("forest" is no typo of "forecast")."""
+    if abs(len(a) - len(b)) > 1:
+        return False
     if len(a) == len(b):
         diff = [i for i in range(len(a)) if a[i] != b[i]]
         if len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]:
@@ -350,10 +357,11 @@ class Match:
     start: int
     end: int
     said: str  # the goal's words that matched
+    penalty: float = 0.0  # a partial mention covering less of the name scores lower
 
     @property
     def score(self) -> float:
-        return MATCH_SCORE[self.kind]
+        return MATCH_SCORE[self.kind] - self.penalty
 
 
 def _abbreviates(column_word: tuple[str, str], goal_word: tuple[str, str]) -> bool:
@@ -372,9 +380,14 @@ def _abbreviates(column_word: tuple[str, str], goal_word: tuple[str, str]) -> bo
 
 def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
     """Exact, abbreviated and partial mentions of one column's name."""
-    column, stems = name.column.name, goal.stems
-    for at in _find(stems, name.stems):
-        yield Match(column, MatchKind.EXACT, at, at + len(name.stems), goal.said(at, at + len(name.stems)))
+    column, stems, n = name.column.name, goal.stems, len(name.stems)
+    coverage = len(set(name.stems) & set(stems)) / n
+    for at in range(len(stems) - n + 1):
+        pairs = list(zip(name.written, zip(stems[at : at + n], goal.words[at : at + n], strict=True), strict=True))
+        if all(c[0] == g[0] for c, g in pairs):
+            yield Match(column, MatchKind.EXACT, at, at + n, goal.said(at, at + n))
+        elif n > 1 and all(c[0] == g[0] or _abbreviates(c, g) for c, g in pairs):  # "overall condition": Overall_Cond
+            yield Match(column, MatchKind.ABBREVIATION, at, at + n, goal.said(at, at + n))
     for at, (s, word) in enumerate(zip(stems, goal.words, strict=True)):
         if s in STOPWORDS:
             continue
@@ -383,12 +396,13 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
         elif s not in _VOCABULARY and any(_abbreviates(c, (s, word)) for c in name.written):
             yield Match(column, MatchKind.ABBREVIATION, at, at + 1, word)
         elif s in name.stems and len(s) >= 3:
-            yield Match(column, MatchKind.PARTIAL, at, at + 1, word)
+            yield Match(column, MatchKind.PARTIAL, at, at + 1, word, PARTIAL_SPREAD * (1 - coverage))
     for c in name.stems:  # acronyms: "pce" for personal consumption expenditures
         n = len(c)
         for at in range(len(stems) - n + 1) if 2 <= n <= 5 and c.isalpha() else ():
-            if "".join(w[0] for w in stems[at : at + n]) == c and all(len(w) > 2 for w in stems[at : at + n]):
-                yield Match(column, MatchKind.ABBREVIATION, at, at + n, goal.said(at, at + n))
+            span = stems[at : at + n]
+            if "".join(w[0] for w in span) == c and all(len(w) > 2 and w not in STOPWORDS for w in span):
+                yield Match(column, MatchKind.ACRONYM, at, at + n, goal.said(at, at + n))
 
 
 def _synonym_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
@@ -437,13 +451,22 @@ def _objects_of_synonyms(matches: list[Match], stems: tuple[str, ...]) -> set[Ma
     }
 
 
+def _nested(matches: list[Match]) -> set[Match]:
+    """Mentions inside a longer mention of another column's whole name: 'condition' in 'overall condition'."""
+    whole = [m for m in matches if m.end - m.start > 1 and m.kind in {MatchKind.EXACT, MatchKind.ABBREVIATION}]
+    return {
+        m for m in matches for w in whole
+        if w.column != m.column and w.start <= m.start and m.end <= w.end and m.end - m.start < w.end - w.start
+    }
+
+
 def column_matches(goal: Goal, profile: DatasetProfile) -> list[Match]:
     """Every mention of a column in the goal, by name, synonym, abbreviation or class value; fuzzy only if none."""
     names = column_names(profile)
     found = [m for name in names for m in (*_span_matches(name, goal), *_synonym_matches(name, goal))]
     found += _value_matches(profile, goal)
-    objects = _objects_of_synonyms(found, goal.stems)
-    return [m for m in found if m not in objects] or list(_fuzzy_matches(names, goal))
+    dropped = _objects_of_synonyms(found, goal.stems) | _nested(found)
+    return [m for m in found if m not in dropped] or list(_fuzzy_matches(names, goal))
 
 
 def explicit_target(goal: str, profile: DatasetProfile) -> tuple[Match | None, str | None]:
@@ -595,6 +618,7 @@ def _target_reason(match: Match) -> str:
         MatchKind.EXACT: "the goal names the column",
         MatchKind.SYNONYM: "a synonym of its name",
         MatchKind.ABBREVIATION: "its name abbreviates",
+        MatchKind.ACRONYM: "its name is the initials of",
         MatchKind.PARTIAL: "part of its name is",
         MatchKind.VALUE: "the goal mentions its class",
         MatchKind.FUZZY: "a misspelling of its name, read as",

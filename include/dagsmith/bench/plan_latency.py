@@ -46,7 +46,7 @@ def run(sizes: tuple[int, ...], repeats: int, catalog: Path) -> list[dict]:
                 result = plan(path, GOAL, settings=settings, embedder=embedder)
                 runs.append({"total": time.perf_counter() - started, **result.timings})
             median = {key: round(statistics.median(r[key] for r in runs), 3) for key in runs[0]}
-            results.append({"rows": rows, "file_mb": round(path.stat().st_size / 1e6, 1), "repeats": repeats,
+            results.append({"rows": rows, "file_mb": round(path.stat().st_size / 1e6, 2), "repeats": repeats,
                             "median_s": median, "sampled": result.profile.sampled,
                             "pipeline_valid": result.pipeline.valid})
             print(f"  {rows:>9,} rows: {median['total']:.2f} s", flush=True)
