@@ -95,6 +95,10 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
         widest = max((c.unique for c in profile.columns if c.semantic_type is SemanticType.CATEGORICAL), default=0)
         if widest > 20:
             put("max_categories", 20, f"a categorical column has {widest} levels; rare ones are grouped")
+    elif stage is Stage.FEATURE_SELECTION:
+        limit = _constraint(intent, "max_features")
+        if limit:
+            put("k", int(limit), "the goal limits the number of features")
     elif stage is Stage.MODELLING:
         if intent.task_type in CLASSIFICATION and _imbalanced(intent):
             put("class_weight", "balanced", "the classes are imbalanced")

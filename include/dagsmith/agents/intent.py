@@ -201,7 +201,10 @@ SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
     ("fuel efficiency mileage consumption", "mpg", ""),
     ("home house value", "medv", ""),
 )
-SYNONYMS = tuple(Synonym(frozenset(_stems(g)), frozenset(_stems(c)), frozenset(_stems(v))) for g, c, v in SYNONYM_TABLE)
+SYNONYMS = tuple(
+    Synonym(frozenset(_stems(goal)), frozenset(_stems(column)), frozenset(_stems(values)))
+    for goal, column, values in SYNONYM_TABLE
+)
 SYNONYM_TEXTS = tuple(goal for goal, _, _ in SYNONYM_TABLE)
 #: Units and filler inside column names ("bill_length_mm", "sepal length (cm)"): never how a user names it.
 NAME_NOISE = frozenset(_stems("cm mm kg g lb lbs km pct usd num of the in per is has"))
@@ -226,7 +229,8 @@ class MatchKind(StrEnum):
 
 MATCH_SCORE = {
     MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.ABBREVIATION: 0.7,
-    MatchKind.ACRONYM: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5, MatchKind.PROFILE: 0.45,
+    MatchKind.ACRONYM: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5,
+    MatchKind.PROFILE: 0.45,
 }
 #: Matches this good name a column outright: enough for a goal that is only a column name, and two of them
 #: joined by "and" are two targets.
@@ -1078,6 +1082,8 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
 
 def _supervised_target(read: Goal, explicit: Match | None, absent: str | None, matches: list[Match],
                        profile: DatasetProfile) -> TargetChoice:
+    """A designated column ("target is X") wins over one the goal mentions; a designated absent one is kept so
+    validation can say it is missing."""
     if explicit:
         return TargetChoice(explicit.column, explicit.score, _target_reason(explicit))
     if absent:

@@ -428,9 +428,13 @@ def _separated_phone(column: _Values) -> SemanticType | None:
     return S.PHONE if not column.numeric and _phone_share(column, SEPARATED_PHONE) >= 0.9 else None
 
 
+#: Fewer rows than this and unique integers are as likely a measurement as a row number.
+MIN_ID_ROWS = 20
+
+
 def _unhinted_id(column: _Values) -> SemanticType | None:
     """Unique per row, and either a row numbering, UUIDs, or short codes of letters and digits ('7590-VHVEG')."""
-    if not column.complete or column.n_unique < max(10, len(column.values)):
+    if not column.complete or column.n_unique < max(MIN_ID_ROWS, len(column.values)):
         return None
     if column.numeric:
         sequence = column.integral and column.values.max() - column.values.min() < column.n_rows
