@@ -1,0 +1,64 @@
+"""`dagsmith plan` as a user runs it: a readable plan, or one clear paragraph and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from dagsmith import datasets
+
+
+def _plan(settings, *args):
+    env = {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(settings.home),
+           "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "plan", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def penguins_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "penguins.csv"
+    datasets.load("penguins").to_csv(path, index=False)
+    return path
+
+
+def test_plan_prints_intent_recommendations_and_the_pipeline_graph(catalog_settings, penguins_csv):
+    proc = _plan(catalog_settings, penguins_csv, "which species is this penguin?", "--user", "ana")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "multiclass_classification" in out and "target species" in out
+    assert "Recommendations" in out and "keyword " in out and "semantic " in out
+    assert "Pipeline" in out and "ready" in out and "└──" in out
+    assert "✓ required stages" in out
+
+
+def test_plan_json_is_the_whole_plan(catalog_settings, penguins_csv):
+    proc = _plan(catalog_settings, penguins_csv, "group the penguins into 3 clusters", "--json")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert set(plan) >= {"profile", "intent", "recommendation", "pipeline", "timings"}
+    assert plan["intent"]["task_type"] == "clustering"
+    clustering = next(s for s in plan["pipeline"]["steps"] if s["stage"] == "clustering")
+    assert 3 in clustering["params"].values()
+
+
+@pytest.mark.parametrize("case, goal, expected", [
+    ("missing", "predict species", "does not exist"),
+    ("empty", "predict species", "empty"),
+    ("garbage", "predict species", ""),
+    ("penguins", "predict the wingspan", "wingspan"),
+    ("penguins", "asdf qwerty", "?"),
+])
+def test_bad_input_gets_one_clear_paragraph(catalog_settings, penguins_csv, tmp_path, case, goal, expected):
+    paths = {"missing": tmp_path / "nope.csv", "empty": tmp_path / "empty.csv", "garbage": tmp_path / "garbage.csv",
+             "penguins": penguins_csv}
+    paths["empty"].write_text("")
+    paths["garbage"].write_bytes(os.urandom(4096))
+    proc = _plan(catalog_settings, paths[case], goal)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("error:") and expected in proc.stderr.lower()
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
