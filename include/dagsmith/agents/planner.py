@@ -14,6 +14,7 @@ from dagsmith.config import Settings
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.models.catalog import Stage
 from dagsmith.models.plan import Plan, RankingMode, Weights
+from dagsmith.models.profile import SemanticType
 from dagsmith.store.db import session_scope
 
 #: Optional stages a pipeline gets unless the person says otherwise: plots, a report, and removing
@@ -69,7 +70,9 @@ def plan(
         if save:
             record = {"intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json"),
                       "profile_summary": {"n_rows": profile.n_rows, "n_columns": profile.n_columns,
-                                          "quality": profile.quality.model_dump(mode="json")}}
+                                          "quality": profile.quality.model_dump(mode="json")},
+                      "roles": {"id_columns": [c.name for c in profile.columns if c.semantic_type is SemanticType.ID],
+                                "time_column": profile.time_column}}
             spec = builder.store(session, spec, catalog, record)
         timings["build"] = time.perf_counter() - started
     return Plan(profile=profile, intent=intent, recommendation=recommendation, pipeline=spec,

@@ -9,6 +9,7 @@ import typer
 from dagsmith.cli import catalog, datasets, db
 from dagsmith.cli.plan import plan_command
 from dagsmith.cli.profile import profile
+from dagsmith.cli.run import run_command
 from dagsmith.cli.output import fail
 from dagsmith.store.db import DatabaseUnavailable
 from dagsmith.store.embedded import EmbeddedServerError
@@ -25,6 +26,7 @@ app.add_typer(db.app, name="db")
 app.add_typer(datasets.app, name="datasets")
 app.command("profile")(profile)
 app.command("plan")(plan_command)
+app.command("run")(run_command)
 
 
 def main() -> None:

@@ -1,0 +1,72 @@
+"""An embedded Airflow for one machine: its home and SQLite metadata under DAGSMITH_HOME/airflow.
+
+``dagsmith run`` uses it to run a pipeline's DAG in-process (``dag.test()``), no scheduler needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO
+
+from dagsmith.config import Settings
+
+DAGS_FOLDER = Path(__file__).resolve().parents[3] / "dags"
+
+
+def airflow_env(settings: Settings) -> dict[str, str]:
+    """Environment for Airflow processes that run dagsmith's DAGs against this machine's store."""
+    home = settings.home / "airflow"
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+        "DAGSMITH_HOME": str(settings.home),
+    }
+    if settings.database_url:
+        env["DAGSMITH_DATABASE_URL"] = settings.database_url
+    return env
+
+
+def ensure_metadata_db(settings: Settings) -> dict[str, str]:
+    """Create the embedded Airflow metadata database once; returns the environment to run Airflow with."""
+    env = airflow_env(settings)
+    marker = settings.home / "airflow" / ".migrated"
+    if not marker.exists():
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, capture_output=True,
+                              text=True, timeout=600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"could not create Airflow's metadata database: {proc.stderr[-1500:]}")
+        marker.touch()
+    return env
+
+
+_RUN_DAG = """
+import json, runpy, sys
+namespace = runpy.run_path(sys.argv[1])
+dag = namespace[sys.argv[2]]
+run = dag.test(run_conf=json.loads(sys.argv[3]))
+print("DAGSMITH_RESULT " + json.dumps({"state": str(run.state), "run_id": run.run_id}))
+"""
+
+
+def start_dag_test(dag_id: str, conf: dict, settings: Settings, output: IO[str]) -> subprocess.Popen:
+    """Run a dagsmith DAG once with ``dag.test()`` in a child process writing its log to ``output``."""
+    env = ensure_metadata_db(settings)
+    return subprocess.Popen(
+        [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER / "dagsmith_pipelines.py"), dag_id, json.dumps(conf)],
+        env=env, stdout=output, stderr=subprocess.STDOUT, text=True,
+    )
+
+
+def dag_test_result(log_file: Path) -> dict | None:
+    for line in reversed(log_file.read_text(encoding="utf-8", errors="replace").splitlines()):
+        if line.startswith("DAGSMITH_RESULT "):
+            return json.loads(line.removeprefix("DAGSMITH_RESULT "))
+    return None

@@ -1,0 +1,148 @@
+"""``dagsmith run``: plan a pipeline, then run it as its own Airflow DAG, showing progress per stage."""
+
+from __future__ import annotations
+
+import time
+from json import loads as load_json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from sqlalchemy import select
+
+from dagsmith.agents.builder import ChoiceError
+from dagsmith.agents.planner import EmptyCatalog, plan
+from dagsmith.airflow.local import dag_test_result, start_dag_test
+from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.cli.output import console, fail, print_json, progress
+from dagsmith.config import Settings
+from dagsmith.data.readers import DatasetError
+from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+
+POLL_SECONDS = 0.5
+
+
+def _latest_execution(session, pipeline_id: int) -> schema.Execution | None:
+    return session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id)
+                          .order_by(schema.Execution.id.desc()).limit(1))
+
+
+def _progress_lines(settings: Settings, pipeline_id: int, seen: set) -> list[str]:
+    """New step events since the last poll: completions, failures and healing decisions."""
+    lines = []
+    with session_scope(settings) as session:
+        execution = _latest_execution(session, pipeline_id)
+        if execution is None:
+            return lines
+        names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
+        rows = session.execute(select(schema.StepAttempt, schema.PipelineStep)
+                               .join(schema.PipelineStep, schema.PipelineStep.id == schema.StepAttempt.step_id)
+                               .where(schema.StepAttempt.execution_id == execution.id)
+                               .order_by(schema.StepAttempt.id)).all()
+        for attempt, step in rows:
+            key = (attempt.id, attempt.status, bool(attempt.decision))
+            if key in seen or attempt.status == "running":
+                continue
+            seen.add(key)
+            label = f"{step.position:>2} {step.stage:<24} {names[attempt.microservice_id]}"
+            if attempt.status == "completed":
+                lines.append(f"[green]✓[/] {label}")
+            else:
+                lines.append(f"[red]✗[/] {label}: {escape(attempt.error_class or '')}")
+                if attempt.decision:
+                    lines.append(f"  [yellow]↻[/] {escape(attempt.decision.get('reason', ''))}")
+    return lines
+
+
+def _summary(settings: Settings, pipeline_id: int) -> dict:
+    with session_scope(settings) as session:
+        execution = _latest_execution(session, pipeline_id)
+        names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
+        workspace = Path(execution.workspace)
+        steps = sorted(workspace.joinpath("steps").glob("*"))
+        metrics = {}
+        for folder in steps:
+            file = folder / "metrics.json"
+            if file.is_file():
+                metrics.update(load_json(file.read_text()))
+        substitutions = [
+            {"position": s["position"], "stage": s["stage"], "from": names.get(a["decision"].get("from")),
+             "to": a["decision"].get("to_name"), "reason": a["decision"].get("reason")}
+            for s in execution.trace.get("steps", []) for a in s["attempts"]
+            if a.get("decision", {}).get("action") == "substitute"
+        ]
+        artifacts = sorted(str(p) for p in workspace.glob("steps/*/artifacts/*.png"))
+        return {"pipeline_id": pipeline_id, "execution_id": execution.id, "status": execution.status,
+                "seconds": execution.seconds, "workspace": str(workspace), "metrics": metrics,
+                "artifacts": artifacts, "report": str(steps[-1] / "report.md") if steps else None,
+                "substitutions": substitutions, "error": execution.error}
+
+
+def run_command(
+    data: Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")],
+    goal: Annotated[str, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn".')],
+    runtime: Annotated[str, typer.Option(help="Where steps run: local (subprocesses) or docker (containers).")] = "local",
+    user: Annotated[str, typer.Option(help="Who runs it; their history weighs in and learns from the run.")] = "anonymous",
+    json: Annotated[bool, typer.Option("--json", help="Print the run's summary as JSON.")] = False,
+) -> None:
+    """Plan a pipeline (profile, intent, recommend, build), then run it through Airflow with self-healing."""
+    if runtime not in {"local", "docker"}:
+        fail(f"--runtime must be local or docker, not '{runtime}'", code=2)
+    settings = Settings.from_env()
+    started = time.monotonic()
+    try:
+        result = plan(data, goal, user=user, settings=settings)
+    except (DatasetError, AmbiguousGoal, InvalidIntent, EmptyCatalog, ChoiceError) as exc:
+        fail(str(exc), code=2)
+    spec = result.pipeline
+    if not spec.valid:
+        fail("the planned pipeline did not pass its checks: " + "; ".join(c.detail for c in spec.checks if not c.passed))
+    write_spec(spec.id, settings)
+    if not json:
+        console.print(f"pipeline {spec.id} [bold]{escape(spec.name)}[/]: {result.intent.task_type.value}"
+                      + (f" of '{result.intent.target}'" if result.intent.target else "")
+                      + f", {len(spec.steps)} steps, runtime {runtime}", highlight=False)
+    log_file = settings.home / "logs" / f"pipeline-{spec.id}-{int(time.time())}.log"
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    seen: set = set()
+    with open(log_file, "w", encoding="utf-8") as output:
+        process = start_dag_test(dag_id(spec.id), {"dataset": str(Path(data).resolve()), "runtime": runtime,
+                                                   "user": user}, settings, output)
+        while process.poll() is None:
+            time.sleep(POLL_SECONDS)
+            for line in ([] if json else _progress_lines(settings, spec.id, seen)):
+                console.print(line, highlight=False)
+    for line in ([] if json else _progress_lines(settings, spec.id, seen)):
+        console.print(line, highlight=False)
+    outcome = dag_test_result(log_file)
+    if outcome is None:
+        fail(f"the Airflow run did not finish; its log is {log_file}")
+    summary = {**_summary(settings, spec.id), "airflow_state": outcome["state"], "airflow_log": str(log_file),
+               "time_to_results_seconds": round(time.monotonic() - started, 2)}
+    if json:
+        print_json(summary)
+    else:
+        _show(summary)
+    if summary["status"] != "completed":
+        raise typer.Exit(1)
+
+
+def _show(summary: dict) -> None:
+    style = "green" if summary["status"] == "completed" else "red"
+    console.print(f"\n[{style}]{summary['status']}[/] in {summary['time_to_results_seconds']} s "
+                  f"(execution {summary['execution_id']})", highlight=False)
+    for key, value in summary["metrics"].items():
+        if isinstance(value, float):
+            console.print(f"  {key:<28} {value:.4f}", highlight=False)
+    for item in summary["substitutions"]:
+        console.print(f"  [yellow]substituted[/] {item['stage']}: {item['from']} -> {item['to']}", highlight=False)
+    for artifact in summary["artifacts"]:
+        console.print(f"  [dim]plot[/] {artifact}", highlight=False)
+    if summary["report"]:
+        console.print(f"  [dim]report[/] {summary['report']}", highlight=False)
+    if summary["error"]:
+        console.print(f"  [red]{escape(summary['error'])}[/] (Airflow log: {summary['airflow_log']})", highlight=False)
+    progress(f"workspace {summary['workspace']}")

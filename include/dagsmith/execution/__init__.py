@@ -1,0 +1,1 @@
+"""Executing stored pipelines: workspaces, step runs with self-healing, checks between steps."""

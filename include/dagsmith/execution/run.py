@@ -1,0 +1,241 @@
+"""Running a stored pipeline, step by step, with self-healing between tries.
+
+Airflow calls these functions from a pipeline's child DAG (one task per step): ``start`` creates the
+execution and its workspace, ``run_step`` runs one step's current microservice, ``heal`` (called from the
+retry callback and again at the start of every try, so a lost callback changes nothing) swaps in the
+next-ranked untried candidate, and ``finish`` closes the execution and feeds the learned patterns.
+Everything is recorded in PostgreSQL; files live in the execution's workspace.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dagsmith.config import Settings
+from dagsmith.execution.contract import check_bundle
+from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose
+from dagsmith.learning.record import record_execution
+from dagsmith.models.catalog import Analysis, AnalysisMode
+from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+from dagsmith_kit import Bundle
+
+#: Identical failures of one service after which it is not tried again, even for transient errors.
+MAX_SAME_FAILURES = 2
+
+
+class StepFailed(Exception):
+    """The step's try failed; Airflow retries it, and healing decides what the next try runs."""
+
+
+class CandidatesExhausted(Exception):
+    """Every candidate for the step has failed; the step and the pipeline fail, diagnostics kept."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+
+    @property
+    def input(self) -> Path:
+        return self.root / "input"
+
+    def step_output(self, position: int) -> Path:
+        return self.root / "steps" / f"{position:02d}"
+
+    def attempt_output(self, position: int, attempt: int) -> Path:
+        return self.root / "attempts" / f"{position:02d}-{attempt}"
+
+
+def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, settings: Settings) -> int:
+    """Create the execution, its isolated workspace with a copy of the dataset, and reset the steps."""
+    source = Path(dataset)
+    if not source.is_file():
+        raise FileNotFoundError(f"the dataset {dataset} does not exist")
+    with session_scope(settings) as session:
+        pipeline = session.get(schema.Pipeline, pipeline_id)
+        if pipeline is None:
+            raise LookupError(f"no pipeline {pipeline_id}")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        root = settings.home / "workspaces" / f"pipeline-{pipeline_id}-{stamp}"
+        roles = pipeline.plan.get("roles", {})
+        bundle = Bundle.create(root / "input", target=pipeline.target, task_type=pipeline.task_type,
+                               id_columns=roles.get("id_columns"), time_column=roles.get("time_column"))
+        bundle.add_source(source)
+        execution = schema.Execution(pipeline_id=pipeline_id, owner=user, status="running", dataset=str(source),
+                                     workspace=str(root), airflow_run_id=run_id, trace={})
+        session.add(execution)
+        pipeline.status = "running"
+        for step in _steps(session, pipeline_id):
+            step.status = "pending"
+        session.flush()
+        return execution.id
+
+
+def _steps(session: Session, pipeline_id: int) -> list[schema.PipelineStep]:
+    return list(session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline_id)
+                                .order_by(schema.PipelineStep.position)))
+
+
+def _step(session: Session, execution: schema.Execution, position: int) -> schema.PipelineStep:
+    return session.scalar(select(schema.PipelineStep).where(
+        schema.PipelineStep.pipeline_id == execution.pipeline_id, schema.PipelineStep.position == position))
+
+
+def _attempts(session: Session, execution_id: int, step_id: int) -> list[schema.StepAttempt]:
+    return list(session.scalars(select(schema.StepAttempt).where(
+        schema.StepAttempt.execution_id == execution_id, schema.StepAttempt.step_id == step_id)
+        .order_by(schema.StepAttempt.attempt)))
+
+
+def _service(session: Session, microservice_id: int) -> tuple[schema.Microservice, dict, Analysis]:
+    service = session.get(schema.Microservice, microservice_id)
+    version = session.get(schema.MicroserviceVersion, service.current_version_id)
+    result = session.scalar(select(schema.Analysis.result).where(
+        schema.Analysis.version_id == version.id, schema.Analysis.mode == AnalysisMode.CODE.value)
+        .order_by(schema.Analysis.analyzed_at.desc()).limit(1))
+    return service, version.files, Analysis.model_validate(result)
+
+
+def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> dict:
+    """The failed step's parameters the substitute also reads, lightened after a resource failure."""
+    accepted = {p.name for p in analysis.parameters}
+    carried = {k: v for k, v in params.items() if k in accepted}
+    if diagnosis is ErrorClass.RESOURCE:
+        for name in ("n_estimators", "max_iter", "max_rows"):
+            if isinstance(carried.get(name), int):
+                carried[name] = max(1, carried[name] // 2)
+    return carried
+
+
+def heal(execution_id: int, position: int, *, settings: Settings) -> dict | None:
+    """Decide what the next try of a failed step runs; idempotent (a decision is recorded once per failure).
+
+    Returns the decision, or None when there is nothing to decide (no failure yet, or already decided).
+    Raises ``CandidatesExhausted`` when no untried candidate is left.
+    """
+    with session_scope(settings) as session:
+        execution = session.get(schema.Execution, execution_id)
+        step = _step(session, execution, position)
+        attempts = _attempts(session, execution_id, step.id)
+        if not attempts or attempts[-1].status != "failed":
+            return None
+        last = attempts[-1]
+        if last.decision.get("action") == "give_up":
+            raise CandidatesExhausted(last.decision["reason"])
+        if last.decision:
+            return None
+        error = ErrorClass(last.error_class or ErrorClass.UNKNOWN)
+        same = [a for a in attempts if a.microservice_id == last.microservice_id and a.error_class == last.error_class]
+        if error in RETRY_SAME and len(same) < MAX_SAME_FAILURES:
+            decision = {"action": "retry", "reason": f"{error.value} errors pass; the same service runs again"}
+        else:
+            tried = {a.microservice_id for a in attempts}
+            untried = [alt for alt in step.alternatives if alt["id"] not in tried]
+            if not untried:
+                last.decision = {"action": "give_up", "reason": f"every candidate failed; last: {error.value}"}
+                step.status = "failed"
+                raise CandidatesExhausted(f"step {position} ({step.stage}): every candidate failed; "
+                                          f"the last error was {error.value}: {last.error_text[-300:]}")
+            substitute = untried[0]
+            _, _, analysis = _service(session, substitute["id"])
+            new_params = _carried_params(step.params, analysis, error)
+            decision = {"action": "substitute", "from": last.microservice_id, "to": substitute["id"],
+                        "to_name": substitute["name"], "params": new_params,
+                        "reason": f"{error.value} in the previous service; '{substitute['name']}' is the "
+                                  "best-ranked untried candidate"}
+            step.microservice_id, step.params = substitute["id"], new_params
+        last.decision = decision
+        return decision
+
+
+def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,
+             limits: Limits = Limits()) -> dict:
+    """Run one try of a step: heal first if the previous try failed, then run, record and check the output."""
+    heal(execution_id, position, settings=settings)
+    with session_scope(settings) as session:
+        execution = session.get(schema.Execution, execution_id)
+        pipeline = session.get(schema.Pipeline, execution.pipeline_id)
+        step = _step(session, execution, position)
+        if step.status == "completed":
+            return {"position": position, "status": "completed", "skipped": True}
+        attempt_no = len(_attempts(session, execution_id, step.id)) + 1
+        service, files, analysis = _service(session, step.microservice_id)
+        attempt = schema.StepAttempt(execution_id=execution_id, step_id=step.id, attempt=attempt_no,
+                                     microservice_id=service.id, params=step.params, status="running")
+        session.add(attempt)
+        step.status = "running"
+        session.flush()
+        attempt_id, params, depends = attempt.id, dict(step.params), list(step.depends_on)
+        service_name, target = service.name, pipeline.target
+        workspace = Workspace(Path(execution.workspace))
+    source = workspace.step_output(depends[0]) if depends else workspace.input
+    output = workspace.attempt_output(position, attempt_no)
+    result = runtime.run(Invocation(service_name, files, source, output, params, limits))
+    problems = check_bundle(output, target=target, expected_outputs=analysis.outputs) if result.ok else []
+    diagnosis = diagnose(result) if not result.ok else (
+        Diagnosis(ErrorClass.CONTRACT, "; ".join(problems)) if problems else None)
+    _record_attempt(attempt_id, result, diagnosis, workspace, position, output, settings)
+    if diagnosis:
+        raise StepFailed(f"step {position} ({service_name}) failed: {diagnosis}")
+    return {"position": position, "status": "completed", "microservice": service_name, "attempt": attempt_no,
+            "seconds": result.seconds}
+
+
+def _record_attempt(attempt_id: int, result: InvocationResult, diagnosis: Diagnosis | None, workspace: Workspace,
+                    position: int, output: Path, settings: Settings) -> None:
+    with session_scope(settings) as session:
+        attempt = session.get(schema.StepAttempt, attempt_id)
+        step = session.get(schema.PipelineStep, attempt.step_id)
+        attempt.finished_at = datetime.now(UTC)
+        if diagnosis:
+            attempt.status, attempt.error_class = "failed", diagnosis.error_class.value
+            attempt.error_text = (result.stderr or diagnosis.summary)[-8000:]
+            step.status = "pending"
+        else:
+            attempt.status, step.status = "completed", "completed"
+            final = workspace.step_output(position)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            if final.exists():
+                shutil.rmtree(final)
+            output.rename(final)
+        (workspace.root / "logs").mkdir(exist_ok=True)
+        log = workspace.root / "logs" / f"{position:02d}-{attempt.attempt}.log"
+        log.write_text(f"exit code {result.exit_code} in {result.seconds} s\n--- stdout\n{result.stdout}\n"
+                       f"--- stderr\n{result.stderr}\n", encoding="utf-8")
+
+
+def finish(execution_id: int, *, settings: Settings) -> dict:
+    """Close the execution: its status, the trace of what ran, and the patterns learned from it."""
+    with session_scope(settings) as session:
+        execution = session.get(schema.Execution, execution_id)
+        pipeline = session.get(schema.Pipeline, execution.pipeline_id)
+        steps = _steps(session, pipeline.id)
+        trace = []
+        for step in steps:
+            attempts = _attempts(session, execution_id, step.id)
+            trace.append({
+                "position": step.position, "stage": step.stage, "status": step.status,
+                "attempts": [{"microservice_id": a.microservice_id, "status": a.status, "error_class": a.error_class,
+                              "decision": a.decision} for a in attempts],
+            })
+        ok = all(step.status == "completed" for step in steps)
+        execution.status = pipeline.status = "completed" if ok else "failed"
+        execution.finished_at = datetime.now(UTC)
+        execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
+        execution.trace = {"steps": trace}
+        if not ok:
+            failed = [t for t in trace if t["status"] != "completed"]
+            execution.error = f"{len(failed)} step(s) did not complete: " + ", ".join(
+                f"{t['position']} {t['stage']}" for t in failed)
+        record_execution(session, execution, steps)
+        final = Path(execution.workspace) / "steps"
+        return {"execution_id": execution_id, "status": execution.status, "seconds": execution.seconds,
+                "workspace": execution.workspace, "outputs": sorted(str(p) for p in final.glob("*"))}

@@ -1,0 +1,52 @@
+"""Pipeline spec files: what the DAG factory reads to generate a pipeline's DAG without touching the database.
+
+A spec is written from the pipeline's rows (the single source of truth) whenever the pipeline is built or
+changed; it is never edited by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sqlalchemy import select
+
+from dagsmith.config import Settings
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+
+SPEC_SUFFIX = ".pipeline.json"
+
+
+def dag_id(pipeline_id: int) -> str:
+    return f"dagsmith_pipeline_{pipeline_id}"
+
+
+def specs_dir(settings: Settings) -> Path:
+    return settings.home / "pipelines"
+
+
+def write_spec(pipeline_id: int, settings: Settings, *, schedule: str | None = None,
+               retry_delay_seconds: float = 5.0) -> Path:
+    """Write the spec file the DAG factory reads, from the pipeline's rows (the single source of truth)."""
+    with session_scope(settings) as session:
+        pipeline = session.get(schema.Pipeline, pipeline_id)
+        steps = session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline_id)
+                                .order_by(schema.PipelineStep.position)).all()
+        names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
+        spec = {
+            "pipeline_id": pipeline.id, "name": pipeline.name, "goal": pipeline.goal, "owner": pipeline.owner,
+            "dataset": pipeline.dataset, "schedule": schedule or pipeline.schedule,
+            "retry_delay_seconds": retry_delay_seconds,
+            "steps": [{"position": s.position, "stage": s.stage, "microservice": names[s.microservice_id],
+                       "depends_on": s.depends_on, "alternatives": len(s.alternatives)} for s in steps],
+        }
+    folder = specs_dir(settings)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{pipeline_id}{SPEC_SUFFIX}"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(spec, indent=2), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+

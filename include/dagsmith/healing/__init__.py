@@ -1,0 +1,1 @@
+"""Self-healing: read why a step failed and choose what to run instead."""

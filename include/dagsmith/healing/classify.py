@@ -1,0 +1,74 @@
+"""The deterministic reasoner's reading of a failure: which class of error a step's stderr shows.
+
+The class decides what healing does: a transient error is retried as is, an environment error or a bad
+fit between service and data calls for another service, a resource error for a lighter one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from dagsmith.runtime.base import InvocationResult
+
+
+class ErrorClass(StrEnum):
+    TYPE_SHAPE = "type_shape_mismatch"
+    MISSING_INPUT = "missing_parameter_or_column"
+    MISSING_VALUES = "missing_values"
+    NUMERICAL = "numerical_instability"
+    RESOURCE = "resource_exhaustion"
+    ENVIRONMENT = "environment"
+    CONTRACT = "contract_violation"
+    TRANSIENT = "transient"
+    UNKNOWN = "unknown"
+
+
+#: Patterns over the last lines of stderr, most specific first.
+_RULES: list[tuple[ErrorClass, re.Pattern]] = [(cls, re.compile(pattern, re.IGNORECASE)) for cls, pattern in [
+    (ErrorClass.RESOURCE, r"MemoryError|Cannot allocate memory|out of memory|killed after the \d+ s timeout|"
+                          r"Killed|TimeoutError"),
+    (ErrorClass.ENVIRONMENT, r"ModuleNotFoundError|ImportError|No module named|cannot open shared object|"
+                             r"command not found"),
+    (ErrorClass.TRANSIENT, r"ConnectionError|Connection reset|Temporary failure|BrokenPipeError|"
+                           r"Resource temporarily unavailable|TimeoutExpired"),
+    (ErrorClass.MISSING_VALUES, r"Input (?:X )?contains NaN|missing values|NaN values|impute"),
+    (ErrorClass.NUMERICAL, r"contains infinity|too large for dtype|overflow|LinAlgError|singular matrix|"
+                           r"did not converge|divide by zero|invalid value encountered"),
+    (ErrorClass.MISSING_INPUT, r"KeyError|not in index|no '?\w+'? (?:table|column)|missing (?:parameter|column)|"
+                               r"required|has no attribute|holds no"),
+    (ErrorClass.TYPE_SHAPE, r"could not convert string to float|ValueError|TypeError|shape|dimension|"
+                            r"dtype|numeric|encode"),
+    (ErrorClass.CONTRACT, r"bundle|contract"),
+]]
+#: Classes where running the same service again may well succeed.
+RETRY_SAME = {ErrorClass.TRANSIENT}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    error_class: ErrorClass
+    summary: str  # the telling line of stderr
+
+    def __str__(self) -> str:
+        return f"{self.error_class.value}: {self.summary}"
+
+
+def _telling_line(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    for line in reversed(lines):
+        if line.startswith("error:") or re.match(r"^\w+(\.\w+)*(Error|Exception|Warning)\b", line):
+            return line[:500]
+    return (lines[-1] if lines else "no output")[:500]
+
+
+def diagnose(result: InvocationResult) -> Diagnosis:
+    """Classify a failed invocation from its flags and the tail of its stderr."""
+    if result.timed_out or result.out_of_memory:
+        return Diagnosis(ErrorClass.RESOURCE, _telling_line(result.stderr))
+    tail = "\n".join(result.stderr.strip().splitlines()[-15:])
+    for error_class, pattern in _RULES:
+        if pattern.search(tail):
+            return Diagnosis(error_class, _telling_line(result.stderr))
+    return Diagnosis(ErrorClass.UNKNOWN, _telling_line(result.stderr))

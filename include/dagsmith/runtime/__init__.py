@@ -1,0 +1,1 @@
+"""How one microservice invocation runs: in a container (docker API) or as a local subprocess."""

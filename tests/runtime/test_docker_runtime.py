@@ -1,0 +1,185 @@
+"""The container runtime, for real: podman serving the Docker API, the runtime image, real and hostile services.
+
+The session fixture runs scripts/setup-container-runtime.sh (seconds once cached); if it fails the tests fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dagsmith import datasets
+from dagsmith.runtime.base import Invocation, Limits, RuntimeUnavailable
+from dagsmith.runtime.docker import RUNTIME_IMAGE, DockerRuntime
+from dagsmith_kit import Bundle
+from tests.conftest import CATALOG, ROOT
+
+HOSTILE = ROOT / "tests" / "data" / "hostile"
+SOCKET = os.environ.get("DAGSMITH_PODMAN_SOCKET", "/run/dagsmith/podman.sock")
+QUICK = Limits(timeout_seconds=60, memory_mb=512, cpus=1.0, max_processes=64)
+
+
+@pytest.fixture(scope="session")
+def runtime() -> DockerRuntime:
+    setup = subprocess.run([str(ROOT / "scripts" / "setup-container-runtime.sh")], capture_output=True, text=True,
+                           timeout=900)
+    assert setup.returncode == 0, f"setup failed:\n{setup.stdout[-3000:]}\n{setup.stderr[-3000:]}"
+    return DockerRuntime(f"unix://{SOCKET}")
+
+
+@pytest.fixture
+def penguins(tmp_path) -> Path:
+    return Bundle.create(tmp_path / "penguins", datasets.load("penguins"), target="species",
+                         task_type="multiclass_classification").path
+
+
+def service_files(folder: Path) -> dict[str, str]:
+    return {path.name: path.read_text(encoding="utf-8") for path in folder.iterdir() if path.is_file()}
+
+
+def invoke(runtime: DockerRuntime, folder: Path, input_dir: Path, output_dir: Path, params: dict | None = None,
+           limits: Limits = QUICK):
+    invocation = Invocation(folder.name, service_files(folder), input_dir, output_dir, params or {}, limits)
+    return runtime.run(invocation)
+
+
+def test_median_imputer_fills_a_real_bundle(runtime, penguins, tmp_path):
+    result = invoke(runtime, CATALOG / "median_imputer", penguins, tmp_path / "out")
+    assert result.ok, result.stderr
+    out = Bundle.open(tmp_path / "out")
+    data = out.table("data")
+    assert len(data) == 344
+    assert data.drop(columns=["species"]).isna().sum().sum() == 0
+    assert pd.read_parquet(penguins / "data.parquet")["bill_length_mm"].isna().any()  # input untouched
+    assert out.meta["lineage"][-1]["params"] == {}
+
+
+def test_network_is_unreachable(runtime, penguins, tmp_path):
+    result = invoke(runtime, HOSTILE / "network_probe", penguins, tmp_path / "out")
+    assert result.exit_code != 0 and "reached" not in result.stdout
+    assert "Network is unreachable" in result.stderr
+
+
+@pytest.mark.parametrize("path", ["/input/escape.txt", "/service/escape.txt", "/params.json", "/escape.txt",
+                                  "/opt/venv/escape.txt"])
+def test_writes_outside_output_fail(runtime, penguins, tmp_path, path):
+    result = invoke(runtime, HOSTILE / "escape_writer", penguins, tmp_path / "out", {"path": path})
+    assert result.exit_code != 0, result.stdout
+    assert "Read-only file system" in result.stderr or "Permission denied" in result.stderr
+    assert not (penguins / "escape.txt").exists()
+
+
+def test_writes_inside_output_succeed(runtime, penguins, tmp_path):
+    result = invoke(runtime, HOSTILE / "escape_writer", penguins, tmp_path / "out", {"path": "/output/ok.txt"})
+    assert result.ok, result.stderr
+    assert (tmp_path / "out" / "ok.txt").read_text() == "escaped"
+
+
+def test_timeout_kills_the_container(runtime, penguins, tmp_path):
+    limits = Limits(timeout_seconds=3, memory_mb=256)
+    result = invoke(runtime, HOSTILE / "sleeper", penguins, tmp_path / "out", limits=limits)
+    assert result.timed_out and not result.ok
+    assert result.seconds < 15
+    assert "timeout" in result.stderr
+
+
+def test_memory_limit_kills_a_hog(runtime, penguins, tmp_path):
+    limits = Limits(timeout_seconds=60, memory_mb=256)
+    result = invoke(runtime, HOSTILE / "memory_hog", penguins, tmp_path / "out", limits=limits)
+    assert not result.ok and not result.timed_out
+    assert result.out_of_memory or "MemoryError" in result.stderr
+
+
+def test_process_limit_stops_a_fork_bomb(runtime, penguins, tmp_path):
+    limits = Limits(timeout_seconds=60, memory_mb=512, max_processes=32)
+    result = invoke(runtime, HOSTILE / "fork_bomb", penguins, tmp_path / "out", limits=limits)
+    assert result.exit_code != 0 and "forked 200" not in result.stdout
+    assert "Resource temporarily unavailable" in result.stderr
+
+
+def test_runs_as_service_user_without_the_host_environment(runtime, penguins, tmp_path, monkeypatch):
+    monkeypatch.setenv("DAGSMITH_TEST_SECRET", "canary-123")
+    result = invoke(runtime, HOSTILE / "introspect", penguins, tmp_path / "out")
+    assert result.ok, result.stderr
+    seen = json.loads(result.stdout)
+    assert (seen["uid"], seen["gid"]) == (10001, 10001)
+    assert "DAGSMITH_TEST_SECRET" not in seen["environment"]
+    assert "canary-123" not in result.stdout
+    assert seen["environment"]["OMP_NUM_THREADS"] == "1"
+
+
+def test_catalog_pins_reuse_the_runtime_image(runtime, penguins, tmp_path):
+    invocation = Invocation("median_imputer", service_files(CATALOG / "median_imputer"), penguins, tmp_path / "o")
+    assert runtime.image_for(invocation) == RUNTIME_IMAGE
+
+
+def test_missing_pins_get_a_derived_image(runtime, penguins, tmp_path):
+    folder = HOSTILE / "extra_pin"
+    invocation = Invocation(folder.name, service_files(folder), penguins, tmp_path / "out", {}, QUICK)
+    assert runtime.image_for(invocation) == f"dagsmith-svc:{invocation.requirements_hash}"
+    result = runtime.run(invocation)
+    assert result.ok, result.stderr
+    assert result.stdout.split() == ["0.9.0", "3.1.1"]
+
+
+def test_unreachable_engine_says_how_to_fix_it(penguins, tmp_path):
+    invocation = Invocation("introspect", service_files(HOSTILE / "introspect"), penguins, tmp_path / "out")
+    with pytest.raises(RuntimeUnavailable, match="setup-container-runtime.sh"):
+        DockerRuntime("unix:///nonexistent/docker.sock").run(invocation)
+
+
+def test_missing_runtime_image_says_how_to_fix_it(runtime, penguins, tmp_path):
+    invocation = Invocation("introspect", service_files(HOSTILE / "introspect"), penguins, tmp_path / "out")
+    with pytest.raises(RuntimeUnavailable, match="setup-container-runtime.sh"):
+        DockerRuntime(runtime.base_url, image="dagsmith-runtime:absent").run(invocation)
+
+
+PROBE_DAG = """
+import datetime, json, os
+from pathlib import Path
+from airflow.providers.docker.operators.docker import DockerOperator
+from airflow.sdk import DAG
+from dagsmith.runtime.base import Invocation
+from dagsmith.runtime.docker import DockerRuntime, stage
+
+probe = json.loads(os.environ["DAGSMITH_PROBE"])
+service = Path(probe["service"])
+files = {p.name: p.read_text() for p in service.iterdir() if p.is_file()}
+invocation = Invocation(service.name, files, Path(probe["input"]), Path(probe["output"]))
+runtime = DockerRuntime(probe["base_url"])
+kwargs = runtime.docker_operator_kwargs(invocation, stage(invocation, Path(probe["scratch"])))
+with DAG("dagsmith_docker_probe", schedule=None, start_date=datetime.datetime(2024, 1, 1)) as dag:
+    DockerOperator(task_id=service.name, **kwargs)
+"""
+RUN_DAG = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import dagsmith_docker_probe
+run = dagsmith_docker_probe.dag.test()
+print("RESULT " + json.dumps({"state": str(run.state)}))
+"""
+
+
+def test_docker_operator_runs_the_same_invocation(runtime, penguins, tmp_path):
+    """DockerOperator built from ``docker_operator_kwargs`` runs the real median_imputer inside ``dag.test()``."""
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    (dags / "dagsmith_docker_probe.py").write_text(PROBE_DAG, encoding="utf-8")
+    probe = {"service": str(CATALOG / "median_imputer"), "input": str(penguins), "output": str(tmp_path / "out"),
+             "scratch": str(tmp_path / "scratch"), "base_url": runtime.base_url}
+    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+           "AIRFLOW__CORE__DAGS_FOLDER": str(dags), "DAGSMITH_PROBE": json.dumps(probe)}
+    migrate = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, capture_output=True,
+                             text=True, timeout=300)
+    assert migrate.returncode == 0, migrate.stderr[-2000:]
+    proc = subprocess.run([sys.executable, "-c", RUN_DAG, str(dags)], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert '"state": "success"' in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert Bundle.open(tmp_path / "out").table("data").drop(columns=["species"]).isna().sum().sum() == 0
