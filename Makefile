@@ -23,7 +23,9 @@ run: install
 	$(VENV)/bin/dagsmith datasets export wa_churn .dagsmith/samples/churn.csv
 	$(VENV)/bin/dagsmith plan .dagsmith/samples/churn.csv "predict which customers will churn"
 
+## Tests run real containers: the first run sets up podman (as root) and builds the runtime image (~2 min).
 test: install
+	scripts/setup-container-runtime.sh
 	$(PYTHON) -m pytest -n 2 tests
 
 ## Catalog indexing throughput and search latency over a synthetic 10,000-microservice catalog.

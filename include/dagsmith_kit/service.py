@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -54,7 +55,8 @@ def run_service(step: Step, argv: list[str] | None = None) -> None:
         out = inp.copy_into(args.output)
         step(inp, out, params)
         out.meta.setdefault("lineage", []).append(
-            {"service": Path(sys.argv[0]).resolve().parent.name, "params": params,
+            {"service": os.environ.get("DAGSMITH_SERVICE") or Path(sys.argv[0]).resolve().parent.name,
+             "params": params,
              "seconds": round(time.monotonic() - started, 3)}
         )
         out.save_meta()

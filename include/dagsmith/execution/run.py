@@ -115,11 +115,31 @@ def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> 
     return carried
 
 
+def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> dict:
+    """What the next try of a failed step runs: the same service (transient errors), a substitute, or nothing."""
+    last = attempts[-1]
+    error = ErrorClass(last.error_class or ErrorClass.UNKNOWN)
+    same = [a for a in attempts if a.microservice_id == last.microservice_id and a.error_class == last.error_class]
+    if error in RETRY_SAME and len(same) < MAX_SAME_FAILURES:
+        return {"action": "retry", "reason": f"{error.value} errors pass; the same service runs again"}
+    tried = {a.microservice_id for a in attempts}
+    untried = [alt for alt in step.alternatives if alt["id"] not in tried]
+    if not untried:
+        return {"action": "give_up", "reason": f"step {step.position} ({step.stage}): every candidate failed; the "
+                                               f"last error was {error.value}: {(last.error_text or '')[-300:]}"}
+    substitute = untried[0]
+    _, _, analysis = _service(session, substitute["id"])
+    return {"action": "substitute", "from": last.microservice_id, "to": substitute["id"],
+            "to_name": substitute["name"], "params": _carried_params(step.params, analysis, error),
+            "reason": f"{error.value} in the previous service; '{substitute['name']}' is the best-ranked "
+                      "untried candidate"}
+
+
 def heal(execution_id: int, position: int, *, settings: Settings) -> dict | None:
     """Decide what the next try of a failed step runs; idempotent (a decision is recorded once per failure).
 
     Returns the decision, or None when there is nothing to decide (no failure yet, or already decided).
-    Raises ``CandidatesExhausted`` when no untried candidate is left.
+    Raises ``CandidatesExhausted`` when no untried candidate is left (after recording that).
     """
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
@@ -127,33 +147,18 @@ def heal(execution_id: int, position: int, *, settings: Settings) -> dict | None
         attempts = _attempts(session, execution_id, step.id)
         if not attempts or attempts[-1].status != "failed":
             return None
-        last = attempts[-1]
-        if last.decision.get("action") == "give_up":
-            raise CandidatesExhausted(last.decision["reason"])
-        if last.decision:
-            return None
-        error = ErrorClass(last.error_class or ErrorClass.UNKNOWN)
-        same = [a for a in attempts if a.microservice_id == last.microservice_id and a.error_class == last.error_class]
-        if error in RETRY_SAME and len(same) < MAX_SAME_FAILURES:
-            decision = {"action": "retry", "reason": f"{error.value} errors pass; the same service runs again"}
-        else:
-            tried = {a.microservice_id for a in attempts}
-            untried = [alt for alt in step.alternatives if alt["id"] not in tried]
-            if not untried:
-                last.decision = {"action": "give_up", "reason": f"every candidate failed; last: {error.value}"}
+        decision = attempts[-1].decision
+        if not decision:
+            decision = attempts[-1].decision = _decide(session, step, attempts)
+            if decision["action"] == "substitute":
+                step.microservice_id, step.params = decision["to"], decision["params"]
+            elif decision["action"] == "give_up":
                 step.status = "failed"
-                raise CandidatesExhausted(f"step {position} ({step.stage}): every candidate failed; "
-                                          f"the last error was {error.value}: {last.error_text[-300:]}")
-            substitute = untried[0]
-            _, _, analysis = _service(session, substitute["id"])
-            new_params = _carried_params(step.params, analysis, error)
-            decision = {"action": "substitute", "from": last.microservice_id, "to": substitute["id"],
-                        "to_name": substitute["name"], "params": new_params,
-                        "reason": f"{error.value} in the previous service; '{substitute['name']}' is the "
-                                  "best-ranked untried candidate"}
-            step.microservice_id, step.params = substitute["id"], new_params
-        last.decision = decision
-        return decision
+        elif decision["action"] != "give_up":
+            return None
+    if decision["action"] == "give_up":
+        raise CandidatesExhausted(decision["reason"])
+    return decision
 
 
 def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,

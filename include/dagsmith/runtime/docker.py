@@ -117,10 +117,14 @@ class ContainerSpec:
                    nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.max_processes,
                    labels={"dagsmith.service": invocation.service, "dagsmith.code_hash": invocation.code_hash})
 
+    def environment(self) -> dict[str, str]:
+        """The container's whole environment: what Python needs and the service's name, nothing of the host's."""
+        return {**ENVIRONMENT, "DAGSMITH_SERVICE": self.labels["dagsmith.service"]}
+
     def create_kwargs(self) -> dict[str, Any]:
         """Arguments of docker-py ``containers.create``."""
         return {
-            "image": self.image, "command": COMMAND, "user": SERVICE_USER, "environment": dict(ENVIRONMENT),
+            "image": self.image, "command": COMMAND, "user": SERVICE_USER, "environment": self.environment(),
             "mounts": list(self.mounts), "network_mode": "none", "mem_limit": self.mem_limit,
             "memswap_limit": self.mem_limit, "nano_cpus": self.nano_cpus, "pids_limit": self.pids_limit,
             "read_only": True, "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"],
@@ -134,7 +138,7 @@ class ContainerSpec:
         ``memswap_limit``, and turns ``cpus`` into relative ``cpu_shares`` rather than a hard quota.
         """
         return {
-            "image": self.image, "command": COMMAND, "user": SERVICE_USER, "environment": dict(ENVIRONMENT),
+            "image": self.image, "command": COMMAND, "user": SERVICE_USER, "environment": self.environment(),
             "mounts": list(self.mounts), "network_mode": "none", "mem_limit": self.mem_limit,
             "cpus": self.nano_cpus / 1e9, "working_dir": "/tmp", "labels": self.labels,
             "docker_url": docker_url, "auto_remove": "force", "mount_tmp_dir": False, "force_pull": False,
@@ -251,15 +255,27 @@ def _unmet(requirements: list[str], installed: frozenset[str]) -> list[str]:
     return [line for line in requirements if _pin_key(line) not in installed]
 
 
+def _wait(container: Container, timeout_seconds: int) -> int | None:
+    """The exit code, or None on timeout. Polls the state with backoff instead of the ``wait`` endpoint, which
+    in podman 4.3 keeps a CPU core busy for the whole run (containers/podman#18150)."""
+    deadline = time.monotonic() + timeout_seconds
+    interval = 0.02
+    while time.monotonic() < deadline:
+        container.reload()
+        if container.status in ("exited", "dead"):
+            return int(container.attrs["State"]["ExitCode"])
+        time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
+        interval = min(interval * 2, 0.5)
+    return None
+
+
 def _execute(container: Container, timeout_seconds: int) -> InvocationResult:
     """Start, wait with the timeout (kill on expiry), and collect exit code, output tails and OOM state."""
     started = time.monotonic()
     container.start()
-    timed_out = False
-    try:
-        exit_code = container.wait(timeout=timeout_seconds)["StatusCode"]
-    except requests.RequestException:
-        timed_out = True
+    exit_code = _wait(container, timeout_seconds)
+    timed_out = exit_code is None
+    if timed_out:
         with contextlib.suppress(APIError):  # it may exit between the timeout and the kill
             container.kill()
         exit_code = container.wait()["StatusCode"]

@@ -78,7 +78,7 @@ class LocalRuntime:
             invocation.output_dir.parent.mkdir(parents=True, exist_ok=True)
             command = [python, str(service_dir / "main.py"), "--input", str(invocation.input_dir),
                        "--output", str(invocation.output_dir), "--params", str(params_file)]
-            return _execute(command, scratch_dir, invocation.limits)
+            return _execute(command, scratch_dir, invocation.service, invocation.limits)
 
 
 def _json(value) -> str:
@@ -87,9 +87,9 @@ def _json(value) -> str:
     return json.dumps(value, default=str)
 
 
-def _environment(home: Path) -> dict[str, str]:
+def _environment(home: Path, service: str) -> dict[str, str]:
     """Only what Python needs: nothing of the caller's environment (API keys, database URLs) leaks in."""
-    return {
+    return {"DAGSMITH_SERVICE": service,
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "PYTHONPATH": str(KIT_PATH),
         "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(home / ".matplotlib"),
@@ -105,9 +105,9 @@ def _limiter(limits: Limits):
     return apply
 
 
-def _execute(command: list[str], home: Path, limits: Limits) -> InvocationResult:
+def _execute(command: list[str], home: Path, service: str, limits: Limits) -> InvocationResult:
     started = time.monotonic()
-    process = subprocess.Popen(command, cwd=home, env=_environment(home), stdout=subprocess.PIPE,
+    process = subprocess.Popen(command, cwd=home, env=_environment(home, service), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_limiter(limits))
     timed_out = False
     try:

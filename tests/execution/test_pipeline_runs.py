@@ -1,0 +1,140 @@
+"""Pipelines run as their own Airflow DAGs (dag.test) on real data, with self-healing and learning."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from dagsmith import datasets
+from dagsmith.agents.planner import plan
+from dagsmith.airflow.local import dag_test_result, start_dag_test
+from dagsmith.catalog.upload import sync
+from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.learning.patterns import load_history
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+from tests.conftest import CATALOG
+
+
+@pytest.fixture
+def store(settings, embedder):
+    sync(CATALOG, settings, embedder)
+    return settings
+
+
+@pytest.fixture(scope="module")
+def churn_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "churn.csv"
+    datasets.load("wa_churn").head(1500).to_csv(path, index=False)
+    return path
+
+
+def _service_id(session, name: str) -> int:
+    return session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == name))
+
+
+def _run_dag(settings, pipeline_id: int, dataset: Path, tmp_path: Path, runtime: str = "local") -> dict:
+    write_spec(pipeline_id, settings, retry_delay_seconds=0.1)
+    log = tmp_path / f"airflow-{pipeline_id}.log"
+    with open(log, "w") as output:
+        process = start_dag_test(dag_id(pipeline_id), {"dataset": str(dataset), "runtime": runtime, "user": "ana"},
+                                 settings, output)
+        process.wait(timeout=900)
+    result = dag_test_result(log)
+    assert result is not None, log.read_text()[-4000:]
+    with session_scope(settings) as session:
+        execution = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id)
+                                   .order_by(schema.Execution.id.desc()).limit(1))
+        return {"state": result["state"], "status": execution.status, "trace": execution.trace,
+                "workspace": Path(execution.workspace), "error": execution.error, "log": log}
+
+
+def _metrics(workspace: Path) -> dict:
+    metrics = {}
+    for file in sorted(workspace.glob("steps/*/metrics.json")):
+        metrics.update(json.loads(file.read_text()))
+    return metrics
+
+
+def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn_csv, tmp_path):
+    planned = plan(churn_csv, "predict customer churn", user="ana", settings=store, embedder=embedder).pipeline
+    outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
+    assert outcome["state"] == "success" and outcome["status"] == "completed", outcome["error"]
+    metrics = _metrics(outcome["workspace"])
+    assert metrics["roc_auc"] > 0.6 and 0 < metrics["accuracy"] <= 1
+    assert list(outcome["workspace"].glob("steps/*/artifacts/*.png")), "the plot step made a PNG"
+    with session_scope(store) as session:
+        history = load_history(session, "ana")
+        model = next(s for s in planned.steps if s.stage == "modelling").microservice
+        model_id = _service_id(session, model)
+        assert history.counts("modelling", model_id).successes == 1
+        assert history.signal("modelling", model_id) > 0
+        transitions = session.scalars(select(schema.Pattern).where(schema.Pattern.kind == "transition")).all()
+        assert len(transitions) >= 2 * (len(planned.steps) - 1) - 2  # global and per user
+
+
+def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, churn_csv, tmp_path):
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    modelling = next(s for s in planned.steps if s.stage == "modelling")
+    with session_scope(store) as session:
+        step = session.scalar(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == planned.id,
+                                                                schema.PipelineStep.position == modelling.position))
+        step.microservice_id = _service_id(session, "svm_classifier")
+        step.params = {"max_rows": 50}  # the SVM refuses more training rows than this: a real failure
+        step.alternatives = [a for a in step.alternatives if a["name"] != "svm_classifier"]
+        expected_substitute = step.alternatives[0]["name"]
+    outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
+    assert outcome["status"] == "completed", outcome["error"]
+    attempts = next(s for s in outcome["trace"]["steps"] if s["stage"] == "modelling")["attempts"]
+    assert [a["status"] for a in attempts] == ["failed", "completed"]
+    decision = attempts[0]["decision"]
+    assert decision["action"] == "substitute" and decision["to_name"] == expected_substitute
+    assert "max_rows" not in decision["params"] or expected_substitute == "svm_classifier"
+    with session_scope(store) as session:
+        history = load_history(session, None)
+        assert history.counts("modelling", _service_id(session, "svm_classifier")).failures == 1
+
+
+def test_when_every_candidate_fails_the_pipeline_fails_with_diagnostics(store, embedder, churn_csv, tmp_path):
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    modelling = next(s for s in planned.steps if s.stage == "modelling")
+    with session_scope(store) as session:
+        step = session.scalar(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == planned.id,
+                                                                schema.PipelineStep.position == modelling.position))
+        step.microservice_id = _service_id(session, "svm_classifier")
+        step.params = {"max_rows": 50}
+        step.alternatives = []
+    outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
+    assert outcome["state"] == "failed" and outcome["status"] == "failed"
+    assert "modelling" in outcome["error"]
+    failed = next(s for s in outcome["trace"]["steps"] if s["stage"] == "modelling")
+    assert failed["status"] == "failed" and failed["attempts"][-1]["decision"]["action"] == "give_up"
+    logs = list(outcome["workspace"].glob(f"logs/{modelling.position:02d}-*.log"))
+    assert logs and "max_rows" in logs[0].read_text() or "rows" in logs[0].read_text()
+
+
+def test_rerun_on_new_data_through_the_dataset_parameter(store, embedder, churn_csv, tmp_path):
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    newer = tmp_path / "churn-next-month.csv"
+    datasets.load("wa_churn").iloc[3000:4500].to_csv(newer, index=False)
+    outcome = _run_dag(store, planned.id, newer, tmp_path)
+    assert outcome["status"] == "completed", outcome["error"]
+    with session_scope(store) as session:
+        execution = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == planned.id))
+        assert execution.dataset == str(newer)
+
+
+def test_cli_run_shows_progress_and_results(store, churn_csv):
+    env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home),
+           "COLUMNS": "200"}
+    proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "run", str(churn_csv), "predict customer churn",
+                           "--user", "ana"], capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "✓" in proc.stdout and "modelling" in proc.stdout and "completed in" in proc.stdout
+    assert "roc_auc" in proc.stdout and "report" in proc.stdout
