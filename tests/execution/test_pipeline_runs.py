@@ -138,3 +138,28 @@ def test_cli_run_shows_progress_and_results(store, churn_csv):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "✓" in proc.stdout and "modelling" in proc.stdout and "completed in" in proc.stdout
     assert "roc_auc" in proc.stdout and "report" in proc.stdout
+
+
+TASKS = {
+    "regression": ("diabetes", None, "predict disease progression", "rmse"),
+    "clustering": ("iris", ["species"], "group the flowers into clusters", "silhouette"),
+    "dimensionality_reduction": ("wine", None, "reduce the wine measurements to a few components",
+                                 "explained_variance_ratio"),
+    "anomaly_detection": ("breast_cancer", ["diagnosis"], "find anomalous tumours", "n_anomalies"),
+    "exploratory_analysis": ("penguins", None, "explore this dataset and describe it", "stat.rows"),
+}
+
+
+@pytest.mark.parametrize("runtime, task", [(r, t) for t in TASKS for r in ("local",)] + [("docker", "regression")])
+def test_every_task_type_runs_end_to_end(store, embedder, tmp_path, runtime, task):
+    name, drop, goal, metric = TASKS[task]
+    path = tmp_path / f"{name}.csv"
+    datasets.load(name).drop(columns=drop or []).to_csv(path, index=False)
+    planned = plan(path, goal, settings=store, embedder=embedder).pipeline
+    assert planned.task_type == task and planned.valid
+    outcome = _run_dag(store, planned.id, path, tmp_path, runtime=runtime)
+    assert outcome["status"] == "completed", (outcome["error"], outcome["log"].read_text()[-3000:])
+    metrics = _metrics(outcome["workspace"])
+    assert metric in metrics and all(isinstance(v, (int, float)) for v in metrics.values())
+    if task == "regression":
+        assert metrics["rmse"] < metrics["baseline_rmse"], "better than predicting the mean"

@@ -12,6 +12,7 @@ import re
 
 from sqlalchemy.orm import Session
 
+from dagsmith.agents.recommender import PRODUCER_STAGES
 from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.models.catalog import Stage, TaskType
@@ -25,7 +26,6 @@ SUPERVISED = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION
 CLASSIFICATION = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION}
 MIN_ROWS = {True: 20, False: 10}  # supervised or not
 MIN_TEST_ROWS = 5
-PRODUCERS = {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION}
 
 
 class ChoiceError(ValueError):
@@ -180,7 +180,7 @@ def validate(spec: PipelineSpec, profile: DatasetProfile, intent: Intent, catalo
         upstream = {stage_of[p] for p in _ancestors(step.position, depends)}
         if "a train/test split" in needs and Stage.SPLITTING not in upstream:
             problems.append(f"{step.microservice} needs a train/test split upstream")
-        if ("predictions" in needs or "a trained model" in needs) and not upstream & PRODUCERS:
+        if ("predictions" in needs or "a trained model" in needs) and not upstream & PRODUCER_STAGES:
             problems.append(f"{step.microservice} needs a model step upstream")
         if step.stage is Stage.LOADING and step.depends_on:
             problems.append(f"{step.microservice} reads the raw file and must come first")

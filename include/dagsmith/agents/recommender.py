@@ -69,6 +69,8 @@ TASK_TERMS: dict[TaskType, tuple[str, ...]] = {
     TaskType.ANOMALY_DETECTION: ("anomal",),
     TaskType.EXPLORATORY_ANALYSIS: ("statistic",),
 }
+#: Stages whose services leave a model or predictions behind for later steps.
+PRODUCER_STAGES = {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION}
 #: Stages whose services must fit the task type (a regressor is no classifier).
 TASK_BOUND = {Stage.MODELLING, Stage.EVALUATION, Stage.VISUALISATION}
 #: Task types a service's analysis may list that also fit the intent's task type.
@@ -153,6 +155,8 @@ def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent, state: Dat
         score = min(1.0, score + 0.2)
         reasons.append("handles categorical columns natively")
     if "a target column" in needs and not intent.target:
+        return 0.0, []
+    if ("predictions" in needs or "a trained model" in needs) and not state.before & PRODUCER_STAGES:
         return 0.0, []
     if "a train/test split" in needs and Stage.SPLITTING not in state.before:
         score *= 0.3
