@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from dagsmith.cli import catalog, datasets, db
+from dagsmith.cli import catalog, datasets, db, pipelines
 from dagsmith.cli.plan import plan_command
 from dagsmith.cli.profile import profile
 from dagsmith.cli.run import run_command
@@ -24,6 +24,7 @@ app = typer.Typer(
 app.add_typer(catalog.app, name="catalog")
 app.add_typer(db.app, name="db")
 app.add_typer(datasets.app, name="datasets")
+app.add_typer(pipelines.app, name="pipelines")
 app.command("profile")(profile)
 app.command("plan")(plan_command)
 app.command("run")(run_command)

@@ -23,6 +23,12 @@ from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
 POLL_SECONDS = 0.5
+RUNTIMES = ("local", "docker")
+
+
+def _require_runtime(runtime: str) -> None:
+    if runtime not in RUNTIMES:
+        fail(f"--runtime must be one of {', '.join(RUNTIMES)}, not '{runtime}'", code=2)
 
 
 def _latest_execution(session, pipeline_id: int) -> schema.Execution | None:
@@ -89,8 +95,7 @@ def run_command(
     json: Annotated[bool, typer.Option("--json", help="Print the run's summary as JSON.")] = False,
 ) -> None:
     """Plan a pipeline (profile, intent, recommend, build), then run it through Airflow with self-healing."""
-    if runtime not in {"local", "docker"}:
-        fail(f"--runtime must be local or docker, not '{runtime}'", code=2)
+    _require_runtime(runtime)
     settings = Settings.from_env()
     started = time.monotonic()
     try:
@@ -100,27 +105,36 @@ def run_command(
     spec = result.pipeline
     if not spec.valid:
         fail("the planned pipeline did not pass its checks: " + "; ".join(c.detail for c in spec.checks if not c.passed))
-    write_spec(spec.id, settings)
     if not json:
         console.print(f"pipeline {spec.id} [bold]{escape(spec.name)}[/]: {result.intent.task_type.value}"
                       + (f" of '{result.intent.target}'" if result.intent.target else "")
                       + f", {len(spec.steps)} steps, runtime {runtime}", highlight=False)
-    log_file = settings.home / "logs" / f"pipeline-{spec.id}-{int(time.time())}.log"
+    execute_pipeline(spec.id, Path(data).resolve(), runtime=runtime, user=user, settings=settings, json=json,
+                     started=started)
+
+
+def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings, json: bool,
+                     started: float | None = None) -> None:
+    """Run a stored pipeline as its Airflow DAG (``dag.test()``), printing progress per stage, then results."""
+    _require_runtime(runtime)
+    started = started or time.monotonic()
+    write_spec(pipeline_id, settings)
+    log_file = settings.home / "logs" / f"pipeline-{pipeline_id}-{int(time.time())}.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
     seen: set = set()
     with open(log_file, "w", encoding="utf-8") as output:
-        process = start_dag_test(dag_id(spec.id), {"dataset": str(Path(data).resolve()), "runtime": runtime,
-                                                   "user": user}, settings, output)
+        process = start_dag_test(dag_id(pipeline_id), {"dataset": str(dataset), "runtime": runtime, "user": user},
+                                 settings, output)
         while process.poll() is None:
             time.sleep(POLL_SECONDS)
-            for line in ([] if json else _progress_lines(settings, spec.id, seen)):
+            for line in ([] if json else _progress_lines(settings, pipeline_id, seen)):
                 console.print(line, highlight=False)
-    for line in ([] if json else _progress_lines(settings, spec.id, seen)):
+    for line in ([] if json else _progress_lines(settings, pipeline_id, seen)):
         console.print(line, highlight=False)
     outcome = dag_test_result(log_file)
     if outcome is None:
         fail(f"the Airflow run did not finish; its log is {log_file}")
-    summary = {**_summary(settings, spec.id), "airflow_state": outcome["state"], "airflow_log": str(log_file),
+    summary = {**_summary(settings, pipeline_id), "airflow_state": outcome["state"], "airflow_log": str(log_file),
                "time_to_results_seconds": round(time.monotonic() - started, 2)}
     if json:
         print_json(summary)
