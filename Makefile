@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run test bench-catalog bench-plan clean
+.PHONY: install run test bench-catalog bench-plan bench-run clean
 
 install: $(STAMP)
 
@@ -35,6 +35,11 @@ bench-catalog: install
 ## Planning latency (agents A1-A4) for datasets of 1K, 50K and 500K rows.
 bench-plan: install
 	$(PYTHON) -m dagsmith.bench.plan_latency --sizes 1000 50000 500000 --repeats 3
+
+## Time to results per task type, local and container runtimes, through Airflow.
+bench-run: install
+	scripts/setup-container-runtime.sh
+	$(PYTHON) -m dagsmith.bench.run_latency --repeats 3
 
 clean:
 	rm -rf $(VENV) .dagsmith

@@ -1,0 +1,123 @@
+"""Benchmark: time to results per task type, in the local and the container runtime, through Airflow.
+
+Run with ``python -m dagsmith.bench.run_latency`` (``make bench-run``). For each task type a real offline
+dataset and a goal are planned (agents A1-A4) and run as the pipeline's own Airflow DAG, exactly as
+``dagsmith run`` does. Reported per task type and runtime: median and p90 time to results (goal submitted
+to final output), and where the time goes: planning, the microservice invocations themselves, and the rest
+(Airflow start-up, scheduling and task overhead). The container runtime's overhead is its invocation time
+over the local runtime's, for the same steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from sqlalchemy import select
+
+from dagsmith import datasets
+from dagsmith.agents.planner import plan
+from dagsmith.airflow.local import dag_test_result, start_dag_test
+from dagsmith.bench.scratch import scratch_database
+from dagsmith.catalog.upload import sync
+from dagsmith.embeddings import default_embedder
+from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+
+TASKS = {
+    "binary_classification": ("wa_churn", None, "predict which customers will churn"),
+    "multiclass_classification": ("penguins", None, "predict the species of a penguin"),
+    "regression": ("diabetes", None, "predict disease progression after one year"),
+    "clustering": ("iris", ["species"], "group the flowers into clusters"),
+    "dimensionality_reduction": ("wine", ["cultivar"], "reduce the wine measurements to a few components"),
+    "anomaly_detection": ("breast_cancer", ["diagnosis"], "find anomalous tumours"),
+    "exploratory_analysis": ("penguins", None, "explore this dataset and describe it"),
+}
+
+
+def _p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+
+
+def _one_run(path: Path, goal: str, runtime: str, settings, embedder, logs: Path) -> dict:
+    started = time.perf_counter()
+    pipeline = plan(path, goal, settings=settings, embedder=embedder).pipeline
+    planned = time.perf_counter()
+    write_spec(pipeline.id, settings)
+    log = logs / f"{pipeline.id}.log"
+    with open(log, "w", encoding="utf-8") as output:
+        start_dag_test(dag_id(pipeline.id), {"dataset": str(path), "runtime": runtime, "user": "bench"},
+                       settings, output).wait()
+    total = time.perf_counter() - started
+    outcome = dag_test_result(log) or {"state": "no result"}
+    with session_scope(settings) as session:
+        execution = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline.id))
+        attempts = session.scalars(select(schema.StepAttempt).where(
+            schema.StepAttempt.execution_id == execution.id)).all()
+        invocations = sum((a.finished_at - a.started_at).total_seconds() for a in attempts if a.finished_at)
+        status = execution.status
+    return {"total": total, "plan": planned - started, "invocations": invocations,
+            "airflow": total - (planned - started) - invocations, "status": status, "state": outcome["state"]}
+
+
+def run(tasks: list[str], runtimes: list[str], repeats: int) -> list[dict]:
+    embedder = default_embedder()
+    embedder.embed(["warm up"])
+    rows = []
+    with scratch_database() as settings, tempfile.TemporaryDirectory(prefix="dagsmith-bench-") as folder:
+        sync("microservices", settings, embedder)
+        for task in tasks:
+            name, drop, goal = TASKS[task]
+            path = Path(folder) / f"{name}.csv"
+            datasets.load(name).drop(columns=drop or []).to_csv(path, index=False)
+            for runtime in runtimes:
+                runs = [_one_run(path, goal, runtime, settings, embedder, Path(folder)) for _ in range(repeats)]
+                totals = [r["total"] for r in runs]
+                row = {"task": task, "runtime": runtime, "runs": len(runs),
+                       "succeeded": sum(r["status"] == "completed" for r in runs),
+                       "median_s": round(statistics.median(totals), 2), "p90_s": round(_p90(totals), 2),
+                       **{f"{k}_s": round(statistics.median(r[k] for r in runs), 2)
+                          for k in ("plan", "invocations", "airflow")}}
+                rows.append(row)
+                print(f"  {task:<28} {runtime:<7} median {row['median_s']:>6} s  ({row['succeeded']}/{len(runs)} ok)",
+                      flush=True)
+    return rows
+
+
+def _markdown(rows: list[dict]) -> str:
+    lines = ["| task | runtime | ok | median s | p90 s | planning s | invocations s | Airflow and other s | "
+             "Airflow share |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        share = r["airflow_s"] / r["median_s"] if r["median_s"] else 0
+        lines.append(f"| {r['task']} | {r['runtime']} | {r['succeeded']}/{r['runs']} | {r['median_s']} | {r['p90_s']} "
+                     f"| {r['plan_s']} | {r['invocations_s']} | {r['airflow_s']} | {share:.0%} |")
+    local = {r["task"]: r for r in rows if r["runtime"] == "local"}
+    ratios = [r["invocations_s"] / local[r["task"]]["invocations_s"] for r in rows
+              if r["runtime"] == "docker" and r["task"] in local and local[r["task"]]["invocations_s"]]
+    if ratios:
+        lines += ["", f"Container runtime: invocations take {statistics.median(ratios):.2f}x the local runtime's "
+                      "(median over task types)."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
+    parser.add_argument("--runtimes", nargs="+", default=["local", "docker"], choices=["local", "docker"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    rows = run(args.tasks, args.runtimes, args.repeats)
+    print(_markdown(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
