@@ -17,11 +17,12 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
-## The main job on embedded defaults: index the shipped catalog, then plan a pipeline for a real dataset.
+## The main job on embedded defaults: index the shipped catalog, then plan and run a pipeline for a real
+## churn dataset through Airflow (in-process, local runtime), with progress per stage and the results.
 run: install
 	$(VENV)/bin/dagsmith catalog sync microservices
 	$(VENV)/bin/dagsmith datasets export wa_churn .dagsmith/samples/churn.csv
-	$(VENV)/bin/dagsmith plan .dagsmith/samples/churn.csv "predict which customers will churn"
+	$(VENV)/bin/dagsmith run .dagsmith/samples/churn.csv "predict which customers will churn"
 
 ## Tests run real containers: the first run sets up podman (as root) and builds the runtime image (~2 min).
 test: install
