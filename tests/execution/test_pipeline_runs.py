@@ -39,6 +39,18 @@ def _service_id(session, name: str) -> int:
     return session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == name))
 
 
+def _break_modelling(settings, planned, *, keep_alternatives: bool) -> list[dict]:
+    """Make the modelling step run an SVM capped at 50 training rows: a real failure on 1,500 rows."""
+    modelling = next(s for s in planned.steps if s.stage == "modelling")
+    with session_scope(settings) as session:
+        step = session.scalar(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == planned.id,
+                                                                schema.PipelineStep.position == modelling.position))
+        step.microservice_id = _service_id(session, "svm_classifier")
+        step.params = {"max_rows": 50}
+        step.alternatives = [a for a in step.alternatives if a["name"] != "svm_classifier"] if keep_alternatives else []
+        return step.alternatives
+
+
 def _run_dag(settings, pipeline_id: int, dataset: Path, tmp_path: Path, runtime: str = "local") -> dict:
     write_spec(pipeline_id, settings, retry_delay_seconds=0.1)
     log = tmp_path / f"airflow-{pipeline_id}.log"
@@ -81,14 +93,8 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
 
 def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, churn_csv, tmp_path):
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
-    modelling = next(s for s in planned.steps if s.stage == "modelling")
-    with session_scope(store) as session:
-        step = session.scalar(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == planned.id,
-                                                                schema.PipelineStep.position == modelling.position))
-        step.microservice_id = _service_id(session, "svm_classifier")
-        step.params = {"max_rows": 50}  # the SVM refuses more training rows than this: a real failure
-        step.alternatives = [a for a in step.alternatives if a["name"] != "svm_classifier"]
-        expected_substitute = step.alternatives[0]["name"]
+    alternatives = _break_modelling(store, planned, keep_alternatives=True)
+    expected_substitute = alternatives[0]["name"]
     outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
     assert outcome["status"] == "completed", outcome["error"]
     attempts = next(s for s in outcome["trace"]["steps"] if s["stage"] == "modelling")["attempts"]
@@ -104,12 +110,7 @@ def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, ch
 def test_when_every_candidate_fails_the_pipeline_fails_with_diagnostics(store, embedder, churn_csv, tmp_path):
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
     modelling = next(s for s in planned.steps if s.stage == "modelling")
-    with session_scope(store) as session:
-        step = session.scalar(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == planned.id,
-                                                                schema.PipelineStep.position == modelling.position))
-        step.microservice_id = _service_id(session, "svm_classifier")
-        step.params = {"max_rows": 50}
-        step.alternatives = []
+    _break_modelling(store, planned, keep_alternatives=False)
     outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
     assert outcome["state"] == "failed" and outcome["status"] == "failed"
     assert "modelling" in outcome["error"]
