@@ -1,6 +1,5 @@
 """The reference services other microservices are modelled on, run on real data."""
 
-
 from tests.microservices.conftest import assert_finite
 
 
