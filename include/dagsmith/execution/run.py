@@ -185,13 +185,20 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
     output = workspace.attempt_output(position, attempt_no)
     result = runtime.run(Invocation(service_name, files, source, output, params, limits))
     problems = check_bundle(output, target=target, expected_outputs=analysis.outputs) if result.ok else []
-    diagnosis = diagnose(result) if not result.ok else (
-        Diagnosis(ErrorClass.CONTRACT, "; ".join(problems)) if problems else None)
+    diagnosis = diagnose(result) if not result.ok else _contract_diagnosis(problems)
     _record_attempt(attempt_id, result, diagnosis, workspace, position, output, settings)
     if diagnosis:
         raise StepFailed(f"step {position} ({service_name}) failed: {diagnosis}")
     return {"position": position, "status": "completed", "microservice": service_name, "attempt": attempt_no,
             "seconds": result.seconds}
+
+
+def _contract_diagnosis(problems: list[str]) -> Diagnosis | None:
+    """A broken output bundle is a failure too; non-finite numbers in it are numerical instability."""
+    if not problems:
+        return None
+    numeric = any("non-finite" in problem for problem in problems)
+    return Diagnosis(ErrorClass.NUMERICAL if numeric else ErrorClass.CONTRACT, "; ".join(problems))
 
 
 def _record_attempt(attempt_id: int, result: InvocationResult, diagnosis: Diagnosis | None, workspace: Workspace,

@@ -34,7 +34,7 @@ _RULES: list[tuple[ErrorClass, re.Pattern]] = [(cls, re.compile(pattern, re.IGNO
     (ErrorClass.TRANSIENT, r"ConnectionError|Connection reset|Temporary failure|BrokenPipeError|"
                            r"Resource temporarily unavailable|TimeoutExpired"),
     (ErrorClass.MISSING_VALUES, r"Input (?:X )?contains NaN|missing values|NaN values|impute"),
-    (ErrorClass.NUMERICAL, r"contains infinity|too large for dtype|overflow|LinAlgError|singular matrix|"
+    (ErrorClass.NUMERICAL, r"contains infinity|infinite values|too large for dtype|overflow|LinAlgError|singular matrix|"
                            r"did not converge|divide by zero|invalid value encountered"),
     (ErrorClass.MISSING_INPUT, r"KeyError|not in index|no '?\w+'? (?:table|column)|missing (?:parameter|column)|"
                                r"required|has no attribute|holds no"),
