@@ -1,0 +1,109 @@
+"""The meta-DAG ``dagsmith_build_pipeline``: the five agents as tasks, triggered from the UI, the API or a schedule.
+
+profile >> intent >> recommend >> build >> execute >> summarise. Agents pass their typed results along as
+JSON. ``execute`` triggers the pipeline's own DAG (written by ``build`` as a spec file) and waits for it;
+until the dag-processor has parsed the new DAG the trigger fails and Airflow retries it, which is how the
+task waits for registration.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
+from airflow.sdk import DAG, Param, task
+from airflow.sdk.exceptions import AirflowFailException
+
+from dagsmith.agents.intent import understand
+from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
+from dagsmith.agents.profiler import profile_dataset
+from dagsmith.config import Settings
+from dagsmith.data.readers import DatasetError
+from dagsmith.execution.specs import write_spec
+from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
+from dagsmith.models.plan import RankingMode, Recommendation
+from dagsmith.models.profile import DatasetProfile
+
+DAG_ID = "dagsmith_build_pipeline"
+#: How long ``execute`` keeps retrying while the dag-processor registers a new pipeline DAG.
+REGISTRATION_RETRIES = 30
+REGISTRATION_DELAY = timedelta(seconds=10)
+
+
+def _user_error(exc: Exception) -> AirflowFailException:
+    """A mistake in the request (data, goal): fail at once with the message, no retries."""
+    return AirflowFailException(str(exc))
+
+
+def build() -> DAG:
+    with DAG(
+        dag_id=DAG_ID,
+        schedule=None,
+        catchup=False,
+        tags=["dagsmith"],
+        doc_md=__doc__,
+        params={
+            "dataset": Param(type="string", description="Path (or mounted URI) of the dataset: CSV, TSV, "
+                                                        "Parquet, JSON or Excel."),
+            "goal": Param(type="string", minLength=1, description='What you want, e.g. "predict customer churn".'),
+            "user": Param("anonymous", type="string", description="Who the pipeline belongs to."),
+            "mode": Param(RankingMode.FULL.value, enum=[m.value for m in RankingMode],
+                          description="Ranking mode (the others are the benchmark's ablations)."),
+            "runtime": Param("local", enum=["local", "docker"], description="Where each step runs."),
+            "schedule": Param(None, type=["null", "string"],
+                              description="Optional cron schedule to retrain the built pipeline, e.g. '0 3 * * 1'."),
+        },
+    ) as dag:
+
+        @task(task_id="profile")
+        def profile(params: dict | None = None) -> dict:
+            try:
+                return profile_dataset(params["dataset"]).model_dump(mode="json")
+            except DatasetError as exc:
+                raise _user_error(exc) from None
+
+        @task(task_id="intent")
+        def intent(profile_json: dict, params: dict | None = None) -> dict:
+            try:
+                return understand(params["goal"], DatasetProfile.model_validate(profile_json)).model_dump(mode="json")
+            except (AmbiguousGoal, InvalidIntent) as exc:
+                raise _user_error(exc) from None
+
+        @task(task_id="recommend")
+        def recommend(profile_json: dict, intent_json: dict, params: dict | None = None) -> dict:
+            try:
+                result = recommend_stages(DatasetProfile.model_validate(profile_json), Intent.model_validate(intent_json),
+                                          user=params["user"], mode=RankingMode(params["mode"]),
+                                          settings=Settings.from_env())
+            except EmptyCatalog as exc:
+                raise _user_error(exc) from None
+            return result.model_dump(mode="json")
+
+        @task(task_id="build")
+        def build_step(profile_json: dict, intent_json: dict, recommendation_json: dict,
+                       params: dict | None = None) -> int:
+            settings = Settings.from_env()
+            spec = build_pipeline(DatasetProfile.model_validate(profile_json), Intent.model_validate(intent_json),
+                                  Recommendation.model_validate(recommendation_json), data=params["dataset"],
+                                  user=params["user"], settings=settings)
+            if not spec.valid:
+                raise AirflowFailException("the pipeline failed its checks: "
+                                           + "; ".join(c.detail for c in spec.checks if not c.passed))
+            write_spec(spec.id, settings, schedule=params.get("schedule"))
+            return spec.id
+
+        profiled = profile()
+        understood = intent(profiled)
+        ranked = recommend(profiled, understood)
+        pipeline_id = build_step(profiled, understood, ranked)
+        execute = TriggerDagRunOperator(
+            task_id="execute",
+            trigger_dag_id="dagsmith_pipeline_{{ ti.xcom_pull(task_ids='build') }}",
+            conf={"dataset": "{{ params.dataset }}", "runtime": "{{ params.runtime }}", "user": "{{ params.user }}"},
+            wait_for_completion=True,
+            poke_interval=5,
+            retries=REGISTRATION_RETRIES,
+            retry_delay=REGISTRATION_DELAY,
+        )
+        pipeline_id >> execute
+    return dag

@@ -1,0 +1,57 @@
+"""The meta-DAG's agents run as Airflow tasks (dag.test) against the real store and catalog."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from sqlalchemy import select
+
+from dagsmith import datasets
+from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+
+RUN_META = """
+import json, runpy, sys
+dag = runpy.run_path(sys.argv[1])["dag"]
+run = dag.test(run_conf=json.loads(sys.argv[2]), mark_success_pattern="^execute$")
+print("RESULT " + json.dumps({"state": str(run.state)}))
+"""
+
+
+def _run(settings, conf: dict) -> tuple[str, str]:
+    env = airflow_env(settings)
+    migrate = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, capture_output=True,
+                             text=True, timeout=300)
+    assert migrate.returncode == 0, migrate.stderr[-2000:]
+    proc = subprocess.run([sys.executable, "-c", RUN_META, str(DAGS_FOLDER / "dagsmith_build_pipeline.py"),
+                           json.dumps(conf)], env=env, capture_output=True, text=True, timeout=900)
+    output = proc.stdout + proc.stderr
+    assert "RESULT " in proc.stdout, output[-4000:]
+    return json.loads(proc.stdout.split("RESULT ", 1)[1].splitlines()[0])["state"], output
+
+
+def test_agents_run_as_tasks_and_store_a_scheduled_pipeline(catalog_settings, tmp_path):
+    data = tmp_path / "penguins.csv"
+    datasets.load("penguins").to_csv(data, index=False)
+    state, output = _run(catalog_settings, {"dataset": str(data), "goal": "predict the species", "user": "ana",
+                                            "schedule": "0 3 * * 1"})
+    assert state == "success", output[-4000:]
+    with session_scope(catalog_settings) as session:
+        pipeline = session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "ana")
+                                   .order_by(schema.Pipeline.id.desc())).first()
+        assert (pipeline.task_type, pipeline.target, pipeline.status) == ("multiclass_classification", "species",
+                                                                         "ready")
+    spec = json.loads((catalog_settings.home / "pipelines" / f"{pipeline.id}.pipeline.json").read_text())
+    assert spec["schedule"] == "0 3 * * 1" and spec["steps"]
+
+
+def test_a_bad_goal_fails_the_intent_task_with_its_question(catalog_settings, tmp_path):
+    data = tmp_path / "penguins.csv"
+    datasets.load("penguins").to_csv(data, index=False)
+    state, output = _run(catalog_settings, {"dataset": str(data), "goal": "asdf qwerty"})
+    assert state == "failed"
+    assert "I could not tell what you want from 'asdf qwerty'. Do you want to predict a column" in output
