@@ -58,13 +58,14 @@ def recommend_stages(
 def build_pipeline(
     profile: DatasetProfile, intent: Intent, recommendation: Recommendation, *, data: str | Path,
     user: str = "anonymous", choices: dict[Stage, str] | None = None, settings: Settings | None = None,
-    save: bool = True,
+    schedule: str | None = None, save: bool = True,
 ) -> PipelineSpec:
     """Agent A4: build, validate and (with ``save``) store the pipeline with what its runs need to know."""
     with session_scope(settings) as session:
         catalog = {entry.name: entry for entry in _entries(session, recommendation.mode)}
         spec = builder.build(profile, intent, recommendation, catalog, owner=user,
                              dataset=str(Path(data).resolve()), choices=choices)
+        spec.schedule = schedule
         if not save:
             return spec
         record = {"intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json"),

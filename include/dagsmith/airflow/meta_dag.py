@@ -85,11 +85,11 @@ def build() -> DAG:
             settings = Settings.from_env()
             spec = build_pipeline(DatasetProfile.model_validate(profile_json), Intent.model_validate(intent_json),
                                   Recommendation.model_validate(recommendation_json), data=params["dataset"],
-                                  user=params["user"], settings=settings)
+                                  user=params["user"], settings=settings, schedule=params.get("schedule"))
             if not spec.valid:
                 raise AirflowFailException("the pipeline failed its checks: "
                                            + "; ".join(c.detail for c in spec.checks if not c.passed))
-            write_spec(spec.id, settings, schedule=params.get("schedule"))
+            write_spec(spec.id, settings)
             return spec.id
 
         profiled = profile()

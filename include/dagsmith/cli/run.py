@@ -81,9 +81,10 @@ def _summary(settings: Settings, pipeline_id: int) -> dict:
             if a.get("decision", {}).get("action") == "substitute"
         ]
         artifacts = sorted(str(p) for p in workspace.glob("steps/*/artifacts/*.png"))
+        reports = sorted(workspace.glob("steps/*/report.md"))
         return {"pipeline_id": pipeline_id, "execution_id": execution.id, "status": execution.status,
                 "seconds": execution.seconds, "workspace": str(workspace), "metrics": metrics,
-                "artifacts": artifacts, "report": str(steps[-1] / "report.md") if steps else None,
+                "artifacts": artifacts, "report": str(reports[-1]) if reports else None,
                 "substitutions": substitutions, "error": execution.error}
 
 

@@ -26,8 +26,7 @@ def specs_dir(settings: Settings) -> Path:
     return settings.home / "pipelines"
 
 
-def write_spec(pipeline_id: int, settings: Settings, *, schedule: str | None = None,
-               retry_delay_seconds: float = 5.0) -> Path:
+def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: float = 5.0) -> Path:
     """Write the spec file the DAG factory reads, from the pipeline's rows (the single source of truth)."""
     with session_scope(settings) as session:
         pipeline = session.get(schema.Pipeline, pipeline_id)
@@ -36,7 +35,7 @@ def write_spec(pipeline_id: int, settings: Settings, *, schedule: str | None = N
         names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
         spec = {
             "pipeline_id": pipeline.id, "name": pipeline.name, "goal": pipeline.goal, "owner": pipeline.owner,
-            "dataset": pipeline.dataset, "schedule": schedule or pipeline.schedule,
+            "dataset": pipeline.dataset, "schedule": pipeline.schedule,
             "retry_delay_seconds": retry_delay_seconds,
             "steps": [{"position": s.position, "stage": s.stage, "microservice": names[s.microservice_id],
                        "depends_on": s.depends_on, "alternatives": len(s.alternatives)} for s in steps],

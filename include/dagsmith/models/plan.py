@@ -103,6 +103,7 @@ class PipelineSpec(BaseModel):
     task_type: str
     target: str | None
     dataset: str
+    schedule: str | None = Field(default=None, description="cron expression for retraining runs")
     steps: list[PlannedStep]
     checks: list[ValidationCheck] = Field(default_factory=list)
 
