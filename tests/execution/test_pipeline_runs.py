@@ -99,6 +99,7 @@ def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, ch
     assert outcome["status"] == "completed", outcome["error"]
     attempts = next(s for s in outcome["trace"]["steps"] if s["stage"] == "modelling")["attempts"]
     assert [a["status"] for a in attempts] == ["failed", "completed"]
+    assert attempts[0]["error_class"] == "resource_exhaustion"  # "an SVM on 1,125 rows would be too slow"
     decision = attempts[0]["decision"]
     assert decision["action"] == "substitute" and decision["to_name"] == expected_substitute
     assert "max_rows" not in decision["params"] or expected_substitute == "svm_classifier"
@@ -164,3 +165,37 @@ def test_every_task_type_runs_end_to_end(store, embedder, tmp_path, runtime, tas
     assert metric in metrics and all(isinstance(v, (int, float)) for v in metrics.values())
     if task == "regression":
         assert metrics["rmse"] < metrics["baseline_rmse"], "better than predicting the mean"
+
+
+def test_a_type_mismatch_is_healed_by_a_model_that_reads_text(store, embedder, churn_csv, tmp_path):
+    """The model is fed the table before encoding: a numeric-only forest fails, a native-categorical one works."""
+    from dagsmith.execution import run as execution
+    from dagsmith.runtime.local import LocalRuntime
+
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    by_stage = {s.stage: s for s in planned.steps}
+    with session_scope(store) as session:
+        step = session.scalar(select(schema.PipelineStep).where(
+            schema.PipelineStep.pipeline_id == planned.id, schema.PipelineStep.position == by_stage["modelling"].position))
+        step.depends_on = by_stage["encoding"].depends_on
+        step.microservice_id = _service_id(session, "random_forest_classifier")
+        step.params = {"n_estimators": 50}
+        step.alternatives = [{"id": _service_id(session, "gradient_boosting_classifier"),
+                              "name": "gradient_boosting_classifier"}]
+    runtime = LocalRuntime(store.home / "envs")
+    execution_id = execution.start(planned.id, str(churn_csv), user="ana", run_id=None, settings=store)
+    for planned_step in planned.steps:
+        for _ in range(3):  # what Airflow's retries do
+            try:
+                execution.run_step(execution_id, planned_step.position, runtime=runtime, settings=store)
+                break
+            except execution.StepFailed:
+                continue
+    summary = execution.finish(execution_id, settings=store)
+    assert summary["status"] == "completed"
+    with session_scope(store) as session:
+        trace = session.get(schema.Execution, execution_id).trace
+    attempts = next(s for s in trace["steps"] if s["stage"] == "modelling")["attempts"]
+    assert [a["error_class"] for a in attempts] == ["type_shape_mismatch", None]
+    assert attempts[0]["decision"]["to_name"] == "gradient_boosting_classifier"
+    assert "n_estimators" not in attempts[0]["decision"]["params"]  # the substitute reads no such parameter

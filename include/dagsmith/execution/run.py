@@ -109,7 +109,7 @@ def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> 
     accepted = {p.name for p in analysis.parameters}
     carried = {k: v for k, v in params.items() if k in accepted}
     if diagnosis is ErrorClass.RESOURCE:
-        for name in ("n_estimators", "max_iter", "max_rows"):
+        for name in ("n_estimators", "max_iter"):
             if isinstance(carried.get(name), int):
                 carried[name] = max(1, carried[name] // 2)
     return carried
