@@ -127,7 +127,8 @@ def search(
     ]
 
 
-def _latest_analysis(session: Session, version_id: int, mode: AnalysisMode) -> Analysis | None:
+def latest_analysis(session: Session, version_id: int, mode: AnalysisMode) -> Analysis | None:
+    """The newest ``mode`` analysis of a version (a re-analysis by a newer analyzer supersedes older ones)."""
     result = session.scalar(
         select(schema.Analysis.result)
         .where(schema.Analysis.version_id == version_id, schema.Analysis.mode == mode.value)
@@ -150,8 +151,8 @@ def detail(session: Session, name: str) -> ServiceDetail | None:
     return ServiceDetail(
         name=service.name, category=service.category, version_hash=version.content_hash,
         uploaded_at=version.created_at, origin=version.origin, manifest=Manifest.model_validate(version.manifest),
-        code_analysis=_latest_analysis(session, version.id, AnalysisMode.CODE),
-        documentation_analysis=_latest_analysis(session, version.id, AnalysisMode.DOCUMENTATION),
+        code_analysis=latest_analysis(session, version.id, AnalysisMode.CODE),
+        documentation_analysis=latest_analysis(session, version.id, AnalysisMode.DOCUMENTATION),
         requirements=source.requirements,
     )
 

@@ -109,17 +109,23 @@ def _manifest_findings(source: ServiceSource) -> list[Finding]:
     return findings
 
 
+def _write_flat(files: dict[str, str], folder: Path) -> dict[str, str]:
+    """Write the upload's files side by side into ``folder`` for a scanner; scanned path -> name in the upload."""
+    paths = {}
+    for name, text in files.items():
+        path = folder / name.replace("/", "__")
+        path.write_text(text, encoding="utf-8")
+        paths[str(path)] = name
+    return paths
+
+
 def _bandit(files: dict[str, str]) -> list[Finding]:
     from bandit.core import config, manager
 
     logging.getLogger("bandit").setLevel(logging.CRITICAL)
     findings = []
     with tempfile.TemporaryDirectory(prefix="dagsmith-scan-") as folder:
-        paths = {}
-        for name, text in files.items():
-            path = Path(folder) / name.replace("/", "__")
-            path.write_text(text, encoding="utf-8")
-            paths[str(path)] = name
+        paths = _write_flat(files, Path(folder))
         scanner = manager.BanditManager(config.BanditConfig(), "file", quiet=True)
         scanner.discover_files(list(paths))
         scanner.run_tests()
@@ -141,13 +147,10 @@ def _secrets(files: dict[str, str]) -> list[Finding]:
     findings = []
     with tempfile.TemporaryDirectory(prefix="dagsmith-secrets-") as folder:
         collection = SecretsCollection()
-        names = {}
+        names = _write_flat(files, Path(folder))
         with default_settings():
-            for name, text in files.items():
-                path = Path(folder) / name.replace("/", "__")
-                path.write_text(text, encoding="utf-8")
-                names[str(path)] = name
-                collection.scan_file(str(path))
+            for path in names:
+                collection.scan_file(path)
         for filename, secrets in collection.json().items():
             for secret in secrets:
                 findings.append(Finding(

@@ -17,6 +17,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from dagsmith.catalog import repository
 from dagsmith.config import Settings
 from dagsmith.execution.contract import check_bundle
 from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose
@@ -98,10 +99,7 @@ def _attempts(session: Session, execution_id: int, step_id: int) -> list[schema.
 def _service(session: Session, microservice_id: int) -> tuple[schema.Microservice, dict, Analysis]:
     service = session.get(schema.Microservice, microservice_id)
     version = session.get(schema.MicroserviceVersion, service.current_version_id)
-    result = session.scalar(select(schema.Analysis.result).where(
-        schema.Analysis.version_id == version.id, schema.Analysis.mode == AnalysisMode.CODE.value)
-        .order_by(schema.Analysis.analyzed_at.desc()).limit(1))
-    return service, version.files, Analysis.model_validate(result)
+    return service, version.files, repository.latest_analysis(session, version.id, AnalysisMode.CODE)
 
 
 def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> dict:

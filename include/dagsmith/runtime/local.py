@@ -9,6 +9,7 @@ runtime; this one is for trusted catalogs and development.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import resource
@@ -74,17 +75,11 @@ class LocalRuntime:
             scratch_dir = Path(scratch)
             service_dir = materialise(invocation.files, scratch_dir / "service")
             params_file = scratch_dir / "params.json"
-            params_file.write_text(_json(invocation.params), encoding="utf-8")
+            params_file.write_text(json.dumps(invocation.params, default=str), encoding="utf-8")
             invocation.output_dir.parent.mkdir(parents=True, exist_ok=True)
             command = [python, str(service_dir / "main.py"), "--input", str(invocation.input_dir),
                        "--output", str(invocation.output_dir), "--params", str(params_file)]
             return _execute(command, scratch_dir, invocation.service, invocation.limits)
-
-
-def _json(value) -> str:
-    import json
-
-    return json.dumps(value, default=str)
 
 
 def _environment(home: Path, service: str) -> dict[str, str]:
