@@ -138,3 +138,14 @@ def test_concurrent_uploads_of_the_same_service_leave_one_consistent_record(sett
         outcomes.append(json.loads(out)["outcome"])
     assert sorted(outcomes) == ["added", "unchanged", "unchanged"]
     assert _counts(settings) == {"microservices": 1, "microservice_versions": 1, "analyses": 2, "embeddings": 2}
+
+
+def test_listing_filters_by_category_and_shows_what_the_code_does(catalog_settings):
+    with session_scope(catalog_settings) as session:
+        evaluation = repository.listing(session, "evaluation")
+        everything = repository.listing(session)
+    assert {r["category"] for r in evaluation} == {"evaluation"}
+    assert "classification_evaluator" in {r["name"] for r in evaluation}
+    assert len(everything) == len(list(CATALOG.iterdir()))
+    outlier_report = next(r for r in everything if r["name"] == "outlier_report")
+    assert (outlier_report["category"], outlier_report["stage"]) == ("preprocessing", "eda")

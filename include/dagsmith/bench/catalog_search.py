@@ -29,6 +29,7 @@ from dagsmith.catalog.repository import IndexedAnalysis
 from dagsmith.catalog.source import ServiceSource
 from dagsmith.catalog.upload import analyses_of, composite_text, service_folders
 from dagsmith.bench.scratch import scratch_database
+from dagsmith.bench.stats import percentile
 from dagsmith.catalog.validation import validate
 from dagsmith.embeddings import default_embedder
 from dagsmith.models.catalog import AnalysisMode
@@ -52,10 +53,8 @@ QUERY_TEMPLATES = [
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    pick = lambda q: ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]  # noqa: E731
-    return {"p50_ms": round(pick(0.5) * 1000, 2), "p95_ms": round(pick(0.95) * 1000, 2),
-            "p99_ms": round(pick(0.99) * 1000, 2), "mean_ms": round(statistics.fmean(values) * 1000, 2)}
+    ms = {f"p{round(q * 100)}_ms": round(percentile(values, q) * 1000, 2) for q in (0.5, 0.95, 0.99)}
+    return {**ms, "mean_ms": round(statistics.fmean(values) * 1000, 2)}
 
 
 def bench_real_indexing(catalog: Path, engine, embedder) -> dict:

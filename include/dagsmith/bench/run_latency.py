@@ -23,6 +23,7 @@ from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.bench.scratch import scratch_database
+from dagsmith.bench.stats import percentile
 from dagsmith.catalog.upload import sync
 from dagsmith.embeddings import default_embedder
 from dagsmith.execution.specs import dag_id, write_spec
@@ -38,11 +39,6 @@ TASKS = {
     "anomaly_detection": ("breast_cancer", ["diagnosis"], "find anomalous tumours"),
     "exploratory_analysis": ("penguins", None, "explore this dataset and describe it"),
 }
-
-
-def _p90(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
 
 
 def _one_run(path: Path, goal: str, runtime: str, settings, embedder, logs: Path) -> dict:
@@ -81,7 +77,7 @@ def run(tasks: list[str], runtimes: list[str], repeats: int) -> list[dict]:
                 totals = [r["total"] for r in runs]
                 row = {"task": task, "runtime": runtime, "runs": len(runs),
                        "succeeded": sum(r["status"] == "completed" for r in runs),
-                       "median_s": round(statistics.median(totals), 2), "p90_s": round(_p90(totals), 2),
+                       "median_s": round(statistics.median(totals), 2), "p90_s": round(percentile(totals, 0.9), 2),
                        **{f"{k}_s": round(statistics.median(r[k] for r in runs), 2)
                           for k in ("plan", "invocations", "airflow")}}
                 rows.append(row)

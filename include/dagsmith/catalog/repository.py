@@ -163,19 +163,10 @@ def names(session: Session) -> list[str]:
 
 def listing(session: Session, category: str | None = None) -> list[dict]:
     """One row per microservice: name, category, main stage, summary (from the code analysis)."""
-    query = (
-        select(schema.Microservice.name, schema.Microservice.category, schema.Analysis.result)
-        .join(schema.Embedding, schema.Embedding.microservice_id == schema.Microservice.id)
-        .join(schema.Analysis, schema.Analysis.id == schema.Embedding.analysis_id)
-        .where(schema.Embedding.mode == AnalysisMode.CODE.value)
-        .order_by(schema.Microservice.category, schema.Microservice.name)
-    )
-    if category:
-        query = query.where(schema.Microservice.category == category)
-    return [
-        {"name": name, "category": cat, "stage": (result.get("stages") or ["?"])[0], "summary": result.get("summary", "")}
-        for name, cat, result in session.execute(query)
-    ]
+    rows = [{"name": e.name, "category": e.category, "stage": (e.analysis.stages or ["?"])[0],
+             "summary": e.analysis.summary} for e in entries(session, AnalysisMode.CODE)
+            if not category or e.category == category]
+    return sorted(rows, key=lambda row: (row["category"], row["name"]))
 
 
 @dataclass(frozen=True)
