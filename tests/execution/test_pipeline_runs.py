@@ -14,29 +14,11 @@ from sqlalchemy import select
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
-from dagsmith.catalog.upload import sync
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.learning.patterns import load_history
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from tests.conftest import CATALOG
-
-
-@pytest.fixture
-def store(settings, embedder):
-    sync(CATALOG, settings, embedder)
-    return settings
-
-
-@pytest.fixture(scope="module")
-def churn_csv(tmp_path_factory):
-    path = tmp_path_factory.mktemp("data") / "churn.csv"
-    datasets.load("wa_churn").head(1500).to_csv(path, index=False)
-    return path
-
-
-def _service_id(session, name: str) -> int:
-    return session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == name))
+from tests.execution.conftest import service_id
 
 
 def _break_modelling(settings, planned, *, keep_alternatives: bool) -> list[dict]:
@@ -45,7 +27,7 @@ def _break_modelling(settings, planned, *, keep_alternatives: bool) -> list[dict
     with session_scope(settings) as session:
         step = session.scalar(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == planned.id,
                                                                 schema.PipelineStep.position == modelling.position))
-        step.microservice_id = _service_id(session, "svm_classifier")
+        step.microservice_id = service_id(session, "svm_classifier")
         step.params = {"max_rows": 50}
         step.alternatives = [a for a in step.alternatives if a["name"] != "svm_classifier"] if keep_alternatives else []
         return step.alternatives
@@ -84,7 +66,7 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
     with session_scope(store) as session:
         history = load_history(session, "ana")
         model = next(s for s in planned.steps if s.stage == "modelling").microservice
-        model_id = _service_id(session, model)
+        model_id = service_id(session, model)
         assert history.counts("modelling", model_id).successes == 1
         assert history.signal("modelling", model_id) > 0
         transitions = session.scalars(select(schema.Pattern).where(schema.Pattern.kind == "transition")).all()
@@ -105,7 +87,7 @@ def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, ch
     assert "max_rows" not in decision["params"] or expected_substitute == "svm_classifier"
     with session_scope(store) as session:
         history = load_history(session, None)
-        assert history.counts("modelling", _service_id(session, "svm_classifier")).failures == 1
+        assert history.counts("modelling", service_id(session, "svm_classifier")).failures == 1
 
 
 def test_when_every_candidate_fails_the_pipeline_fails_with_diagnostics(store, embedder, churn_csv, tmp_path):
@@ -165,37 +147,3 @@ def test_every_task_type_runs_end_to_end(store, embedder, tmp_path, runtime, tas
     assert metric in metrics and all(isinstance(v, (int, float)) for v in metrics.values())
     if task == "regression":
         assert metrics["rmse"] < metrics["baseline_rmse"], "better than predicting the mean"
-
-
-def test_a_type_mismatch_is_healed_by_a_model_that_reads_text(store, embedder, churn_csv, tmp_path):
-    """The model is fed the table before encoding: a numeric-only forest fails, a native-categorical one works."""
-    from dagsmith.execution import run as execution
-    from dagsmith.runtime.local import LocalRuntime
-
-    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
-    by_stage = {s.stage: s for s in planned.steps}
-    with session_scope(store) as session:
-        step = session.scalar(select(schema.PipelineStep).where(
-            schema.PipelineStep.pipeline_id == planned.id, schema.PipelineStep.position == by_stage["modelling"].position))
-        step.depends_on = by_stage["encoding"].depends_on
-        step.microservice_id = _service_id(session, "random_forest_classifier")
-        step.params = {"n_estimators": 50}
-        step.alternatives = [{"id": _service_id(session, "gradient_boosting_classifier"),
-                              "name": "gradient_boosting_classifier"}]
-    runtime = LocalRuntime(store.home / "envs")
-    execution_id = execution.start(planned.id, str(churn_csv), user="ana", run_id=None, settings=store)
-    for planned_step in planned.steps:
-        for _ in range(3):  # what Airflow's retries do
-            try:
-                execution.run_step(execution_id, planned_step.position, runtime=runtime, settings=store)
-                break
-            except execution.StepFailed:
-                continue
-    summary = execution.finish(execution_id, settings=store)
-    assert summary["status"] == "completed"
-    with session_scope(store) as session:
-        trace = session.get(schema.Execution, execution_id).trace
-    attempts = next(s for s in trace["steps"] if s["stage"] == "modelling")["attempts"]
-    assert [a["error_class"] for a in attempts] == ["type_shape_mismatch", None]
-    assert attempts[0]["decision"]["to_name"] == "gradient_boosting_classifier"
-    assert "n_estimators" not in attempts[0]["decision"]["params"]  # the substitute reads no such parameter

@@ -7,25 +7,28 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.bundle import METRICS_FILE, PREDICTIONS_FILE
 
 
-class ContractViolation(Exception):
-    """The output bundle breaks the format in docs/bundle-format.md; the message lists every problem."""
+def check_bundle(path, *, target: str | None, expected_outputs: list[str], source: Path | None = None) -> list[str]:
+    """Problems with the bundle at ``path``; an empty list means it is fine.
 
-
-def check_bundle(path, *, target: str | None, expected_outputs: list[str]) -> list[str]:
-    """Problems with the bundle at ``path``; an empty list means it is fine."""
+    With ``source`` (the step's input bundle), numeric columns that were complete there and now hold
+    gaps count as a problem too: a transformer that turns numbers into NaN is numerically unstable.
+    """
     try:
         bundle = Bundle.open(path)
     except BundleError as exc:
         return [str(exc)]
     problems = []
     tables = bundle.table_names()
+    frames = {}
     if not tables and not bundle.source_file():
         problems.append("the bundle holds no table (data, or train and test)")
     if "train" in tables and "test" not in tables:
@@ -36,16 +39,56 @@ def check_bundle(path, *, target: str | None, expected_outputs: list[str]) -> li
         except Exception as exc:  # a corrupt file is the service's fault, reported, not raised
             problems.append(f"{name}.parquet is unreadable: {exc}")
             continue
+        frames[name] = frame
         if frame.empty:
             problems.append(f"the {name} table is empty")
         if target and target not in frame.columns:
             problems.append(f"the target column '{target}' is missing from the {name} table")
+        problems += _non_finite_problems(name, frame, _complete_numeric(source, name))
+    if (bundle.path / PREDICTIONS_FILE).is_file():
+        problems += _prediction_problems(bundle, frames)
     for output in expected_outputs:
         if output.startswith(PREDICTIONS_FILE) and not (bundle.path / PREDICTIONS_FILE).is_file():
             problems.append("no predictions.parquet although the service writes one")
         if output == METRICS_FILE:
             problems += _metric_problems(bundle)
     return problems
+
+
+def _complete_numeric(source: Path | None, name: str) -> set[str]:
+    """Numeric columns without gaps in the input's table of that name (or its whole table before a split)."""
+    if source is None:
+        return set()
+    for candidate in (name, "data"):
+        file = Path(source) / f"{candidate}.parquet"
+        if file.is_file():
+            frame = pd.read_parquet(file)
+            return {c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and not frame[c].isna().any()}
+    return set()
+
+
+def _non_finite_problems(name: str, frame: pd.DataFrame, complete_before: set[str]) -> list[str]:
+    numeric = frame.select_dtypes("number")
+    infinite = [c for c in numeric.columns if np.isinf(numeric[c].to_numpy(dtype=float)).any()]
+    gaps = [c for c in numeric.columns if c in complete_before and numeric[c].isna().any()]
+    problems = []
+    if infinite:
+        problems.append(f"non-finite values (infinity) in the {name} table: {', '.join(infinite[:10])}")
+    if gaps:
+        problems.append(f"non-finite values (NaN) introduced in the {name} table: {', '.join(gaps[:10])}")
+    return problems
+
+
+def _prediction_problems(bundle: Bundle, frames: dict[str, pd.DataFrame]) -> list[str]:
+    """Predictions must line up with the table they predict: ``test`` after a split, ``data`` before."""
+    try:
+        predictions = pd.read_parquet(bundle.path / PREDICTIONS_FILE)
+    except Exception as exc:  # a corrupt file is the service's fault, reported, not raised
+        return [f"{PREDICTIONS_FILE} is unreadable: {exc}"]
+    table = "test" if "test" in frames else "data"
+    if table in frames and len(predictions) != len(frames[table]):
+        return [f"{len(predictions)} predictions for {len(frames[table])} rows of the {table} table"]
+    return []
 
 
 def _metric_problems(bundle: Bundle) -> list[str]:

@@ -182,7 +182,8 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
     source = workspace.step_output(depends[0]) if depends else workspace.input
     output = workspace.attempt_output(position, attempt_no)
     result = runtime.run(Invocation(service_name, files, source, output, params, limits))
-    problems = check_bundle(output, target=target, expected_outputs=analysis.outputs) if result.ok else []
+    problems = (check_bundle(output, target=target, expected_outputs=analysis.outputs, source=source)
+                if result.ok else [])
     diagnosis = diagnose(result) if not result.ok else _contract_diagnosis(problems)
     _record_attempt(attempt_id, result, diagnosis, workspace, position, output, settings)
     if diagnosis:
