@@ -9,11 +9,10 @@ from sqlalchemy import select
 from dagsmith import datasets
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
-from dagsmith.execution import run as execution
+from dagsmith.execution.driver import run_pipeline
 from dagsmith.models.plan import PipelineSpec
 from dagsmith.runtime.base import Runtime
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
 from tests.conftest import CATALOG
 
 
@@ -34,18 +33,6 @@ def service_id(session, name: str) -> int:
     return session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == name))
 
 
-def run_in_process(planned: PipelineSpec, dataset, runtime: Runtime, settings: Settings, tries: int = 4) -> dict:
-    """Run every step with up to ``tries`` tries each, as the child DAG's tasks would; returns the trace."""
-    execution_id = execution.start(planned.id, str(dataset), user="ana", run_id=None, settings=settings)
-    for step in planned.steps:
-        for _ in range(tries):
-            try:
-                execution.run_step(execution_id, step.position, runtime=runtime, settings=settings)
-                break
-            except execution.StepFailed:
-                continue
-            except execution.CandidatesExhausted:
-                break
-    summary = execution.finish(execution_id, settings=settings)
-    with session_scope(settings) as session:
-        return {**summary, "trace": session.get(schema.Execution, execution_id).trace}
+def run_in_process(planned: PipelineSpec, dataset, runtime: Runtime, settings: Settings) -> dict:
+    """Run the stored pipeline step by step with the tries its DAG would give; returns summary and trace."""
+    return run_pipeline(planned.id, str(dataset), runtime=runtime, settings=settings, user="ana")

@@ -51,7 +51,7 @@ def _heal_on_retry(context) -> None:
 def build(spec: dict) -> DAG:
     """The child DAG for one pipeline spec."""
     steps = spec["steps"]
-    retries = max(s["alternatives"] for s in steps) + 1 if steps else 0
+    retries = execution.retries_for([s["alternatives"] for s in steps])
     with DAG(
         dag_id=dag_id(spec["pipeline_id"]),
         schedule=spec.get("schedule"),

@@ -32,6 +32,11 @@ from dagsmith_kit import Bundle
 MAX_SAME_FAILURES = 2
 
 
+def retries_for(alternative_counts: list[int]) -> int:
+    """Retries a step task gets: one per alternative, plus one for a transient error of the first service."""
+    return max(alternative_counts, default=-1) + 1
+
+
 class StepFailed(Exception):
     """The step's try failed; Airflow retries it, and healing decides what the next try runs."""
 
@@ -113,10 +118,13 @@ def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> 
     return carried
 
 
-def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> dict:
+def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.StepAttempt],
+            self_healing: bool) -> dict:
     """What the next try of a failed step runs: the same service (transient errors), a substitute, or nothing."""
     last = attempts[-1]
     error = ErrorClass(last.error_class or ErrorClass.UNKNOWN)
+    if not self_healing:
+        return {"action": "retry", "reason": "self-healing is off; the same service runs again"}
     same = [a for a in attempts if a.microservice_id == last.microservice_id and a.error_class == last.error_class]
     if error in RETRY_SAME and len(same) < MAX_SAME_FAILURES:
         return {"action": "retry", "reason": f"{error.value} errors pass; the same service runs again"}
@@ -133,7 +141,7 @@ def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.S
                       "untried candidate"}
 
 
-def heal(execution_id: int, position: int, *, settings: Settings) -> dict | None:
+def heal(execution_id: int, position: int, *, settings: Settings, self_healing: bool = True) -> dict | None:
     """Decide what the next try of a failed step runs; idempotent (a decision is recorded once per failure).
 
     Returns the decision, or None when there is nothing to decide (no failure yet, or already decided).
@@ -147,7 +155,7 @@ def heal(execution_id: int, position: int, *, settings: Settings) -> dict | None
             return None
         decision = attempts[-1].decision
         if not decision:
-            decision = attempts[-1].decision = _decide(session, step, attempts)
+            decision = attempts[-1].decision = _decide(session, step, attempts, self_healing)
             if decision["action"] == "substitute":
                 step.microservice_id, step.params = decision["to"], decision["params"]
             elif decision["action"] == "give_up":
@@ -160,9 +168,9 @@ def heal(execution_id: int, position: int, *, settings: Settings) -> dict | None
 
 
 def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,
-             limits: Limits = Limits()) -> dict:
+             limits: Limits = Limits(), self_healing: bool = True) -> dict:
     """Run one try of a step: heal first if the previous try failed, then run, record and check the output."""
-    heal(execution_id, position, settings=settings)
+    heal(execution_id, position, settings=settings, self_healing=self_healing)
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
         pipeline = session.get(schema.Pipeline, execution.pipeline_id)
