@@ -19,20 +19,17 @@ from airflow.sdk.exceptions import AirflowFailException
 from dagsmith.config import Settings
 from dagsmith.execution import run as execution
 from dagsmith.execution.specs import SPEC_SUFFIX, dag_id
+from dagsmith.runtime import runtime_named
 from dagsmith.runtime.base import Runtime
-from dagsmith.runtime.local import LocalRuntime
 
 log = logging.getLogger(__name__)
 
 
 def runtime_for(name: str, settings: Settings) -> Runtime:
-    if name == "docker":
-        from dagsmith.runtime.docker import DockerRuntime
-
-        return DockerRuntime()
-    if name != "local":
-        raise AirflowFailException(f"unknown runtime '{name}'; use 'local' or 'docker'")
-    return LocalRuntime(settings.home / "envs")
+    try:
+        return runtime_named(name, settings)
+    except ValueError as exc:
+        raise AirflowFailException(str(exc)) from None
 
 
 def _heal_on_retry(context) -> None:

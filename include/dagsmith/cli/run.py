@@ -20,10 +20,10 @@ from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.store import schema
+from dagsmith.runtime import RUNTIMES
 from dagsmith.store.db import session_scope
 
 POLL_SECONDS = 0.5
-RUNTIMES = ("local", "docker")
 
 
 def _require_runtime(runtime: str) -> None:
