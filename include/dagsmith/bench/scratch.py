@@ -1,10 +1,12 @@
-"""A throw-away database for a benchmark run, on the configured server (the embedded one by default)."""
+"""Databases for benchmark runs on the configured server (the embedded one by default): throw-away ones,
+and named ones that outlive a run so an interrupted benchmark resumes with its history."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
@@ -13,18 +15,40 @@ from dagsmith.config import Settings
 from dagsmith.store.db import database_url
 
 
+def _admin(settings: Settings):
+    return create_engine(make_url(database_url(settings)).set(database="postgres"), isolation_level="AUTOCOMMIT")
+
+
+def named_database(settings: Settings, name: str, *, home: Path | None = None) -> Settings:
+    """Settings pointing at database ``name`` on the same server, created when it does not exist yet."""
+    admin = _admin(settings)
+    try:
+        with admin.connect() as connection:
+            exists = connection.scalar(text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name})
+            if not exists:
+                connection.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        admin.dispose()
+    url = make_url(database_url(settings)).set(database=name)
+    return Settings(home=home or settings.home, database_url=url.render_as_string(hide_password=False))
+
+
+def drop_database(settings: Settings, name: str) -> None:
+    admin = _admin(settings)
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
 @contextmanager
 def scratch_database(settings: Settings | None = None) -> Iterator[Settings]:
     """Settings pointing at a new, empty database; it is dropped when the block ends."""
     settings = settings or Settings.from_env()
-    url = make_url(database_url(settings))
     name = f"bench_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    scratch = named_database(settings, name)
     try:
-        yield Settings(home=settings.home, database_url=url.set(database=name).render_as_string(hide_password=False))
+        yield scratch
     finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+        drop_database(settings, name)

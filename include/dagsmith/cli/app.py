@@ -7,6 +7,7 @@ import sys
 import typer
 
 from dagsmith.cli import catalog, datasets, db, pipelines
+from dagsmith.cli.bench import bench_command
 from dagsmith.cli.plan import plan_command
 from dagsmith.cli.profile import profile
 from dagsmith.cli.run import run_command
@@ -28,6 +29,7 @@ app.add_typer(pipelines.app, name="pipelines")
 app.command("profile")(profile)
 app.command("plan")(plan_command)
 app.command("run")(run_command)
+app.command("bench")(bench_command)
 
 
 def main() -> None:

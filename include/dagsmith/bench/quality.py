@@ -1,0 +1,194 @@
+"""Output quality of one finished run, computed by the benchmark itself from the run's final bundle.
+
+The pipeline's own evaluator may be missing or wrong, so quality is recomputed here from the predictions and
+the held-out table, with the same functions used for the peers' predictions. A run only counts as a
+success when its outputs are valid: files present, numbers finite and, for supervised tasks, better than a
+trivial predictor on the held-out rows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn import metrics as skm
+
+from dagsmith.models.catalog import TaskType
+from dagsmith_kit import Bundle, BundleError
+from dagsmith_kit.bundle import PREDICTIONS_FILE
+
+CLASSIFICATION = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION}
+#: Statistics the EDA reference recomputes with pandas, and the tolerance the protocol allows.
+EDA_STATISTICS = ("count", "missing", "mean", "std", "min", "median", "max")
+EDA_TOLERANCE = 1e-6
+
+
+@dataclass
+class Quality:
+    valid: bool
+    metrics: dict[str, float] = field(default_factory=dict)
+    problem: str | None = None
+
+
+def final_bundle(workspace: Path) -> Bundle | None:
+    """The last step's output bundle of a run (steps/NN with the highest NN), or None when no step finished."""
+    steps = sorted((workspace / "steps").glob("[0-9][0-9]"))
+    for folder in reversed(steps):
+        try:
+            return Bundle.open(folder)
+        except BundleError:
+            continue
+    return None
+
+
+def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataFrame | None,
+                           y_train: pd.Series) -> Quality:
+    """Accuracy, macro F1 and AUC (when probabilities exist), against a majority-class predictor."""
+    truth, predicted = y_true.astype(str).to_numpy(), y_pred.astype(str).to_numpy()
+    majority = np.full_like(truth, y_train.astype(str).mode().iloc[0])
+    result = {"accuracy": skm.accuracy_score(truth, predicted),
+              "balanced_accuracy": skm.balanced_accuracy_score(truth, predicted),
+              "f1": skm.f1_score(truth, predicted, average="macro"),
+              "trivial_f1": skm.f1_score(truth, majority, average="macro")}
+    labels = sorted(set(truth))
+    if proba is not None and len(labels) > 1:
+        proba = proba.rename(columns=lambda c: str(c).removeprefix("proba_"))
+        if set(labels) <= set(proba.columns):
+            values = proba[labels].to_numpy(dtype=float)
+            values = values / np.clip(values.sum(axis=1, keepdims=True), 1e-12, None)
+            if len(labels) == 2:
+                result["roc_auc"] = skm.roc_auc_score(truth == labels[1], values[:, 1])
+            else:
+                result["roc_auc"] = skm.roc_auc_score(truth, values, multi_class="ovr", labels=labels)
+    better = result["f1"] > result["trivial_f1"]
+    return Quality(better, result, None if better else "no better than predicting the majority class")
+
+
+def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series) -> Quality:
+    """RMSE and MAE (also divided by the held-out target's spread), against predicting the training mean."""
+    truth, predicted = y_true.to_numpy(dtype=float), y_pred.to_numpy(dtype=float)
+    if not np.isfinite(predicted).all():
+        return Quality(False, {}, "non-finite predictions")
+    spread = float(np.std(truth)) or 1.0
+    rmse = math.sqrt(skm.mean_squared_error(truth, predicted))
+    baseline = math.sqrt(skm.mean_squared_error(truth, np.full_like(truth, float(y_train.mean()))))
+    mae = skm.mean_absolute_error(truth, predicted)
+    result = {"rmse": rmse, "mae": mae, "nrmse": rmse / spread, "nmae": mae / spread,
+              "r2": skm.r2_score(truth, predicted), "baseline_rmse": baseline}
+    better = rmse < baseline
+    return Quality(better, result, None if better else "no better than predicting the training mean")
+
+
+def _supervised(bundle: Bundle, task_type: TaskType) -> Quality:
+    target = bundle.target
+    test, train = bundle.table("test"), bundle.table("train")
+    predictions = bundle.predictions()
+    if len(predictions) != len(test) or "prediction" not in predictions:
+        return Quality(False, {}, "predictions do not line up with the test table")
+    if task_type in CLASSIFICATION:
+        proba = predictions[[c for c in predictions.columns if c.startswith("proba_")]]
+        return classification_quality(test[target], predictions["prediction"], proba if len(proba.columns) else None,
+                                      train[target])
+    return regression_quality(test[target], predictions["prediction"], train[target])
+
+
+def _unsupervised(bundle: Bundle, task_type: TaskType, labels: pd.Series | None) -> Quality:
+    data = bundle.table("data")
+    predictions = bundle.predictions()
+    if len(predictions) != len(data):
+        return Quality(False, {}, "predictions do not line up with the data table")
+    aligned = labels is not None and len(labels) == len(predictions)
+    if task_type is TaskType.CLUSTERING:
+        clusters = predictions["cluster"].to_numpy()
+        found = len(set(clusters) - {-1})
+        result = {"clusters": float(found)}
+        numeric = data.select_dtypes("number").drop(columns=[c for c in data.columns if c == "cluster"],
+                                                      errors="ignore").dropna(axis=1)
+        if found >= 2 and numeric.shape[1]:
+            standardised = (numeric - numeric.mean()) / numeric.std(ddof=0).replace(0, 1)
+            result["silhouette"] = skm.silhouette_score(standardised, clusters, sample_size=min(len(clusters), 5000),
+                                                        random_state=0)
+        if aligned:
+            truth = labels.astype(str).to_numpy()
+            result["adjusted_rand"] = skm.adjusted_rand_score(truth, clusters)
+            result["normalized_mutual_info"] = skm.normalized_mutual_info_score(truth, clusters)
+        return Quality(found >= 2, result, None if found >= 2 else "fewer than two clusters")
+    scores = predictions["anomaly_score"].to_numpy(dtype=float)
+    if not np.isfinite(scores).all():
+        return Quality(False, {}, "non-finite anomaly scores")
+    result = {"anomaly_fraction": float(predictions["is_anomaly"].astype(bool).mean())}
+    if aligned:
+        rare = labels.astype(str).to_numpy() == labels.astype(str).value_counts().idxmin()
+        result["anomaly_roc_auc"] = skm.roc_auc_score(rare, scores)
+        result["anomaly_average_precision"] = skm.average_precision_score(rare, scores)
+    return Quality(True, result)
+
+
+def _reduction(bundle: Bundle, labels: pd.Series | None) -> Quality:
+    """Component columns present and finite; with labels, how well the components keep the groups apart."""
+    tables = bundle.tables()
+    components = {name: [c for c in frame.columns if str(c).startswith("component_")] for name, frame in tables.items()}
+    if not tables or not all(components.values()):
+        return Quality(False, {}, "no component columns in the reduced table")
+    name = next(iter(tables))
+    values = tables[name][components[name]].to_numpy(dtype=float)
+    if not np.isfinite(values).all():
+        return Quality(False, {}, "non-finite components")
+    result = {"components": float(values.shape[1])}
+    if "explained_variance_ratio" in bundle.metrics():
+        result["explained_variance_ratio"] = float(bundle.metrics()["explained_variance_ratio"])
+    if labels is not None and len(labels) == len(values) and labels.nunique() > 1:
+        result["label_silhouette"] = skm.silhouette_score(values, labels.astype(str), sample_size=min(len(values), 5000),
+                                                          random_state=0)
+    return Quality(True, result)
+
+
+def eda_quality(metrics: dict, frame: pd.DataFrame) -> Quality:
+    """The run's ``stat.<column>.<statistic>`` figures against pandas on the data as given, within 1e-6."""
+    checked, wrong = 0, []
+    for column in frame.columns:
+        series = frame[column]
+        if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+            continue
+        series = series.astype("float64")
+        reference = {"count": series.count(), "missing": series.isna().sum(), "mean": series.mean(),
+                     "std": series.std(ddof=1), "min": series.min(), "median": series.median(), "max": series.max()}
+        for statistic in EDA_STATISTICS:
+            key = f"stat.{column}.{statistic}"
+            if key in metrics and not pd.isna(reference[statistic]):
+                checked += 1
+                if not math.isclose(metrics[key], float(reference[statistic]), rel_tol=EDA_TOLERANCE,
+                                    abs_tol=EDA_TOLERANCE):
+                    wrong.append(key)
+    result = {"statistics_checked": float(checked), "statistics_wrong": float(len(wrong)),
+              "statistics_match": float(checked > 0 and not wrong)}
+    if not checked:
+        return Quality(False, result, "no column statistics to check")
+    if wrong:
+        return Quality(False, result, f"{len(wrong)} statistics differ from pandas, e.g. {wrong[0]}")
+    return Quality(True, result)
+
+
+def assess(workspace: Path, task_type: TaskType, frame: pd.DataFrame, labels: pd.Series | None) -> Quality:
+    """Validity and quality of a completed run's outputs."""
+    bundle = final_bundle(workspace)
+    if bundle is None:
+        return Quality(False, {}, "no step produced a bundle")
+    metrics = bundle.metrics()
+    if any(isinstance(v, float) and not math.isfinite(v) for v in metrics.values()):
+        return Quality(False, {}, "non-finite metrics")
+    try:
+        if task_type is TaskType.EXPLORATORY_ANALYSIS:
+            return eda_quality(metrics, frame)
+        if task_type is TaskType.DIMENSIONALITY_REDUCTION:
+            return _reduction(bundle, labels)
+        if not (bundle.path / PREDICTIONS_FILE).is_file():
+            return Quality(False, {}, "no predictions")
+        if task_type in CLASSIFICATION or task_type is TaskType.REGRESSION:
+            return _supervised(bundle, task_type)
+        return _unsupervised(bundle, task_type, labels)
+    except (KeyError, ValueError, BundleError) as exc:
+        return Quality(False, {}, f"outputs could not be assessed: {exc}")

@@ -1,0 +1,310 @@
+"""Running the suite under one experiment: one automation attempt per task, each result persisted at once.
+
+An attempt is the product's own path, timed from goal submission to final output: profile, intent,
+recommendation and build (agents A1-A4), then the executor's steps with self-healing, in this process
+(:mod:`dagsmith.execution.driver`). Results go to ``<out>/results/<experiment>.jsonl`` as they finish, so an
+interrupted benchmark resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+
+from dagsmith.agents.builder import ChoiceError
+from dagsmith.agents.planner import EmptyCatalog, build_pipeline, plan, recommend_stages
+from dagsmith.agents.profiler import profile_dataset
+from dagsmith.agents.stages import ordered
+from dagsmith.bench.degrade import degraded_catalog
+from dagsmith.bench.experiments import Degradation, Experiment
+from dagsmith.bench.faults import FaultInjectingRuntime, fault_for, main_step
+from dagsmith.bench.peers import PeerResult, run_peer
+from dagsmith.bench.quality import assess
+from dagsmith.bench.scratch import drop_database, named_database
+from dagsmith.bench.suite import BenchTask
+from dagsmith.catalog.upload import sync
+from dagsmith.config import Settings
+from dagsmith.data.readers import DatasetError
+from dagsmith.embeddings import Embedder
+from dagsmith.execution.driver import run_pipeline
+from dagsmith.learning.patterns import load_history
+from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
+from dagsmith.models.plan import PipelineSpec
+from dagsmith.runtime.base import Runtime
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+
+USERS = ("ana", "ben", "chen")
+COHORTS = 5
+ORDER_SEED = 7
+PEERS_FILE = "peers.jsonl"
+PLANNING_ERRORS = (DatasetError, AmbiguousGoal, InvalidIntent, EmptyCatalog, ChoiceError)
+
+
+class TaskResult(BaseModel):
+    """One attempt's outcome: what was chosen, whether it worked, how long it took, how good it was."""
+
+    task: str
+    experiment: str
+    task_type: str
+    cohort: int
+    user: str
+    success: bool
+    failure: str | None = None
+    seconds: float = 0.0
+    plan_seconds: float = 0.0
+    intent_ok: bool = False
+    chosen: dict[str, str] = Field(default_factory=dict, description="stage -> service the plan chose")
+    selection: dict[str, bool] = Field(default_factory=dict, description="reference stage -> choice acceptable")
+    cold: bool = Field(default=False, description="a chosen service had never run before this attempt")
+    substitutions: int = 0
+    quality: dict[str, float] = Field(default_factory=dict)
+    fault: str | None = None
+    fault_provoked: bool = False
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    index: int  # position in the suite file (decides fault injection)
+    cohort: int
+    user: str
+    task: BenchTask
+
+
+def schedule(suite: list[BenchTask], only: set[str] | None = None) -> list[Scheduled]:
+    """The suite in a fixed shuffled order cut into ``COHORTS`` cohorts (each a mix of task types), users taking
+    turns; ``only`` keeps a subset without changing any task's cohort, user or injected fault."""
+    indexed = list(enumerate(suite))
+    random.Random(ORDER_SEED).shuffle(indexed)
+    scheduled = [Scheduled(index, position * COHORTS // len(indexed), USERS[position % len(USERS)], task)
+                 for position, (index, task) in enumerate(indexed)]
+    return [s for s in scheduled if only is None or s.task.id in only]
+
+
+class ResultStore:
+    """A JSON-lines file of per-task results (the last line for a task wins); appends are serialised between
+    worker threads."""
+
+    def __init__(self, path: Path, model: type[BaseModel] = TaskResult):
+        self.path, self.model = path, model
+        self._lock = threading.Lock()
+
+    def load(self) -> dict[str, BaseModel]:
+        if not self.path.is_file():
+            return {}
+        results = (self.model.model_validate_json(line) for line in self.path.read_text().splitlines() if line)
+        return {result.task: result for result in results}
+
+    def append(self, result: BaseModel) -> None:
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as file:
+                file.write(result.model_dump_json() + "\n")
+
+
+@dataclass
+class Bench:
+    """Where a benchmark keeps its data, results and databases, and what it runs with."""
+
+    out: Path
+    catalog: Path
+    settings: Settings  # the server the experiment databases live on
+    embedder: Embedder
+    runtime_factory: Callable[[Settings], Runtime]
+
+    def results(self, experiment: Experiment) -> ResultStore:
+        return ResultStore(self.out / "results" / f"{experiment.slug}.jsonl")
+
+    def peers(self) -> ResultStore:
+        return ResultStore(self.out / "results" / PEERS_FILE, PeerResult)
+
+    def _database(self, experiment: Experiment) -> str:
+        tag = hashlib.sha256(str(self.out.resolve()).encode()).hexdigest()[:8]
+        return f"dagsmith_bench_{tag}_{experiment.slug.replace('-', '_')}"
+
+    def prepare(self, experiment: Experiment) -> Settings:
+        """The experiment's database (created on first use) with the catalog, degraded if the experiment says."""
+        settings = named_database(self.settings, self._database(experiment), home=self.out / "homes" / experiment.slug)
+        catalog = self.catalog
+        if experiment.degradation is not Degradation.NONE:
+            catalog = degraded_catalog(self.catalog, experiment.degradation,
+                                       self.out / "catalogs" / experiment.degradation.value)
+        sync(catalog, settings, self.embedder)
+        return settings
+
+    def forget(self, experiment: Experiment) -> None:
+        """Drop an experiment's results and database, so it starts over."""
+        self.results(experiment).path.unlink(missing_ok=True)
+        drop_database(self.settings, self._database(experiment))
+
+    def dataset(self, task: BenchTask) -> Path:
+        """The task's data as a CSV file, written once and shared by every experiment."""
+        path = self.out / "data" / f"{task.id}.csv"
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(".partial")
+            task.frame().to_csv(partial, index=False)
+            partial.rename(path)
+        return path
+
+
+def _expert_pipeline(task: BenchTask, path: Path, user: str, experiment: Experiment, settings: Settings,
+                     embedder: Embedder) -> PipelineSpec:
+    """The task's reference pipeline (manual construction): its stages, and per stage the expert's first
+    acceptable service among those the recommender found compatible, built by the same builder."""
+    profile = profile_dataset(path)
+    stages = ordered(list(task.reference))
+    intent = Intent(goal=task.goal, task_type=task.task_type, target=task.target, required_stages=stages,
+                    confidence=1.0, reasoner="reference pipeline",
+                    reasons={"task_type": "given by the benchmark task", "target": "given by the benchmark task"})
+    recommendation = recommend_stages(profile, intent, user=user, mode=experiment.mode, settings=settings,
+                                      embedder=embedder)
+    choices = {}
+    for stage in stages:
+        found = recommendation.for_stage(stage)
+        names = {c.microservice for c in found.candidates} if found else set()
+        pick = next((name for name in task.reference[stage] if name in names), None)
+        if pick:
+            choices[stage] = pick
+    return build_pipeline(profile, intent, recommendation, data=path, user=user, choices=choices, settings=settings)
+
+
+def _cold(settings: Settings, steps: list[tuple[str, str]]) -> bool:
+    with session_scope(settings) as session:
+        history = load_history(session, None)
+        ids = dict(session.execute(select(schema.Microservice.name, schema.Microservice.id)).tuples().all())
+        return any(history.counts(stage, ids[name]).successes + history.counts(stage, ids[name]).failures == 0
+                   for stage, name in steps if name in ids)
+
+
+def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings: Settings) -> TaskResult:
+    """One automation attempt of one task; never raises (a crash is recorded as a failure with its cause)."""
+    task = scheduled.task
+    result = TaskResult(task=task.id, experiment=experiment.name, task_type=task.task_type.value,
+                        cohort=scheduled.cohort, user=scheduled.user, success=False)
+    path = bench.dataset(task)
+    started = time.perf_counter()
+    try:
+        if experiment.manual:
+            spec = _expert_pipeline(task, path, scheduled.user, experiment, settings, bench.embedder)
+            result.intent_ok = True
+        else:
+            planned = plan(path, task.goal, user=scheduled.user, mode=experiment.mode, settings=settings,
+                           embedder=bench.embedder)
+            spec = planned.pipeline
+            result.intent_ok = (planned.intent.task_type == task.task_type
+                                and (planned.intent.target or "").lower() == (task.target or "").lower())
+    except PLANNING_ERRORS as exc:
+        result.seconds = result.plan_seconds = round(time.perf_counter() - started, 3)
+        result.failure = f"planning: {exc}"
+        return result
+    except Exception as exc:  # noqa: BLE001 - a benchmark records crashes instead of stopping
+        result.failure = f"crash while planning: {type(exc).__name__}: {exc}"
+        result.seconds = round(time.perf_counter() - started, 3)
+        _log_crash(bench, experiment, task)
+        return result
+    result.plan_seconds = round(time.perf_counter() - started, 3)
+    steps = [(step.stage.value, step.microservice) for step in spec.steps]
+    result.chosen = dict(steps)
+    result.selection = {stage.value: result.chosen.get(stage.value) in names for stage, names in task.reference.items()}
+    if not spec.valid:
+        result.seconds = result.plan_seconds
+        result.failure = "the pipeline did not validate: " + "; ".join(c.detail for c in spec.checks if not c.passed)
+        return result
+    result.cold = _cold(settings, steps)
+    runtime = bench.runtime_factory(settings)
+    fault, target = fault_for(scheduled.index) if experiment.inject_faults else None, None
+    if fault and (target := main_step([(step.stage, step.microservice) for step in spec.steps])):
+        runtime = FaultInjectingRuntime(runtime, target[1], fault, bench.out / "faults" / experiment.slug / task.id)
+        result.fault = fault.value
+    try:
+        outcome = run_pipeline(spec.id, str(path), runtime=runtime, settings=settings, user=scheduled.user,
+                               self_healing=experiment.self_healing)
+    except Exception as exc:  # noqa: BLE001
+        result.failure = f"crash while running: {type(exc).__name__}: {exc}"
+        result.seconds = round(time.perf_counter() - started, 3)
+        _log_crash(bench, experiment, task)
+        return result
+    result.seconds = round(time.perf_counter() - started, 3)
+    attempts = [a for step in outcome["trace"]["steps"] for a in step["attempts"]]
+    result.substitutions = sum(1 for a in attempts if (a["decision"] or {}).get("action") == "substitute")
+    if result.fault:
+        main = next(s for s in outcome["trace"]["steps"] if s["stage"] == target[0].value)
+        result.fault_provoked = bool(main["attempts"]) and main["attempts"][0]["status"] == "failed"
+    if outcome["status"] != "completed":
+        failed = [s for s in outcome["trace"]["steps"] if s["status"] != "completed"]
+        result.failure = f"execution: step {failed[0]['position']} ({failed[0]['stage']}) did not complete"
+        return result
+    quality = assess(Path(outcome["workspace"]), task.task_type, task.frame(), task.ground_truth())
+    result.quality = quality.metrics
+    result.success = quality.valid
+    result.failure = None if quality.valid else f"invalid output: {quality.problem}"
+    return result
+
+
+def _log_crash(bench: Bench, experiment: Experiment, task: BenchTask) -> None:
+    log = bench.out / "crashes" / f"{experiment.slug}--{task.id}.txt"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(traceback.format_exc(), encoding="utf-8")
+
+
+def run_experiment(experiment: Experiment, scheduled: Iterable[Scheduled], bench: Bench, *, workers: int = 1,
+                   on_result: Callable[[TaskResult], None] | None = None) -> list[TaskResult]:
+    """Attempt every scheduled task not already in the experiment's results; returns all its results."""
+    store = bench.results(experiment)
+    done = store.load()
+    pending = [s for s in scheduled if s.task.id not in done]
+    if not pending:
+        return list(done.values())
+    settings = bench.prepare(experiment)
+
+    def one(item: Scheduled) -> TaskResult:
+        result = attempt(item, experiment, bench, settings)
+        store.append(result)
+        if on_result:
+            on_result(result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        fresh = list(pool.map(one, pending))
+    return [*done.values(), *fresh]
+
+
+def load_results(out: Path) -> dict[str, list[TaskResult]]:
+    """Every experiment's results under ``out`` (for the report), by experiment name."""
+    results = {}
+    for file in sorted((out / "results").glob("*.jsonl")):
+        if file.name == PEERS_FILE:
+            continue
+        rows = list(ResultStore(file).load().values())
+        if rows:
+            results[rows[0].experiment] = rows
+    return results
+
+
+def run_peers(results: list[TaskResult], tasks: dict[str, BenchTask], bench: Bench,
+              on_result: Callable[[PeerResult], None] | None = None) -> list[PeerResult]:
+    """FLAML on every supervised task the ``full`` experiment attempted, with that attempt's time as budget."""
+    store = bench.peers()
+    done = store.load()
+    fresh = []
+    for result in results:
+        task = tasks.get(result.task)
+        if task is None or task.target is None or result.task in done:
+            continue
+        peer = run_peer(task, result.seconds)
+        store.append(peer)
+        fresh.append(peer)
+        if on_result:
+            on_result(peer)
+    return [*done.values(), *fresh]

@@ -1,0 +1,131 @@
+"""`dagsmith bench` on a smoke subset of the real suite, and the pieces its protocols rest on."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from sklearn.metrics import f1_score, roc_auc_score
+
+from dagsmith.bench.degrade import degraded_catalog
+from dagsmith.bench.experiments import FAULTS, Degradation
+from dagsmith.bench.faults import EVERY, Fault, fault_for
+from dagsmith.bench.quality import classification_quality, eda_quality, regression_quality
+from dagsmith.bench.runner import Bench, run_experiment, schedule
+from dagsmith.bench.suite import load_suite
+from dagsmith.runtime import runtime_named
+from tests.conftest import CATALOG, ROOT
+
+SMALL = {"iris", "wine", "breast_cancer", "diabetes", "penguins"}
+
+
+def _smallest(task_type: str):
+    return next(t for t in load_suite() if t.task_type.value == task_type and t.dataset in SMALL)
+
+
+def test_quality_figures_agree_with_scikit_learn():
+    rng = np.random.default_rng(0)
+    truth = pd.Series(rng.choice(["no", "yes"], 200, p=[0.7, 0.3]))
+    score = np.clip((truth == "yes") * 0.4 + rng.random(200) * 0.6, 0, 1)
+    proba = pd.DataFrame({"proba_no": 1 - score, "proba_yes": score})
+    predicted = pd.Series(np.where(score > 0.5, "yes", "no"))
+    quality = classification_quality(truth, predicted, proba, truth)
+    assert quality.metrics["roc_auc"] == pytest.approx(roc_auc_score(truth == "yes", score))
+    assert quality.metrics["f1"] == pytest.approx(f1_score(truth, predicted, average="macro"))
+    assert quality.valid
+    assert not classification_quality(truth, pd.Series(["no"] * 200), None, truth).valid  # the trivial predictor
+
+    y = pd.Series(rng.normal(10, 2, 300))
+    good = regression_quality(y, y + rng.normal(0, 0.5, 300), y)
+    assert good.valid and good.metrics["nrmse"] == pytest.approx(good.metrics["rmse"] / np.std(y))
+    assert not regression_quality(y, pd.Series(np.full(300, y.mean() + 3)), y).valid
+
+
+def test_eda_statistics_are_checked_against_pandas_within_1e_6():
+    frame = pd.DataFrame({"a": [1.0, 2.0, 4.0, np.nan], "b": [3, 3, 5, 9]})
+    right = {"stat.a.mean": 7 / 3, "stat.a.std": float(frame["a"].std()), "stat.b.max": 9.0}
+    assert eda_quality(right, frame).valid
+    wrong = {**right, "stat.b.max": 9.001}
+    assert not eda_quality(wrong, frame).valid
+
+
+def test_faults_go_into_every_fifth_run_with_the_kinds_taking_turns():
+    faults = [fault_for(i) for i in range(100)]
+    injected = [f for f in faults if f]
+    assert len(injected) == 100 // EVERY
+    assert {kind: injected.count(kind) for kind in Fault} == {kind: 5 for kind in Fault}
+
+
+def test_degraded_documentation_leaves_the_code_unchanged(tmp_path):
+    copy = degraded_catalog(CATALOG, Degradation.SEVERE, tmp_path / "severe")
+    for name in ("standard_scaler", "random_forest_classifier", "markdown_report"):
+        manifest = yaml.safe_load((copy / name / "manifest.yaml").read_text())
+        assert set(manifest) <= {"name", "category"}
+        original = ast.parse((CATALOG / name / "main.py").read_text())
+        degraded = ast.parse((copy / name / "main.py").read_text())
+        assert ast.get_docstring(degraded) is None
+        assert _without_docstrings(original) == ast.dump(degraded)
+    mild = degraded_catalog(CATALOG, Degradation.MILD, tmp_path / "mild")
+    description = yaml.safe_load((mild / "standard_scaler" / "manifest.yaml").read_text())["description"]
+    assert description.count(".") == 1
+
+
+def _without_docstrings(tree: ast.Module) -> str:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
+                isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+            body.pop(0)
+            if not body:
+                body.append(ast.Pass())
+    return ast.dump(tree)
+
+
+def test_injected_faults_are_recovered_by_self_healing_but_not_by_retries(server_home, settings, embedder, tmp_path):
+    suite = load_suite()
+    chosen = next(s for s in schedule(suite) if s.task.dataset in SMALL and fault_for(s.index) is not None
+                  and s.task.target and fault_for(s.index) is not Fault.RESOURCE)
+    bench = Bench(out=tmp_path / "bench", catalog=CATALOG, settings=settings, embedder=embedder,
+                  runtime_factory=lambda s: runtime_named("local", s))
+    healed = run_experiment(FAULTS["faults/self-healing"], [chosen], bench)[0]
+    retried = run_experiment(FAULTS["faults/retry-only"], [chosen], bench)[0]
+    assert healed.fault == retried.fault == fault_for(chosen.index).value
+    assert healed.fault_provoked and retried.fault_provoked
+    assert healed.success and healed.substitutions >= 1, healed.failure
+    assert not retried.success and retried.substitutions == 0
+    again = run_experiment(FAULTS["faults/self-healing"], [chosen], bench)  # resumes: nothing new to run
+    assert again == [healed]
+
+
+def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figures(server_home, tmp_path):
+    tasks = [_smallest("binary_classification"), _smallest("regression"), _smallest("exploratory_analysis")]
+    env = {**os.environ, "DAGSMITH_HOME": str(server_home), "COLUMNS": "200"}
+    command = [sys.executable, "-m", "dagsmith.cli.app", "bench", "--config", "full", "--out", str(tmp_path / "out"),
+               "--json"] + [arg for task in tasks for arg in ("--tasks", task.id)]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = json.loads(proc.stdout)
+    full = summary["configurations"]["full"]
+    assert full["tasks"] == 3 and 0 <= full["success_rate"] <= 1 and summary["success_rate"] == full["success_rate"]
+    assert full["median_seconds"] > 0 and summary["published"]["full"]["success_rate"] == 0.847
+    assert summary["peers"]["tasks"] == 2  # the two supervised tasks also went through FLAML
+    report = (tmp_path / "out" / "report" / "report.md").read_text()
+    assert "| full |" in report and "84.7%" in report
+    assert (tmp_path / "out" / "report" / "learning-curve.png").stat().st_size > 1000
+    lines = (tmp_path / "out" / "results" / "full.jsonl").read_text().splitlines()
+    rerun = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert rerun.returncode == 0 and (tmp_path / "out" / "results" / "full.jsonl").read_text().splitlines() == lines
+
+
+def test_unknown_task_and_configuration_are_clear_errors(tmp_path):
+    for args, message in ((["--tasks", "no-such-task"], "unknown task"), (["--config", "best"], "unknown configuration")):
+        proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "bench", "--out", str(tmp_path), *args],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
