@@ -78,6 +78,31 @@ def impute_tables(inp: Bundle, out: Bundle, numeric_imputer: Any, fill_others: b
     return counts
 
 
+# ---------------------------------------------------------------- column filters
+def checked_drop(inp: Bundle, train: pd.DataFrame, reasons: dict[str, str], what: str) -> dict[str, str]:
+    """A column filter's decision ``{column: reason}``, after checking that some feature column survives it."""
+    features = inp.feature_columns(train)
+    if features and set(features) <= set(reasons):
+        raise ServiceError(f"every feature column is {what}; dropping them all would leave nothing to model with")
+    return reasons
+
+
+def without_columns(frame: pd.DataFrame, reasons: dict[str, str]) -> pd.DataFrame:
+    """``frame`` without the columns named in ``reasons``: the apply step of a column filter.
+
+    A filter decides on the training table which columns go and passes this to ``transform_tables``,
+    so every table loses the same columns.
+    """
+    return frame.drop(columns=list(reasons), errors="ignore")
+
+
+def report_dropped_columns(out: Bundle, reasons: dict[str, str], title: str) -> None:
+    """Record a column filter's decision: a ``columns_dropped`` metric and a report section naming each column."""
+    out.write_metrics({"columns_dropped": len(reasons)})
+    lines = "\n".join(f"- `{column}` ({why})" for column, why in reasons.items()) or "No column dropped."
+    out.append_report(f"## {title}\n\n{lines}")
+
+
 # ---------------------------------------------------------------- outliers
 def continuous_features(inp: Bundle, frame: pd.DataFrame) -> list[str]:
     """Numeric feature columns that are not boolean or binary (outlier rules make no sense for 0/1 flags)."""

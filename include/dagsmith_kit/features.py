@@ -36,6 +36,50 @@ def require_complete(inp: Bundle, columns: list[str], why: str) -> None:
             )
 
 
+def numeric_only_features(inp: Bundle, service: str) -> list[str]:
+    """The numeric feature columns of the training table, refusing any non-numeric feature."""
+    train = inp.fit_table()
+    text = inp.feature_columns(train, numeric=False)
+    if text:
+        raise ServiceError(f"{service} needs numeric features only; encode these columns first: {', '.join(text[:10])}")
+    return feature_subset(inp, train, numeric=True)
+
+
+def supervised_task(inp: Bundle, service: str) -> str:
+    """``"classification"`` or ``"regression"``, from the bundle's task type; other tasks are refused."""
+    task = inp.task_type or ""
+    if task == "regression":
+        return "regression"
+    if "classification" in task:
+        return "classification"
+    raise ServiceError(f"{service} needs a classification or regression task, not '{task or 'none'}'")
+
+
+#: ``importance_getter`` for selectors wrapping :func:`linear_ranker`: the coefficients of its model step.
+RANKER_IMPORTANCE = "named_steps.model.coef_"
+
+
+def linear_ranker(task: str, *, l1: bool = False, C: float = 1.0, alpha: float | None = None,
+                  random_state: int = 0) -> Any:
+    """A linear model on standardised features whose coefficient sizes rank the features.
+
+    Classification: logistic regression (L1 with ``l1``, strength ``C``). Regression: ridge, or with ``l1``
+    the lasso (``alpha``, chosen by 5-fold cross-validation when None).
+    """
+    from sklearn.linear_model import Lasso, LassoCV, LogisticRegression, Ridge
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    if task == "classification":
+        model = LogisticRegression(C=C, l1_ratio=1.0 if l1 else 0.0, solver="saga" if l1 else "lbfgs",
+                                   max_iter=5000, random_state=random_state)
+    elif l1:
+        model = LassoCV(cv=5, random_state=random_state) if alpha is None else Lasso(alpha=alpha)
+    else:
+        model = Ridge(alpha=1.0 if alpha is None else alpha)
+    return Pipeline([("scale", StandardScaler()), ("model", model)])
+
+
 def _replace(frame: pd.DataFrame, columns: list[str], values: Any, names: list[str]) -> pd.DataFrame:
     produced = pd.DataFrame(np.asarray(values), columns=names, index=frame.index)
     if set(names) <= set(columns):  # same columns (scalers) or a subset (selectors): keep the column order

@@ -82,9 +82,9 @@ def classification_results(bundle: Bundle) -> tuple[np.ndarray, pd.DataFrame]:
     """The test labels (as strings) and the predictions of a classifier, checked to line up."""
     target = bundle.require_target()
     if bundle.task_type == "regression" or "classification" not in (bundle.task_type or "classification"):
-        raise ServiceError(f"this plot is for classification, but the task is {bundle.task_type}")
+        raise ServiceError(f"this step is for classification, but the task is {bundle.task_type}")
     if not bundle.is_split():
-        raise ServiceError("this plot needs a train/test split: predictions are compared with the test labels")
+        raise ServiceError("this step needs a train/test split: predictions are compared with the test labels")
     y_true = bundle.table("test")[target].astype(str).to_numpy()
     predictions = bundle.predictions()
     if len(predictions) != len(y_true):
@@ -92,3 +92,62 @@ def classification_results(bundle: Bundle) -> tuple[np.ndarray, pd.DataFrame]:
     if "prediction" not in predictions.columns:
         raise ServiceError("predictions.parquet has no 'prediction' column (is this a classifier's output?)")
     return y_true, predictions
+
+
+def class_probabilities(predictions: pd.DataFrame) -> tuple[list[str], np.ndarray]:
+    """The class labels of a classifier's ``proba_<label>`` columns and the matrix of those probabilities."""
+    columns = [c for c in predictions.columns if c.startswith("proba_")]
+    if not columns:
+        raise ServiceError("the predictions have no proba_ columns: the model gave no probabilities")
+    return [c.removeprefix("proba_") for c in columns], predictions[columns].to_numpy(dtype=float)
+
+
+def normalised_probabilities(y_true: np.ndarray, predictions: pd.DataFrame) -> tuple[list[str], np.ndarray]:
+    """:func:`class_probabilities` with each row rescaled to sum to 1, refused unless every test label has a
+    ``proba_`` column (scores such as log loss and Brier need the true class's probability)."""
+    labels, proba = class_probabilities(predictions)
+    unseen = sorted(set(y_true) - set(labels))
+    if unseen:
+        raise ServiceError(f"test labels without a proba_ column: {', '.join(unseen[:5])}")
+    if not np.isfinite(proba).all():
+        raise ServiceError("the proba_ columns hold missing or infinite values")
+    return labels, proba / np.clip(proba.sum(axis=1, keepdims=True), 1e-12, None)
+
+
+def binary_scores(y_true: np.ndarray, predictions: pd.DataFrame, pos_label: Any,
+                  what: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """For a binary curve: whether each test label is the positive class, the positive class's predicted
+    probability, and that class (``pos_label``, else the model's second class). More classes are refused."""
+    labels, proba = class_probabilities(predictions)
+    if len(labels) != 2 or len(set(y_true)) > 2:
+        classes = max(len(labels), len(set(y_true)))
+        raise ServiceError(f"{what} needs a binary target, but there are {classes} classes")
+    positive = str(pos_label) if pos_label is not None else labels[1]
+    if positive not in labels:
+        raise ServiceError(f"pos_label {positive!r} is not one of the classes {labels}")
+    return y_true == positive, proba[:, labels.index(positive)], positive
+
+
+def regression_results(bundle: Bundle) -> tuple[pd.Series, pd.Series]:
+    """The test target and a regressor's predictions as floats (gaps kept as NaN), checked to line up."""
+    target = bundle.require_target()
+    if bundle.task_type not in (None, "regression"):
+        raise ServiceError(f"this step is for regression, but the task is {bundle.task_type}")
+    if not bundle.is_split():
+        raise ServiceError("this step needs a train/test split: predictions are compared with the test target")
+    test = bundle.table("test")
+    if not is_numeric(test[target]):
+        raise ServiceError(f"this step needs a numeric target, but '{target}' is {test[target].dtype}")
+    predictions = bundle.predictions()
+    if len(predictions) != len(test):
+        raise ServiceError(f"{len(predictions)} predictions for {len(test)} test rows")
+    if "prediction" not in predictions.columns or not is_numeric(predictions["prediction"]):
+        raise ServiceError("predictions.parquet has no numeric 'prediction' column (is this a regressor's output?)")
+    return test[target].astype("float64").reset_index(drop=True), predictions["prediction"].astype("float64")
+
+
+def save_text_artifact(out: Bundle, name: str, text: str) -> Path:
+    """Write ``text`` (JSON, CSV) as ``artifacts/<name>`` in the output bundle and return the file."""
+    path = out.artifact_path(name)
+    path.write_text(text, encoding="utf-8")
+    return path

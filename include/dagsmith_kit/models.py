@@ -23,10 +23,11 @@ def require_split(inp: Bundle) -> str:
     return target
 
 
-def numeric_features(inp: Bundle, *, regression: bool = False) -> list[str]:
+def numeric_features(inp: Bundle, *, regression: bool = False, allow_missing: bool = False) -> list[str]:
     """The feature columns, after checking they are all numeric and have no missing values.
 
-    ``regression=True`` also checks that the target is numeric.
+    ``regression=True`` also checks that the target is numeric. ``allow_missing=True`` lets missing values
+    through, for models that handle NaN natively but not text columns.
     """
     features = native_features(inp, regression=regression)
     train, test = inp.table("train"), inp.table("test")
@@ -34,7 +35,7 @@ def numeric_features(inp: Bundle, *, regression: bool = False) -> list[str]:
     if text:
         raise ServiceError(f"this model needs numeric features; encode these columns first: {', '.join(text[:10])}")
     missing = [c for c in features if train[c].isna().any() or test[c].isna().any()]
-    if missing:
+    if missing and not allow_missing:
         raise ServiceError(f"this model cannot handle missing values; impute these columns first: "
                            f"{', '.join(missing[:10])}")
     return features

@@ -110,7 +110,8 @@ def with_components(frame: pd.DataFrame, columns: list[str], components: np.ndar
 
 def reduce_tables(inp: Bundle, out: Bundle, make_model: Callable[[int, int], Any]) -> Any:
     """Fit ``make_model(n_rows, n_features)`` on the training table's numeric features, replace them in
-    every table by its components and write the explained variance to metrics; returns the fitted model."""
+    every table by its components and write the explained variance (when the model has it) to metrics;
+    returns the fitted model."""
 
     def fit(train: pd.DataFrame) -> tuple[list[str], Any]:
         columns = numeric_features(inp, train)
@@ -121,7 +122,14 @@ def reduce_tables(inp: Bundle, out: Bundle, make_model: Callable[[int, int], Any
         return with_components(frame, columns, model.transform(frame[columns].to_numpy(dtype=float)))
 
     columns, model = transform_tables(inp, out, fit, apply)
-    ratios = model[-1].explained_variance_ratio_ if hasattr(model, "steps") else model.explained_variance_ratio_
+    final = model[-1] if hasattr(model, "steps") else model
+    ratios = getattr(final, "explained_variance_ratio_", None)
+    if ratios is None:  # NMF, factor analysis, ICA: no variance ratios, only components
+        metrics = {"n_input_features": len(columns), "n_components": len(final.components_)}
+        out.write_metrics(metrics)
+        out.append_report(f"## Dimensionality reduction\n\n{len(columns)} numeric features -> "
+                          f"{metrics['n_components']} components ({type(final).__name__})")
+        return model
     metrics = {"n_input_features": len(columns), "n_components": len(ratios),
                "explained_variance_ratio": float(np.sum(ratios)),
                **{f"explained_variance_ratio_{i + 1}": float(r) for i, r in enumerate(ratios)}}

@@ -57,6 +57,7 @@ SYMBOLS: dict[str, Meaning] = {
     # splitting
     "train_test_split": Meaning(Stage.SPLITTING, "splits the rows into a training set and a held-out test set"),
     "TimeSeriesSplit": Meaning(Stage.SPLITTING, "splits rows in time order"),
+    "GroupShuffleSplit": Meaning(Stage.SPLITTING, "splits rows into train and test by group, so no group appears in both"),
     # encoding
     "OneHotEncoder": Meaning(Stage.ENCODING, "one-hot encodes categorical columns into binary indicator columns"),
     "OrdinalEncoder": Meaning(Stage.ENCODING, "encodes categorical columns as integer codes (ordinal encoding)"),
@@ -82,12 +83,16 @@ SYMBOLS: dict[str, Meaning] = {
     "PolynomialFeatures": Meaning(Stage.FEATURE_ENGINEERING, "creates polynomial and interaction features from numeric columns"),
     "SplineTransformer": Meaning(Stage.FEATURE_ENGINEERING, "creates spline basis features"),
     "KBinsDiscretizer": Meaning(Stage.FEATURE_ENGINEERING, "bins numeric features into intervals"),
+    "MissingIndicator": Meaning(Stage.FEATURE_ENGINEERING, "adds indicator columns flagging where values are missing"),
+    "FeatureHasher": Meaning(Stage.ENCODING, "hashes categorical values into a fixed number of numeric columns (hashing trick)"),
+    "log1p": Meaning(Stage.SCALING, "log-transforms skewed non-negative features (log1p)"),
     # type conversion and loading (pandas)
     "to_numeric": Meaning(Stage.TYPE_CONVERSION, "converts numeric-looking text columns to numbers", 2.0),
     "to_datetime": Meaning(Stage.TYPE_CONVERSION, "parses date and time values", 1.5),
     "read_csv": Meaning(Stage.LOADING, "reads CSV and other delimited text files", 2.0),
     "read_excel": Meaning(Stage.LOADING, "reads Excel workbooks", 2.0),
     "read_json": Meaning(Stage.LOADING, "reads JSON and JSON-lines files", 2.0),
+    "json_normalize": Meaning(Stage.LOADING, "flattens nested JSON records into columns", 2.0),
     "zscore": Meaning(Stage.OUTLIER_HANDLING, "computes z-scores", 1.0),
     # classification models
     "LogisticRegression": _clf("logistic regression classifier: an interpretable linear model giving class probabilities for yes/no or multi-class outcomes"),
@@ -106,6 +111,9 @@ SYMBOLS: dict[str, Meaning] = {
     "MLPClassifier": _clf("multi-layer perceptron neural network classifier"),
     "SGDClassifier": _clf("linear classifier trained with stochastic gradient descent"),
     "RidgeClassifier": _clf("ridge classifier"),
+    "LinearDiscriminantAnalysis": _clf("linear discriminant analysis classifier (shared-covariance Gaussian classes, linear boundaries)"),
+    "LGBMClassifier": _clf(
+        "LightGBM gradient boosted trees classifier (leaf-wise boosting, fast on large tables)", missing=True, categorical=True),
     # regression models
     "LinearRegression": _reg("ordinary least squares linear regression predicting a numeric target"),
     "Ridge": _reg("ridge regression (L2-regularised linear regression)"),
@@ -120,6 +128,9 @@ SYMBOLS: dict[str, Meaning] = {
     "SVR": _reg("support vector regression"),
     "DecisionTreeRegressor": _reg("decision tree regressor", missing=True),
     "MLPRegressor": _reg("multi-layer perceptron neural network regressor"),
+    "HuberRegressor": _reg("Huber regression (linear regression robust to outliers in the target)"),
+    "LGBMRegressor": _reg(
+        "LightGBM gradient boosted trees regressor (leaf-wise boosting, fast on large tables)", missing=True, categorical=True),
     # clustering
     "KMeans": Meaning(Stage.CLUSTERING, "groups rows into k clusters around centroids (k-means clustering)", 4.0, _CLUSTERING, True),
     "MiniBatchKMeans": Meaning(Stage.CLUSTERING, "mini-batch k-means clustering for large tables", 4.0, _CLUSTERING, True),
@@ -163,6 +174,20 @@ SYMBOLS: dict[str, Meaning] = {
     "normalized_mutual_info_score": _metric("normalised mutual information", _CLUSTERING),
     "confusion_matrix": Meaning(Stage.EVALUATION, "confusion matrix", 1.0, CLASSIFICATION),
     "roc_curve": Meaning(Stage.EVALUATION, "ROC curve", 1.0, (TaskType.BINARY_CLASSIFICATION,)),
+    "precision_recall_curve": Meaning(Stage.EVALUATION, "precision-recall curve", 1.0, (TaskType.BINARY_CLASSIFICATION,)),
+    "average_precision_score": _metric("average precision", CLASSIFICATION),
+    "brier_score_loss": _metric("Brier score", CLASSIFICATION),
+    "calibration_curve": Meaning(Stage.EVALUATION, "calibration (reliability) curve", 1.0, (TaskType.BINARY_CLASSIFICATION,)),
+    "cohen_kappa_score": _metric("Cohen's kappa", CLASSIFICATION),
+    "matthews_corrcoef": _metric("Matthews correlation coefficient", CLASSIFICATION),
+    "precision_recall_fscore_support": _metric("per-class precision, recall and F1", CLASSIFICATION),
+    "mean_absolute_percentage_error": _metric("MAPE", REGRESSION),
+    "median_absolute_error": _metric("median absolute error", REGRESSION),
+    "max_error": _metric("max error", REGRESSION),
+    "explained_variance_score": _metric("explained variance", REGRESSION),
+    "d2_absolute_error_score": _metric("D2 absolute error score", REGRESSION),
+    "permutation_importance": _metric("permutation feature importance", CLASSIFICATION + REGRESSION),
+    "cross_validate": _metric("k-fold cross-validated scores", CLASSIFICATION + REGRESSION),
     # visualisation (matplotlib, seaborn)
     "savefig": Meaning(Stage.VISUALISATION, "saves plots as images", 5.0),
     "subplots": Meaning(Stage.VISUALISATION, "draws charts", 1.0),
@@ -178,6 +203,8 @@ SYMBOLS.update({
     "write_clusters": Meaning(Stage.CLUSTERING, "assigns a cluster label per row", 2.5, _CLUSTERING),
     "write_anomalies": Meaning(Stage.ANOMALY_DETECTION, "scores and flags anomalous rows", 2.5, _ANOMALY),
     "reduce_tables": Meaning(Stage.DIMENSIONALITY_REDUCTION, "replaces numeric features by a few components", 2.5, _REDUCTION),
+    "without_columns": Meaning(Stage.COLUMN_FILTERING, "drops the feature columns chosen on the training table from every table", 3.0),
+    "save_text_artifact": Meaning(Stage.REPORTING, "writes a results file (JSON or CSV) into artifacts/", 2.5),
 })
 
 #: Words in identifiers (function names) and in documentation that point at a stage.
@@ -232,6 +259,7 @@ METHODS: dict[str, Meaning] = {
     "imshow": Meaning(Stage.VISUALISATION, "draws heatmaps", 1.0),
     "barh": Meaning(Stage.VISUALISATION, "draws bar charts", 1.0),
     "bar": Meaning(Stage.VISUALISATION, "draws bar charts", 1.0),
+    "filter": Meaning(Stage.COLUMN_FILTERING, "keeps only the named columns", 2.0),
 }
 
 #: What a chart shows, read from the calls and attributes around the plotting code.
@@ -240,6 +268,8 @@ PLOT_SUBJECTS: dict[str, str] = {
     "roc_auc_score": "a ROC curve", "feature_importances_": "feature importances", "coef_": "model coefficients",
     "corr": "a correlation heatmap", "cluster": "rows coloured by cluster in a 2D scatter plot",
     "residual": "residuals", "boxplot": "box plots", "value_counts": "bar charts of category frequencies",
+    "precision_recall_curve": "a precision-recall curve", "anomaly_score": "anomaly scores",
+    "regression_results": "regression predictions against the actual test target",
 }
 
 #: Computations recognised by their shape in the syntax tree (see ``CodeFacts.patterns``).
@@ -266,6 +296,8 @@ BUNDLE_READS = {
     "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
     "reduce_tables": "data or train/test tables", "require_source": "source file (raw dataset)",
     "analysis_table": "data or train/test tables", "data_matrix": "data table",
+    "regression_results": "test.parquet and predictions.parquet",
+    "classification_results": "test.parquet and predictions.parquet",
 }
 BUNDLE_WRITES = {
     "write_table": "{arg}.parquet", "save_model": "model.joblib", "write_predictions": "predictions.parquet",
@@ -274,7 +306,7 @@ BUNDLE_WRITES = {
     "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
     "reduce_tables": "data or train/test tables", "write_loaded": "data.parquet",
     "write_clusters": "predictions.parquet (cluster)", "write_anomalies": "predictions.parquet (anomaly_score, is_anomaly)",
-    "save_figure": "artifacts/*.png",
+    "save_figure": "artifacts/*.png", "save_text_artifact": "artifacts/*.json or *.csv",
 }
 
 USE_CASES: dict[Stage, list[str]] = {
@@ -319,11 +351,12 @@ TERMINAL_STAGES = {
 MODEL_FAMILY_ALGORITHMS: dict[str, tuple[str, ...]] = {
     "neural_network": ("MLP",),
     "svm": ("SVC", "SVR", "LinearSVC", "OneClassSVM"),
-    "gradient_boosting": ("HistGradientBoosting", "GradientBoosting", "AdaBoost"),
+    "gradient_boosting": ("HistGradientBoosting", "GradientBoosting", "AdaBoost", "LGBM"),
     "random_forest": ("RandomForest", "ExtraTrees"),
-    "tree_ensemble": ("RandomForest", "ExtraTrees", "HistGradientBoosting", "GradientBoosting", "AdaBoost"),
+    "tree_ensemble": ("RandomForest", "ExtraTrees", "HistGradientBoosting", "GradientBoosting", "AdaBoost", "LGBM"),
     "knn": ("KNeighbors",),
     "naive_bayes": ("GaussianNB", "MultinomialNB"),
     "decision_tree": ("DecisionTree",),
-    "linear_model": ("LogisticRegression", "LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGD"),
+    "linear_model": ("LogisticRegression", "LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGD", "HuberRegressor",
+                     "LinearDiscriminantAnalysis"),
 }

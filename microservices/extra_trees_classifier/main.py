@@ -1,0 +1,31 @@
+"""Train an extremely randomised trees (extra trees) classifier on the training table and predict the test table.
+
+Needs numeric features without missing values (encode and impute first); reports the most important features.
+"""
+
+from sklearn.ensemble import ExtraTreesClassifier
+
+from dagsmith_kit import ServiceError, fit_and_predict, run_service
+from dagsmith_kit.models import numeric_features, ranked
+
+
+def train(inp, out, params):
+    n_estimators = int(params.get("n_estimators", 200))
+    if n_estimators < 1:
+        raise ServiceError(f"n_estimators must be at least 1, got {n_estimators}")
+    model = ExtraTreesClassifier(
+        n_estimators=n_estimators,
+        max_depth=params.get("max_depth", None),
+        min_samples_leaf=int(params.get("min_samples_leaf", 1)),
+        max_features=params.get("max_features", "sqrt"),
+        class_weight=params.get("class_weight", None),
+        random_state=int(params.get("random_state", 42)),
+        n_jobs=int(params.get("n_jobs", 1)),
+    )
+    features = fit_and_predict(inp, out, model, numeric_features(inp))
+    out.append_report("## Extra trees classifier\n\nMost important features:\n"
+                      + ranked(features, model.feature_importances_, top=5))
+
+
+if __name__ == "__main__":
+    run_service(train)

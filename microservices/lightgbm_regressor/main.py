@@ -1,0 +1,51 @@
+"""Train a LightGBM gradient boosted trees regressor on the training table and predict the test target.
+
+Handles missing values and text (categorical) feature columns natively (at most 255 categories per column);
+needs a numeric target. objective is regression (squared error), regression_l1, huber or poisson (which needs
+a non-negative target).
+"""
+
+from lightgbm import LGBMRegressor
+
+from dagsmith_kit import ServiceError, fit_and_predict, run_service
+from dagsmith_kit.models import native_features, ranked, with_native_categories
+
+JSON_CHARACTERS = set('[]{}":,')
+OBJECTIVES = ("regression", "regression_l1", "huber", "poisson")
+
+
+def train(inp, out, params):
+    features = native_features(inp, regression=True)
+    awkward = [c for c in features if set(c) & JSON_CHARACTERS]
+    if awkward:
+        raise ServiceError("LightGBM refuses feature names with JSON characters ([ ] { } \" : ,); rename these "
+                           f"columns first: {', '.join(awkward[:10])}")
+    objective = params.get("objective", "regression")
+    if objective not in OBJECTIVES:
+        raise ServiceError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if objective == "poisson" and (inp.table("train")[inp.target] < 0).any():
+        raise ServiceError("the poisson objective needs a non-negative target; use objective 'regression'")
+    booster = LGBMRegressor(
+        objective=objective,
+        n_estimators=int(params.get("n_estimators", 300)),
+        learning_rate=float(params.get("learning_rate", 0.05)),
+        num_leaves=int(params.get("num_leaves", 31)),
+        min_child_samples=int(params.get("min_child_samples", 20)),
+        colsample_bytree=float(params.get("colsample_bytree", 1.0)),
+        reg_lambda=float(params.get("reg_lambda", 0.0)),
+        importance_type="gain",
+        random_state=int(params.get("random_state", 42)),
+        n_jobs=int(params.get("n_jobs", 1)),
+        verbose=-1,
+    )
+    model = with_native_categories(booster)
+    fit_and_predict(inp, out, model, features)
+    categorical = list(model.named_steps["categories"].categories_)
+    out.write_metrics({"boosting_rounds": int(booster.n_estimators_)})
+    out.append_report(f"## LightGBM regressor\n\n{booster.n_estimators_} boosting rounds ({objective} objective). "
+                      f"Categorical features used natively: {', '.join(categorical) or 'none'}. Largest gains:\n"
+                      + ranked(features, booster.feature_importances_, top=5))
+
+
+if __name__ == "__main__":
+    run_service(train)

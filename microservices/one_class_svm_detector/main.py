@@ -1,0 +1,31 @@
+"""Flag rows of the data table that lie outside the region a one-class SVM learns around most of the data
+(RBF kernel on standardized numeric features).
+
+nu is an upper bound on the fraction of rows flagged. Writes `anomaly_score` (minus the SVM decision value:
+positive means outside) and `is_anomaly` per row. Kernel SVMs scale quadratically, so tables above max_rows
+(default 10,000) are refused. Needs numeric features without missing values, before any train/test split.
+"""
+
+from sklearn.svm import OneClassSVM
+
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.unsupervised import data_matrix, write_anomalies
+
+
+def detect(inp, out, params):
+    nu = float(params.get("nu", 0.05))
+    kernel = params.get("kernel", "rbf")
+    max_rows = int(params.get("max_rows", 10000))
+    if not 0 < nu <= 1:
+        raise ServiceError(f"nu must be in (0, 1], got {nu}")
+    if kernel not in ("rbf", "poly", "sigmoid", "linear"):
+        raise ServiceError(f"kernel must be rbf, poly, sigmoid or linear, got {kernel!r}")
+    _, _, values = data_matrix(inp, standardize=True, max_rows=max_rows)
+    model = OneClassSVM(nu=nu, kernel=kernel, gamma=params.get("gamma", "scale")).fit(values)
+    scores = -model.decision_function(values)
+    write_anomalies(out, scores, scores > 0, "One-class SVM anomalies",
+                    {"nu": nu, "support_vectors": int(len(model.support_))})
+
+
+if __name__ == "__main__":
+    run_service(detect)
