@@ -50,7 +50,8 @@ def evaluate_anomalies(inp, out, params):
     if len(predictions) != len(data):
         raise ServiceError(f"{len(predictions)} anomaly scores for {len(data)} data rows")
     scores = predictions["anomaly_score"].to_numpy(dtype=float)
-    flags = predictions["is_anomaly"].to_numpy(dtype=bool) if "is_anomaly" in predictions else np.zeros(len(scores), bool)
+    flags = (predictions["is_anomaly"].to_numpy(dtype=bool) if "is_anomaly" in predictions.columns
+             else np.zeros(len(scores), dtype=bool))
     if not np.isfinite(scores).all():
         raise ServiceError("the anomaly scores hold missing or infinite values")
     if label_column and label_column not in data.columns:

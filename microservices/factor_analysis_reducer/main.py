@@ -26,7 +26,10 @@ def reduce(inp, out, params):
         if not 1 <= n_components < n_features:
             raise ServiceError(f"n_components must be at least 1 and below the number of numeric features "
                                f"({n_features}), got {n_components}")
+        # an exact SVD is much faster than the randomized one when there are few features
         analysis = FactorAnalysis(n_components=n_components, rotation=rotation,
+                                  svd_method="lapack" if n_features <= 200 else "randomized",
+                                  max_iter=int(params.get("max_iter", 1000)),
                                   random_state=int(params.get("random_state", 42)))
         return make_pipeline(StandardScaler(), analysis)
 

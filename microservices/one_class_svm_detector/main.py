@@ -24,7 +24,7 @@ def detect(inp, out, params):
     model = OneClassSVM(nu=nu, kernel=kernel, gamma=params.get("gamma", "scale")).fit(values)
     scores = -model.decision_function(values)
     write_anomalies(out, scores, scores > 0, "One-class SVM anomalies",
-                    {"nu": nu, "support_vectors": int(len(model.support_))})
+                    {"nu": nu, "support_vectors": len(model.support_)})
 
 
 if __name__ == "__main__":

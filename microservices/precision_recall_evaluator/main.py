@@ -6,7 +6,8 @@ precision of a classifier that guesses.
 Binary targets with ``proba_`` columns only: multiclass targets and models without probabilities are refused.
 """
 
-from sklearn.metrics import auc, average_precision_score, f1_score, precision_recall_curve, precision_score, recall_score
+from sklearn.metrics import (auc, average_precision_score, f1_score, precision_recall_curve, precision_score,
+                             recall_score)
 
 from dagsmith_kit import ServiceError, run_service
 from dagsmith_kit.insight import binary_scores, classification_results

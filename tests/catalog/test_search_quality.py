@@ -18,7 +18,7 @@ def test_there_are_enough_needs():
 @pytest.mark.parametrize("case", NEEDS, ids=[c["expect"] for c in NEEDS])
 def test_right_microservice_is_top_1(case, catalog_settings, embedder):
     hits = search(case["need"], k=3, settings=catalog_settings, embedder=embedder)
-    assert hits[0].name == case["expect"], [(h.name, h.score) for h in hits]
+    assert hits[0].name in [case["expect"], *case.get("also", [])], [(h.name, h.score) for h in hits]
     assert hits[0].score > hits[-1].score or len({h.score for h in hits}) == 1
 
 

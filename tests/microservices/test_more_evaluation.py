@@ -563,8 +563,11 @@ def altered(bundle: Bundle, path, *, predictions: pd.DataFrame | None = None, **
 
 @pytest.mark.parametrize("service", ["binary_threshold_optimizer", "precision_recall_evaluator",
                                      "lift_gain_evaluator", "binary_calibration_evaluator"])
-def test_binary_only_evaluators_refuse_multiclass(penguins_scored, tmp_path, service):
+def test_binary_only_evaluators_refuse_multiclass_and_missing_probabilities(penguins_scored, cancer_scored, tmp_path,
+                                                                           service):
     assert "needs a binary target, but there are 3 classes" in refusal(service, penguins_scored, tmp_path)
+    labels_only = altered(cancer_scored, tmp_path / "labels", predictions=cancer_scored.predictions()[["prediction"]])
+    assert "no proba_ columns" in refusal(service, labels_only, tmp_path)
 
 
 def test_binary_evaluators_refuse_a_test_set_without_positives(cancer_scored, tmp_path):
@@ -638,6 +641,14 @@ def test_model_evaluators_refuse_tables_that_do_not_fit_the_model(cancer_scored,
     gappy_train.loc[gappy_train.index[0], "diagnosis"] = None
     error = refusal("cross_validation_evaluator", altered(cancer_scored, tmp_path / "g2", train=gappy_train), tmp_path)
     assert "training target 'diagnosis' has missing values" in error
+    untrained = cancer_scored.copy_into(tmp_path / "untrained")
+    (untrained.path / "model.joblib").unlink()
+    whole = Bundle.create(tmp_path / "whole", pd.concat([train, test]), target="diagnosis",
+                          task_type="binary_classification")
+    whole.save_model(cancer_scored.load_model())
+    for service in ("permutation_importance_evaluator", "cross_validation_evaluator"):
+        assert "holds no trained model" in refusal(service, untrained, tmp_path)
+        assert "run a train/test splitter first" in refusal(service, whole, tmp_path)
 
 
 def test_permutation_importance_refuses_text_features(tmp_path):
@@ -674,9 +685,11 @@ def test_anomaly_evaluator_refusals(penguins_scored_for_anomalies, penguins_scor
     scores.loc[0, "anomaly_score"] = np.inf
     broken = altered(bundle, tmp_path / "inf", predictions=scores)
     assert "missing or infinite values" in refusal("anomaly_evaluator", broken, tmp_path, {"label_column": None})
+    assert "label_column 'fraud' is not a column of the data table" in refusal("anomaly_evaluator", bundle, tmp_path,
+                                                                              {"label_column": "fraud"})
 
 
-def test_cluster_stability_refusals(iris_unlabelled, tmp_path):
+def test_cluster_stability_refusals(iris_unlabelled, penguins_scored, tmp_path):
     n = len(iris_unlabelled.table("data"))
     one = altered(iris_unlabelled, tmp_path / "one", predictions=pd.DataFrame({"cluster": np.zeros(n, dtype=int)}))
     assert "at least 2 clusters" in refusal("cluster_stability_evaluator", one, tmp_path)
@@ -687,6 +700,7 @@ def test_cluster_stability_refusals(iris_unlabelled, tmp_path):
     gappy = altered(iris_unlabelled, tmp_path / "gappy", data=data,
                     predictions=pd.DataFrame({"cluster": np.arange(n) % 3}))
     assert "impute or drop them first" in refusal("cluster_stability_evaluator", gappy, tmp_path)
+    assert "already split" in refusal("cluster_stability_evaluator", penguins_scored, tmp_path)
 
 
 def test_fairness_refusals(churn_scored, tmp_path):
@@ -698,3 +712,18 @@ def test_fairness_refusals(churn_scored, tmp_path):
     error = refusal("fairness_group_evaluator", churn_scored, tmp_path,
                     {"group_column": "senior_citizen", "min_group_size": 100_000})
     assert "fewer than 2 groups of 'senior_citizen' have at least min_group_size=100000" in error
+
+
+def test_supervised_evaluators_refuse_the_wrong_task_an_unsplit_bundle_and_misaligned_predictions(
+        penguins_scored, diabetes_scored, tmp_path):
+    assert "this step is for classification, but the task is regression" in refusal(
+        "classification_report_evaluator", diabetes_scored, tmp_path)
+    assert "this step is for regression, but the task is multiclass_classification" in refusal(
+        "explained_variance_evaluator", penguins_scored, tmp_path)
+    whole = Bundle.create(tmp_path / "whole", penguins_scored.table("test"), target="species",
+                          task_type="multiclass_classification")
+    whole.write_predictions(penguins_scored.predictions())
+    assert "needs a train/test split" in refusal("kappa_mcc_evaluator", whole, tmp_path)
+    short = altered(diabetes_scored, tmp_path / "short", predictions=diabetes_scored.predictions().head(-3))
+    n = len(diabetes_scored.table("test"))
+    assert f"{n - 3} predictions for {n} test rows" in refusal("regression_error_evaluator", short, tmp_path)

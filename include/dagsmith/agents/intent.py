@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from dagsmith.agents.stages import ordered
+from dagsmith.text import stem, words
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import AmbiguousGoal, Constraint, Intent, IntentIssue, InvalidIntent, IssueLevel
 from dagsmith.models.profile import ColumnProfile, DatasetProfile, SemanticType
@@ -23,32 +24,6 @@ from dagsmith.models.profile import ColumnProfile, DatasetProfile, SemanticType
 __all__ = ["detect_intent", "understand", "validate_intent"]
 
 # --------------------------------------------------------------------------------------------- words
-
-#: camelCase and ACRONYMWord boundaries, but not an acronym's plural ("SVMs", "GBMs").
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])(?![A-Z]s\b)")
-_TOKEN = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
-
-
-def words(text: str) -> list[str]:
-    """Lower-case word tokens; camelCase, snake_case and dotted names split, so goals and column names compare."""
-    return _TOKEN.findall(_CAMEL.sub(" ", re.sub(r"['\u2019`]", "", text)).lower())
-
-
-def stem(word: str) -> str:
-    """A light stemmer: just enough for plurals and verb forms (churned, prices, species) to meet their column."""
-    for suffix, replacement in (("sses", "ss"), ("ies", "i"), ("ied", "i")):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            return word[: -len(suffix)] + replacement
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
-        word = word[:-1]
-    for suffix in ("ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    if word.endswith("e") and len(word) > 3:
-        return word[:-1]
-    return word[:-1] + "i" if word.endswith("y") and len(word) > 2 else word
-
 
 def _stems(text: str) -> tuple[str, ...]:
     return tuple(stem(w) for w in words(text))

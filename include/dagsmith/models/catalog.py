@@ -132,7 +132,8 @@ class UploadResult(BaseModel):
 
 class SearchHit(BaseModel):
     name: str
-    score: float = Field(description="cosine similarity between query and service, in [-1, 1]")
+    score: float = Field(description="cosine similarity between query and service, plus up to 0.1 for the "
+                                     "query's words in the service's name and summary")
     category: str
     summary: str
     stages: list[Stage]
