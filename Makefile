@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run test bench-catalog bench-plan bench-run clean
+.PHONY: install run test bench bench-catalog bench-plan bench-run clean
 
 install: $(STAMP)
 
@@ -28,6 +28,10 @@ run: install
 test: install
 	scripts/setup-container-runtime.sh
 	$(PYTHON) -m pytest -n 2 tests
+
+## The published evaluation on this product (BENCHMARK.md), beside the published figures; resumable.
+bench: install
+	$(VENV)/bin/dagsmith bench
 
 ## Catalog indexing throughput and search latency over a synthetic 10,000-microservice catalog.
 bench-catalog: install

@@ -182,7 +182,7 @@ def _expert_pipeline(task: BenchTask, path: Path, user: str, experiment: Experim
 def _cold(settings: Settings, steps: list[tuple[str, str]]) -> bool:
     with session_scope(settings) as session:
         history = load_history(session, None)
-        ids = dict(session.execute(select(schema.Microservice.name, schema.Microservice.id)).tuples().all())
+        ids = dict(session.execute(select(schema.Microservice.name, schema.Microservice.id)).all())
         return any(history.counts(stage, ids[name]).successes + history.counts(stage, ids[name]).failures == 0
                    for stage, name in steps if name in ids)
 
