@@ -1,4 +1,5 @@
-"""Split the table into train and test sets, stratified by the target for classification tasks."""
+"""Split the table into train and test sets, stratified by the target for classification tasks
+(rows with a missing target are spread over both sets like a class of their own)."""
 
 from sklearn.model_selection import train_test_split
 
@@ -17,9 +18,10 @@ def split(inp, out, params):
     target = inp.target
     labels = None
     if stratify and target and "classification" in (inp.task_type or ""):
-        counts = data[target].value_counts()
-        if counts.min() >= 2:
-            labels = data[target]
+        # Rows without a label form their own stratum, so gaps in the target never break the split.
+        classes = data[target].astype("string").fillna("<missing>")
+        if classes.value_counts().min() >= 2:
+            labels = classes
     train, test = train_test_split(data, test_size=test_size, random_state=random_state, stratify=labels)
     out.write_table("train", train)
     out.write_table("test", test)

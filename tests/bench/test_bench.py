@@ -20,7 +20,6 @@ from dagsmith.bench.faults import EVERY, Fault, fault_for
 from dagsmith.bench.quality import classification_quality, eda_quality, regression_quality
 from dagsmith.bench.runner import Bench, run_experiment, schedule
 from dagsmith.bench.suite import load_suite
-from dagsmith.runtime import runtime_named
 from tests.conftest import CATALOG, ROOT
 
 SMALL = {"iris", "wine", "breast_cancer", "diabetes", "penguins"}
@@ -92,8 +91,7 @@ def test_injected_faults_are_recovered_by_self_healing_but_not_by_retries(server
     suite = load_suite()
     chosen = next(s for s in schedule(suite) if s.task.dataset in SMALL and fault_for(s.index) is not None
                   and s.task.target and fault_for(s.index) is not Fault.RESOURCE)
-    bench = Bench(out=tmp_path / "bench", catalog=CATALOG, settings=settings, embedder=embedder,
-                  runtime_factory=lambda s: runtime_named("local", s))
+    bench = Bench(out=tmp_path / "bench", catalog=CATALOG, settings=settings, embedder=embedder)
     healed = run_experiment(FAULTS["faults/self-healing"], [chosen], bench)[0]
     retried = run_experiment(FAULTS["faults/retry-only"], [chosen], bench)[0]
     assert healed.fault == retried.fault == fault_for(chosen.index).value
@@ -107,7 +105,8 @@ def test_injected_faults_are_recovered_by_self_healing_but_not_by_retries(server
 def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figures(server_home, tmp_path):
     tasks = [_smallest("binary_classification"), _smallest("regression"), _smallest("exploratory_analysis")]
     env = {**os.environ, "DAGSMITH_HOME": str(server_home), "COLUMNS": "200"}
-    command = [sys.executable, "-m", "dagsmith.cli.app", "bench", "--config", "full", "--out", str(tmp_path / "out"),
+    command = [sys.executable, "-m", "dagsmith.cli.app", "bench", "--config", "full", "--workers", "2",
+               "--out", str(tmp_path / "out"),
                "--json"] + [arg for task in tasks for arg in ("--tasks", task.id)]
     proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

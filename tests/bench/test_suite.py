@@ -160,6 +160,9 @@ def test_reference_pipeline_fits_the_task_and_the_services_limits(task_id):
         assert {Stage.SPLITTING, Stage.EVALUATION} <= set(task.reference)
         evaluator = "classification_evaluator" if task.task_type in CLASSIFICATION else "regression_evaluator"
         assert evaluator in task.reference[Stage.EVALUATION]
+        if frame(task_id)[task.target].isna().any():  # imputers never fill the target; target_validator stops
+            assert task.reference[Stage.IMPUTATION] == ["missing_row_dropper"]
+            assert "target_validator" not in task.reference[Stage.VALIDATION]
     else:
         assert Stage.SPLITTING not in task.reference, "unsupervised services refuse split bundles"
     for services in task.reference.values():

@@ -137,6 +137,17 @@ def test_constant_column_dropper_learns_on_train(run, tmp_path):
     assert out.metrics()["columns_dropped"] == 3
 
 
+def test_splitter_stratifies_a_target_with_gaps(run, tmp_path):
+    """Penguins with the sex as target (11 gaps): the split keeps the class shares and spreads the gaps."""
+    frame = datasets.load("penguins")
+    bundle = Bundle.create(tmp_path / "sex", frame, target="sex", task_type="binary_classification")
+    out = run("train_test_splitter", bundle, {"random_state": 0}).output
+    train, test = out.table("train"), out.table("test")
+    assert len(train) + len(test) == len(frame)
+    assert train["sex"].isna().sum() >= 1 and test["sex"].isna().sum() >= 1
+    assert abs((train["sex"] == "male").mean() - (test["sex"] == "male").mean()) < 0.05
+
+
 # ---------------------------------------------------------------- imputation
 def test_mean_imputer_fills_from_train(run, penguins):
     split = run("train_test_splitter", penguins, {"random_state": 0}).output

@@ -8,13 +8,15 @@ interrupted benchmark resumes where it stopped.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import multiprocessing
 import random
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,12 +37,12 @@ from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
-from dagsmith.embeddings import Embedder
+from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.learning.patterns import load_history
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
 from dagsmith.models.plan import PipelineSpec
-from dagsmith.runtime.base import Runtime
+from dagsmith.runtime import runtime_named
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -119,8 +121,8 @@ class Bench:
     out: Path
     catalog: Path
     settings: Settings  # the server the experiment databases live on
-    embedder: Embedder
-    runtime_factory: Callable[[Settings], Runtime]
+    embedder: Embedder | None  # None in what is sent to worker processes, which load their own
+    runtime: str = "local"
 
     def results(self, experiment: Experiment) -> ResultStore:
         return ResultStore(self.out / "results" / f"{experiment.slug}.jsonl")
@@ -222,7 +224,7 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
         result.failure = "the pipeline did not validate: " + "; ".join(c.detail for c in spec.checks if not c.passed)
         return result
     result.cold = _cold(settings, steps)
-    runtime = bench.runtime_factory(settings)
+    runtime = runtime_named(bench.runtime, settings)
     fault, target = fault_for(scheduled.index) if experiment.inject_faults else None, None
     if fault and (target := main_step([(step.stage, step.microservice) for step in spec.steps])):
         runtime = FaultInjectingRuntime(runtime, target[1], fault, bench.out / "faults" / experiment.slug / task.id)
@@ -268,16 +270,34 @@ def run_experiment(experiment: Experiment, scheduled: Iterable[Scheduled], bench
         return list(done.values())
     settings = bench.prepare(experiment)
 
-    def one(item: Scheduled) -> TaskResult:
-        result = attempt(item, experiment, bench, settings)
+    def record(result: TaskResult) -> TaskResult:
         store.append(result)
         if on_result:
             on_result(result)
         return result
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        fresh = list(pool.map(one, pending))
+    if workers <= 1:
+        fresh = [record(attempt(item, experiment, bench, settings)) for item in pending]
+        return [*done.values(), *fresh]
+    # Worker processes, not threads: a step forks its microservice process, which is unsafe while another
+    # thread of the same process is inside BLAS or holds the allocator's locks.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_start_worker, initargs=(dataclasses.replace(bench, embedder=None),)) as pool:
+        futures = [pool.submit(_attempt_in_worker, item, experiment, settings) for item in pending]
+        fresh = [record(future.result()) for future in as_completed(futures)]
     return [*done.values(), *fresh]
+
+
+_WORKER_BENCH: Bench | None = None
+
+
+def _start_worker(bench: Bench) -> None:
+    global _WORKER_BENCH
+    _WORKER_BENCH = dataclasses.replace(bench, embedder=default_embedder())
+
+
+def _attempt_in_worker(item: Scheduled, experiment: Experiment, settings: Settings) -> TaskResult:
+    return attempt(item, experiment, _WORKER_BENCH, settings)
 
 
 def load_results(out: Path) -> dict[str, list[TaskResult]]:

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from dagsmith.cli.output import console, fail, print_json
 from dagsmith.config import Settings
-from dagsmith.runtime import RUNTIMES, runtime_named
+from dagsmith.runtime import RUNTIMES
 
 GROUPS = ("configurations", "degradation", "faults", "all")
 
@@ -111,7 +111,7 @@ def _run(suite, chosen: set[str], experiments, out: Path, settings: Settings, ru
     from dagsmith.embeddings import default_embedder
 
     bench = Bench(out=out, catalog=Path.cwd() / "microservices", settings=settings, embedder=default_embedder(),
-                  runtime_factory=lambda s: runtime_named(runtime, s))
+                  runtime=runtime)
     if not bench.catalog.is_dir():
         fail(f"no microservices folder at {bench.catalog}; run dagsmith bench from the repository root", code=2)
     scheduled = schedule(suite, chosen)
