@@ -143,3 +143,27 @@ def raw_csv(tmp_path) -> Bundle:
 
 def assert_finite(values) -> None:
     assert np.all(np.isfinite(np.asarray(values, dtype=float))), "non-finite values"
+
+
+def split_bundle(path, frame: pd.DataFrame, target: str, task_type: str, test_size: float = 0.3) -> Bundle:
+    """A bundle already split (stratified for classification, as train_test_splitter leaves it), built
+    in-process to save a service call."""
+    from sklearn.model_selection import train_test_split
+
+    stratify = frame[target] if "classification" in task_type else None
+    train, test = train_test_split(frame, test_size=test_size, random_state=0, stratify=stratify)
+    bundle = Bundle.create(path, target=target, task_type=task_type)
+    bundle.write_table("train", train)
+    bundle.write_table("test", test)
+    return bundle
+
+
+def assert_outlier_found(out: Bundle, n_rows: int) -> pd.DataFrame:
+    """The planted outlier (the last row) has the top score and is flagged; flags are the top scores."""
+    predictions = out.predictions()
+    assert len(predictions) == n_rows and predictions["is_anomaly"].dtype == bool
+    assert_finite(predictions["anomaly_score"])
+    assert predictions["anomaly_score"].idxmax() == n_rows - 1 and predictions["is_anomaly"].iloc[-1]
+    flagged = predictions["is_anomaly"]
+    assert predictions["anomaly_score"][flagged].min() >= predictions["anomaly_score"][~flagged].max()
+    return predictions

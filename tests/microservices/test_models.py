@@ -4,30 +4,21 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, roc_auc_score
-from sklearn.model_selection import train_test_split
 
 from dagsmith import datasets
 from dagsmith_kit import Bundle
-from tests.microservices.conftest import assert_finite
+from tests.microservices.conftest import assert_finite, split_bundle
 
 PENGUIN_MEASURES = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
 
 
-def presplit(path, frame: pd.DataFrame, target: str, task_type: str) -> Bundle:
-    """A bundle already split 70/30 (as train_test_splitter leaves it), built in-process to save a service call."""
-    stratify = frame[target] if "classification" in task_type else None
-    train, test = train_test_split(frame, test_size=0.3, random_state=0, stratify=stratify)
-    bundle = Bundle.create(path, target=target, task_type=task_type)
-    bundle.write_table("train", train)
-    bundle.write_table("test", test)
-    return bundle
 
 
 @pytest.fixture
 def penguins_numeric(tmp_path) -> Bundle:
     """penguins measurements only (rows with gaps dropped), split: multiclass, numeric, complete."""
     frame = datasets.load("penguins")[["species", *PENGUIN_MEASURES]].dropna()
-    return presplit(tmp_path / "penguins_numeric", frame, "species", "multiclass_classification")
+    return split_bundle(tmp_path / "penguins_numeric", frame, "species", "multiclass_classification")
 
 
 def check_classifier(out: Bundle, target: str) -> tuple[pd.DataFrame, float]:
@@ -94,7 +85,7 @@ def test_numeric_models_explain_what_to_fix(run, churn, tmp_path):
     result = run("logistic_regression", churn_split, ok=False)
     assert result.returncode == 2 and "encode these columns first" in result.stderr and "contract" in result.stderr
     frame = datasets.load("penguins")[["species", *PENGUIN_MEASURES]]  # 2 rows with gaps
-    gappy = presplit(tmp_path / "gappy", frame, "species", "multiclass_classification")
+    gappy = split_bundle(tmp_path / "gappy", frame, "species", "multiclass_classification")
     result = run("knn_classifier", gappy, ok=False)  # the gaps land in train or test: both are checked
     assert result.returncode == 2 and "impute these columns first" in result.stderr
 
@@ -155,7 +146,7 @@ def test_regressors_beat_the_mean_on_diabetes(run, regression_split, service, pa
 def test_gradient_boosting_regressor_on_raw_penguins(run, tmp_path):
     """Predict body mass from raw penguins: text columns (species, island, sex) and gaps handled natively."""
     frame = datasets.load("penguins").dropna(subset=["body_mass_g"])
-    mass_split = presplit(tmp_path / "mass", frame, "body_mass_g", "regression")
+    mass_split = split_bundle(tmp_path / "mass", frame, "body_mass_g", "regression")
     assert mass_split.table("train")["sex"].isna().any()
     out = run.chain(mass_split, ("gradient_boosting_regressor", {"max_iter": 200}), "regression_evaluator")
     metrics = out.metrics()

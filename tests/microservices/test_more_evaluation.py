@@ -32,7 +32,7 @@ from sklearn.metrics import (accuracy_score, adjusted_rand_score, auc, average_p
                              matthews_corrcoef, max_error, mean_absolute_error, mean_absolute_percentage_error,
                              median_absolute_error, precision_recall_curve, precision_score, r2_score,
                              recall_score, roc_auc_score, roc_curve, root_mean_squared_error)
-from sklearn.model_selection import StratifiedKFold, cross_validate, train_test_split
+from sklearn.model_selection import StratifiedKFold, cross_validate
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import LocalOutlierFactor
 from sklearn.pipeline import make_pipeline
@@ -40,21 +40,13 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from dagsmith import datasets
 from dagsmith_kit import Bundle, fit_and_predict
-from tests.microservices.conftest import CATALOG, assert_finite
+from tests.microservices.conftest import CATALOG, assert_finite, split_bundle
 
 PENGUIN_MEASURES = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
 CHURN_NUMERIC = ["female", "senior_citizen", "partner", "dependents", "tenure", "phone_service",
                  "paperless_billing", "monthly_charges"]
 
 
-def split_bundle(path, frame: pd.DataFrame, target: str, task_type: str) -> Bundle:
-    """``frame`` split 70/30 (stratified for classification), as train_test_splitter leaves it."""
-    stratify = frame[target] if "classification" in task_type else None
-    train, test = train_test_split(frame, test_size=0.3, random_state=0, stratify=stratify)
-    bundle = Bundle.create(path, target=target, task_type=task_type)
-    bundle.write_table("train", train)
-    bundle.write_table("test", test)
-    return bundle
 
 
 def scored_split(path, frame: pd.DataFrame, target: str, task_type: str, model) -> Bundle:

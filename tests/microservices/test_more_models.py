@@ -11,19 +11,11 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from dagsmith import datasets
 from dagsmith_kit import Bundle
-from tests.microservices.conftest import assert_finite
+from tests.microservices.conftest import assert_finite, assert_outlier_found, split_bundle
 
 PENGUIN_MEASURES = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
 
 
-def split_bundle(path, frame: pd.DataFrame, target: str, task_type: str, test_size: float = 0.3) -> Bundle:
-    """A bundle already split (as train_test_splitter leaves it), built in-process to save a service call."""
-    stratify = frame[target] if "classification" in task_type else None
-    train, test = train_test_split(frame, test_size=test_size, random_state=0, stratify=stratify)
-    bundle = Bundle.create(path, target=target, task_type=task_type)
-    bundle.write_table("train", train)
-    bundle.write_table("test", test)
-    return bundle
 
 
 @pytest.fixture
@@ -259,14 +251,6 @@ def test_spectral_clustering_on_iris_and_its_row_cap(run, iris):
 # ---------------------------------------------------------------- anomaly detection
 
 
-def assert_outlier_found(out: Bundle, n_rows: int) -> pd.DataFrame:
-    predictions = out.predictions()
-    assert len(predictions) == n_rows and predictions["is_anomaly"].dtype == bool
-    assert_finite(predictions["anomaly_score"])
-    assert predictions["anomaly_score"].idxmax() == n_rows - 1 and predictions["is_anomaly"].iloc[-1]
-    flagged = predictions["is_anomaly"]
-    assert predictions["anomaly_score"][flagged].min() >= predictions["anomaly_score"][~flagged].max()
-    return predictions
 
 
 def test_one_class_svm_flags_mostly_malignant_tumours(run, tmp_path):

@@ -9,7 +9,7 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from dagsmith import datasets
 from dagsmith_kit import Bundle
-from tests.microservices.conftest import assert_finite
+from tests.microservices.conftest import assert_finite, assert_outlier_found
 
 
 @pytest.fixture
@@ -145,14 +145,6 @@ def test_tsne_caps_perplexity_and_refuses_large_tables(run, tmp_path, iris_unlab
 
 
 # ---------------------------------------------------------------- anomaly detection
-def assert_outlier_found(out, n_rows):
-    predictions = out.predictions()
-    assert len(predictions) == n_rows and predictions["is_anomaly"].dtype == bool
-    assert_finite(predictions["anomaly_score"])
-    assert predictions["anomaly_score"].idxmax() == n_rows - 1 and predictions["is_anomaly"].iloc[-1]
-    flagged = predictions["is_anomaly"]
-    assert predictions["anomaly_score"][flagged].min() >= predictions["anomaly_score"][~flagged].max()
-    return predictions
 
 
 def test_isolation_forest_flags_malignant_tumours(run, cancer):
