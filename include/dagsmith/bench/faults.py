@@ -56,7 +56,6 @@ class FaultInjectingRuntime:
         self.inner, self.service, self.fault, self.scratch = inner, service, fault, scratch
         self.name = inner.name
         self._tries = itertools.count(1)
-        self.injected = 0
 
     def run(self, invocation: Invocation) -> InvocationResult:
         if invocation.service != self.service:
@@ -65,10 +64,8 @@ class FaultInjectingRuntime:
         if self.fault is Fault.RESOURCE:
             if attempt > 1:
                 return self.inner.run(invocation)
-            self.injected += 1
             tight = dataclasses.replace(invocation.limits, timeout_seconds=1)
             return self.inner.run(dataclasses.replace(invocation, limits=tight))
-        self.injected += 1
         corrupted = self._corrupt(Bundle.open(invocation.input_dir), self.scratch / f"input-{attempt}")
         return self.inner.run(dataclasses.replace(invocation, input_dir=corrupted.path))
 

@@ -14,8 +14,8 @@ import pandas as pd
 from pydantic import BaseModel, Field
 from sklearn.model_selection import train_test_split
 
-from dagsmith.bench.quality import CLASSIFICATION, classification_quality, regression_quality
-from dagsmith.bench.suite import BenchTask
+from dagsmith.bench.quality import classification_quality, regression_quality
+from dagsmith.bench.suite import CLASSIFICATION, BenchTask
 
 PEER = "flaml"
 TEST_SIZE, SPLIT_SEED = 0.2, 42

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 from sklearn import metrics as skm
 
+from dagsmith.bench.suite import CLASSIFICATION, SUPERVISED
 from dagsmith.models.catalog import TaskType
 from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.bundle import PREDICTIONS_FILE
 
-CLASSIFICATION = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION}
 #: Statistics the EDA reference recomputes with pandas, and the tolerance the protocol allows.
 EDA_STATISTICS = ("count", "missing", "mean", "std", "min", "median", "max")
 EDA_TOLERANCE = 1e-6
@@ -138,8 +138,9 @@ def _reduction(bundle: Bundle, labels: pd.Series | None) -> Quality:
     if not np.isfinite(values).all():
         return Quality(False, {}, "non-finite components")
     result = {"components": float(values.shape[1])}
-    if "explained_variance_ratio" in bundle.metrics():
-        result["explained_variance_ratio"] = float(bundle.metrics()["explained_variance_ratio"])
+    metrics = bundle.metrics()
+    if "explained_variance_ratio" in metrics:
+        result["explained_variance_ratio"] = float(metrics["explained_variance_ratio"])
     if labels is not None and len(labels) == len(values) and labels.nunique() > 1:
         result["label_silhouette"] = skm.silhouette_score(values, labels.astype(str), sample_size=min(len(values), 5000),
                                                           random_state=0)
@@ -187,7 +188,7 @@ def assess(workspace: Path, task_type: TaskType, frame: pd.DataFrame, labels: pd
             return _reduction(bundle, labels)
         if not (bundle.path / PREDICTIONS_FILE).is_file():
             return Quality(False, {}, "no predictions")
-        if task_type in CLASSIFICATION or task_type is TaskType.REGRESSION:
+        if task_type in SUPERVISED:
             return _supervised(bundle, task_type)
         return _unsupervised(bundle, task_type, labels)
     except (KeyError, ValueError, BundleError) as exc:

@@ -49,8 +49,12 @@ TYPE_GROUPS = {"binary_classification": "classification", "multiclass_classifica
                "exploratory_analysis": "exploratory analysis"}
 
 
+def _rate_of(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 4) if flags else None
+
+
 def _rate(results: list[TaskResult]) -> float | None:
-    return round(sum(r.success for r in results) / len(results), 4) if results else None
+    return _rate_of([r.success for r in results])
 
 
 def _mean(values: list[float]) -> float | None:
@@ -68,10 +72,6 @@ def configuration_summary(results: list[TaskResult]) -> dict[str, Any]:
         "nrmse": _mean([r.quality["nrmse"] for r in results if r.success and "nrmse" in r.quality]),
         "intent_accuracy": _rate_of([r.intent_ok for r in results]),
     }
-
-
-def _rate_of(flags: list[bool]) -> float | None:
-    return round(sum(flags) / len(flags), 4) if flags else None
 
 
 def selection_accuracy(results: list[TaskResult]) -> dict[str, float | None]:

@@ -128,7 +128,7 @@ class Bench:
         return ResultStore(self.out / "results" / f"{experiment.slug}.jsonl")
 
     def peers(self) -> ResultStore:
-        return ResultStore(self.out / "results" / PEERS_FILE, PeerResult)
+        return peer_store(self.out)
 
     def _database(self, experiment: Experiment) -> str:
         tag = hashlib.sha256(str(self.out.resolve()).encode()).hexdigest()[:8]
@@ -185,8 +185,8 @@ def _cold(settings: Settings, steps: list[tuple[str, str]]) -> bool:
     with session_scope(settings) as session:
         history = load_history(session, None)
         ids = dict(session.execute(select(schema.Microservice.name, schema.Microservice.id)).all())
-        return any(history.counts(stage, ids[name]).successes + history.counts(stage, ids[name]).failures == 0
-                   for stage, name in steps if name in ids)
+        counts = [history.counts(stage, ids[name]) for stage, name in steps if name in ids]
+        return any(c.successes + c.failures == 0 for c in counts)
 
 
 def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings: Settings) -> TaskResult:
@@ -247,7 +247,7 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
         failed = [s for s in outcome["trace"]["steps"] if s["status"] != "completed"]
         result.failure = f"execution: step {failed[0]['position']} ({failed[0]['stage']}) did not complete"
         return result
-    quality = assess(Path(outcome["workspace"]), task.task_type, task.frame(), task.ground_truth())
+    quality = assess(Path(outcome["workspace"]), task.task_type, *task.frame_and_labels())
     result.quality = quality.metrics
     result.success = quality.valid
     result.failure = None if quality.valid else f"invalid output: {quality.problem}"
@@ -298,6 +298,10 @@ def _start_worker(bench: Bench) -> None:
 
 def _attempt_in_worker(item: Scheduled, experiment: Experiment, settings: Settings) -> TaskResult:
     return attempt(item, experiment, _WORKER_BENCH, settings)
+
+
+def peer_store(out: Path) -> ResultStore:
+    return ResultStore(out / "results" / PEERS_FILE, PeerResult)
 
 
 def load_results(out: Path) -> dict[str, list[TaskResult]]:

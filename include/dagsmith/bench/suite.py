@@ -96,8 +96,14 @@ class BenchTask(BaseModel):
 
     def frame(self) -> pd.DataFrame:
         """The table the pipeline is given: the sampled rows without the dropped columns and the labels."""
+        return self.frame_and_labels()[0]
+
+    def frame_and_labels(self) -> tuple[pd.DataFrame, pd.Series | None]:
+        """``frame()`` and ``ground_truth()`` from one load of the dataset."""
         table = self._table()
-        return table.drop(columns=[self.labels]) if self.labels else table
+        if not self.labels:
+            return table, None
+        return table.drop(columns=[self.labels]), table[self.labels]
 
     def ground_truth(self) -> pd.Series | None:
         """The held-aside labels, row for row with ``frame()``; None when the task has none."""

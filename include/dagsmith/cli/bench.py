@@ -80,11 +80,11 @@ def bench_command(
         _run(whole, {t.id for t in suite_tasks}, _experiments(config), out, settings, runtime, workers, peers, fresh,
              quiet=json)
     from dagsmith.bench.report import summarise, write_report
-    from dagsmith.bench.runner import PeerResult, ResultStore, load_results
+    from dagsmith.bench.runner import load_results, peer_store
 
     chosen = {task.id for task in suite_tasks}
     results = {name: [r for r in rows if r.task in chosen] for name, rows in load_results(out).items()}
-    peer_rows = [p for p in ResultStore(out / "results" / "peers.jsonl", PeerResult).load().values() if p.task in chosen]
+    peer_rows = [p for p in peer_store(out).load().values() if p.task in chosen]
     summary = summarise({k: v for k, v in results.items() if v}, peer_rows)
     paths = write_report(summary, out / "report")
     if json:
@@ -108,6 +108,7 @@ def _print_tasks(tasks, as_json: bool) -> None:
 def _run(suite, chosen: set[str], experiments, out: Path, settings: Settings, runtime: str, workers: int,
          peers: bool, fresh: bool, quiet: bool) -> None:
     from dagsmith.bench.runner import Bench, run_experiment, run_peers, schedule
+    from dagsmith.bench.suite import SUPERVISED
     from dagsmith.embeddings import default_embedder
 
     bench = Bench(out=out, catalog=Path.cwd() / "microservices", settings=settings, embedder=default_embedder(),
@@ -130,8 +131,7 @@ def _run(suite, chosen: set[str], experiments, out: Path, settings: Settings, ru
 
             results = run_experiment(experiment, scheduled, bench, workers=workers, on_result=advance)
             if peers and experiment.name == "full":
-                supervised = [r for r in results if r.task in chosen and r.task_type in (
-                    "binary_classification", "multiclass_classification", "regression")]
+                supervised = [r for r in results if r.task in chosen and r.task_type in SUPERVISED]
                 peer_id = bar.add_task("peers (flaml)", total=len(supervised), last="")
                 run_peers([r for r in results if r.task in chosen], {t.id: t for t in suite}, bench,
                           on_result=lambda p: bar.update(peer_id, advance=1, last=f"{p.task} {p.seconds:.0f}s"))
