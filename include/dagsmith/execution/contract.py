@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dagsmith_kit import Bundle, BundleError
-from dagsmith_kit.bundle import METRICS_FILE, PREDICTIONS_FILE
+from dagsmith_kit.bundle import METRICS_FILE, PREDICTIONS_FILE, TABLE_NAMES
 
 
 def check_bundle(path, *, target: str | None, expected_outputs: list[str], source: Path | None = None) -> list[str]:
@@ -29,6 +29,7 @@ def check_bundle(path, *, target: str | None, expected_outputs: list[str], sourc
     problems = []
     tables = bundle.table_names()
     frames = {}
+    complete_before = _complete_numeric(source)
     if not tables and not bundle.source_file():
         problems.append("the bundle holds no table (data, or train and test)")
     if "train" in tables and "test" not in tables:
@@ -44,7 +45,8 @@ def check_bundle(path, *, target: str | None, expected_outputs: list[str], sourc
             problems.append(f"the {name} table is empty")
         if target and target not in frame.columns:
             problems.append(f"the target column '{target}' is missing from the {name} table")
-        problems += _non_finite_problems(name, frame, _complete_numeric(source, name))
+        # a table the input did not have yet (train/test after a split) compares with the input's whole table
+        problems += _non_finite_problems(name, frame, complete_before.get(name, complete_before.get("data", set())))
     if (bundle.path / PREDICTIONS_FILE).is_file():
         problems += _prediction_problems(bundle, frames)
     for output in expected_outputs:
@@ -55,16 +57,17 @@ def check_bundle(path, *, target: str | None, expected_outputs: list[str], sourc
     return problems
 
 
-def _complete_numeric(source: Path | None, name: str) -> set[str]:
-    """Numeric columns without gaps in the input's table of that name (or its whole table before a split)."""
+def _complete_numeric(source: Path | None) -> dict[str, set[str]]:
+    """Per table of the input bundle, its numeric columns without gaps (each input table read once)."""
     if source is None:
-        return set()
-    for candidate in (name, "data"):
-        file = Path(source) / f"{candidate}.parquet"
-        if file.is_file():
+        return {}
+    complete = {}
+    for file in Path(source).glob("*.parquet"):
+        if file.stem in TABLE_NAMES:
             frame = pd.read_parquet(file)
-            return {c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and not frame[c].isna().any()}
-    return set()
+            complete[file.stem] = {c for c in frame.columns
+                                   if pd.api.types.is_numeric_dtype(frame[c]) and not frame[c].isna().any()}
+    return complete
 
 
 def _non_finite_problems(name: str, frame: pd.DataFrame, complete_before: set[str]) -> list[str]:
