@@ -8,24 +8,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from sklearn.metrics import auc, roc_curve  # noqa: E402
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import classification_results, save_figure  # noqa: E402
+from dagsmith_kit import run_service  # noqa: E402
+from dagsmith_kit.insight import binary_scores, classification_results, save_figure  # noqa: E402
 
 
 def plot_roc(inp, out, params):
     pos_label = params.get("pos_label", None)
     y_true, predictions = classification_results(inp)
-    proba_columns = [c for c in predictions.columns if c.startswith("proba_")]
-    if not proba_columns:
-        raise ServiceError("the predictions have no proba_ columns: the model gave no probabilities")
-    labels = [c.removeprefix("proba_") for c in proba_columns]
-    if len(labels) != 2 or len(set(y_true)) > 2:
-        classes = max(len(labels), len(set(y_true)))
-        raise ServiceError(f"the ROC curve needs a binary target, but there are {classes} classes")
-    positive = str(pos_label) if pos_label is not None else labels[1]
-    if positive not in labels:
-        raise ServiceError(f"pos_label {positive!r} is not one of the classes {labels}")
-    fpr, tpr, _ = roc_curve(y_true == positive, predictions[f"proba_{positive}"].to_numpy(dtype=float))
+    is_positive, scores, positive = binary_scores(y_true, predictions, pos_label, "the ROC curve")
+    fpr, tpr, _ = roc_curve(is_positive, scores)
     area = auc(fpr, tpr)
     fig, ax = plt.subplots(figsize=(5.5, 5))
     ax.plot(fpr, tpr, color="crimson", label=f"ROC (AUC = {area:.3f})")

@@ -16,7 +16,6 @@ from sklearn.cluster import KMeans
 from sklearn.ensemble import IsolationForest, RandomForestClassifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import average_precision_score, f1_score, r2_score, roc_auc_score
-from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
@@ -24,7 +23,7 @@ from sklearn.svm import SVC
 from dagsmith import datasets
 from dagsmith_kit import Bundle
 from dagsmith_kit.supervised import fit_and_predict
-from tests.microservices.conftest import ServiceRunner
+from tests.microservices.conftest import ServiceRunner, split_bundle
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PENGUIN_MEASURES = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
@@ -47,14 +46,10 @@ def report_of(bundle: Bundle) -> str:
     return (bundle.path / "report.md").read_text(encoding="utf-8")
 
 
-def split_bundle(folder: Path, frame: pd.DataFrame, target: str, task_type: str, model=None, *,
-                 features: list[str] | None = None, stratify: bool = True, seed: int = 0) -> Bundle:
+def fitted_split(folder: Path, frame: pd.DataFrame, target: str, task_type: str, model=None, *,
+                 features: list[str] | None = None) -> Bundle:
     """A split bundle (25% test) with, when ``model`` is given, model.joblib and predictions.parquet."""
-    bundle = Bundle.create(folder, target=target, task_type=task_type)
-    train, test = train_test_split(frame, test_size=0.25, random_state=seed,
-                                   stratify=frame[target] if stratify else None)
-    bundle.write_table("train", train)
-    bundle.write_table("test", test)
+    bundle = split_bundle(folder, frame, target, task_type, test_size=0.25)
     if model is not None:
         fit_and_predict(bundle, bundle, model, features)
     return bundle
@@ -63,7 +58,7 @@ def split_bundle(folder: Path, frame: pd.DataFrame, target: str, task_type: str,
 @pytest.fixture(scope="module")
 def cancer_rf(tmp_path_factory) -> Bundle:
     """breast_cancer, split, with a random forest's predictions and probabilities (binary)."""
-    return split_bundle(tmp_path_factory.mktemp("cancer") / "b", datasets.load("breast_cancer"), "diagnosis",
+    return fitted_split(tmp_path_factory.mktemp("cancer") / "b", datasets.load("breast_cancer"), "diagnosis",
                         "binary_classification", RandomForestClassifier(n_estimators=60, random_state=0))
 
 
@@ -73,14 +68,14 @@ def penguins_lr(tmp_path_factory) -> Bundle:
     scaler + logistic regression pipeline on the four measurements (3 classes)."""
     frame = datasets.load("penguins").dropna(subset=PENGUIN_MEASURES).reset_index(drop=True)
     model = make_pipeline(StandardScaler(), LogisticRegression(C=0.05, max_iter=500))
-    return split_bundle(tmp_path_factory.mktemp("penguins") / "b", frame, "species", "multiclass_classification",
+    return fitted_split(tmp_path_factory.mktemp("penguins") / "b", frame, "species", "multiclass_classification",
                         model, features=PENGUIN_MEASURES)
 
 
 @pytest.fixture(scope="module")
 def penguins_unmodelled(tmp_path_factory) -> Bundle:
     """All of penguins, split, no model yet."""
-    return split_bundle(tmp_path_factory.mktemp("penguins-split") / "b", datasets.load("penguins"), "species",
+    return fitted_split(tmp_path_factory.mktemp("penguins-split") / "b", datasets.load("penguins"), "species",
                         "multiclass_classification")
 
 
@@ -93,8 +88,8 @@ def cancer_evaluated(tmp_path_factory, cancer_rf) -> Bundle:
 @pytest.fixture(scope="module")
 def diabetes_ols(tmp_path_factory) -> Bundle:
     """diabetes, split, with a linear regression's predictions."""
-    return split_bundle(tmp_path_factory.mktemp("diabetes") / "b", datasets.load("diabetes"), "progression",
-                        "regression", LinearRegression(), stratify=False)
+    return fitted_split(tmp_path_factory.mktemp("diabetes") / "b", datasets.load("diabetes"), "progression",
+                        "regression", LinearRegression())
 
 
 def truth_and_proba(bundle: Bundle) -> tuple[np.ndarray, pd.DataFrame]:
@@ -162,7 +157,7 @@ def test_one_vs_rest_roc_on_binary_draws_the_positive_class_only(run, cancer_rf)
 
 def test_one_vs_rest_roc_refuses_a_model_without_probabilities(run, tmp_path):
     frame = datasets.load("iris")
-    bundle = split_bundle(tmp_path / "iris-svm", frame, "species", "multiclass_classification", SVC())
+    bundle = fitted_split(tmp_path / "iris-svm", frame, "species", "multiclass_classification", SVC())
     assert not [c for c in bundle.predictions().columns if c.startswith("proba_")]
     result = run("multiclass_roc_plot", bundle, ok=False)
     assert "the predictions have no proba_ columns" in result.stderr
