@@ -38,7 +38,7 @@ STOPWORDS = frozenset(_stems(
     "no yes please want wanna need like help use try make build create train fit run find know see show tell "
     "give get let go going gonna about into over under up down out off again per based one ones such other "
     "else something anything thing things way able new good best better well really hi hello hey thanks ok "
-    "okay lets using given our data dataset table file frame"
+    "okay lets using given our data dataset table file frame across among between within throughout during"
 ))
 #: Nouns that name the rows or the idea of a target, not a column: "predict which customers leave".
 GENERIC_NOUNS = frozenset(_stems(
@@ -82,43 +82,47 @@ TASK_RULES: dict[Family, dict[float, str]] = {
            "distinguish, diagnose, anticipate, foresee, what drives",
         1.5: "estimate, estimation, whether, likelihood, probability, guess, driver, how much, how many, how heavy, "
              "how big, how large, how long, how tall, how high, how old, how strong, how fast, how far",
-        1: "likely to, chance, risk of, determine, identify, why, model, target, label",
+        1: "likely to, about to, chance, risk of, determine, identify, why, model, target, label, flag, screen",
         0.5: "will",
     },
     Family.CLUSTERING: {
         3: "cluster, segmentation, k means, kmeans",
         2.5: "segment",
-        2: "grouping, persona, archetype",
+        2: "grouping, persona, archetype, fall into",
         1.5: "group, group similar, cohort, partition",
-        1: "into groups, similar, unsupervised",
+        1: "into groups, similar, unsupervised, distinct type",
     },
     Family.REDUCTION: {
         3: "dimensionality, pca, principal component, t sne, tsne, umap, svd",
         2: "dimension, compress, compression, embed, embedding, low dimensional",
-        1.5: "2 d, two dimensions, high dimensional, latent, fewer columns",
+        1.5: "2 d, two dimensions, high dimensional, latent, fewer columns, two axes, 2 axes, map onto, project onto",
         1: "reduce, component, projection",
     },
     Family.ANOMALY: {
         3: "anomaly, anomalous, outlier",
         2.5: "unusual, weird, abnormal, suspicious, fraud, fraudulent, atypical",
         2: "strange, odd, novelty, irregular, stand out",
-        1.5: "deviate, deviation, doesnt fit, dont fit, glitch",
+        1.5: "deviate, deviation, doesnt fit, dont fit, does not fit, do not fit, glitch",
         1: "rare",
     },
     Family.EXPLORATION: {
         3: "explore, exploration, exploratory, eda, whats in, what is in",
-        2.5: "describe, descriptive, summarise, summarize, summary, overview, get to know, tell me about",
+        2.5: "describe, descriptive, summarise, summarize, summary, overview, get to know, tell me about, audit",
         2: "insight, statistic, stats, profile",
-        1.5: "understand, distribution, correlation, investigate, inspect",
-        1: "relationship, pattern, look at, analyse, analyze, analysis, visualise, visualize, plot, chart",
+        1.5: "understand, distribution, correlation, correlated, investigate, inspect",
+        1: "relationship, pattern, look at, analyse, analyze, analysis, visualise, visualize, plot, chart, "
+           "missing values",
     },
 }
 #: Below this total no family has been asked for: the goal is a question back to the user.
 MIN_TASK_SCORE = 0.5
 #: What naming a column adds to "predict it": enough for a bare "churn?", less than any task word.
 NAMED_COLUMN_WEIGHT = 0.5
-#: Weight of task words that come after "based on"/"from": they describe inputs, not the task.
+#: Weight of task words that come after "based on"/"from": they describe inputs, not the task. Once a column
+#: to predict is named before the inputs, they carry no weight at all ("from the applicant's credit profile").
 INPUT_WORD_WEIGHT = 0.5
+#: A yes/no or who/which question about the rows ("does this developer work remotely?") asks for a prediction.
+QUESTION_WEIGHT = 1.0
 #: Families that can be part of another one: exploring before modelling, a projection to plot clusters.
 SUBORDINATE = {Family.EXPLORATION, Family.REDUCTION}
 #: Which family wins a tie, strongest claim first. SUPERVISED wins only when a column to predict is named.
@@ -157,8 +161,9 @@ class Synonym:
 #: (goal words, column-name words, values the column must hold). "default" names a column 'Status' only when
 #: it holds good/bad; "sell for" names 'Sale_Price'.
 SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
-    ("churn leave quit resign cancel unsubscribe drop terminate attrition defect exit retain retention stay lose lost",
+    ("churn leave quit resign cancel unsubscribe drop terminate attrition defect exit retain retention stay lose lost walk",
      "churn exited attrition", ""),
+    ("buy buyer purchase purchaser", "purchase purchased buy", ""),
     ("price cost worth value expensive cheap sell", "price saleprice cost value medv", ""),
     ("default repay repayment pay creditworthy creditworthiness risk risky bad good loan", "status class default",
      "good bad default paid"),
@@ -197,6 +202,7 @@ class MatchKind(StrEnum):
     ABBREVIATION = "abbreviation"
     ACRONYM = "acronym"
     PARTIAL = "partial"
+    CLASSES = "classes"
     VALUE = "value"
     FUZZY = "fuzzy"
     PROFILE = "profile"
@@ -204,7 +210,7 @@ class MatchKind(StrEnum):
 
 MATCH_SCORE = {
     MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.ABBREVIATION: 0.7,
-    MatchKind.ACRONYM: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5,
+    MatchKind.ACRONYM: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.CLASSES: 0.9, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5,
     MatchKind.PROFILE: 0.45,
 }
 #: Matches this good name a column outright: enough for a goal that is only a column name, and two of them
@@ -223,8 +229,12 @@ _EXPLICIT_TARGET = (
     re.compile(r"[\"'`]?([\w.()/-]+)[\"'`]?\s+(?:column\s+)?as\s+(?:the\s+|my\s+)?(?:target|label|outcome)\b", re.I),
     re.compile(r"\bcolumn\s+[\"'`]([^\"'`]+)[\"'`]", re.I),
 )
-#: Where the goal starts listing inputs: a column after these is a feature, not the target.
-_FEATURE_MARKER = re.compile(r"\b(?:based on|using|from|given|by looking at|according to|as features|with features)\b")
+#: Where the goal starts listing inputs: a column after these is a feature, not the target. "look at" opens the
+#: inputs only after the goal has said something else ("who has insurance? look at age and education").
+_FEATURE_MARKER = re.compile(r"\b(?:based on|base (?:it|this|that) on|using|from|given|by looking at|according to|"
+                             r"as features|with features|considering|taking into account|(?<=\w )look(?:ing)? at)\b")
+#: A question about the rows that a prediction answers: yes/no ("does ...?", "was ...?") or who/which.
+_QUESTION = re.compile(r"^\s*(?:does|do|did|is|are|was|were|will|would|can|could|has|have|who|which)\b[^?]*\?")
 
 
 # --------------------------------------------------------------------------------------------- the goal, read once
@@ -238,6 +248,8 @@ class Goal:
     stems: tuple[str, ...]
     features_from: int  # index of the first word after "based on"/"from"/... (len(words) when there is none)
     corrections: tuple[tuple[str, str], ...]
+    asides: frozenset[int] = frozenset()  # words of a list in parentheses: examples or classes, not the column asked for
+    question: bool = False  # the goal asks a question about the rows that a prediction answers
 
     def said(self, start: int, end: int) -> str:
         return " ".join(self.words[start:end])
@@ -251,6 +263,8 @@ def _vocabulary() -> dict[str, str]:
 
 
 _VOCABULARY = _vocabulary()
+#: Stems of the task words: never read as an abbreviated column name ("predict" is no 'pred' column).
+_TASK_STEMS = frozenset(s for _, phrase, _ in _TASK_PHRASES for s in phrase)
 
 
 def similar(a: str, b: str) -> bool:
@@ -275,7 +289,7 @@ def _spelling_fix(s: str) -> str | None:
 def read_goal(text: str, profile: DatasetProfile) -> Goal:
     """Split the goal into words and stems, fixing misspelt task words ("predcit", "clasify") but no column names."""
     known = {*_VOCABULARY, *STOPWORDS, *GENERIC_NOUNS, *(s for name in column_names(profile) for s in name.stems)}
-    tokens = words(text)
+    tokens, asides = _tokens_and_asides(text)
     stems: list[str] = []
     corrections: list[tuple[str, str]] = []
     for word in tokens:
@@ -286,7 +300,21 @@ def read_goal(text: str, profile: DatasetProfile) -> Goal:
         stems.append(fix or s)
     marker = _FEATURE_MARKER.search(" ".join(tokens))
     features_from = len(" ".join(tokens)[: marker.start()].split()) if marker else len(tokens)
-    return Goal(tuple(tokens), tuple(stems), features_from, tuple(corrections))
+    question = any(_QUESTION.match(sentence) for sentence in re.split(r"(?<=[.!?])\s+", text))
+    return Goal(tuple(tokens), tuple(stems), features_from, tuple(corrections), asides, question)
+
+
+def _tokens_and_asides(text: str) -> tuple[list[str], frozenset[int]]:
+    """The goal's words, and which of them are in a parenthesised list ("(red-tailed, sharp-shinned or Cooper's)");
+    a single name in parentheses ("(tenure)") is the user pointing at a column and stays a mention."""
+    tokens: list[str] = []
+    asides: set[int] = set()
+    for part in re.split(r"(\([^()]*\))", text):
+        found = words(part)
+        if part.startswith("(") and re.search(r",|\bor\b|\band\b", part):
+            asides.update(range(len(tokens), len(tokens) + len(found)))
+        tokens += found
+    return tokens, frozenset(asides)
 
 
 def _find(stems: tuple[str, ...], phrase: tuple[str, ...]) -> list[int]:
@@ -372,16 +400,28 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
             continue
         if len(name.joined) >= 4 and s == stem(name.joined):
             yield Match(column, MatchKind.EXACT, at, at + 1, word)
-        elif s not in _VOCABULARY and any(_abbreviates(c, (s, word)) for c in name.written):
+        elif joined := _run_together(name, goal, at):  # "low birth weight": lowbirthweight
+            yield Match(column, MatchKind.EXACT, at, joined, goal.said(at, joined))
+        elif s not in _TASK_STEMS and any(_abbreviates(c, (s, word)) for c in name.written):
             yield Match(column, MatchKind.ABBREVIATION, at, at + 1, word)
         elif s in name.stems and len(s) >= 3:
             yield Match(column, MatchKind.PARTIAL, at, at + 1, word, PARTIAL_SPREAD * (1 - coverage))
     for c in name.stems:  # acronyms: "pce" for personal consumption expenditures
         n = len(c)
-        for at in range(len(stems) - n + 1) if 2 <= n <= 5 and c.isalpha() else ():
+        for at in range(len(stems) - n + 1) if 3 <= n <= 5 and c.isalpha() else ():
             span = stems[at : at + n]
             if "".join(w[0] for w in span) == c and all(len(w) > 2 and w not in STOPWORDS for w in span):
                 yield Match(column, MatchKind.ACRONYM, at, at + n, goal.said(at, at + n))
+
+
+def _run_together(name: ColumnName, goal: Goal, at: int) -> int | None:
+    """Where a run of two to four goal words starting at ``at`` spells a one-word name ("lowbirthweight")."""
+    if len(name.spelled) != 1 or len(name.joined) < 6:
+        return None
+    for end in range(at + 2, min(at + 5, len(goal.words) + 1)):
+        if "".join(goal.words[at:end]) == name.joined:
+            return end
+    return None
 
 
 def _synonym_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
@@ -397,14 +437,24 @@ def _synonym_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
 
 
 def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
-    """A goal word that is a class of exactly one categorical column ("is the tumour malignant?")."""
+    """A goal word that is a class of exactly one categorical column ("is the tumour malignant?"); two or more of
+    one column's classes, short codes included, name it as strongly as a synonym ("well (WS) or poorly (PS)")."""
     owners: dict[str, set[str]] = {}
+    classes: dict[str, dict[str, str]] = {}  # column -> its values' one-word stems -> the value
     for column in profile.columns:
         if column.unique <= 50 and column.semantic_type in _CLASS_TYPES:
             for value in column.top_values:
-                for s in _stems(value.value):
+                stems = _stems(value.value)
+                for s in stems:
                     if len(s) >= 4 and s not in COMMON_VALUES and s not in STOPWORDS:
                         owners.setdefault(s, set()).add(column.name)
+                if len(stems) == 1 and len(stems[0]) >= 2 and stems[0].isalpha() and stems[0] not in STOPWORDS:
+                    classes.setdefault(column.name, {})[stems[0]] = value.value
+    for column, values in classes.items():
+        said = [at for at, s in enumerate(goal.stems) if s in values]
+        if len({goal.stems[at] for at in said}) >= 2:
+            for at in said:
+                yield Match(column, MatchKind.CLASSES, at, at + 1, goal.words[at])
     for at, s in enumerate(goal.stems):
         if len(owners.get(s, ())) == 1:
             yield Match(next(iter(owners[s])), MatchKind.VALUE, at, at + 1, goal.words[at])
@@ -443,6 +493,7 @@ def column_matches(goal: Goal, profile: DatasetProfile) -> list[Match]:
     """Every mention of a column in the goal, by name, synonym, abbreviation or class value; fuzzy only if none."""
     names = column_names(profile)
     found = [m for name in names for m in (*_span_matches(name, goal), *_synonym_matches(name, goal))]
+    found = [m for m in found if m.start not in goal.asides]  # "(red-tailed, sharp-shinned)" lists classes
     found += _value_matches(profile, goal)
     dropped = _objects_of_synonyms(found, goal.stems) | _nested(found)
     return [m for m in found if m not in dropped] or list(_fuzzy_matches(names, goal))
@@ -465,21 +516,25 @@ def explicit_target(goal: str, profile: DatasetProfile) -> tuple[Match | None, s
 # --------------------------------------------------------------------------------------------- task family
 
 
-def family_scores(goal: Goal, masked: set[int]) -> dict[Family, list[tuple[str, float]]]:
+def family_scores(goal: Goal, masked: set[int], named_target: bool = False) -> dict[Family, list[tuple[str, float]]]:
     """Each family's matched phrases with their weights.
 
-    Words inside a column's name or after a negation don't count; words among the inputs ("from its fatty acid
-    profile") count half, as they describe the features rather than the task.
+    Words inside a column's name or a list of its classes, or after a negation, don't count; words among the inputs
+    ("from its fatty acid profile") count half, or nothing once a column to predict is named before them, as they
+    describe the features rather than the task. A question about the rows counts for a prediction.
     """
     found: dict[Family, list[tuple[str, float]]] = {}
+    input_weight = 0.0 if named_target else INPUT_WORD_WEIGHT
     for family, phrase, weight in _TASK_PHRASES:
         hits = [at for at in _find(goal.stems, phrase)
                 if not masked & set(range(at, at + len(phrase))) and not _negated(goal.stems, at)]
         if hits:
             in_inputs = min(hits) >= goal.features_from
             said = goal.said(min(hits), min(hits) + len(phrase))
-            found.setdefault(family, []).append((said, weight * (INPUT_WORD_WEIGHT if in_inputs else 1)))
-    return found
+            found.setdefault(family, []).append((said, weight * (input_weight if in_inputs else 1)))
+    if goal.question:
+        found.setdefault(Family.SUPERVISED, []).append(("a question about the rows", QUESTION_WEIGHT))
+    return {family: hits for family, hits in found.items() if any(weight for _, weight in hits)}
 
 
 def choose_family(scores: dict[Family, list[tuple[str, float]]], named_target: bool, goal: str,
@@ -555,8 +610,13 @@ def _two_targets(first: Match, second: Match, stems: tuple[str, ...]) -> bool:
 
 
 def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: DatasetProfile) -> TargetChoice:
-    """The column the goal names (nearest a task verb, inputs after "based on"/"from" aside), else the profile's."""
+    """The column the goal names (nearest a task verb, inputs after "based on"/"from" aside), else the profile's.
+
+    A column also named among the inputs ("... from its sales volume") is one the user predicts from, not the target.
+    """
+    inputs = {m.column for m in matches if m.start >= goal.features_from}
     zone = [m for m in matches if m.start < goal.features_from] or matches
+    zone = [m for m in zone if m.column not in inputs] or zone
     if zone:
         best = _named_target(goal, zone, verbs, profile)
         return TargetChoice(best.column, best.score, _target_reason(best))
@@ -599,6 +659,7 @@ def _target_reason(match: Match) -> str:
         MatchKind.ABBREVIATION: "its name abbreviates",
         MatchKind.ACRONYM: "its name is the initials of",
         MatchKind.PARTIAL: "part of its name is",
+        MatchKind.CLASSES: "the goal lists its classes, among them",
         MatchKind.VALUE: "the goal mentions its class",
         MatchKind.FUZZY: "a misspelling of its name, read as",
     }[match.kind]
@@ -1025,9 +1086,9 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
     read = read_goal(goal, profile)
     explicit, absent = explicit_target(goal, profile)
     matches = column_matches(read, profile)
-    masked = {i for m in matches if m.kind is MatchKind.EXACT for i in range(m.start, m.end)}
-    scores = family_scores(read, masked)
+    masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
     named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and m.start < read.features_from for m in matches)
+    scores = family_scores(read, masked, named)
     family, task_confidence = choose_family(scores, named, goal, profile)
 
     reasons = {}
