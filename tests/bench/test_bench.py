@@ -55,6 +55,19 @@ def test_eda_statistics_are_checked_against_pandas_within_1e_6():
     assert not eda_quality(wrong, frame).valid
 
 
+def test_eda_correlations_and_outlier_counts_are_checked_too_dotted_names_included():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=200)
+    frame = pd.DataFrame({"crl.tot": x, "y": 2 * x + rng.normal(size=200), "z": np.r_[np.zeros(199), 50.0]})
+    pearson = float(np.corrcoef(frame["crl.tot"], frame["y"])[0, 1])
+    figures = {"corr.crl.tot.y": pearson, "outliers.z.zscore": 1, "outliers.total_iqr": 123, "rows": 200}
+    checked = eda_quality(figures, frame)
+    assert checked.valid and checked.metrics["statistics_checked"] == 2  # totals and other figures are not checked
+    assert not eda_quality({**figures, "corr.crl.tot.y": pearson + 1e-3}, frame).valid
+    assert not eda_quality({**figures, "outliers.z.zscore": 2}, frame).valid
+    assert eda_quality({"rows": 200}, frame).problem.startswith("no statistics")
+
+
 def test_faults_go_into_every_fifth_run_with_the_kinds_taking_turns():
     faults = [fault_for(i) for i in range(100)]
     injected = [f for f in faults if f]

@@ -147,29 +147,72 @@ def _reduction(bundle: Bundle, labels: pd.Series | None) -> Quality:
     return Quality(True, result)
 
 
+def _statistics_reference(frame: pd.DataFrame) -> dict[str, float]:
+    """``stat.<column>.<statistic>`` for every numeric column, computed by pandas."""
+    reference = {}
+    for column in _numeric(frame).columns:
+        series = frame[column].astype("float64")
+        figures = {"count": series.count(), "missing": series.isna().sum(), "mean": series.mean(),
+                   "std": series.std(ddof=1), "min": series.min(), "median": series.median(), "max": series.max()}
+        reference.update({f"stat.{column}.{name}": float(figures[name]) for name in EDA_STATISTICS})
+    return reference
+
+
+def _correlation_reference(frame: pd.DataFrame, key: str) -> list[float]:
+    """A ``corr.<a>.<b>`` figure as pandas computes it, by either method the correlation services offer."""
+    names = key.removeprefix("corr.")
+    pairs = [(names[:at], names[at + 1:]) for at, ch in enumerate(names) if ch == "."]  # names may hold dots
+    pair = next(([x, y] for x, y in pairs if x in frame and y in frame), None)
+    if pair is None:
+        return []
+    table = frame[pair].astype("float64")
+    return [float(table.corr(method=method).iloc[0, 1]) for method in ("pearson", "spearman")]
+
+
+def _outlier_reference(frame: pd.DataFrame, key: str) -> list[float]:
+    """An ``outliers.<column>.iqr|zscore`` count by the documented default rules (Tukey k=1.5, |z| > 3)."""
+    column, _, rule = key.removeprefix("outliers.").rpartition(".")
+    if column not in frame or rule not in ("iqr", "zscore"):
+        return []
+    values = frame[column].astype("float64").dropna()
+    if rule == "iqr":
+        q1, q3 = values.quantile(0.25), values.quantile(0.75)
+        return [float(((values < q1 - 1.5 * (q3 - q1)) | (values > q3 + 1.5 * (q3 - q1))).sum())]
+    std = values.std(ddof=1)
+    return [float(((values - values.mean()).abs() > 3 * std).sum()) if std > 0 else 0.0]
+
+
+def _numeric(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[[c for c in frame.columns
+                  if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]]
+
+
 def eda_quality(metrics: dict, frame: pd.DataFrame) -> Quality:
-    """The run's ``stat.<column>.<statistic>`` figures against pandas on the data as given, within 1e-6."""
+    """The run's column statistics (``stat.*``), correlations (``corr.*``) and outlier counts (``outliers.*``)
+    against pandas on the data as given, within 1e-6. Figures of other kinds are not checked."""
+    statistics = _statistics_reference(frame)
+    numeric = _numeric(frame)
     checked, wrong = 0, []
-    for column in frame.columns:
-        series = frame[column]
-        if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+    for key, value in metrics.items():
+        if key.startswith("stat."):
+            expected = [statistics[key]] if key in statistics and not math.isnan(statistics[key]) else []
+        elif key.startswith("corr."):
+            expected = _correlation_reference(numeric, key)
+        elif key.startswith("outliers.") and not key.startswith("outliers.total"):
+            expected = _outlier_reference(numeric, key)
+        else:
             continue
-        series = series.astype("float64")
-        reference = {"count": series.count(), "missing": series.isna().sum(), "mean": series.mean(),
-                     "std": series.std(ddof=1), "min": series.min(), "median": series.median(), "max": series.max()}
-        for statistic in EDA_STATISTICS:
-            key = f"stat.{column}.{statistic}"
-            if key in metrics and not pd.isna(reference[statistic]):
-                checked += 1
-                if not math.isclose(metrics[key], float(reference[statistic]), rel_tol=EDA_TOLERANCE,
-                                    abs_tol=EDA_TOLERANCE):
-                    wrong.append(key)
+        if not expected:
+            continue
+        checked += 1
+        if not any(math.isclose(value, e, rel_tol=EDA_TOLERANCE, abs_tol=EDA_TOLERANCE) for e in expected):
+            wrong.append(key)
     result = {"statistics_checked": float(checked), "statistics_wrong": float(len(wrong)),
               "statistics_match": float(checked > 0 and not wrong)}
     if not checked:
-        return Quality(False, result, "no column statistics to check")
+        return Quality(False, result, "no statistics, correlations or outlier counts to check")
     if wrong:
-        return Quality(False, result, f"{len(wrong)} statistics differ from pandas, e.g. {wrong[0]}")
+        return Quality(False, result, f"{len(wrong)} figures differ from pandas, e.g. {wrong[0]}")
     return Quality(True, result)
 
 
