@@ -150,11 +150,15 @@ class Bundle:
         (self.path / f"{name}.parquet").unlink(missing_ok=True)
 
     def feature_columns(self, frame: pd.DataFrame, *, numeric: bool | None = None) -> list[str]:
-        """Columns that are features: not the target, not an id column.
+        """Columns that are features: not the target, not an id column, not a time column of raw timestamps
+        (it orders the rows; a datetime extractor turns it into numeric parts and keeps it for ordering).
 
         ``numeric=True`` keeps numeric (and boolean) columns, ``numeric=False`` keeps the others.
         """
         excluded = set(self.id_columns) | ({self.target} if self.target else set())
+        time = self.time_column
+        if time in frame.columns and not pd.api.types.is_numeric_dtype(frame[time]):
+            excluded.add(time)
         columns = [c for c in frame.columns if c not in excluded]
         if numeric is None:
             return columns

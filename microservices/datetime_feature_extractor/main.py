@@ -20,7 +20,9 @@ def extract(inp, out, params):
 
     def fit(train):
         found = {}
-        for column in inp.feature_columns(train, numeric=False):
+        time = inp.time_column  # not a feature while it holds raw stamps, but expanded all the same
+        time = [time] if time in train.columns and not pd.api.types.is_numeric_dtype(train[time]) else []
+        for column in [*inp.feature_columns(train, numeric=False), *time]:
             present = train[column].dropna()
             parsed = to_datetime(present)
             if len(present) and parsed.notna().mean() >= min_parsed:

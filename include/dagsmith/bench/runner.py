@@ -245,7 +245,9 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
         result.fault_provoked = bool(main["attempts"]) and main["attempts"][0]["status"] == "failed"
     if outcome["status"] != "completed":
         failed = [s for s in outcome["trace"]["steps"] if s["status"] != "completed"]
-        result.failure = f"execution: step {failed[0]['position']} ({failed[0]['stage']}) did not complete"
+        last = failed[0]["attempts"][-1] if failed[0]["attempts"] else {}
+        why = f": {last['error_class']}: {last['error']}" if last.get("error") else ""
+        result.failure = f"execution: step {failed[0]['position']} ({failed[0]['stage']}) did not complete{why}"
         return result
     quality = assess(Path(outcome["workspace"]), task.task_type, *task.frame_and_labels())
     result.quality = quality.metrics

@@ -30,6 +30,8 @@ from dagsmith_kit import Bundle
 
 #: Identical failures of one service after which it is not tried again, even for transient errors.
 MAX_SAME_FAILURES = 2
+#: How much of each attempt's error the run's trace keeps (the full text stays in the attempt's record and log).
+TRACE_ERROR_CHARS = 300
 
 
 def retries_for(alternative_counts: list[int]) -> int:
@@ -243,7 +245,8 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
             trace.append({
                 "position": step.position, "stage": step.stage, "status": step.status,
                 "attempts": [{"microservice_id": a.microservice_id, "status": a.status, "error_class": a.error_class,
-                              "decision": a.decision} for a in attempts],
+                              "error": (a.error_text or "")[:TRACE_ERROR_CHARS] or None, "decision": a.decision}
+                             for a in attempts],
             })
         ok = all(step.status == "completed" for step in steps)
         execution.status = pipeline.status = "completed" if ok else "failed"
