@@ -12,12 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from sklearn.decomposition import PCA
 from sklearn.metrics import f1_score, roc_auc_score
 
 from dagsmith.bench.degrade import degraded_catalog
 from dagsmith.bench.experiments import FAULTS, Degradation
 from dagsmith.bench.faults import EVERY, Fault, fault_for
-from dagsmith.bench.quality import classification_quality, eda_quality, regression_quality
+from dagsmith import datasets
+from dagsmith.bench.quality import classification_quality, eda_quality, reconstruction_r2, regression_quality
 from dagsmith.bench.runner import Bench, run_experiment, schedule
 from dagsmith.bench.suite import load_suite
 from tests.conftest import CATALOG, ROOT
@@ -53,6 +55,15 @@ def test_eda_statistics_are_checked_against_pandas_within_1e_6():
     assert eda_quality(right, frame).valid
     wrong = {**right, "stat.b.max": 9.001}
     assert not eda_quality(wrong, frame).valid
+
+
+def test_reconstruction_r2_is_the_variance_pca_components_explain():
+    frame = datasets.load("wine").drop(columns=["target"], errors="ignore").select_dtypes("number")
+    standardised = (frame - frame.mean()) / frame.std(ddof=0)
+    pca = PCA(n_components=2).fit(standardised)
+    assert reconstruction_r2(pca.transform(standardised), frame) == pytest.approx(pca.explained_variance_ratio_.sum())
+    assert reconstruction_r2(np.random.default_rng(0).normal(size=(len(frame), 2)), frame) < 0.1  # noise explains nothing
+    assert reconstruction_r2(pca.transform(standardised)[:10], frame) is None  # rows that do not line up
 
 
 def test_eda_correlations_and_outlier_counts_are_checked_too_dotted_names_included():

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sklearn import metrics as skm
+from sklearn.linear_model import LinearRegression
 
 from dagsmith.bench.suite import CLASSIFICATION, SUPERVISED
 from dagsmith.models.catalog import TaskType
@@ -127,8 +128,9 @@ def _unsupervised(bundle: Bundle, task_type: TaskType, labels: pd.Series | None)
     return Quality(True, result)
 
 
-def _reduction(bundle: Bundle, labels: pd.Series | None) -> Quality:
-    """Component columns present and finite; with labels, how well the components keep the groups apart."""
+def _reduction(bundle: Bundle, frame: pd.DataFrame, labels: pd.Series | None) -> Quality:
+    """Component columns present and finite; how much of the data a linear map from them reconstructs; with labels,
+    how well they keep the groups apart."""
     tables = bundle.tables()
     components = {name: [c for c in frame.columns if str(c).startswith("component_")] for name, frame in tables.items()}
     if not tables or not all(components.values()):
@@ -141,10 +143,25 @@ def _reduction(bundle: Bundle, labels: pd.Series | None) -> Quality:
     metrics = bundle.metrics()
     if "explained_variance_ratio" in metrics:
         result["explained_variance_ratio"] = float(metrics["explained_variance_ratio"])
+    r2 = reconstruction_r2(values, frame)
+    if r2 is not None:
+        result["reconstruction_r2"] = r2
     if labels is not None and len(labels) == len(values) and labels.nunique() > 1:
         result["label_silhouette"] = skm.silhouette_score(values, labels.astype(str), sample_size=min(len(values), 5000),
                                                           random_state=0)
     return Quality(True, result)
+
+
+def reconstruction_r2(components: np.ndarray, frame: pd.DataFrame) -> float | None:
+    """R² (variance-weighted) of the standardised numeric columns rebuilt linearly from the components: for PCA, the
+    share of variance its components explain; comparable across reducers, linear or not. None when the rows differ."""
+    numeric = _numeric(frame).astype("float64")
+    numeric = numeric.loc[:, numeric.std() > 0]
+    if numeric.empty or len(numeric) != len(components):
+        return None
+    standardised = ((numeric - numeric.mean()) / numeric.std(ddof=0)).fillna(0.0).to_numpy()
+    rebuilt = LinearRegression().fit(components, standardised).predict(components)
+    return float(skm.r2_score(standardised, rebuilt, multioutput="variance_weighted"))
 
 
 def _statistics_reference(frame: pd.DataFrame) -> dict[str, float]:
@@ -228,7 +245,7 @@ def assess(workspace: Path, task_type: TaskType, frame: pd.DataFrame, labels: pd
         if task_type is TaskType.EXPLORATORY_ANALYSIS:
             return eda_quality(metrics, frame)
         if task_type is TaskType.DIMENSIONALITY_REDUCTION:
-            return _reduction(bundle, labels)
+            return _reduction(bundle, frame, labels)
         if not (bundle.path / PREDICTIONS_FILE).is_file():
             return Quality(False, {}, "no predictions")
         if task_type in SUPERVISED:
