@@ -73,6 +73,25 @@ def test_compatibility_prefers_models_that_handle_the_raw_data(catalog_settings,
     assert any("reads csv" in c.reason.lower() for c in loader if c.microservice == "csv_loader")
 
 
+@pytest.mark.parametrize("rows", [1000, 120])
+def test_estimator_strength_ranks_ensembles_first_unless_the_data_is_small(catalog_settings, embedder, tmp_path, rows):
+    """With no history, the code's estimator decides between models that fit the data equally well: on a thousand
+    rows boosted trees and forests lead and a single tree or naive Bayes trail; on a hundred rows strength is not used."""
+    path = tmp_path / "cancer.csv"
+    datasets.load("breast_cancer").sample(rows, replace=rows > 569, random_state=0).to_csv(path, index=False)
+    result, _ = _recommend(path, "classify the tumour as malignant or benign", catalog_settings, embedder,
+                           mode=RankingMode.NO_HISTORY)
+    ranked = [c.microservice for c in result.for_stage(Stage.MODELLING).candidates]
+    reasons = {c.microservice: c.reason for c in result.for_stage(Stage.MODELLING).candidates}
+    if rows >= 300:
+        assert ranked[0] in {"gradient_boosting_classifier", "lightgbm_classifier", "random_forest_classifier"}, ranked
+        assert ranked.index("random_forest_classifier") < ranked.index("decision_tree_classifier")
+        assert ranked.index("lightgbm_classifier") < ranked.index("naive_bayes_classifier")
+        assert "usual strength on tabular data: 0.70" in reasons["decision_tree_classifier"]
+    else:
+        assert not any("usual strength" in reason for reason in reasons.values())
+
+
 def test_documentation_mode_trusts_a_misleading_manifest(catalog_settings, embedder, tmp_path):
     """standard_scaler_strict's manifest claims it handles missing values; only the code says otherwise."""
     frame = datasets.load("penguins")

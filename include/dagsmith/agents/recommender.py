@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from dagsmith.agents.stages import STAGE_ORDER
 from dagsmith.catalog import repository
-from dagsmith.catalog.knowledge import MODEL_FAMILY_ALGORITHMS
+from dagsmith.catalog.knowledge import MODEL_FAMILY_ALGORITHMS, SYMBOLS
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.embeddings import Embedder
 from dagsmith.learning.patterns import History, load_history
@@ -35,6 +35,9 @@ REPAIR_STAGES = {Stage.IMPUTATION, Stage.DEDUPLICATION, Stage.OUTLIER_HANDLING, 
 INTERPRETABLE = {"LogisticRegression", "DecisionTreeClassifier", "DecisionTreeRegressor", "LinearRegression",
                  "Ridge", "Lasso", "ElasticNet", "GaussianNB"}
 OPAQUE = {"SVC", "SVR", "MLPClassifier", "MLPRegressor", "KNeighborsClassifier", "KNeighborsRegressor"}
+#: From this many rows on, a model's usual strength on tabular data weighs in its compatibility (boosted trees and
+#: forests ahead of single trees, naive Bayes and nearest neighbours); on fewer rows simple models do as well.
+STRENGTH_MIN_ROWS = 300
 
 #: Word stems that say what a stage is about, matched in names and descriptions.
 STAGE_TERMS: dict[Stage, tuple[str, ...]] = {
@@ -178,7 +181,18 @@ def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent, state: Dat
         elif set(analysis.algorithms) & OPAQUE or "boost" in entry.name or "forest" in entry.name:
             score *= 0.4
             reasons.append("hard to interpret, and the goal asks for interpretability")
+    elif stage is Stage.MODELLING and state.n_rows >= STRENGTH_MIN_ROWS:
+        strength = model_strength(analysis.algorithms)
+        if strength is not None:
+            score *= strength
+            reasons.append(f"its estimator's usual strength on tabular data: {strength:.2f}")
     return score, reasons
+
+
+def model_strength(algorithms: list[str]) -> float | None:
+    """The strongest estimator the code uses (AdaBoost over its decision stumps), as the knowledge base rates it."""
+    known = [SYMBOLS[a].strength for a in algorithms if a in SYMBOLS and SYMBOLS[a].strength is not None]
+    return max(known, default=None)
 
 
 def stage_query(stage: Stage, intent: Intent, state: DataState) -> str:

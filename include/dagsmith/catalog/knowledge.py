@@ -7,7 +7,7 @@ function of scikit-learn, pandas, scipy, matplotlib) or on a method name called 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from dagsmith.models.catalog import Stage, TaskType
 
@@ -24,12 +24,12 @@ class Meaning:
     numeric_only: bool = False  # the estimator fails on text columns
     handles_missing: bool = False  # the estimator accepts NaN
     handles_categorical: bool = False
-    traits: tuple[str, ...] = field(default=())
+    strength: float | None = None  # a model's usual accuracy on tabular data, relative to the best family (1.0)
 
 
-def _model(phrase: str, tasks, *, missing: bool = False, categorical: bool = False, traits=()) -> Meaning:
+def _model(phrase: str, tasks, *, strength: float, missing: bool = False, categorical: bool = False) -> Meaning:
     return Meaning(Stage.MODELLING, phrase, 4.0, tuple(tasks), numeric_only=not categorical,
-                   handles_missing=missing, handles_categorical=categorical, traits=tuple(traits))
+                   handles_missing=missing, handles_categorical=categorical, strength=strength)
 
 
 def _clf(phrase: str, **kw) -> Meaning:
@@ -95,42 +95,42 @@ SYMBOLS: dict[str, Meaning] = {
     "json_normalize": Meaning(Stage.LOADING, "flattens nested JSON records into columns", 2.0),
     "zscore": Meaning(Stage.OUTLIER_HANDLING, "computes z-scores", 1.0),
     # classification models
-    "LogisticRegression": _clf("logistic regression classifier: an interpretable linear model giving class probabilities for yes/no or multi-class outcomes"),
-    "RandomForestClassifier": _clf("random forest classifier (ensemble of decision trees)", missing=True),
-    "ExtraTreesClassifier": _clf("extremely randomised trees classifier"),
-    "GradientBoostingClassifier": _clf("gradient boosting classifier"),
+    "LogisticRegression": _clf("logistic regression classifier: an interpretable linear model giving class probabilities for yes/no or multi-class outcomes", strength=0.85),
+    "RandomForestClassifier": _clf("random forest classifier (ensemble of decision trees)", missing=True, strength=0.95),
+    "ExtraTreesClassifier": _clf("extremely randomised trees classifier", strength=0.95),
+    "GradientBoostingClassifier": _clf("gradient boosting classifier", strength=1.0),
     "HistGradientBoostingClassifier": _clf(
-        "gradient boosted trees classifier (histogram-based gradient boosting, fast on large tables)", missing=True, categorical=True),
-    "KNeighborsClassifier": _clf("k-nearest-neighbours classifier"),
-    "SVC": _clf("support vector machine classifier (kernel SVM)"),
-    "LinearSVC": _clf("linear support vector classifier"),
-    "GaussianNB": _clf("Gaussian naive Bayes classifier"),
-    "MultinomialNB": _clf("multinomial naive Bayes classifier"),
-    "DecisionTreeClassifier": _clf("decision tree classifier (readable rules)", missing=True),
-    "AdaBoostClassifier": _clf("AdaBoost classifier"),
-    "MLPClassifier": _clf("multi-layer perceptron neural network classifier"),
-    "SGDClassifier": _clf("linear classifier trained with stochastic gradient descent"),
-    "RidgeClassifier": _clf("ridge classifier"),
-    "LinearDiscriminantAnalysis": _clf("linear discriminant analysis classifier (shared-covariance Gaussian classes, linear boundaries)"),
+        "gradient boosted trees classifier (histogram-based gradient boosting, fast on large tables)", missing=True, categorical=True, strength=1.0),
+    "KNeighborsClassifier": _clf("k-nearest-neighbours classifier", strength=0.75),
+    "SVC": _clf("support vector machine classifier (kernel SVM)", strength=0.85),
+    "LinearSVC": _clf("linear support vector classifier", strength=0.8),
+    "GaussianNB": _clf("Gaussian naive Bayes classifier", strength=0.7),
+    "MultinomialNB": _clf("multinomial naive Bayes classifier", strength=0.7),
+    "DecisionTreeClassifier": _clf("decision tree classifier (readable rules)", missing=True, strength=0.7),
+    "AdaBoostClassifier": _clf("AdaBoost classifier", strength=0.85),
+    "MLPClassifier": _clf("multi-layer perceptron neural network classifier", strength=0.85),
+    "SGDClassifier": _clf("linear classifier trained with stochastic gradient descent", strength=0.8),
+    "RidgeClassifier": _clf("ridge classifier", strength=0.8),
+    "LinearDiscriminantAnalysis": _clf("linear discriminant analysis classifier (shared-covariance Gaussian classes, linear boundaries)", strength=0.8),
     "LGBMClassifier": _clf(
-        "LightGBM gradient boosted trees classifier (leaf-wise boosting, fast on large tables)", missing=True, categorical=True),
+        "LightGBM gradient boosted trees classifier (leaf-wise boosting, fast on large tables)", missing=True, categorical=True, strength=1.0),
     # regression models
-    "LinearRegression": _reg("ordinary least squares linear regression predicting a numeric target"),
-    "Ridge": _reg("ridge regression (L2-regularised linear regression)"),
-    "Lasso": _reg("lasso regression (L1-regularised linear regression)"),
-    "ElasticNet": _reg("elastic net regression"),
-    "RandomForestRegressor": _reg("random forest regressor (ensemble of regression trees)", missing=True),
-    "ExtraTreesRegressor": _reg("extremely randomised trees regressor"),
-    "GradientBoostingRegressor": _reg("gradient boosting regressor"),
+    "LinearRegression": _reg("ordinary least squares linear regression predicting a numeric target", strength=0.8),
+    "Ridge": _reg("ridge regression (L2-regularised linear regression)", strength=0.8),
+    "Lasso": _reg("lasso regression (L1-regularised linear regression)", strength=0.8),
+    "ElasticNet": _reg("elastic net regression", strength=0.8),
+    "RandomForestRegressor": _reg("random forest regressor (ensemble of regression trees)", missing=True, strength=0.95),
+    "ExtraTreesRegressor": _reg("extremely randomised trees regressor", strength=0.95),
+    "GradientBoostingRegressor": _reg("gradient boosting regressor", strength=1.0),
     "HistGradientBoostingRegressor": _reg(
-        "gradient boosted trees regressor (histogram-based gradient boosting, fast on large tables)", missing=True, categorical=True),
-    "KNeighborsRegressor": _reg("k-nearest-neighbours regressor"),
-    "SVR": _reg("support vector regression"),
-    "DecisionTreeRegressor": _reg("decision tree regressor", missing=True),
-    "MLPRegressor": _reg("multi-layer perceptron neural network regressor"),
-    "HuberRegressor": _reg("Huber regression (linear regression robust to outliers in the target)"),
+        "gradient boosted trees regressor (histogram-based gradient boosting, fast on large tables)", missing=True, categorical=True, strength=1.0),
+    "KNeighborsRegressor": _reg("k-nearest-neighbours regressor", strength=0.75),
+    "SVR": _reg("support vector regression", strength=0.85),
+    "DecisionTreeRegressor": _reg("decision tree regressor", missing=True, strength=0.7),
+    "MLPRegressor": _reg("multi-layer perceptron neural network regressor", strength=0.85),
+    "HuberRegressor": _reg("Huber regression (linear regression robust to outliers in the target)", strength=0.8),
     "LGBMRegressor": _reg(
-        "LightGBM gradient boosted trees regressor (leaf-wise boosting, fast on large tables)", missing=True, categorical=True),
+        "LightGBM gradient boosted trees regressor (leaf-wise boosting, fast on large tables)", missing=True, categorical=True, strength=1.0),
     # clustering
     "KMeans": Meaning(Stage.CLUSTERING, "groups rows into k clusters around centroids (k-means clustering)", 4.0, _CLUSTERING, True),
     "MiniBatchKMeans": Meaning(Stage.CLUSTERING, "mini-batch k-means clustering for large tables", 4.0, _CLUSTERING, True),
