@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from dagsmith.runtime import RUNTIMES
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -13,16 +15,21 @@ class Settings:
 
     ``DAGSMITH_HOME`` (default ``.dagsmith`` in the working directory) holds the embedded database,
     staged uploads and workspaces. ``DAGSMITH_DATABASE_URL``, when set, points at any PostgreSQL with
-    pgvector instead of the embedded server.
+    pgvector instead of the embedded server. ``DAGSMITH_RUNTIME`` (``local`` or ``docker``) is where pipeline
+    steps run unless a run says otherwise: the default of the DAGs' ``runtime`` parameter.
     """
 
     home: Path
     database_url: str | None
+    runtime: str = "local"
 
     @classmethod
     def from_env(cls) -> Settings:
         home = Path(os.environ.get("DAGSMITH_HOME") or Path.cwd() / ".dagsmith").expanduser().resolve()
-        return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None)
+        runtime = os.environ.get("DAGSMITH_RUNTIME") or "local"
+        if runtime not in RUNTIMES:
+            raise ValueError(f"DAGSMITH_RUNTIME is '{runtime}'; use one of {', '.join(RUNTIMES)}")
+        return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime)
 
     @property
     def staging_dir(self) -> Path:

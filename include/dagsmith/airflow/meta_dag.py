@@ -23,6 +23,7 @@ from dagsmith.execution.specs import write_spec
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
 from dagsmith.models.plan import RankingMode, Recommendation
 from dagsmith.models.profile import DatasetProfile
+from dagsmith.runtime import RUNTIMES
 
 DAG_ID = "dagsmith_build_pipeline"
 #: How long ``execute`` keeps retrying while the dag-processor registers a new pipeline DAG.
@@ -49,7 +50,8 @@ def build() -> DAG:
             "user": Param("anonymous", type="string", description="Who the pipeline belongs to."),
             "mode": Param(RankingMode.FULL.value, enum=[m.value for m in RankingMode],
                           description="Ranking mode (the others are the benchmark's ablations)."),
-            "runtime": Param("local", enum=["local", "docker"], description="Where each step runs."),
+            "runtime": Param(Settings.from_env().runtime, enum=list(RUNTIMES),
+                             description="Where each step runs: local subprocesses or docker containers."),
             "schedule": Param(None, type=["null", "string"],
                               description="Optional cron schedule to retrain the built pipeline, e.g. '0 3 * * 1'."),
         },
