@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dagsmith.bench.scratch import scratch_database
+from dagsmith.store.databases import scratch_database
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
 from dagsmith.embeddings import default_embedder

@@ -28,7 +28,7 @@ from dagsmith.catalog import repository
 from dagsmith.catalog.repository import IndexedAnalysis
 from dagsmith.catalog.source import ServiceSource
 from dagsmith.catalog.upload import analyses_of, composite_text, service_folders
-from dagsmith.bench.scratch import scratch_database
+from dagsmith.store.databases import scratch_database
 from dagsmith.bench.stats import percentile
 from dagsmith.catalog.validation import validate
 from dagsmith.embeddings import default_embedder

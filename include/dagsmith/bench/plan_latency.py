@@ -17,7 +17,7 @@ from pathlib import Path
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
-from dagsmith.bench.scratch import scratch_database
+from dagsmith.store.databases import scratch_database
 from dagsmith.catalog.upload import sync
 from dagsmith.embeddings import default_embedder
 

@@ -22,7 +22,7 @@ from sqlalchemy import select
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
-from dagsmith.bench.scratch import scratch_database
+from dagsmith.store.databases import scratch_database
 from dagsmith.bench.stats import percentile
 from dagsmith.catalog.upload import sync
 from dagsmith.embeddings import default_embedder

@@ -32,7 +32,7 @@ from dagsmith.bench.experiments import Degradation, Experiment
 from dagsmith.bench.faults import FaultInjectingRuntime, fault_for, main_step
 from dagsmith.bench.peers import PeerResult, run_peer
 from dagsmith.bench.quality import assess
-from dagsmith.bench.scratch import drop_database, named_database
+from dagsmith.store.databases import drop_database, named_database
 from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings

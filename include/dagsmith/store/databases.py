@@ -1,5 +1,5 @@
-"""Databases for benchmark runs on the configured server (the embedded one by default): throw-away ones,
-and named ones that outlive a run so an interrupted benchmark resumes with its history."""
+"""Databases on the configured server (the embedded one by default) beside dagsmith's own: named ones that
+outlive a process (a benchmark's history, the local deployment's Airflow metadata) and throw-away ones."""
 
 from __future__ import annotations
 
