@@ -14,6 +14,25 @@ from dagsmith_kit.bundle import Bundle
 from dagsmith_kit.service import ServiceError, transform_tables
 
 
+# ---------------------------------------------------------------- splitting
+def labelled_data(inp: Bundle, out: Bundle) -> pd.DataFrame:
+    """The ``data`` table without the rows whose target is missing: they can be neither learned from nor scored.
+
+    How many were left out goes to the metrics (``rows_without_target``) and the report. Tables of bundles with no
+    target are returned whole.
+    """
+    data = inp.table("data")
+    if not inp.target or inp.target not in data.columns:
+        return data
+    missing = data[inp.target].isna()
+    if missing.all():
+        raise ServiceError(f"every value of the target '{inp.target}' is missing; there is nothing to learn from")
+    out.write_metrics({"rows_without_target": int(missing.sum())})
+    if missing.any():
+        out.append_report(f"{int(missing.sum())} rows without a value of '{inp.target}' were left out of both sets.")
+    return data[~missing]
+
+
 # ---------------------------------------------------------------- loaders
 def require_source(inp: Bundle) -> Path:
     """The raw ``source.<ext>`` file of the bundle; a clear error when there is none."""

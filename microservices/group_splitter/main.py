@@ -4,11 +4,13 @@ lands on the same side, so the model is tested on groups it has never seen.
 `group_column` names the groups (default: the bundle's first id column); about `test_size` of the groups go
 to the test set. The group column becomes an id column (never a feature: test groups are unseen).
 Refuses a bundle already split, a missing group column, missing group values and fewer than two groups.
+Rows without a target value are left out (counted in the metrics).
 """
 
 from sklearn.model_selection import GroupShuffleSplit
 
 from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.cleaning import labelled_data
 
 
 def split(inp, out, params):
@@ -21,7 +23,7 @@ def split(inp, out, params):
         raise ServiceError("the data is already split into train and test")
     if not column:
         raise ServiceError("no group column: set group_column (the bundle names no id column either)")
-    data = inp.table("data")
+    data = labelled_data(inp, out)
     if column not in data.columns:
         raise ServiceError(f"the group column '{column}' is not in the table")
     groups = data[column]

@@ -1,5 +1,6 @@
 """Split the table by time: the latest `test_size` fraction of rows (by the bundle's time column or the
 `time_column` parameter) becomes the test set, everything earlier the training set. Needs a parseable time column.
+Rows without a target value are left out (counted in the metrics).
 """
 
 import math
@@ -7,6 +8,7 @@ import math
 import pandas as pd
 
 from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.cleaning import labelled_data
 
 
 def split(inp, out, params):
@@ -18,7 +20,7 @@ def split(inp, out, params):
         raise ServiceError("the data is already split into train and test")
     if not column:
         raise ServiceError("no time column: the bundle names none and the time_column parameter is not set")
-    data = inp.table("data")
+    data = labelled_data(inp, out)
     if column not in data.columns:
         raise ServiceError(f"the time column '{column}' is not in the table")
     times = data[column]

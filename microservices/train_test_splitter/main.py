@@ -1,9 +1,10 @@
-"""Split the table into train and test sets, stratified by the target for classification tasks
-(rows with a missing target are spread over both sets like a class of their own)."""
+"""Split the table into train and test sets, stratified by the target for classification tasks. Rows whose
+target is missing are left out (counted in the metrics): no model can learn from them or be scored on them."""
 
 from sklearn.model_selection import train_test_split
 
 from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.cleaning import labelled_data
 
 
 def split(inp, out, params):
@@ -14,12 +15,11 @@ def split(inp, out, params):
         raise ServiceError(f"test_size must be between 0 and 1, got {test_size}")
     if inp.is_split():
         raise ServiceError("the data is already split into train and test")
-    data = inp.table("data")
+    data = labelled_data(inp, out)
     target = inp.target
     labels = None
     if stratify and target and "classification" in (inp.task_type or ""):
-        # Rows without a label form their own stratum, so gaps in the target never break the split.
-        classes = data[target].astype("string").fillna("<missing>")
+        classes = data[target].astype("string")
         if classes.value_counts().min() >= 2:
             labels = classes
     train, test = train_test_split(data, test_size=test_size, random_state=random_state, stratify=labels)

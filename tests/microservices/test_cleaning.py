@@ -137,15 +137,20 @@ def test_constant_column_dropper_learns_on_train(run, tmp_path):
     assert out.metrics()["columns_dropped"] == 3
 
 
-def test_splitter_stratifies_a_target_with_gaps(run, tmp_path):
-    """Penguins with the sex as target (11 gaps): the split keeps the class shares and spreads the gaps."""
-    frame = datasets.load("penguins")
-    bundle = Bundle.create(tmp_path / "sex", frame, target="sex", task_type="binary_classification")
-    out = run("train_test_splitter", bundle, {"random_state": 0}).output
+@pytest.mark.parametrize("service", ["train_test_splitter", "time_series_splitter", "group_splitter"])
+def test_splitters_leave_out_rows_without_a_target_and_say_how_many(run, tmp_path, service):
+    """Penguins with the sex as target (11 gaps): no model can learn from or be scored on those rows."""
+    frame = datasets.load("penguins").assign(island_id=lambda f: f["island"])
+    bundle = Bundle.create(tmp_path / "sex", frame, target="sex", task_type="binary_classification",
+                           time_column="year" if service == "time_series_splitter" else None,
+                           id_columns=["island_id"] if service == "group_splitter" else [])
+    out = run(service, bundle, {"random_state": 0} if service != "time_series_splitter" else {}).output
     train, test = out.table("train"), out.table("test")
-    assert len(train) + len(test) == len(frame)
-    assert train["sex"].isna().sum() >= 1 and test["sex"].isna().sum() >= 1
-    assert abs((train["sex"] == "male").mean() - (test["sex"] == "male").mean()) < 0.05
+    assert len(train) + len(test) == frame["sex"].notna().sum() == len(frame) - 11
+    assert not train["sex"].isna().any() and not test["sex"].isna().any()
+    assert out.metrics()["rows_without_target"] == 11 and "11 rows without a value of 'sex'" in (out.path / "report.md").read_text()
+    if service == "train_test_splitter":  # stratified: the class shares agree
+        assert abs((train["sex"] == "male").mean() - (test["sex"] == "male").mean()) < 0.05
 
 
 # ---------------------------------------------------------------- imputation
