@@ -174,6 +174,13 @@ def test_supervised_stages_follow_the_data():
     assert Stage.IMPUTATION not in complete.required_stages and Stage.ENCODING not in complete.required_stages
 
 
+def test_repeats_are_kept_when_the_columns_allow_few_distinct_rows():
+    """Survey answers (country, religion, degree, gender, age): thousands of identical rows are real respondents."""
+    survey = intent("wvs", "predict the opinion on poverty")
+    assert profile("wvs").duplicate_rows > 1000
+    assert Stage.DEDUPLICATION not in {*survey.required_stages, *survey.optional_stages}
+
+
 @pytest.mark.parametrize(("ref", "goal", "required", "optional"), [
     ("penguins", "cluster the penguins", {Stage.IMPUTATION, Stage.ENCODING, Stage.SCALING, Stage.CLUSTERING,
                                           Stage.EVALUATION}, {Stage.DIMENSIONALITY_REDUCTION, Stage.VISUALISATION}),

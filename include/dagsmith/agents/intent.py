@@ -10,6 +10,7 @@ instead of a guess. The goal is only ever data: it is split into words and compa
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -999,10 +1000,19 @@ def _column_filtering(view: DataView) -> StageDecision | None:
     return (Stage.COLUMN_FILTERING, True, "drops columns no model can use: " + "; ".join(what)) if what else None
 
 
+#: Below this many possible distinct rows per actual row (the product of the columns' distinct counts), repeated
+#: rows are what the data is like, not an error.
+NATURAL_REPEATS_FACTOR = 10
+
+
 def _deduplication(view: DataView) -> StageDecision | None:
-    n = view.profile.duplicate_rows
-    share = _percent(n / max(view.profile.n_rows, 1))
-    return (Stage.DEDUPLICATION, False, f"{_count(n, 'duplicated row')} ({share})") if n else None
+    """Duplicated rows, unless the columns allow so few distinct rows that repeats are expected (survey answers:
+    a country, a degree, a yes/no): removing those would throw away real observations."""
+    n, rows = view.profile.duplicate_rows, max(view.profile.n_rows, 1)
+    distinct_rows_possible = sum(math.log(max(c.unique, 1)) for c in view.profile.columns)
+    if not n or distinct_rows_possible < math.log(NATURAL_REPEATS_FACTOR * rows):
+        return None
+    return Stage.DEDUPLICATION, False, f"{_count(n, 'duplicated row')} ({_percent(n / rows)})"
 
 
 def _type_conversion(view: DataView) -> StageDecision | None:
