@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run test bench bench-catalog bench-plan bench-run clean
+.PHONY: install run serve test bench bench-catalog bench-plan bench-run clean
 
 install: $(STAMP)
 
@@ -23,6 +23,11 @@ run: install
 	$(VENV)/bin/dagsmith catalog sync microservices
 	$(VENV)/bin/dagsmith datasets export wa_churn .dagsmith/samples/churn.csv
 	$(VENV)/bin/dagsmith run .dagsmith/samples/churn.csv "predict which customers will churn"
+
+## Airflow on this machine (api-server, scheduler, dag-processor, triggerer) with dagsmith's DAGs; prints the login.
+serve: install
+	$(VENV)/bin/dagsmith catalog sync microservices
+	$(VENV)/bin/dagsmith serve
 
 ## Tests run real containers: the first run sets up podman (as root) and builds the runtime image (~2 min).
 test: install

@@ -11,6 +11,7 @@ from dagsmith.cli.bench import bench_command
 from dagsmith.cli.plan import plan_command
 from dagsmith.cli.profile import profile
 from dagsmith.cli.run import run_command
+from dagsmith.cli.serve import serve_command
 from dagsmith.cli.output import fail
 from dagsmith.store.db import DatabaseUnavailable
 from dagsmith.store.embedded import EmbeddedServerError
@@ -30,6 +31,7 @@ app.command("profile")(profile)
 app.command("plan")(plan_command)
 app.command("run")(run_command)
 app.command("bench")(bench_command)
+app.command("serve")(serve_command)
 
 
 def main() -> None:

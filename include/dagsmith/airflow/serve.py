@@ -1,0 +1,217 @@
+"""dagsmith as a running Airflow on one machine: api-server (UI and REST API), scheduler, dag-processor and
+triggerer as child processes, with dagsmith's DAGs and a login.
+
+Airflow's metadata lives in its own database on the embedded PostgreSQL (beside dagsmith's store, never in it),
+so the LocalExecutor has a real database under it. The login, the JWT secret and the Fernet key are made once
+and kept in files only the owner can read; the password is shown to the person who started the deployment and
+never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.fernet import Fernet
+from sqlalchemy.engine import make_url
+
+from dagsmith.airflow.local import DAGS_FOLDER
+from dagsmith.config import Settings
+from dagsmith.runtime import RUNTIMES
+from dagsmith.store.databases import named_database
+
+SERVICES = ("api-server", "scheduler", "dag-processor", "triggerer")
+ADMIN = "admin"
+HEALTH_PATH = "/api/v2/monitor/health"
+#: The metadata database's name on the embedded server.
+METADATA_DATABASE = "airflow"
+#: How often the dag-processor looks for newly built pipeline DAGs.
+REFRESH_SECONDS = 10
+START_TIMEOUT = 300.0
+STOP_TIMEOUT = 30.0
+
+
+class DeploymentError(RuntimeError):
+    """The deployment could not start (with the failing service's log tail)."""
+
+
+@dataclass(frozen=True)
+class Login:
+    user: str
+    password: str
+
+
+class LocalDeployment:
+    """Start with ``start()`` (or ``with``), stop with ``stop()``; files under ``<home>/airflow-serve``."""
+
+    def __init__(self, settings: Settings, *, port: int = 8080, runtime: str | None = None,
+                 metadata_url: str | None = None, refresh_seconds: int = REFRESH_SECONDS):
+        runtime = runtime or settings.runtime
+        if runtime not in RUNTIMES:
+            raise ValueError(f"unknown runtime '{runtime}'; use one of {', '.join(RUNTIMES)}")
+        self.settings, self.port, self.runtime, self.refresh_seconds = settings, port, runtime, refresh_seconds
+        self.root = settings.home / "airflow-serve"
+        self._metadata_url = metadata_url
+        self._processes: dict[str, subprocess.Popen] = {}
+
+    @property
+    def url(self) -> str:
+        return f"http://localhost:{self.port}"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    # ------------------------------------------------------------------------------------------ secrets
+
+    def _secrets(self) -> dict[str, str]:
+        """The admin password, JWT secret and Fernet key: made on first start, then reused."""
+        path = self.root / "secrets.json"
+        if not path.is_file():
+            self.root.mkdir(parents=True, exist_ok=True)
+            values = {"password": secrets.token_urlsafe(12), "jwt_secret": secrets.token_urlsafe(32),
+                      "fernet_key": Fernet.generate_key().decode()}
+            _write_private(path, json.dumps(values))
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    def login(self) -> Login:
+        return Login(ADMIN, self._secrets()["password"])
+
+    # ------------------------------------------------------------------------------------------ environment
+
+    def metadata_url(self) -> str:
+        """Airflow's metadata database: the one given (or configured for Airflow), else its own database on
+        dagsmith's server."""
+        configured = os.environ.get("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN")
+        url = self._metadata_url or configured or named_database(self.settings, METADATA_DATABASE).database_url
+        if make_url(url).drivername == "postgresql+psycopg":  # dagsmith's driver; Airflow runs on psycopg2
+            url = make_url(url).set(drivername="postgresql+psycopg2").render_as_string(hide_password=False)
+        return url
+
+    def environment(self) -> dict[str, str]:
+        """What every Airflow service of this deployment runs with."""
+        values = self._secrets()
+        passwords = self.root / "passwords.json"
+        _write_private(passwords, json.dumps({ADMIN: values["password"]}))
+        env = {
+            **os.environ,
+            "AIRFLOW_HOME": str(self.root),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__CORE__FERNET_KEY": values["fernet_key"],
+            "AIRFLOW__CORE__AUTH_MANAGER":
+                "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{ADMIN}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+            "AIRFLOW__API__PORT": str(self.port),
+            "AIRFLOW__API__BASE_URL": self.url,
+            "AIRFLOW__API_AUTH__JWT_SECRET": values["jwt_secret"],
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.metadata_url(),
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": str(self.refresh_seconds),
+            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "True",
+            "DAGSMITH_HOME": str(self.settings.home),
+            "DAGSMITH_RUNTIME": self.runtime,
+        }
+        if self.settings.database_url:
+            env["DAGSMITH_DATABASE_URL"] = self.settings.database_url
+        return env
+
+    # ------------------------------------------------------------------------------------------ life cycle
+
+    def start(self, progress: Callable[[str], None] = lambda _: None) -> None:
+        """Migrate Airflow's metadata, start the four services and wait until the API reports them healthy."""
+        env = self.environment()
+        self.logs.mkdir(parents=True, exist_ok=True)
+        progress("migrating Airflow's metadata database")
+        migrate = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, capture_output=True,
+                                 text=True, timeout=600)
+        if migrate.returncode != 0:
+            raise DeploymentError(f"Airflow's metadata database could not be migrated:\n{migrate.stderr[-2000:]}")
+        for service in SERVICES:
+            progress(f"starting {service}")
+            command = [sys.executable, "-m", "airflow", service]
+            if service == "api-server":
+                command += ["--port", str(self.port)]
+            log = (self.logs / f"{service}.log").open("a", encoding="utf-8")
+            self._processes[service] = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                        stdin=subprocess.DEVNULL, start_new_session=True)
+        progress("waiting for the services to report healthy")
+        try:
+            self._wait_healthy()
+        except DeploymentError:
+            self.stop()
+            raise
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        status: dict = {}
+        while time.monotonic() < deadline:
+            self.check_alive()
+            status = self.health()
+            if status and all(part.get("status") == "healthy" for part in status.values()):
+                return
+            time.sleep(2)
+        raise DeploymentError(f"the services were not healthy after {START_TIMEOUT:.0f} s: {status}")
+
+    def health(self) -> dict:
+        """The API's health report ({} while the api-server is not answering)."""
+        try:
+            with urllib.request.urlopen(self.url + HEALTH_PATH, timeout=5) as response:
+                return json.loads(response.read())
+        except (urllib.error.URLError, OSError, ValueError):
+            return {}
+
+    def check_alive(self) -> None:
+        """Raise with the log's tail when a service has exited."""
+        for service, process in self._processes.items():
+            if process.poll() is not None:
+                tail = (self.logs / f"{service}.log").read_text(errors="replace")[-3000:]
+                raise DeploymentError(f"airflow {service} exited with code {process.returncode}:\n{tail}")
+
+    def stop(self) -> None:
+        """Stop every service (its whole process group: task runners included)."""
+        for process in self._processes.values():
+            _signal(process, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT
+        for process in self._processes.values():
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal(process, signal.SIGKILL)
+                process.wait()
+        self._processes.clear()
+
+    def __enter__(self) -> LocalDeployment:
+        self.start()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.stop()
+
+
+def _signal(process: subprocess.Popen, sig: signal.Signals) -> None:
+    try:
+        os.killpg(process.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read, without a moment where it is readable by others."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(text)

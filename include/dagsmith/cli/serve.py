@@ -1,0 +1,52 @@
+"""``dagsmith serve``: dagsmith's DAGs in a running Airflow on this machine, with its UI and REST API."""
+
+from __future__ import annotations
+
+import signal
+import time
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from dagsmith.airflow.serve import DeploymentError, LocalDeployment
+from dagsmith.cli.output import console, fail, progress
+from dagsmith.config import Settings
+from dagsmith.runtime import RUNTIMES
+
+WATCH_SECONDS = 5
+
+
+def _interrupt(*_) -> None:
+    raise KeyboardInterrupt
+
+
+def serve_command(
+    port: Annotated[int, typer.Option(help="Port of the UI and REST API.", min=1, max=65535)] = 8080,
+    runtime: Annotated[str, typer.Option(help="Default runtime of the pipelines' steps: local or docker.")] = "",
+) -> None:
+    """Start Airflow (api-server, scheduler, dag-processor, triggerer) with dagsmith's DAGs; Ctrl-C stops it."""
+    settings = Settings.from_env()
+    if runtime and runtime not in RUNTIMES:
+        fail(f"unknown runtime '{runtime}'; use one of {', '.join(RUNTIMES)}", code=2)
+    deployment = LocalDeployment(settings, port=port, runtime=runtime or None)
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the services as cleanly as Ctrl-C
+    try:
+        deployment.start(progress)
+        login = deployment.login()
+        console.print(
+            f"dagsmith is running on Airflow: [bold]{deployment.url}[/]\n"
+            f"  login        {login.user} / {escape(login.password)}  (kept in {deployment.root / 'secrets.json'})\n"
+            f"  meta-DAG     dagsmith_build_pipeline: trigger it with a dataset path and a goal\n"
+            f"  REST API     {deployment.url}/api/v2 (token from POST {deployment.url}/auth/token)\n"
+            f"  logs         {deployment.logs}\n"
+            f"Ctrl-C stops every service.", highlight=False)
+        while True:
+            deployment.check_alive()
+            time.sleep(WATCH_SECONDS)
+    except DeploymentError as exc:
+        fail(str(exc), code=3)
+    except KeyboardInterrupt:
+        progress("stopping")
+    finally:
+        deployment.stop()
