@@ -2,11 +2,11 @@
 # Prepare the container runtime dagsmith runs microservices in (see include/dagsmith/runtime/docker.py):
 #   1. podman + runc + debootstrap (apt), configured as /work/shared/ENVIRONMENT.md "Containers" verified;
 #   2. `podman system service` serving the Docker API on $DAGSMITH_PODMAN_SOCKET (default /run/dagsmith/podman.sock);
-#   3. the runtime image dagsmith-runtime:py311: Debian bookworm's Python 3.11, a venv at /opt/venv with the
-#      union of the catalog's pinned requirements, dagsmith_kit, and a non-root user dagsmith (uid 10001).
+#   3. the runtime image dagsmith-runtime:py311 from runtime/Dockerfile on Debian bookworm's Python 3.11: a venv at
+#      /opt/venv with the catalog's pinned requirements, dagsmith_kit, and a non-root user dagsmith (uid 10001).
 # No registry is reachable, so the base layer is a debootstrap root filesystem imported into podman.
 # Idempotent and safe to run concurrently (flock): every phase checks before it acts, so a re-run takes seconds.
-# The runtime image is rebuilt only when its fingerprint (Dockerfile, pins, dagsmith_kit sources) changes.
+# The runtime image is rebuilt only when its fingerprint (runtime/, dagsmith_kit sources) changes.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -122,61 +122,16 @@ import_base() {
     tar -C "$CACHE/rootfs" --exclude=./.dagsmith-complete -c . | podman import --quiet - "$BASE_IMAGE" >/dev/null
 }
 
-# The union of `name==version` pins of every catalog service; dagsmith-kit comes from the repository instead.
-catalog_pins() {
-    cat "$ROOT"/microservices/*/requirements.txt \
-        | sed -e 's/#.*//' -e 's/[[:space:]]//g' \
-        | grep -v -i -E '^$|^dagsmith[-_]kit' \
-        | sort -u
-}
-
-dockerfile() {
-    cat <<'EOF'
-FROM dagsmith-runtime:base
-ENV LANG=C.UTF-8 \
-    VIRTUAL_ENV=/opt/venv \
-    PATH=/opt/venv/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1
-RUN groupadd --gid 10001 dagsmith \
- && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin dagsmith \
- && python3 -m venv /opt/venv
-COPY requirements.txt /opt/venv/dagsmith-requirements.txt
-RUN pip install --no-input --disable-pip-version-check -r /opt/venv/dagsmith-requirements.txt
-COPY site-packages/ /opt/venv/lib/python3.11/site-packages/
-RUN python -m compileall -q /opt/venv/lib/python3.11/site-packages/dagsmith_kit \
- && python -c "import dagsmith_kit, pandas, sklearn, pyarrow; print('runtime image ok')"
-USER 10001:10001
-WORKDIR /tmp
-EOF
-}
-
+# What the runtime image is built from: its Dockerfile, the catalog's pins and dagsmith_kit's sources.
 fingerprint() {
     {
-        dockerfile
-        catalog_pins
+        cat "$ROOT/runtime/Dockerfile" "$ROOT/runtime/requirements.txt"
         (cd "$ROOT/include" && find dagsmith_kit -name '*.py' | sort | xargs sha256sum)
     } | sha256sum | cut -c1-16
 }
 
-# dagsmith_kit plus a dist-info, so `pip freeze` lists dagsmith-kit==VERSION and pins on it count as satisfied.
-write_context() {
-    local context="$1" version dist
-    dockerfile >"$context/Dockerfile"
-    catalog_pins >"$context/requirements.txt"
-    mkdir -p "$context/site-packages"
-    cp -r "$ROOT/include/dagsmith_kit" "$context/site-packages/"
-    find "$context/site-packages" -name '__pycache__' -prune -exec rm -rf {} +
-    version="$(sed -n 's/^__version__ = "\(.*\)"/\1/p' "$ROOT/include/dagsmith_kit/__init__.py")"
-    dist="$context/site-packages/dagsmith_kit-$version.dist-info"
-    mkdir -p "$dist"
-    printf 'Metadata-Version: 2.1\nName: dagsmith-kit\nVersion: %s\n' "$version" >"$dist/METADATA"
-    printf 'dagsmith\n' >"$dist/INSTALLER"
-    : >"$dist/RECORD"
-}
-
 build_runtime_image() {
-    local wanted current context
+    local wanted current
     wanted="$(fingerprint)"
     current="$(podman image inspect --format '{{index .Labels "dagsmith.fingerprint"}}' "$RUNTIME_IMAGE" \
         2>/dev/null || true)"
@@ -185,17 +140,15 @@ build_runtime_image() {
         return
     fi
     log "building $RUNTIME_IMAGE (fingerprint $wanted, was '${current:-absent}')"
-    context="$(mktemp -d)"
-    write_context "$context"
     mkdir -p "$CACHE/pip"
     # The host CA bundle lets pip through this machine's TLS proxy; it is mounted for RUN only, not baked in.
     podman build --network host --layers \
         --volume "$HOST_CA:/etc/ssl/certs/ca-certificates.crt:ro" \
         --volume "$CACHE/pip:/root/.cache/pip" \
         --label "dagsmith.fingerprint=$wanted" \
-        --tag "$RUNTIME_IMAGE" "$context" >"$CACHE/build.log" 2>&1 \
+        --build-arg "BASE=$BASE_IMAGE" --file "$ROOT/runtime/Dockerfile" \
+        --tag "$RUNTIME_IMAGE" "$ROOT" >"$CACHE/build.log" 2>&1 \
         || { tail -n 30 "$CACHE/build.log" >&2; die "image build failed; see $CACHE/build.log"; }
-    rm -rf "$context"
 }
 
 main() {

@@ -60,6 +60,24 @@ def test_median_imputer_fills_a_real_bundle(runtime, penguins, tmp_path):
     assert out.meta["lineage"][-1]["params"] == {}
 
 
+@pytest.mark.parametrize("service", ["lightgbm_classifier", "gradient_boosting_classifier", "roc_curve_plot"])
+def test_services_with_native_libraries_run_in_the_runtime_image(runtime, tmp_path, service):
+    """LightGBM needs the OpenMP runtime, the plots matplotlib: both must be in the image, not only on the host."""
+    frame = datasets.load("breast_cancer")
+    train, test = frame.iloc[::2], frame.iloc[1::2]
+    split = Bundle.create(tmp_path / "split", target="diagnosis", task_type="binary_classification")
+    split.write_table("train", train)
+    split.write_table("test", test)
+    if service == "roc_curve_plot":
+        model = invoke(runtime, CATALOG / "logistic_regression", split.path, tmp_path / "model")
+        assert model.ok, model.stderr
+        split = Bundle.open(tmp_path / "model")
+    result = invoke(runtime, CATALOG / service, split.path, tmp_path / "out")
+    assert result.ok, result.stderr
+    out = Bundle.open(tmp_path / "out")
+    assert len(out.predictions()) == len(test)
+
+
 def test_network_is_unreachable(runtime, penguins, tmp_path):
     result = invoke(runtime, HOSTILE / "network_probe", penguins, tmp_path / "out")
     assert result.exit_code != 0 and "reached" not in result.stdout
