@@ -1,10 +1,12 @@
 """dagsmith deployed on a real Airflow (api-server, scheduler, dag-processor, triggerer), driven as an upstream
 system drives it: a JWT from /auth/token, the meta-DAG triggered through the REST API with a dataset and a goal,
-the built pipeline's DAG registered and run, re-triggered with a new dataset, and run by its schedule."""
+a person's choice among the top 3 per stage in the human-in-the-loop form, the built pipeline's DAG registered
+(its page explaining every choice) and run, re-triggered with a new dataset, and run by its schedule."""
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 import urllib.error
@@ -53,6 +55,23 @@ class Api:
             time.sleep(5)
         raise AssertionError(f"{dag} run {run_id} still not finished after {timeout:.0f} s")
 
+    def question(self, dag: str, run_id: str, task: str, timeout: float = 600) -> dict:
+        """What ``task`` asks a person in the UI, once it asks (human-in-the-loop)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.call("GET", self._hitl(dag, run_id, task))
+            except urllib.error.HTTPError as error:
+                assert error.code == 404 and time.monotonic() < deadline, f"{task} never asked: {error}"
+                time.sleep(5)
+
+    def respond(self, dag: str, run_id: str, task: str, option: str, params_input: dict) -> None:
+        self.call("PATCH", self._hitl(dag, run_id, task), {"chosen_options": [option], "params_input": params_input})
+
+    @staticmethod
+    def _hitl(dag: str, run_id: str, task: str) -> str:
+        return f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances/{task}/-1/hitlDetails"
+
     def runs(self, dag: str) -> list[dict]:
         return self.call("GET", f"/api/v2/dags/{dag}/dagRuns?order_by=-start_date")["dag_runs"]
 
@@ -63,8 +82,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+#: How long the deployment's interactive runs wait for a person before building the top-ranked services.
+CHOICE_TIMEOUT_SECONDS = 60
+
+
 @pytest.fixture
-def deployment(catalog_settings, server_home, tmp_path):
+def deployment(catalog_settings, server_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("DAGSMITH_CHOICE_TIMEOUT_SECONDS", str(CHOICE_TIMEOUT_SECONDS))
     with scratch_database(Settings(home=server_home, database_url=None)) as metadata:
         served = LocalDeployment(Settings(home=tmp_path / "home", database_url=catalog_settings.database_url),
                                  port=_free_port(), runtime="local", metadata_url=metadata.database_url,
@@ -73,12 +97,22 @@ def deployment(catalog_settings, server_home, tmp_path):
             yield served
 
 
+def _built(settings: Settings, owner: str) -> tuple[int, str]:
+    """The owner's pipeline and the model its modelling step runs."""
+    with session_scope(settings) as session:
+        pipeline_id = session.scalars(select(schema.Pipeline.id).where(schema.Pipeline.owner == owner)).one()
+        model = session.scalar(select(schema.Microservice.name).join(
+            schema.PipelineStep, schema.PipelineStep.microservice_id == schema.Microservice.id).where(
+            schema.PipelineStep.pipeline_id == pipeline_id, schema.PipelineStep.stage == "modelling"))
+    return pipeline_id, model
+
+
 def _logs(deployment: LocalDeployment) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(deployment.logs.glob("*.log")))
 
 
-def test_an_upstream_system_builds_runs_reruns_and_schedules_a_pipeline_through_the_rest_api(deployment, catalog_settings,
-                                                                                             tmp_path):
+def test_an_upstream_system_builds_a_pipeline_a_person_chose_then_reruns_and_schedules_it(deployment, catalog_settings,
+                                                                                        tmp_path):
     penguins = datasets.load("penguins")
     first, second = tmp_path / "penguins.csv", tmp_path / "penguins-2008.csv"
     penguins.to_csv(first, index=False)
@@ -90,17 +124,24 @@ def test_an_upstream_system_builds_runs_reruns_and_schedules_a_pipeline_through_
     api = Api(deployment.url, login.user, login.password)
 
     run = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the species", "user": "upstream",
-                                 "schedule": "* * * * *"})
+                                 "schedule": "* * * * *", "interactive": True})
+    # A person picks the second-ranked model among the top 3 the form shows with their reasons.
+    question = api.question(META_DAG, run, "choose")
+    modelling = question["body"].split("**modelling**", 1)[1]
+    picked = re.findall(r"^2\. `(\w+)` [\d.]+: keyword", modelling, re.M)[0]
+    api.respond(META_DAG, run, "choose", question["options"][0], {"choices": f"modelling={picked}"})
     assert api.wait(META_DAG, run) == "success", _logs(deployment)
-    with session_scope(catalog_settings) as session:
-        pipeline = session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "upstream")
-                                   .order_by(schema.Pipeline.id.desc())).first()
-        pipeline_id = pipeline.id
+    pipeline_id, chosen = _built(catalog_settings, "upstream")
+    assert chosen == picked
     child = dag_id(pipeline_id)
     registered = api.call("GET", f"/api/v2/dags/{child}")
     assert registered["is_paused"] is False and registered["timetable_summary"] == "* * * * *"
     tasks = [t["task_id"] for t in api.call("GET", f"/api/v2/dags/{child}/tasks")["tasks"]]
     assert any(t.startswith("step_") and t.endswith("__tabular_loader") for t in tasks), tasks
+    docs = api.call("GET", f"/api/v2/dags/{child}/details")["doc_md"]  # the DAG page explains every choice
+    assert "multiclass_classification of `species`" in docs and "| top candidates (score: why) |" in docs
+    modelling = next(line for line in docs.splitlines() if "| modelling |" in line)
+    assert modelling.count("<br>") == 2 and "keyword" in modelling  # the top 3 with their score breakdown
     runs = api.runs(child)
     assert any(r["run_type"] == "operator_triggered" and r["state"] == "success" for r in runs), [  # the meta-DAG's
         (r["dag_run_id"], r["run_type"], r["state"]) for r in runs]
@@ -117,3 +158,11 @@ def test_an_upstream_system_builds_runs_reruns_and_schedules_a_pipeline_through_
         time.sleep(10)
     scheduled = next(r for r in api.runs(child) if r["run_type"] == "scheduled" and r["state"] in FINISHED)
     assert scheduled["state"] == "success", _logs(deployment)
+
+    # Nobody answers the next interactive run: after the timeout the top-ranked services are built.
+    unanswered = api.trigger(META_DAG, {"dataset": str(second), "goal": "predict the species", "user": "nobody",
+                                        "interactive": True})
+    top = re.findall(r"^1\. `(\w+)` [\d.]+: keyword",
+                     api.question(META_DAG, unanswered, "choose")["body"].split("**modelling**", 1)[1], re.M)[0]
+    assert api.wait(META_DAG, unanswered) == "success", _logs(deployment)
+    assert _built(catalog_settings, "nobody")[1] == top

@@ -32,6 +32,31 @@ class ChoiceError(ValueError):
     """A person's choice names a service that is not a candidate for that stage."""
 
 
+def parse_choices(lines: list[str]) -> dict[Stage, str]:
+    """``STAGE=MICROSERVICE`` lines (blank ones ignored), as people write them in the CLI or the Airflow form."""
+    choices = {}
+    for line in (line.strip() for line in lines):
+        if not line:
+            continue
+        stage, _, service = line.partition("=")
+        try:
+            choices[Stage(stage.strip())] = service.strip()
+        except ValueError:
+            raise ChoiceError(f"a choice is STAGE=MICROSERVICE with a stage among {', '.join(s.value for s in Stage)}; "
+                              f"got '{line}'") from None
+    return choices
+
+
+def top_choices_markdown(recommendation: Recommendation) -> str:
+    """The top 3 per stage as a person chooses among them: name, score and the reason to audit."""
+    lines = []
+    for stage in recommendation.stages:
+        lines.append(f"**{stage.stage.value}**")
+        lines += [f"{i}. `{c.microservice}` {c.score:.2f}: {c.reason}" for i, c in enumerate(stage.top, 1)]
+        lines.append("")
+    return "\n".join(lines)
+
+
 def _choose(recommendation: Recommendation, choices: dict[Stage, str]) -> list[tuple[Stage, str, list[str], str]]:
     chosen = []
     for stage_rec in recommendation.stages:

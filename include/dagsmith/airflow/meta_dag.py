@@ -1,19 +1,24 @@
 """The meta-DAG ``dagsmith_build_pipeline``: the five agents as tasks, triggered from the UI, the API or a schedule.
 
-profile >> intent >> recommend >> build >> execute >> summarise. Agents pass their typed results along as
-JSON. ``execute`` triggers the pipeline's own DAG (written by ``build`` as a spec file) and waits for it;
-until the dag-processor has parsed the new DAG the trigger fails and Airflow retries it, which is how the
-task waits for registration.
+profile >> intent >> recommend >> [choose] >> build >> execute. Agents pass their typed results along as JSON.
+With ``interactive`` on, ``choose`` waits for a person to pick among the top 3 per stage in the Airflow UI
+(Airflow's human-in-the-loop form); without an answer in time the top-ranked services are built.
+``execute`` triggers the pipeline's own DAG (written by ``build`` as a spec file) and waits for it; until the
+dag-processor has parsed the new DAG the trigger fails and Airflow retries it, which is how the task waits
+for registration.
 """
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
+from airflow.providers.standard.operators.hitl import HITLEntryOperator
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
 from airflow.sdk import DAG, Param, task
 from airflow.sdk.exceptions import AirflowFailException
 
+from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_markdown
 from dagsmith.agents.intent import understand
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
@@ -29,6 +34,9 @@ DAG_ID = "dagsmith_build_pipeline"
 #: How long ``execute`` keeps retrying while the dag-processor registers a new pipeline DAG.
 REGISTRATION_RETRIES = 30
 REGISTRATION_DELAY = timedelta(seconds=10)
+#: How long an interactive run waits for a person's choice before building the top-ranked services.
+CHOICE_TIMEOUT = timedelta(seconds=int(os.environ.get("DAGSMITH_CHOICE_TIMEOUT_SECONDS", 1800)))
+CHOICE_HELP = "One STAGE=MICROSERVICE per line, e.g. modelling=random_forest_classifier; empty keeps the top-ranked."
 
 
 def _user_error(exc: Exception) -> AirflowFailException:
@@ -54,6 +62,9 @@ def build() -> DAG:
                              description="Where each step runs: local subprocesses or docker containers."),
             "schedule": Param(None, type=["null", "string"],
                               description="Optional cron schedule to retrain the built pipeline, e.g. '0 3 * * 1'."),
+            "interactive": Param(False, type="boolean",
+                                 description="Let a person choose among the top 3 microservices per stage (task "
+                                             "'choose') before the pipeline is built."),
         },
     ) as dag:
 
@@ -72,22 +83,42 @@ def build() -> DAG:
                 raise _user_error(exc) from None
 
         @task(task_id="recommend")
-        def recommend(profile_json: dict, intent_json: dict, params: dict | None = None) -> dict:
+        def recommend(profile_json: dict, intent_json: dict, params: dict | None = None, ti=None) -> dict:
             try:
                 result = recommend_stages(DatasetProfile.model_validate(profile_json), Intent.model_validate(intent_json),
                                           user=params["user"], mode=RankingMode(params["mode"]),
                                           settings=Settings.from_env())
             except EmptyCatalog as exc:
                 raise _user_error(exc) from None
+            ti.xcom_push(key="top_choices", value=top_choices_markdown(result))
             return result.model_dump(mode="json")
 
-        @task(task_id="build")
+        @task.branch(task_id="ask_or_build")
+        def ask_or_build(params: dict | None = None) -> list[str]:
+            return ["choose", "build"] if params["interactive"] else ["build"]  # build waits for choose
+
+        choose = HITLEntryOperator(
+            task_id="choose",
+            subject="Choose the microservices for: {{ params.goal }}",
+            body="{{ ti.xcom_pull(task_ids='recommend', key='top_choices') }}",
+            params={"choices": Param("", type="string", description=CHOICE_HELP)},
+            defaults=[HITLEntryOperator.OK],
+            response_timeout=CHOICE_TIMEOUT,
+        )
+
+        @task(task_id="build", trigger_rule="none_failed_min_one_success")
         def build_step(profile_json: dict, intent_json: dict, recommendation_json: dict,
-                       params: dict | None = None) -> int:
+                       params: dict | None = None, ti=None) -> int:
             settings = Settings.from_env()
-            spec = build_pipeline(DatasetProfile.model_validate(profile_json), Intent.model_validate(intent_json),
-                                  Recommendation.model_validate(recommendation_json), data=params["dataset"],
-                                  user=params["user"], settings=settings, schedule=params.get("schedule"))
+            answer = ti.xcom_pull(task_ids="choose") or {}  # nothing when the run is not interactive
+            try:
+                choices = parse_choices(str((answer.get("params_input") or {}).get("choices") or "").splitlines())
+                spec = build_pipeline(DatasetProfile.model_validate(profile_json), Intent.model_validate(intent_json),
+                                      Recommendation.model_validate(recommendation_json), data=params["dataset"],
+                                      user=params["user"], settings=settings, schedule=params.get("schedule"),
+                                      choices=choices)
+            except ChoiceError as exc:
+                raise _user_error(exc) from None
             if not spec.valid:
                 raise AirflowFailException("the pipeline failed its checks: "
                                            + "; ".join(c.detail for c in spec.checks if not c.passed))
@@ -98,6 +129,9 @@ def build() -> DAG:
         understood = intent(profiled)
         ranked = recommend(profiled, understood)
         pipeline_id = build_step(profiled, understood, ranked)
+        branch = ask_or_build()
+        ranked >> branch >> [choose, pipeline_id]
+        choose >> pipeline_id
         execute = TriggerDagRunOperator(
             task_id="execute",
             trigger_dag_id="dagsmith_pipeline_{{ ti.xcom_pull(task_ids='build') }}",

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.tree import Tree
 
-from dagsmith.agents.builder import ChoiceError
+from dagsmith.agents.builder import ChoiceError, parse_choices
 from dagsmith.agents.planner import EmptyCatalog, plan
 from dagsmith.cli.output import console, fail, print_json
 from dagsmith.data.readers import DatasetError
@@ -20,15 +20,10 @@ from dagsmith.models.plan import Plan, RankingMode, Recommendation
 
 
 def _parse_choices(values: list[str]) -> dict[Stage, str]:
-    choices = {}
-    for value in values:
-        stage, _, service = value.partition("=")
-        try:
-            choices[Stage(stage.strip())] = service.strip()
-        except ValueError:
-            fail(f"--choose takes STAGE=MICROSERVICE with a stage among {', '.join(s.value for s in Stage)}; "
-                 f"got '{value}'", code=2)
-    return choices
+    try:
+        return parse_choices(values)
+    except ChoiceError as exc:
+        fail(f"--choose: {exc}", code=2)
 
 
 def _ask(recommendation: Recommendation) -> dict[Stage, str]:

@@ -40,6 +40,7 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
             "steps": [{"position": s.position, "stage": s.stage, "microservice": names[s.microservice_id],
                        "depends_on": s.depends_on, "alternatives": len(s.alternatives)} for s in steps],
         }
+        spec["explanation"] = explanation(pipeline, spec["steps"])
     folder = specs_dir(settings)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{pipeline_id}{SPEC_SUFFIX}"
@@ -49,3 +50,22 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
     return path
 
 
+TOP = 3
+
+
+def explanation(pipeline: schema.Pipeline, steps: list[dict]) -> str:
+    """Markdown for the pipeline's DAG page: what was understood, and per step the choice among the top-ranked
+    candidates with their scores and reasons, so a person can audit the pipeline from the Airflow UI."""
+    intent = pipeline.plan.get("intent", {})
+    reasons = intent.get("reasons", {})
+    ranked = {stage["stage"]: stage["candidates"][:TOP]
+              for stage in pipeline.plan.get("recommendation", {}).get("stages", [])}
+    lines = [f"**{pipeline.name}** (owner {pipeline.owner}): {pipeline.goal}", "",
+             f"- task: {pipeline.task_type}" + (f" of `{pipeline.target}`" if pipeline.target else ""),
+             *(f"- {field.replace('_', ' ')}: {reasons[field]}" for field in ("task_type", "target") if field in reasons),
+             "", "| step | stage | chosen | top candidates (score: why) |", "|---|---|---|---|"]
+    for step in steps:
+        candidates = "<br>".join(f"{c['microservice']} {c['score']:.2f}: {c['reason']}"
+                                 for c in ranked.get(step["stage"], []))
+        lines.append(f"| {step['position']} | {step['stage']} | {step['microservice']} | {candidates or '–'} |")
+    return "\n".join(lines)
