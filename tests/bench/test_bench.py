@@ -141,6 +141,8 @@ def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figu
     assert summary["peers"]["tasks"] == 2  # the two supervised tasks also went through FLAML
     report = (tmp_path / "out" / "report" / "report.md").read_text()
     assert "| full |" in report and "84.7%" in report
+    assert full["quality"]["statistics_match"] == {"mean": 1.0, "tasks": 1}  # the EDA task's figures match pandas
+    assert "| statistics_match | 1.000 (1) |" in report
     assert (tmp_path / "out" / "report" / "learning-curve.png").stat().st_size > 1000
     lines = (tmp_path / "out" / "results" / "full.jsonl").read_text().splitlines()
     rerun = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)

@@ -61,8 +61,15 @@ def _mean(values: list[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
 
+#: Quality figures the report averages per configuration (normalised ones only where scales differ by task).
+QUALITY_METRICS = ("roc_auc", "f1", "balanced_accuracy", "nrmse", "nmae", "r2", "adjusted_rand",
+                   "normalized_mutual_info", "silhouette", "reconstruction_r2", "label_silhouette", "anomaly_roc_auc",
+                   "anomaly_average_precision", "statistics_match")
+
+
 def configuration_summary(results: list[TaskResult]) -> dict[str, Any]:
-    """Success, time to results (successful attempts) and quality (AUC, normalised RMSE) of one experiment."""
+    """Success, time to results (successful attempts) and quality (AUC, normalised RMSE, and the mean of every
+    quality metric over the successful tasks that have it) of one experiment."""
     times = [r.seconds for r in results if r.success]
     return {
         "tasks": len(results), "successes": sum(r.success for r in results), "success_rate": _rate(results),
@@ -71,6 +78,8 @@ def configuration_summary(results: list[TaskResult]) -> dict[str, Any]:
         "auc": _mean([r.quality["roc_auc"] for r in results if r.success and "roc_auc" in r.quality]),
         "nrmse": _mean([r.quality["nrmse"] for r in results if r.success and "nrmse" in r.quality]),
         "intent_accuracy": _rate_of([r.intent_ok for r in results]),
+        "quality": {metric: {"mean": _mean(values), "tasks": len(values)} for metric in QUALITY_METRICS
+                    if (values := [r.quality[metric] for r in results if r.success and metric in r.quality])},
     }
 
 
@@ -193,6 +202,10 @@ def _figure(value: float | None, percent: bool = True) -> str:
     return f"{value * 100:.1f}%" if percent else f"{value:g}"
 
 
+def _quality_cell(figure: dict | None) -> str:
+    return f"{figure['mean']:.3f} ({figure['tasks']})" if figure else "–"
+
+
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
@@ -214,6 +227,13 @@ def markdown(summary: dict[str, Any]) -> str:
     parts.append("## Configurations\n\n" + _table(
         ["configuration", "succeeded", "success", "published", "median s", "p90 s", "published median / p90 s",
          "AUC / nRMSE", "published AUC / nRMSE"], rows))
+    configurations = summary["configurations"]
+    metrics = [m for m in QUALITY_METRICS if any(m in c["quality"] for c in configurations.values())]
+    if metrics:
+        rows = [[metric] + [_quality_cell(c["quality"].get(metric)) for c in configurations.values()]
+                for metric in metrics]
+        parts.append("## Quality by metric (mean over the successful tasks that have it)\n\n"
+                     + _table(["metric", *configurations], rows))
     if "selection_accuracy" in summary:
         ours = summary["selection_accuracy"]
         rows = [[group, _figure(ours.get(group)), _figure(PUBLISHED_SELECTION.get(group))] for group in ours]
