@@ -88,9 +88,13 @@ start_service() {
         return
     fi
     rm -f "$SOCKET"
-    # fd 9 (the setup lock) is closed so the long-lived service does not hold it.
-    setsid nohup podman system service --time=0 "unix://$SOCKET" >>"$SERVICE_LOG" 2>&1 </dev/null 9>&- &
-    echo $! >"$SERVICE_PID"
+    # fd 9 (the setup lock) is closed so the long-lived service does not hold it. It runs in its own folder:
+    # conmon leaves marker files (an `oom` file after a memory kill) in its working directory.
+    (
+        cd "$(dirname "$SOCKET")" || exit 1
+        setsid nohup podman system service --time=0 "unix://$SOCKET" >>"$SERVICE_LOG" 2>&1 </dev/null 9>&- &
+        echo $! >"$SERVICE_PID"
+    )
     local waited
     for waited in $(seq 1 60); do
         socket_answers && { log "Docker API answering on $SOCKET after ${waited}x0.5 s"; return; }
