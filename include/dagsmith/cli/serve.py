@@ -40,7 +40,7 @@ def serve_command(
             f"  meta-DAG     dagsmith_build_pipeline: trigger it with a dataset path and a goal\n"
             f"  REST API     {deployment.url}/api/v2 (token from POST {deployment.url}/auth/token)\n"
             f"  logs         {deployment.logs}\n"
-            f"Ctrl-C stops every service.", highlight=False)
+            f"Ctrl-C stops every service.", highlight=False, soft_wrap=True)  # addresses stay whole, to copy
         while True:
             deployment.check_alive()
             time.sleep(WATCH_SECONDS)
