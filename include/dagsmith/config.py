@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from dagsmith.runtime import RUNTIMES
+from dagsmith.runtime import check_runtime
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,10 @@ class Settings:
     @classmethod
     def from_env(cls) -> Settings:
         home = Path(os.environ.get("DAGSMITH_HOME") or Path.cwd() / ".dagsmith").expanduser().resolve()
-        runtime = os.environ.get("DAGSMITH_RUNTIME") or "local"
-        if runtime not in RUNTIMES:
-            raise ValueError(f"DAGSMITH_RUNTIME is '{runtime}'; use one of {', '.join(RUNTIMES)}")
+        try:
+            runtime = check_runtime(os.environ.get("DAGSMITH_RUNTIME") or "local")
+        except ValueError as exc:
+            raise ValueError(f"DAGSMITH_RUNTIME: {exc}") from None
         return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime)
 
     @property

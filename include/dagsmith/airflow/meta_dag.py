@@ -22,13 +22,13 @@ from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_mark
 from dagsmith.agents.intent import understand
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
+from dagsmith.airflow.pipeline_dag import runtime_param
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.execution.specs import write_spec
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
 from dagsmith.models.plan import RankingMode, Recommendation
 from dagsmith.models.profile import DatasetProfile
-from dagsmith.runtime import RUNTIMES
 
 DAG_ID = "dagsmith_build_pipeline"
 #: How long ``execute`` keeps retrying while the dag-processor registers a new pipeline DAG.
@@ -58,8 +58,7 @@ def build() -> DAG:
             "user": Param("anonymous", type="string", description="Who the pipeline belongs to."),
             "mode": Param(RankingMode.FULL.value, enum=[m.value for m in RankingMode],
                           description="Ranking mode (the others are the benchmark's ablations)."),
-            "runtime": Param(Settings.from_env().runtime, enum=list(RUNTIMES),
-                             description="Where each step runs: local subprocesses or docker containers."),
+            "runtime": runtime_param(),
             "schedule": Param(None, type=["null", "string"],
                               description="Optional cron schedule to retrain the built pipeline, e.g. '0 3 * * 1'."),
             "interactive": Param(False, type="boolean",

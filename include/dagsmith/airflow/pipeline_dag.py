@@ -25,6 +25,12 @@ from dagsmith.runtime.base import Runtime
 log = logging.getLogger(__name__)
 
 
+def runtime_param() -> Param:
+    """The ``runtime`` run parameter of the meta-DAG and of every pipeline DAG (default: ``DAGSMITH_RUNTIME``)."""
+    return Param(Settings.from_env().runtime, enum=list(RUNTIMES),
+                 description="Where each step runs: local subprocesses or docker containers.")
+
+
 def runtime_for(name: str, settings: Settings) -> Runtime:
     try:
         return runtime_named(name, settings)
@@ -58,8 +64,7 @@ def build(spec: dict) -> DAG:
         doc_md=spec.get("explanation") or f"**{spec['name']}**: {spec['goal']} (owner {spec['owner']}).",
         params={
             "dataset": Param(spec["dataset"], type="string", description="Path of the dataset to run on."),
-            "runtime": Param(Settings.from_env().runtime, enum=list(RUNTIMES),
-                             description="Where each step runs: local subprocesses or docker containers."),
+            "runtime": runtime_param(),
             "user": Param(spec["owner"], type="string", description="Whose run this is (for learning)."),
         },
         default_args={"retries": 0},

@@ -27,7 +27,7 @@ from sqlalchemy.engine import make_url
 
 from dagsmith.airflow.local import DAGS_FOLDER
 from dagsmith.config import Settings
-from dagsmith.runtime import RUNTIMES
+from dagsmith.runtime import check_runtime
 from dagsmith.store.databases import named_database
 
 SERVICES = ("api-server", "scheduler", "dag-processor", "triggerer")
@@ -56,10 +56,8 @@ class LocalDeployment:
 
     def __init__(self, settings: Settings, *, port: int = 8080, runtime: str | None = None,
                  metadata_url: str | None = None, refresh_seconds: int = REFRESH_SECONDS):
-        runtime = runtime or settings.runtime
-        if runtime not in RUNTIMES:
-            raise ValueError(f"unknown runtime '{runtime}'; use one of {', '.join(RUNTIMES)}")
-        self.settings, self.port, self.runtime, self.refresh_seconds = settings, port, runtime, refresh_seconds
+        self.settings, self.port, self.refresh_seconds = settings, port, refresh_seconds
+        self.runtime = check_runtime(runtime or settings.runtime)
         self.root = settings.home / "airflow-serve"
         self._metadata_url = metadata_url
         self._processes: dict[str, subprocess.Popen] = {}

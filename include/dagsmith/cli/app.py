@@ -8,11 +8,11 @@ import typer
 
 from dagsmith.cli import catalog, datasets, db, pipelines
 from dagsmith.cli.bench import bench_command
+from dagsmith.cli.output import fail
 from dagsmith.cli.plan import plan_command
 from dagsmith.cli.profile import profile
 from dagsmith.cli.run import run_command
 from dagsmith.cli.serve import serve_command
-from dagsmith.cli.output import fail
 from dagsmith.store.db import DatabaseUnavailable
 from dagsmith.store.embedded import EmbeddedServerError
 

@@ -10,8 +10,8 @@ from rich.markdown import Markdown
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dagsmith.cli.output import console, fail, print_json
+from dagsmith.cli.run import require_runtime
 from dagsmith.config import Settings
-from dagsmith.runtime import RUNTIMES
 
 GROUPS = ("configurations", "degradation", "faults", "all")
 
@@ -72,8 +72,7 @@ def bench_command(
     if list_tasks:
         _print_tasks(suite_tasks, json)
         return
-    if runtime not in RUNTIMES:
-        fail(f"--runtime must be one of {', '.join(RUNTIMES)}, not '{runtime}'", code=2)
+    require_runtime(runtime)
     settings = Settings.from_env()
     out = (out or settings.home / "bench").resolve()
     if not report_only:

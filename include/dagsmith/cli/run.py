@@ -14,21 +14,24 @@ from sqlalchemy import select
 from dagsmith.agents.builder import ChoiceError
 from dagsmith.agents.planner import EmptyCatalog, plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
-from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
+from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
+from dagsmith.runtime import check_runtime
 from dagsmith.store import schema
-from dagsmith.runtime import RUNTIMES
 from dagsmith.store.db import session_scope
 
 POLL_SECONDS = 0.5
 
 
-def _require_runtime(runtime: str) -> None:
-    if runtime not in RUNTIMES:
-        fail(f"--runtime must be one of {', '.join(RUNTIMES)}, not '{runtime}'", code=2)
+def require_runtime(runtime: str) -> None:
+    """A --runtime option that names no runtime is a usage error (exit 2), not a traceback."""
+    try:
+        check_runtime(runtime)
+    except ValueError as exc:
+        fail(f"--runtime: {exc}", code=2)
 
 
 def _latest_execution(session, pipeline_id: int) -> schema.Execution | None:
@@ -96,7 +99,7 @@ def run_command(
     json: Annotated[bool, typer.Option("--json", help="Print the run's summary as JSON.")] = False,
 ) -> None:
     """Plan a pipeline (profile, intent, recommend, build), then run it through Airflow with self-healing."""
-    _require_runtime(runtime)
+    require_runtime(runtime)
     settings = Settings.from_env()
     started = time.monotonic()
     try:
@@ -117,7 +120,7 @@ def run_command(
 def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings, json: bool,
                      started: float | None = None) -> None:
     """Run a stored pipeline as its Airflow DAG (``dag.test()``), printing progress per stage, then results."""
-    _require_runtime(runtime)
+    require_runtime(runtime)
     started = started or time.monotonic()
     write_spec(pipeline_id, settings)
     log_file = settings.home / "logs" / f"pipeline-{pipeline_id}-{int(time.time())}.log"

@@ -11,8 +11,8 @@ from rich.markup import escape
 
 from dagsmith.airflow.serve import DeploymentError, LocalDeployment
 from dagsmith.cli.output import console, fail, progress
+from dagsmith.cli.run import require_runtime
 from dagsmith.config import Settings
-from dagsmith.runtime import RUNTIMES
 
 WATCH_SECONDS = 5
 
@@ -27,8 +27,8 @@ def serve_command(
 ) -> None:
     """Start Airflow (api-server, scheduler, dag-processor, triggerer) with dagsmith's DAGs; Ctrl-C stops it."""
     settings = Settings.from_env()
-    if runtime and runtime not in RUNTIMES:
-        fail(f"unknown runtime '{runtime}'; use one of {', '.join(RUNTIMES)}", code=2)
+    if runtime:
+        require_runtime(runtime)
     deployment = LocalDeployment(settings, port=port, runtime=runtime or None)
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the services as cleanly as Ctrl-C
     try:

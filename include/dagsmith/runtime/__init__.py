@@ -11,14 +11,19 @@ if TYPE_CHECKING:
 RUNTIMES = ("local", "docker")
 
 
+def check_runtime(name: str) -> str:
+    """``name`` when it names a runtime; a ValueError listing them otherwise."""
+    if name not in RUNTIMES:
+        raise ValueError(f"unknown runtime '{name}'; use one of {', '.join(RUNTIMES)}")
+    return name
+
+
 def runtime_named(name: str, settings: Settings) -> Runtime:
     """The runtime called ``name``; local environments are cached under the home's ``envs`` folder."""
-    if name == "docker":
+    if check_runtime(name) == "docker":
         from dagsmith.runtime.docker import DockerRuntime
 
         return DockerRuntime()
-    if name == "local":
-        from dagsmith.runtime.local import LocalRuntime
+    from dagsmith.runtime.local import LocalRuntime
 
-        return LocalRuntime(settings.home / "envs")
-    raise ValueError(f"unknown runtime '{name}'; use one of {', '.join(RUNTIMES)}")
+    return LocalRuntime(settings.home / "envs")
