@@ -25,7 +25,7 @@ from pathlib import Path
 from cryptography.fernet import Fernet
 from sqlalchemy.engine import make_url
 
-from dagsmith.airflow.local import DAGS_FOLDER
+from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
 from dagsmith.config import Settings
 from dagsmith.runtime import check_runtime
 from dagsmith.store.databases import named_database
@@ -101,14 +101,11 @@ class LocalDeployment:
         values = self._secrets()
         passwords = self.root / "passwords.json"
         _write_private(passwords, json.dumps({ADMIN: values["password"]}))
-        env = {
-            **os.environ,
+        return {
+            **airflow_env(self.settings),  # dagsmith's DAGs and store, as for in-process runs
             "AIRFLOW_HOME": str(self.root),
-            "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(DAGS_FOLDER.parent / "plugins"),
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
             "AIRFLOW__CORE__FERNET_KEY": values["fernet_key"],
             "AIRFLOW__CORE__AUTH_MANAGER":
@@ -122,12 +119,8 @@ class LocalDeployment:
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.metadata_url(),
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": str(self.refresh_seconds),
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "True",
-            "DAGSMITH_HOME": str(self.settings.home),
             "DAGSMITH_RUNTIME": self.runtime,
         }
-        if self.settings.database_url:
-            env["DAGSMITH_DATABASE_URL"] = self.settings.database_url
-        return env
 
     # ------------------------------------------------------------------------------------------ life cycle
 
@@ -145,9 +138,9 @@ class LocalDeployment:
             command = [sys.executable, "-m", "airflow", service]
             if service == "api-server":
                 command += ["--port", str(self.port)]
-            log = (self.logs / f"{service}.log").open("a", encoding="utf-8")
-            self._processes[service] = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                        stdin=subprocess.DEVNULL, start_new_session=True)
+            with (self.logs / f"{service}.log").open("a", encoding="utf-8") as log:  # the service keeps its own copy
+                self._processes[service] = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                            stdin=subprocess.DEVNULL, start_new_session=True)
         progress("waiting for the services to report healthy")
         try:
             self._wait_healthy()
