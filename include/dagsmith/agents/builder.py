@@ -18,6 +18,7 @@ from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import Intent
 from dagsmith.models.plan import PipelineSpec, PipelineStatus, PlannedStep, Recommendation, ValidationCheck
+from dagsmith.models.plan import TOP_CANDIDATES
 from dagsmith.models.profile import DatasetProfile, SemanticType
 from dagsmith.store import schema
 
@@ -68,7 +69,7 @@ def _choose(recommendation: Recommendation, choices: dict[Stage, str]) -> list[t
             pick, by = choices[stage_rec.stage], "user"
             if pick not in names:
                 raise ChoiceError(f"'{pick}' is not a candidate for {stage_rec.stage.value}; "
-                                  f"choose one of {', '.join(names[:3])}")
+                                  f"choose one of {', '.join(names[:TOP_CANDIDATES])}")
         chosen.append((stage_rec.stage, pick, [n for n in names if n != pick], by))
     return chosen
 

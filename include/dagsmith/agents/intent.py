@@ -441,7 +441,7 @@ def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
     """A goal word that is a class of exactly one categorical column ("is the tumour malignant?"); two or more of
     one column's classes, short codes included, name it as strongly as a synonym ("well (WS) or poorly (PS)")."""
     owners: dict[str, set[str]] = {}
-    classes: dict[str, dict[str, str]] = {}  # column -> its values' one-word stems -> the value
+    classes: dict[str, set[str]] = {}  # column -> the stems of its one-word values
     for column in profile.columns:
         if column.unique <= 50 and column.semantic_type in _CLASS_TYPES:
             for value in column.top_values:
@@ -450,7 +450,7 @@ def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
                     if len(s) >= 4 and s not in COMMON_VALUES and s not in STOPWORDS:
                         owners.setdefault(s, set()).add(column.name)
                 if len(stems) == 1 and len(stems[0]) >= 2 and stems[0].isalpha() and stems[0] not in STOPWORDS:
-                    classes.setdefault(column.name, {})[stems[0]] = value.value
+                    classes.setdefault(column.name, set()).add(stems[0])
     for column, values in classes.items():
         said = [at for at, s in enumerate(goal.stems) if s in values]
         if len({goal.stems[at] for at in said}) >= 2:

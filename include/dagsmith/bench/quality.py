@@ -164,11 +164,11 @@ def reconstruction_r2(components: np.ndarray, frame: pd.DataFrame) -> float | No
     return float(skm.r2_score(standardised, rebuilt, multioutput="variance_weighted"))
 
 
-def _statistics_reference(frame: pd.DataFrame) -> dict[str, float]:
-    """``stat.<column>.<statistic>`` for every numeric column, computed by pandas."""
+def _statistics_reference(numeric: pd.DataFrame) -> dict[str, float]:
+    """``stat.<column>.<statistic>`` for every (numeric) column, computed by pandas."""
     reference = {}
-    for column in _numeric(frame).columns:
-        series = frame[column].astype("float64")
+    for column in numeric.columns:
+        series = numeric[column].astype("float64")
         figures = {"count": series.count(), "missing": series.isna().sum(), "mean": series.mean(),
                    "std": series.std(ddof=1), "min": series.min(), "median": series.median(), "max": series.max()}
         reference.update({f"stat.{column}.{name}": float(figures[name]) for name in EDA_STATISTICS})
@@ -207,8 +207,8 @@ def _numeric(frame: pd.DataFrame) -> pd.DataFrame:
 def eda_quality(metrics: dict, frame: pd.DataFrame) -> Quality:
     """The run's column statistics (``stat.*``), correlations (``corr.*``) and outlier counts (``outliers.*``)
     against pandas on the data as given, within 1e-6. Figures of other kinds are not checked."""
-    statistics = _statistics_reference(frame)
     numeric = _numeric(frame)
+    statistics = _statistics_reference(numeric)
     checked, wrong = 0, []
     for key, value in metrics.items():
         if key.startswith("stat."):

@@ -12,6 +12,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dagsmith.config import Settings
+from dagsmith.models.plan import TOP_CANDIDATES
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -50,15 +51,12 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
     return path
 
 
-TOP = 3
-
-
 def explanation(pipeline: schema.Pipeline, steps: list[dict]) -> str:
     """Markdown for the pipeline's DAG page: what was understood, and per step the choice among the top-ranked
     candidates with their scores and reasons, so a person can audit the pipeline from the Airflow UI."""
     intent = pipeline.plan.get("intent", {})
     reasons = intent.get("reasons", {})
-    ranked = {stage["stage"]: stage["candidates"][:TOP]
+    ranked = {stage["stage"]: stage["candidates"][:TOP_CANDIDATES]
               for stage in pipeline.plan.get("recommendation", {}).get("stages", [])}
     lines = [f"**{pipeline.name}** (owner {pipeline.owner}): {pipeline.goal}", "",
              f"- task: {pipeline.task_type}" + (f" of `{pipeline.target}`" if pipeline.target else ""),

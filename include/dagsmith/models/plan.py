@@ -12,6 +12,10 @@ from dagsmith.models.intent import Intent
 from dagsmith.models.profile import DatasetProfile
 
 
+#: How many candidates per stage a person is shown (and chooses among).
+TOP_CANDIDATES = 3
+
+
 class RankingMode(StrEnum):
     """How candidates are ranked; the non-default modes are the benchmark's ablations."""
 
@@ -54,7 +58,7 @@ class StageRecommendation(BaseModel):
 
     @property
     def top(self) -> list[Candidate]:
-        return self.candidates[:3]
+        return self.candidates[:TOP_CANDIDATES]
 
 
 class Recommendation(BaseModel):
