@@ -29,9 +29,11 @@ serve: install
 	$(VENV)/bin/dagsmith catalog sync microservices
 	$(VENV)/bin/dagsmith serve
 
-## Tests run real containers: the first run sets up podman (as root) and builds the runtime image (~2 min).
+## Tests run real containers and a real browser: the first run sets up podman (as root), builds the runtime image
+## (~2 min) and installs Debian's chromium for the UI tests (screenshots land in test-artifacts/).
 test: install
 	scripts/setup-container-runtime.sh
+	scripts/setup-browser.sh
 	$(PYTHON) -m pytest -n 2 tests
 
 ## The published evaluation on this product (BENCHMARK.md), beside the published figures; resumable.

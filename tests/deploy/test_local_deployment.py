@@ -1,7 +1,8 @@
 """dagsmith deployed on a real Airflow (api-server, scheduler, dag-processor, triggerer), driven as an upstream
-system drives it: a JWT from /auth/token, the meta-DAG triggered through the REST API with a dataset and a goal,
-a person's choice among the top 3 per stage in the human-in-the-loop form, the built pipeline's DAG registered
-(its page explaining every choice) and run, re-triggered with a new dataset, and run by its schedule."""
+system drives its REST API and as a person uses its UI (headless Chromium, screenshots in test-artifacts/): a JWT
+from /auth/token, the meta-DAG triggered through the REST API with a dataset and a goal, a person's choice among the
+top 3 per stage in the UI's human-in-the-loop form, the built pipeline's DAG registered (its docs explaining every
+choice) and run, re-triggered with a new dataset, run by its schedule, and triggered from the UI's form."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from dagsmith.execution.specs import dag_id
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
+from tests.deploy.browser import airflow_ui
 
 META_DAG = "dagsmith_build_pipeline"
 FINISHED = {"success", "failed"}
@@ -111,8 +113,15 @@ def _logs(deployment: LocalDeployment) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(deployment.logs.glob("*.log")))
 
 
-def test_an_upstream_system_builds_a_pipeline_a_person_chose_then_reruns_and_schedules_it(deployment, catalog_settings,
-                                                                                        tmp_path):
+def _ranked(markdown: str, stage: str, rank: int) -> str:
+    """The microservice ranked ``rank`` for ``stage`` among the top 3 a form or page shows after ``stage``
+    (as markdown, or as the rendered page's text, where list numbers are not text)."""
+    section = markdown.split(stage, 1)[1]
+    return re.findall(r"^(?:\d\.\s*)?`?(\w+)`?\s+[\d.]+: keyword", section, re.M)[rank - 1]
+
+
+def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline(deployment, catalog_settings,
+                                                                                   tmp_path):
     penguins = datasets.load("penguins")
     first, second = tmp_path / "penguins.csv", tmp_path / "penguins-2008.csv"
     penguins.to_csv(first, index=False)
@@ -123,46 +132,48 @@ def test_an_upstream_system_builds_a_pipeline_a_person_chose_then_reruns_and_sch
     assert refused.value.code == 401
     api = Api(deployment.url, login.user, login.password)
 
-    run = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the species", "user": "upstream",
-                                 "schedule": "* * * * *", "interactive": True})
-    # A person picks the second-ranked model among the top 3 the form shows with their reasons.
-    question = api.question(META_DAG, run, "choose")
-    modelling = question["body"].split("**modelling**", 1)[1]
-    picked = re.findall(r"^2\. `(\w+)` [\d.]+: keyword", modelling, re.M)[0]
-    api.respond(META_DAG, run, "choose", question["options"][0], {"choices": f"modelling={picked}"})
-    assert api.wait(META_DAG, run) == "success", _logs(deployment)
-    pipeline_id, chosen = _built(catalog_settings, "upstream")
-    assert chosen == picked
-    child = dag_id(pipeline_id)
-    registered = api.call("GET", f"/api/v2/dags/{child}")
-    assert registered["is_paused"] is False and registered["timetable_summary"] == "* * * * *"
-    tasks = [t["task_id"] for t in api.call("GET", f"/api/v2/dags/{child}/tasks")["tasks"]]
-    assert any(t.startswith("step_") and t.endswith("__tabular_loader") for t in tasks), tasks
-    docs = api.call("GET", f"/api/v2/dags/{child}/details")["doc_md"]  # the DAG page explains every choice
-    assert "multiclass_classification of `species`" in docs and "| top candidates (score: why) |" in docs
-    modelling = next(line for line in docs.splitlines() if "| modelling |" in line)
-    assert modelling.count("<br>") == 2 and "keyword" in modelling  # the top 3 with their score breakdown
-    runs = api.runs(child)
-    assert any(r["run_type"] == "operator_triggered" and r["state"] == "success" for r in runs), [  # the meta-DAG's
-        (r["dag_run_id"], r["run_type"], r["state"]) for r in runs]
+    with airflow_ui(deployment.url, "local_deployment") as ui:
+        ui.login(login.user, login.password)
+        run = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the species", "user": "upstream",
+                                     "schedule": "* * * * *", "interactive": True})
+        # A person picks the second-ranked model among the top 3 the UI's form shows with their reasons.
+        asked = api.question(META_DAG, run, "choose")["body"]
+        picked = _ranked(asked, "**modelling**", 2)
+        shown = ui.answer(META_DAG, run, "choose", "choices", f"modelling={picked}")
+        assert _ranked(shown, "\nmodelling\n", 2) == picked and "One STAGE=MICROSERVICE per line" in shown
+        assert api.wait(META_DAG, run) == "success", _logs(deployment)
+        pipeline_id, chosen = _built(catalog_settings, "upstream")
+        assert chosen == picked
+        child = dag_id(pipeline_id)
+        registered = api.call("GET", f"/api/v2/dags/{child}")
+        assert registered["is_paused"] is False and registered["timetable_summary"] == "* * * * *"
+        grid = ui.task_names(child)  # tasks named by stage and microservice
+        assert re.search(rf"step_\d+_modelling__{picked[:10]}", grid), grid
+        docs = ui.dag_docs(child)  # the DAG's docs explain every choice: the top 3 with their score breakdown
+        assert "multiclass_classification of species" in docs and f"modelling: {picked}" in docs
+        assert _ranked(docs, f"modelling: {picked}", 3) and "semantic" in docs.split(f"modelling: {picked}")[1]
+        runs = api.runs(child)
+        assert any(r["run_type"] == "operator_triggered" and r["state"] == "success" for r in runs), [  # the meta-DAG's
+            (r["dag_run_id"], r["run_type"], r["state"]) for r in runs]
 
-    rerun = api.trigger(child, {"dataset": str(second), "user": "upstream"})
-    assert api.wait(child, rerun) == "success", _logs(deployment)
-    with session_scope(catalog_settings) as session:
-        executions = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id)).all()
-        assert {e.dataset for e in executions} >= {str(first), str(second)}
+        rerun = api.trigger(child, {"dataset": str(second), "user": "upstream"})
+        assert api.wait(child, rerun) == "success", _logs(deployment)
+        with session_scope(catalog_settings) as session:
+            executions = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id))
+            assert {e.dataset for e in executions} >= {str(first), str(second)}
 
-    deadline = time.monotonic() + 300
-    while not any(r["run_type"] == "scheduled" and r["state"] in FINISHED for r in api.runs(child)):
-        assert time.monotonic() < deadline, f"no scheduled run finished: {api.runs(child)}\n{_logs(deployment)}"
-        time.sleep(10)
-    scheduled = next(r for r in api.runs(child) if r["run_type"] == "scheduled" and r["state"] in FINISHED)
-    assert scheduled["state"] == "success", _logs(deployment)
+        deadline = time.monotonic() + 300
+        while not any(r["run_type"] == "scheduled" and r["state"] in FINISHED for r in api.runs(child)):
+            assert time.monotonic() < deadline, f"no scheduled run finished: {api.runs(child)}\n{_logs(deployment)}"
+            time.sleep(10)
+        scheduled = next(r for r in api.runs(child) if r["run_type"] == "scheduled" and r["state"] in FINISHED)
+        assert scheduled["state"] == "success", _logs(deployment)
 
-    # Nobody answers the next interactive run: after the timeout the top-ranked services are built.
-    unanswered = api.trigger(META_DAG, {"dataset": str(second), "goal": "predict the species", "user": "nobody",
-                                        "interactive": True})
-    top = re.findall(r"^1\. `(\w+)` [\d.]+: keyword",
-                     api.question(META_DAG, unanswered, "choose")["body"].split("**modelling**", 1)[1], re.M)[0]
+        # A person triggers from the UI's form, whose params are documented, and then does not answer: after the
+        # timeout the top-ranked services are built.
+        form, unanswered = ui.trigger(META_DAG, {"dataset": str(second), "goal": "predict the species",
+                                                 "user": "nobody"}, switches=("interactive",))
+        assert "What you want, e.g." in form and "Let a person choose among the top 3" in form, form
+    top = _ranked(api.question(META_DAG, unanswered, "choose")["body"], "**modelling**", 1)
     assert api.wait(META_DAG, unanswered) == "success", _logs(deployment)
     assert _built(catalog_settings, "nobody")[1] == top

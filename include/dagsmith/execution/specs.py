@@ -61,9 +61,10 @@ def explanation(pipeline: schema.Pipeline, steps: list[dict]) -> str:
     lines = [f"**{pipeline.name}** (owner {pipeline.owner}): {pipeline.goal}", "",
              f"- task: {pipeline.task_type}" + (f" of `{pipeline.target}`" if pipeline.target else ""),
              *(f"- {field.replace('_', ' ')}: {reasons[field]}" for field in ("task_type", "target") if field in reasons),
-             "", "| step | stage | chosen | top candidates (score: why) |", "|---|---|---|---|"]
+             ""]
     for step in steps:
-        candidates = "<br>".join(f"{c['microservice']} {c['score']:.2f}: {c['reason']}"
-                                 for c in ranked.get(step["stage"], []))
-        lines.append(f"| {step['position']} | {step['stage']} | {step['microservice']} | {candidates or '–'} |")
+        lines.append(f"**{step['position']}. {step['stage']}**: `{step['microservice']}`, among")
+        lines += [f"{i}. `{c['microservice']}` {c['score']:.2f}: {c['reason']}"
+                  for i, c in enumerate(ranked.get(step["stage"], []), 1)] or ["- (no ranking recorded)"]
+        lines.append("")
     return "\n".join(lines)
