@@ -5,8 +5,61 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from dagsmith.runtime import check_runtime
+
+REASONERS = ("deterministic", "openai")
+#: How the endpoint is asked for structured output: OpenAI's ``json_schema`` (OpenAI, Azure, vLLM, Ollama) or
+#: ``json_object`` with the schema alongside (llama.cpp's server).
+RESPONSE_FORMATS = ("json_schema", "json_object")
+
+
+class ConfigurationError(ValueError):
+    """An environment variable holds a value dagsmith cannot use; the message names it."""
+
+
+_LLM_NUMBERS = {"temperature": ("DAGSMITH_LLM_TEMPERATURE", float),
+                "timeout_seconds": ("DAGSMITH_LLM_TIMEOUT_SECONDS", float),
+                "max_tokens": ("DAGSMITH_LLM_MAX_TOKENS", int),
+                "max_retries": ("DAGSMITH_LLM_MAX_RETRIES", int)}
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """``DAGSMITH_REASONER`` (``deterministic``, the default, or ``openai``), ``DAGSMITH_LLM_MODEL``, the SDK's own
+    ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` (read by the SDK; the key is never stored or logged), and the
+    ``DAGSMITH_LLM_*`` numbers below."""
+
+    reasoner: Literal["deterministic", "openai"] = "deterministic"
+    model: str | None = None
+    temperature: float = 0.3
+    timeout_seconds: float = 60.0
+    max_tokens: int = 800
+    max_retries: int = 2
+    response_format: Literal["json_schema", "json_object"] = "json_schema"
+
+    @classmethod
+    def from_env(cls) -> LLMConfig:
+        env = os.environ
+        reasoner = env.get("DAGSMITH_REASONER") or "deterministic"
+        if reasoner not in REASONERS:
+            raise ConfigurationError(f"DAGSMITH_REASONER must be one of {', '.join(REASONERS)}, not '{reasoner}'")
+        model = env.get("DAGSMITH_LLM_MODEL") or None
+        if reasoner == "openai" and not model:
+            raise ConfigurationError("DAGSMITH_REASONER=openai needs DAGSMITH_LLM_MODEL, the name of the model the "
+                                     "endpoint serves")
+        response_format = env.get("DAGSMITH_LLM_RESPONSE_FORMAT") or "json_schema"
+        if response_format not in RESPONSE_FORMATS:
+            raise ConfigurationError(f"DAGSMITH_LLM_RESPONSE_FORMAT must be one of {', '.join(RESPONSE_FORMATS)}")
+        numbers = {}
+        for name, (variable, kind) in _LLM_NUMBERS.items():
+            if env.get(variable):
+                try:
+                    numbers[name] = kind(env[variable])
+                except ValueError:
+                    raise ConfigurationError(f"{variable} must be a number, not '{env[variable]}'") from None
+        return cls(reasoner=reasoner, model=model, response_format=response_format, **numbers)
 
 
 @dataclass(frozen=True)
@@ -16,12 +69,14 @@ class Settings:
     ``DAGSMITH_HOME`` (default ``.dagsmith`` in the working directory) holds the embedded database,
     staged uploads and workspaces. ``DAGSMITH_DATABASE_URL``, when set, points at any PostgreSQL with
     pgvector instead of the embedded server. ``DAGSMITH_RUNTIME`` (``local`` or ``docker``) is where pipeline
-    steps run unless a run says otherwise: the default of the DAGs' ``runtime`` parameter.
+    steps run unless a run says otherwise: the default of the DAGs' ``runtime`` parameter. ``llm`` says whether
+    a language model reasons beside the deterministic reasoner (``LLMConfig``).
     """
 
     home: Path
     database_url: str | None
     runtime: str = "local"
+    llm: LLMConfig = LLMConfig()
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -29,8 +84,9 @@ class Settings:
         try:
             runtime = check_runtime(os.environ.get("DAGSMITH_RUNTIME") or "local")
         except ValueError as exc:
-            raise ValueError(f"DAGSMITH_RUNTIME: {exc}") from None
-        return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime)
+            raise ConfigurationError(f"DAGSMITH_RUNTIME: {exc}") from None
+        return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime,
+                   llm=LLMConfig.from_env())
 
     @property
     def staging_dir(self) -> Path:

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from dagsmith import datasets
-from dagsmith.agents.intent import detect_intent, understand, validate_intent
+from dagsmith.agents.intent import detect_intent, validate_intent
+from dagsmith.agents.understanding import understand
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent, IssueLevel

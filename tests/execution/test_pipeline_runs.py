@@ -19,6 +19,7 @@ from dagsmith.learning.patterns import load_history
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from tests.execution.conftest import service_id
+from tests.reasoning.chat_server import Reply, chat_server
 
 
 def _break_modelling(settings, planned, *, keep_alternatives: bool) -> list[dict]:
@@ -88,6 +89,28 @@ def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, ch
     with session_scope(store) as session:
         history = load_history(session, None)
         assert history.counts("modelling", service_id(session, "svm_classifier")).failures == 1
+
+
+def test_a_configured_model_reads_the_failure_and_chooses_the_substitute(store, embedder, churn_csv, tmp_path,
+                                                                         monkeypatch):
+    """With a model configured (a scripted stand-in for a hosted one), its choice among the untried candidates is
+    the one run, and the decision records who made it and at what cost."""
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    alternatives = _break_modelling(store, planned, keep_alternatives=True)
+    pick = alternatives[1]["name"]  # not the best-ranked: the rules alone would not choose it
+    answer = {"error_class": "resource_exhaustion", "action": "substitute", "substitute": pick,
+              "reason": f"the SVM refuses more rows; {pick} scales to this table"}
+    with chat_server(Reply(answer)) as model:
+        for name, value in {"DAGSMITH_REASONER": "openai", "DAGSMITH_LLM_MODEL": "scripted-model",
+                            "OPENAI_BASE_URL": model.url, "OPENAI_API_KEY": "sk-canary-run"}.items():
+            monkeypatch.setenv(name, value)
+        outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
+    assert outcome["status"] == "completed", outcome["error"]
+    decision = next(s for s in outcome["trace"]["steps"] if s["stage"] == "modelling")["attempts"][0]["decision"]
+    assert decision["to_name"] == pick and decision["reason"].startswith("the SVM refuses more rows")
+    assert decision["provenance"]["reasoner"] == "scripted-model" and decision["provenance"]["prompt_tokens"] > 0
+    assert "Traceback" in model.prompt() or "max_rows" in model.prompt()  # it read the step's error output
+    assert "sk-canary-run" not in outcome["log"].read_text() + json.dumps(outcome["trace"])
 
 
 def test_when_every_candidate_fails_the_pipeline_fails_with_diagnostics(store, embedder, churn_csv, tmp_path):

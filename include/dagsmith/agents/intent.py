@@ -1112,17 +1112,22 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
         task, why = _FAMILY_TASK[family], "nothing to predict"
     reasons["target"] = choice.reason
     reasons["task_type"] = f"{task.value.replace('_', ' ')}: {_evidence(scores, family)}; {why}"
+    return compose_intent(goal, profile, task, choice.column, reasons, task_confidence * choice.confidence)
 
+
+def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: str | None, reasons: dict[str, str],
+                   confidence: float) -> Intent:
+    """The intent for a reading of the goal (by any reasoner): its constraints and the stages the data needs."""
+    reasons = dict(reasons)
     constraints = parse_constraints(goal, task)
     for c in constraints:
         reasons[f"constraint.{c.kind}" + (f".{c.value}" if c.kind in {"exclude_family", "metric"} else "")] = c.reason
-    view = DataView(profile, task, profile.column(choice.column) if choice.column else None,
-                    _features(profile, choice.column, task), constraints)
+    view = DataView(profile, task, profile.column(target) if target else None, _features(profile, target, task),
+                    constraints)
     required, optional, stage_reasons = plan_stages(view)
     return Intent(
-        goal=goal, task_type=task, target=choice.column, required_stages=required, optional_stages=optional,
-        constraints=constraints, reasons={**reasons, **stage_reasons},
-        confidence=round(task_confidence * choice.confidence, 3),
+        goal=goal, task_type=task, target=target, required_stages=required, optional_stages=optional,
+        constraints=constraints, reasons={**reasons, **stage_reasons}, confidence=round(confidence, 3),
     )
 
 
@@ -1188,14 +1193,6 @@ def validate_intent(intent: Intent, profile: DatasetProfile) -> Intent:
     found = [*_goal_issues(intent), *_size_issues(intent, profile), *_target_issues(intent, profile),
              *_leakage_issues(intent, profile), *_metric_issues(intent)]
     return intent.model_copy(update={"issues": intent.issues + [i for i in found if i not in intent.issues]})
-
-
-def understand(goal: str, profile: DatasetProfile) -> Intent:
-    """Detect and validate; raises AmbiguousGoal (unreadable goal) or InvalidIntent (cannot be planned)."""
-    intent = validate_intent(detect_intent(goal, profile), profile)
-    if intent.errors:
-        raise InvalidIntent(intent)
-    return intent
 
 
 def _goal_issues(intent: Intent) -> list[IntentIssue]:

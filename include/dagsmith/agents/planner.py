@@ -8,9 +8,9 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from dagsmith.agents import builder
-from dagsmith.agents.intent import understand
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import analysis_mode, recommend
+from dagsmith.agents.understanding import understand
 from dagsmith.catalog import repository
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.config import Settings
@@ -25,6 +25,7 @@ from dagsmith.models.plan import (
     Weights,
 )
 from dagsmith.models.profile import DatasetProfile, SemanticType
+from dagsmith.reasoning.llm import model_reasoner
 from dagsmith.store.db import session_scope
 
 #: Optional stages a pipeline gets unless the person says otherwise: plots, a report, and removing
@@ -102,7 +103,7 @@ def plan(
         return result
 
     profile = timed("profile", lambda: profile_dataset(data))
-    intent = timed("intent", lambda: understand(goal, profile))
+    intent = timed("intent", lambda: understand(goal, profile, model_reasoner(settings)))
     recommendation = timed("recommend", lambda: recommend_stages(
         profile, intent, user=user, mode=mode, weights=weights, settings=settings, embedder=embedder))
     spec = timed("build", lambda: build_pipeline(profile, intent, recommendation, data=data, user=user,

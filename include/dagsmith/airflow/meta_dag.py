@@ -19,9 +19,9 @@ from airflow.sdk import DAG, Param, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_markdown
-from dagsmith.agents.intent import understand
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
+from dagsmith.agents.understanding import understand
 from dagsmith.airflow.pipeline_dag import runtime_param
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
@@ -29,6 +29,7 @@ from dagsmith.execution.specs import write_spec
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
 from dagsmith.models.plan import RankingMode, Recommendation
 from dagsmith.models.profile import DatasetProfile
+from dagsmith.reasoning.llm import model_reasoner
 
 DAG_ID = "dagsmith_build_pipeline"
 #: How long ``execute`` keeps retrying while the dag-processor registers a new pipeline DAG.
@@ -77,7 +78,8 @@ def build() -> DAG:
         @task(task_id="intent")
         def intent(profile_json: dict, params: dict | None = None) -> dict:
             try:
-                return understand(params["goal"], DatasetProfile.model_validate(profile_json)).model_dump(mode="json")
+                return understand(params["goal"], DatasetProfile.model_validate(profile_json),
+                                  model_reasoner(Settings.from_env())).model_dump(mode="json")
             except (AmbiguousGoal, InvalidIntent) as exc:
                 raise _user_error(exc) from None
 

@@ -42,6 +42,7 @@ from dagsmith.execution.driver import run_pipeline
 from dagsmith.learning.patterns import load_history
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
 from dagsmith.models.plan import PipelineSpec
+from dagsmith.models.reasoning import Provenance
 from dagsmith.runtime import runtime_named
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -167,7 +168,7 @@ def _expert_pipeline(task: BenchTask, path: Path, user: str, experiment: Experim
     profile = profile_dataset(path)
     stages = ordered(list(task.reference))
     intent = Intent(goal=task.goal, task_type=task.task_type, target=task.target, required_stages=stages,
-                    confidence=1.0, reasoner="reference pipeline",
+                    confidence=1.0, provenance=Provenance(reasoner="reference pipeline"),
                     reasons={"task_type": "given by the benchmark task", "target": "given by the benchmark task"})
     recommendation = recommend_stages(profile, intent, user=user, mode=experiment.mode, settings=settings,
                                       embedder=embedder)

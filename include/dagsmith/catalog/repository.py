@@ -127,6 +127,15 @@ def search(
     ]
 
 
+def current_sources(session: Session) -> list[tuple[ServiceSource, Analysis | None]]:
+    """Every microservice's current version as stored (its files) with its newest code analysis."""
+    versions = session.scalars(select(schema.MicroserviceVersion).join(
+        schema.Microservice, schema.Microservice.current_version_id == schema.MicroserviceVersion.id)
+        .order_by(schema.Microservice.name))
+    return [(ServiceSource.from_files(v.files, v.origin or ""), latest_analysis(session, v.id, AnalysisMode.CODE))
+            for v in versions]
+
+
 def latest_analysis(session: Session, version_id: int, mode: AnalysisMode) -> Analysis | None:
     """The newest ``mode`` analysis of a version (a re-analysis by a newer analyzer supersedes older ones)."""
     result = session.scalar(

@@ -21,7 +21,9 @@ from dagsmith.models.catalog import Analysis, Finding, Manifest, UploadOutcome, 
 from dagsmith.reasoning.code_analysis import ANALYZER as CODE_ANALYZER
 from dagsmith.reasoning.code_analysis import ANALYZER_VERSION as CODE_ANALYZER_VERSION
 from dagsmith.reasoning.code_analysis import analyze_code
+from dagsmith.reasoning.code_llm import LLM_ANALYZER_VERSION, analyzer_name, read_code
 from dagsmith.reasoning.doc_analysis import analyze_documentation
+from dagsmith.reasoning.llm import ModelReasoner, decide, model_reasoner
 from dagsmith.store.db import session_scope
 
 Progress = Callable[[str], None]
@@ -37,10 +39,18 @@ def composite_text(manifest: Manifest, analysis: Analysis) -> str:
     return " ".join(parts)
 
 
-def analyses_of(source: ServiceSource, security_notes: list[str]) -> list[Analysis]:
-    code = analyze_code(source)
-    code.security_notes = security_notes
+def analyses_of(source: ServiceSource, security_notes: list[str], reasoner: ModelReasoner | None = None
+                ) -> list[Analysis]:
+    """Code-grounded (worded by the configured model when its reading holds up) and documentation-based."""
+    static = analyze_code(source)
+    static.security_notes = security_notes
+    code, _ = decide(reasoner, lambda model: read_code(model, source, static), lambda: static)
     return [code, analyze_documentation(source)]
+
+
+def code_analyzer(reasoner: ModelReasoner | None) -> tuple[str, str]:
+    """The analyzer and version current code analyses come from; others are analysed again by a sync."""
+    return (analyzer_name(reasoner), LLM_ANALYZER_VERSION) if reasoner else (CODE_ANALYZER, CODE_ANALYZER_VERSION)
 
 
 @dataclass
@@ -52,7 +62,8 @@ class _Checked:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _check(path: Path, settings: Settings, known: dict[str, str] | None = None) -> _Checked | UploadResult:
+def _check(path: Path, settings: Settings, reasoner: ModelReasoner | None,
+           known: dict[str, str] | None = None) -> _Checked | UploadResult:
     """Stage and validate one folder; content already current in the catalog (``known``) is not re-checked."""
     name = path.name
     try:
@@ -67,7 +78,7 @@ def _check(path: Path, settings: Settings, known: dict[str, str] | None = None) 
             if any(f.blocking for f in findings):
                 return UploadResult(name=name, outcome=UploadOutcome.REJECTED, findings=findings)
             notes = [f.message for f in findings if f.check.startswith("security")]
-            return _Checked(source, analyses_of(source, notes), findings)
+            return _Checked(source, analyses_of(source, notes, reasoner), findings)
     except StagingRejected as rejected:
         return UploadResult(name=name, outcome=UploadOutcome.REJECTED, findings=rejected.findings)
 
@@ -91,7 +102,7 @@ def _store(checked: list[_Checked], embedder: Embedder, settings: Settings) -> l
 def add(path: str | Path, settings: Settings | None = None, embedder: Embedder | None = None) -> UploadResult:
     """Upload one microservice folder."""
     settings = settings or Settings.from_env()
-    checked = _check(Path(path), settings)
+    checked = _check(Path(path), settings, model_reasoner(settings))
     if isinstance(checked, UploadResult):
         return checked
     return _store([checked], embedder or default_embedder(), settings)[0]
@@ -112,13 +123,14 @@ def sync(
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is not a folder")
+    reasoner = model_reasoner(settings)
     with session_scope(settings) as session:
-        known = repository.current_hashes(session, CODE_ANALYZER, CODE_ANALYZER_VERSION)
+        known = repository.current_hashes(session, *code_analyzer(reasoner))
     results: list[UploadResult] = []
     pending: list[_Checked] = []
     folders = service_folders(root)
     for index, folder in enumerate(folders, 1):
-        checked = _check(folder, settings, known)
+        checked = _check(folder, settings, reasoner, known)
         if isinstance(checked, UploadResult):
             results.append(checked)
         else:
@@ -128,5 +140,31 @@ def sync(
     if pending:
         if progress:
             progress(f"embedding and storing {len(pending)} new or changed microservices")
+        results += _store(pending, embedder or default_embedder(), settings)
+    return sorted(results, key=lambda r: r.name)
+
+
+def reanalyze(settings: Settings | None = None, embedder: Embedder | None = None, progress: Progress | None = None,
+              everything: bool = False) -> list[UploadResult]:
+    """Analyse the stored current version of every microservice again with the configured analyzer (after the
+    model changed, or to a model from none); with ``everything``, also those it analysed already."""
+    settings = settings or Settings.from_env()
+    reasoner = model_reasoner(settings)
+    current = code_analyzer(reasoner)
+    with session_scope(settings) as session:
+        stored = repository.current_sources(session)
+    pending, results = [], []
+    for index, (source, analysis) in enumerate(stored, 1):
+        if not everything and analysis and (analysis.analyzer, analysis.analyzer_version) == current:
+            results.append(UploadResult(name=source.manifest.name, outcome=UploadOutcome.UNCHANGED,
+                                        version_hash=source.content_hash))
+            continue
+        notes = analysis.security_notes if analysis else []
+        pending.append(_Checked(source, analyses_of(source, notes, reasoner), []))
+        if progress:
+            progress(f"analysed {index}/{len(stored)}: {source.manifest.name}")
+    if pending:
+        if progress:
+            progress(f"embedding and storing {len(pending)} re-analysed microservices")
         results += _store(pending, embedder or default_embedder(), settings)
     return sorted(results, key=lambda r: r.name)

@@ -13,6 +13,7 @@ from dagsmith.cli.plan import plan_command
 from dagsmith.cli.profile import profile
 from dagsmith.cli.run import run_command
 from dagsmith.cli.serve import serve_command
+from dagsmith.config import ConfigurationError
 from dagsmith.store.db import DatabaseUnavailable
 from dagsmith.store.embedded import EmbeddedServerError
 
@@ -40,6 +41,8 @@ def main() -> None:
         app()
     except (DatabaseUnavailable, EmbeddedServerError) as exc:
         fail(str(exc), code=3)
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}", code=2)
     except KeyboardInterrupt:
         fail("interrupted", code=130)
 

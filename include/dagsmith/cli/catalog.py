@@ -12,6 +12,7 @@ from rich.table import Table
 from dagsmith.catalog import repository
 from dagsmith.catalog.search import search as search_catalog
 from dagsmith.catalog.upload import add as add_service
+from dagsmith.catalog.upload import reanalyze as reanalyze_catalog
 from dagsmith.catalog.upload import sync as sync_folder
 from dagsmith.cli.output import console, errors, fail, print_json, progress
 from dagsmith.models.catalog import Analysis, AnalysisMode, UploadOutcome, UploadResult
@@ -64,10 +65,33 @@ def sync(
         for result in results:
             if result.outcome is not UploadOutcome.UNCHANGED:
                 _print_result(result)
-        counts = {o.value: sum(r.outcome is o for r in results) for o in UploadOutcome}
-        console.print(", ".join(f"{n} {k}" for k, n in counts.items()), highlight=False)
+        _print_counts(results)
     if any(r.outcome is UploadOutcome.REJECTED for r in results):
         raise typer.Exit(1)
+
+
+def _print_counts(results: list[UploadResult]) -> None:
+    counts = {o.value: sum(r.outcome is o for r in results) for o in UploadOutcome}
+    console.print(", ".join(f"{n} {k}" for k, n in counts.items()), highlight=False)
+
+
+@app.command()
+def reanalyze(
+    everything: Annotated[bool, typer.Option("--all", help="Also the services the current analyzer analysed.")] = False,
+    json: JsonOption = False,
+) -> None:
+    """Analyse the stored microservices again with the configured analyzer, e.g. after DAGSMITH_LLM_MODEL changed.
+
+    Only services whose newest code analysis came from another analyzer (or model) are analysed, unless --all.
+    """
+    results = reanalyze_catalog(progress=None if json else progress, everything=everything)
+    if json:
+        print_json(results)
+        return
+    for result in results:
+        if result.outcome is not UploadOutcome.UNCHANGED:
+            _print_result(result)
+    _print_counts(results)
 
 
 @app.command()

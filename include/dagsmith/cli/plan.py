@@ -53,6 +53,12 @@ def _show(result: Plan) -> None:
 
     console.print(f"\n[bold]Intent[/] {intent.task_type.value}" + (f", target [cyan]{intent.target}[/]" if intent.target
                                                                     else "") + f" (confidence {intent.confidence:.2f})")
+    read = intent.provenance
+    console.print(f"  [dim]read by:[/] {escape(read.reasoner)}" + (
+        f" ({read.latency_ms:.0f} ms, {read.prompt_tokens}+{read.completion_tokens} tokens"
+        f"{', cached' if read.cached else ''})" if read.prompt_tokens else "")
+        + (f"; the model's answer was not used: {escape(read.fallback_reason)}" if read.fallback_reason else ""),
+        highlight=False)
     for field, reason in intent.reasons.items():
         console.print(f"  [dim]{field}:[/] {escape(reason)}", highlight=False)
     for constraint in intent.constraints:

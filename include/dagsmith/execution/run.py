@@ -21,8 +21,11 @@ from dagsmith.catalog import repository
 from dagsmith.config import Settings
 from dagsmith.execution.contract import check_bundle
 from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose
+from dagsmith.healing.interpret import interpret
 from dagsmith.learning.record import record_execution
 from dagsmith.models.catalog import Analysis, AnalysisMode
+from dagsmith.models.reasoning import Provenance
+from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide, model_reasoner
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -120,27 +123,49 @@ def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> 
     return carried
 
 
+def _substitute(session: Session, step: schema.PipelineStep, last: schema.StepAttempt, alternative: dict,
+                error: ErrorClass, reason: str) -> dict:
+    _, _, analysis = _service(session, alternative["id"])
+    return {"action": "substitute", "from": last.microservice_id, "to": alternative["id"],
+            "to_name": alternative["name"], "params": _carried_params(step.params, analysis, error), "reason": reason}
+
+
 def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.StepAttempt],
-            self_healing: bool) -> dict:
-    """What the next try of a failed step runs: the same service (transient errors), a substitute, or nothing."""
+            self_healing: bool, reasoner: ModelReasoner | None) -> dict:
+    """What the next try of a failed step runs: the same service (transient errors), a substitute, or nothing;
+    read by the configured model when there is one and its choice is a real untried candidate."""
     last = attempts[-1]
     error = ErrorClass(last.error_class or ErrorClass.UNKNOWN)
     if not self_healing:
         return {"action": "retry", "reason": "self-healing is off; the same service runs again"}
     same = [a for a in attempts if a.microservice_id == last.microservice_id and a.error_class == last.error_class]
-    if error in RETRY_SAME and len(same) < MAX_SAME_FAILURES:
-        return {"action": "retry", "reason": f"{error.value} errors pass; the same service runs again"}
     tried = {a.microservice_id for a in attempts}
     untried = [alt for alt in step.alternatives if alt["id"] not in tried]
-    if not untried:
-        return {"action": "give_up", "reason": f"step {step.position} ({step.stage}): every candidate failed; the "
-                                               f"last error was {error.value}: {(last.error_text or '')[-300:]}"}
-    substitute = untried[0]
-    _, _, analysis = _service(session, substitute["id"])
-    return {"action": "substitute", "from": last.microservice_id, "to": substitute["id"],
-            "to_name": substitute["name"], "params": _carried_params(step.params, analysis, error),
-            "reason": f"{error.value} in the previous service; '{substitute['name']}' is the best-ranked "
-                      "untried candidate"}
+
+    def by_rules() -> dict:
+        if error in RETRY_SAME and len(same) < MAX_SAME_FAILURES:
+            return {"action": "retry", "reason": f"{error.value} errors pass; the same service runs again"}
+        if not untried:
+            return {"action": "give_up", "reason": f"step {step.position} ({step.stage}): every candidate failed; the "
+                                                   f"last error was {error.value}: {(last.error_text or '')[-300:]}"}
+        best = untried[0]
+        return _substitute(session, step, last, best, error, f"{error.value} in the previous service; "
+                                                             f"'{best['name']}' is the best-ranked untried candidate")
+
+    def by_model(model: ModelReasoner) -> tuple[dict, Provenance]:
+        failed = session.get(schema.Microservice, last.microservice_id).name
+        reading, provenance = interpret(model, step.stage, failed, last.error_text or "",
+                                        {alt["name"]: _service(session, alt["id"])[2] for alt in untried})
+        if reading.action == "retry":
+            if len(same) >= MAX_SAME_FAILURES:
+                raise ReasonerFailed(f"{model.name} asked to retry '{failed}', which already failed {len(same)} "
+                                     "times the same way", provenance)
+            return {"action": "retry", "reason": reading.reason}, provenance
+        alternative = next(alt for alt in untried if alt["name"] == reading.substitute)
+        return _substitute(session, step, last, alternative, reading.error_class, reading.reason), provenance
+
+    decision, provenance = decide(reasoner if untried else None, by_model, by_rules)
+    return {**decision, "provenance": provenance.model_dump(mode="json")}
 
 
 def heal(execution_id: int, position: int, *, settings: Settings, self_healing: bool = True) -> dict | None:
@@ -157,7 +182,8 @@ def heal(execution_id: int, position: int, *, settings: Settings, self_healing: 
             return None
         decision = attempts[-1].decision
         if not decision:
-            decision = attempts[-1].decision = _decide(session, step, attempts, self_healing)
+            decision = attempts[-1].decision = _decide(session, step, attempts, self_healing,
+                                                       model_reasoner(settings))
             if decision["action"] == "substitute":
                 step.microservice_id, step.params = decision["to"], decision["params"]
             elif decision["action"] == "give_up":

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from dagsmith.models.catalog import Stage, TaskType
+from dagsmith.models.reasoning import Provenance
 
 
 class IssueLevel(StrEnum):
@@ -39,7 +40,7 @@ class Intent(BaseModel):
     reasons: dict[str, str] = Field(default_factory=dict, description="inferred field -> why")
     issues: list[IntentIssue] = Field(default_factory=list)
     confidence: float = Field(ge=0.0, le=1.0)
-    reasoner: str = "deterministic"
+    provenance: Provenance = Field(default_factory=Provenance)
 
     @property
     def errors(self) -> list[IntentIssue]:

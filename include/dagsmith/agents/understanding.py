@@ -1,0 +1,82 @@
+"""Agent A2's entry point: the goal read by the configured language model when its reading holds up, else by
+the deterministic rules of ``agents.intent``.
+
+The model reads only the task type and the target; constraints and stages come from the same rules the
+deterministic reasoner uses, so both readings are planned alike. The reading must make sense for the data
+(the target exists, its type fits the task, enough rows: ``validate_intent``), or it is not used.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel, Field
+
+from dagsmith.agents.intent import compose_intent, detect_intent, validate_intent
+from dagsmith.models.catalog import TaskType
+from dagsmith.models.intent import Intent, InvalidIntent
+from dagsmith.models.profile import DatasetProfile
+from dagsmith.models.reasoning import Provenance
+from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide
+
+#: Example values shown per column: enough to recognise classes, never more than a small sample of the data.
+SAMPLE_VALUES = 5
+#: Columns described in the prompt; wider tables are cut (the prompt must stay bounded).
+MAX_COLUMNS = 200
+UNSUPERVISED = {TaskType.CLUSTERING, TaskType.DIMENSIONALITY_REDUCTION, TaskType.ANOMALY_DETECTION,
+                TaskType.EXPLORATORY_ANALYSIS}
+
+QUESTION = (
+    "A user wants a machine-learning pipeline on a table. From the user's goal and the table's columns, decide the "
+    "task type and, for a prediction task, the target column: the one whose values the user wants predicted. "
+    "Use the column's exact name. For clustering, dimensionality reduction, anomaly detection or exploratory "
+    "analysis the target is null. Binary classification needs a target with two classes; regression a numeric "
+    "one. Give a short reason for each choice and your confidence between 0 and 1.")
+
+
+class IntentReading(BaseModel):
+    """What the model answers: the contract its JSON must fit."""
+
+    task_type: TaskType
+    target: str | None = Field(description="exact column name, or null for an unsupervised task")
+    task_type_reason: str
+    target_reason: str
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+def columns_summary(profile: DatasetProfile) -> str:
+    """One JSON line per column: name, kind, cardinality and a few example values (no whole rows)."""
+    return "\n".join(json.dumps({"name": c.name, "type": c.semantic_type.value, "distinct": c.unique,
+                                 "missing": c.missing,
+                                 "examples": [str(v.value)[:40] for v in c.top_values[:SAMPLE_VALUES]]})
+                     for c in profile.columns[:MAX_COLUMNS])
+
+
+def read_intent(reasoner: ModelReasoner, goal: str, profile: DatasetProfile) -> tuple[Intent, Provenance]:
+    """The model's reading of the goal as a validated intent; raises ``ReasonerFailed`` when it makes no sense."""
+    reading, provenance = reasoner.ask("intent", QUESTION, {"goal": goal, "columns": columns_summary(profile)},
+                                       IntentReading)
+    target = None if reading.task_type in UNSUPERVISED else reading.target
+    if reading.task_type not in UNSUPERVISED:
+        if not target:
+            raise ReasonerFailed(f"{reasoner.name} chose {reading.task_type.value} without a target", provenance)
+        if target not in profile.column_names:
+            raise ReasonerFailed(f"{reasoner.name} chose the target '{target}', which is not a column", provenance)
+    reasons = {"task_type": f"{reading.task_type.value.replace('_', ' ')}: {reading.task_type_reason}",
+               "target": f"{target}: {reading.target_reason}" if target else "none: an unsupervised task"}
+    intent = validate_intent(compose_intent(goal, profile, reading.task_type, target, reasons, reading.confidence),
+                             profile)
+    if intent.errors:
+        raise ReasonerFailed(f"{reasoner.name}'s reading cannot be planned: "
+                             + " ".join(issue.message for issue in intent.errors), provenance)
+    return intent, provenance
+
+
+def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None) -> Intent:
+    """Read and validate the goal; raises AmbiguousGoal (unreadable goal) or InvalidIntent (cannot be planned)."""
+    intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
+                                lambda: validate_intent(detect_intent(goal, profile), profile))
+    intent = intent.model_copy(update={"provenance": provenance})
+    if intent.errors:
+        raise InvalidIntent(intent)
+    return intent
