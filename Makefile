@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test bench bench-catalog bench-plan bench-run clean
+.PHONY: install run serve test test-llm bench bench-catalog bench-plan bench-run clean
 
 install: $(STAMP)
 
@@ -35,6 +35,11 @@ test: install
 	scripts/setup-container-runtime.sh
 	scripts/setup-browser.sh
 	$(PYTHON) -m pytest -n 2 tests
+
+## Opt-in: the model reasoner against a real local OpenAI-compatible server (llama.cpp serving a 270M model in
+## .venv-llm; the first run builds it, about 4 min on 2 cores).
+test-llm: install
+	scripts/local-llm.sh $(PYTHON) -m pytest tests/reasoning/test_local_model.py
 
 ## The published evaluation on this product (BENCHMARK.md), beside the published figures; resumable.
 bench: install

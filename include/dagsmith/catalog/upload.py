@@ -99,6 +99,16 @@ def _store(checked: list[_Checked], embedder: Embedder, settings: Settings) -> l
     return results
 
 
+def _store_all(pending: list[_Checked], results: list[UploadResult], embedder: Embedder | None, settings: Settings,
+               progress: Progress | None, what: str) -> list[UploadResult]:
+    """Embed and store what was analysed (in one batch: the model loads once); every result, by name."""
+    if pending:
+        if progress:
+            progress(f"embedding and storing {len(pending)} {what}")
+        results = results + _store(pending, embedder or default_embedder(), settings)
+    return sorted(results, key=lambda r: r.name)
+
+
 def add(path: str | Path, settings: Settings | None = None, embedder: Embedder | None = None) -> UploadResult:
     """Upload one microservice folder."""
     settings = settings or Settings.from_env()
@@ -137,11 +147,7 @@ def sync(
             pending.append(checked)
         if progress:
             progress(f"checked {index}/{len(folders)}: {folder.name}")
-    if pending:
-        if progress:
-            progress(f"embedding and storing {len(pending)} new or changed microservices")
-        results += _store(pending, embedder or default_embedder(), settings)
-    return sorted(results, key=lambda r: r.name)
+    return _store_all(pending, results, embedder, settings, progress, "new or changed microservices")
 
 
 def reanalyze(settings: Settings | None = None, embedder: Embedder | None = None, progress: Progress | None = None,
@@ -163,8 +169,4 @@ def reanalyze(settings: Settings | None = None, embedder: Embedder | None = None
         pending.append(_Checked(source, analyses_of(source, notes, reasoner), []))
         if progress:
             progress(f"analysed {index}/{len(stored)}: {source.manifest.name}")
-    if pending:
-        if progress:
-            progress(f"embedding and storing {len(pending)} re-analysed microservices")
-        results += _store(pending, embedder or default_embedder(), settings)
-    return sorted(results, key=lambda r: r.name)
+    return _store_all(pending, results, embedder, settings, progress, "re-analysed microservices")
