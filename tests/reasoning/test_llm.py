@@ -188,3 +188,19 @@ def test_configuration_from_the_environment(monkeypatch, tmp_path):
     reasoner = model_reasoner(Settings.from_env())
     assert (reasoner.name, reasoner.config.temperature, reasoner.config.max_tokens) == ("m", 0.0, 300)
     assert reasoner.cache_dir == tmp_path / "llm-cache"
+
+
+def test_the_reasoner_benchmark_compares_model_and_rules_on_the_suite_goals(reasoner_for):
+    from dagsmith.bench.reasoners import run
+    from dagsmith.bench.suite import load_suite
+
+    # The stand-in always answers churn: right for the first two tasks (both predict a churn column)...
+    with chat_server(Reply(GOOD_INTENT)) as server:
+        result = run(load_suite()[:2], reasoner_for(server))
+    assert (result["tasks"], result["model_answers_used"], result["right_with_model"]) == (2, 2, 2)
+    assert result["right_deterministic"] == 2 and result["mean_tokens"] == 150
+    # ... and a model that names no real column is caught every time, the rules deciding instead.
+    with chat_server(Reply({**GOOD_INTENT, "target": "loyalty"})) as server:
+        result = run(load_suite()[:2], reasoner_for(server, model="another-model"))  # not the first one's cache
+    assert result["model_answers_used"] == 0 and result["fallbacks"] == {"not a column": 2}
+    assert result["right_with_model"] == result["right_deterministic"]
