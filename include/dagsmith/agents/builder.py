@@ -12,6 +12,7 @@ import re
 
 from sqlalchemy.orm import Session
 
+from dagsmith.agents.parameters_llm import read_params
 from dagsmith.agents.recommender import PRODUCER_STAGES
 from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER
 from dagsmith.catalog.repository import CatalogEntry
@@ -20,6 +21,8 @@ from dagsmith.models.intent import Intent
 from dagsmith.models.plan import PipelineSpec, PipelineStatus, PlannedStep, Recommendation, ValidationCheck
 from dagsmith.models.plan import TOP_CANDIDATES
 from dagsmith.models.profile import DatasetProfile, SemanticType
+from dagsmith.models.reasoning import Provenance
+from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide
 from dagsmith.store import schema
 
 SUPERVISED = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION, TaskType.REGRESSION,
@@ -255,8 +258,10 @@ def build(
     owner: str,
     dataset: str,
     choices: dict[Stage, str] | None = None,
+    reasoner: ModelReasoner | None = None,
 ) -> PipelineSpec:
-    """The pipeline for this intent: chosen services, inferred parameters, edges, and its four checks."""
+    """The pipeline for this intent: chosen services, inferred parameters (reviewed by the configured model when
+    there is one and its values hold up), edges, and its four checks."""
     chosen = _choose(recommendation, choices or {})
     order = {stage: i for i, stage in enumerate(STAGE_ORDER)}
     chosen.sort(key=lambda item: order[item[0]])
@@ -273,6 +278,17 @@ def build(
     spec = PipelineSpec(name=pipeline_name(intent.goal), goal=intent.goal, owner=owner, task_type=intent.task_type.value,
                         target=intent.target, dataset=dataset, steps=steps)
     spec.checks = validate(spec, profile, intent, catalog)
+
+    def by_model(model: ModelReasoner) -> tuple[PipelineSpec, Provenance]:
+        revised, provenance = read_params(model, spec, catalog, profile, intent)
+        revised.checks = validate(revised, profile, intent, catalog)
+        if spec.valid and not revised.valid:
+            failed = "; ".join(c.detail for c in revised.checks if not c.passed)
+            raise ReasonerFailed(f"{model.name}'s parameters fail the pipeline's checks: {failed}", provenance)
+        return revised, provenance
+
+    spec, provenance = decide(reasoner, by_model, lambda: spec)
+    spec.param_provenance = provenance
     spec.status = PipelineStatus.READY if spec.valid else PipelineStatus.DRAFT
     return spec
 

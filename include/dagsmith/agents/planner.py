@@ -65,11 +65,12 @@ def build_pipeline(
     with session_scope(settings) as session:
         catalog = {entry.name: entry for entry in _entries(session, recommendation.mode)}
         spec = builder.build(profile, intent, recommendation, catalog, owner=user,
-                             dataset=str(Path(data).resolve()), choices=choices)
+                             dataset=str(Path(data).resolve()), choices=choices, reasoner=model_reasoner(settings))
         spec.schedule = schedule
         if not save:
             return spec
         record = {"intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json"),
+                  "parameters_by": spec.param_provenance.model_dump(mode="json"),
                   "profile_summary": {"n_rows": profile.n_rows, "n_columns": profile.n_columns,
                                       "quality": profile.quality.model_dump(mode="json")},
                   "roles": {"id_columns": [c.name for c in profile.columns if c.semantic_type is SemanticType.ID],

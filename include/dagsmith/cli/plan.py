@@ -17,6 +17,7 @@ from dagsmith.data.readers import DatasetError
 from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.models.plan import Plan, RankingMode, Recommendation
+from dagsmith.models.reasoning import Provenance
 
 
 def _parse_choices(values: list[str]) -> dict[Stage, str]:
@@ -42,6 +43,14 @@ def _ask(recommendation: Recommendation) -> dict[Stage, str]:
     return choices
 
 
+def _show_provenance(label: str, made: Provenance) -> None:
+    """Who made a decision, at what cost, and why a configured model's answer was not used."""
+    cost = (f" ({made.latency_ms:.0f} ms, {made.prompt_tokens}+{made.completion_tokens} tokens"
+            f"{', cached' if made.cached else ''})" if made.prompt_tokens else "")
+    fallback = f"; the model's answer was not used: {escape(made.fallback_reason)}" if made.fallback_reason else ""
+    console.print(f"  [dim]{label}:[/] {escape(made.reasoner)}{cost}{fallback}", highlight=False)
+
+
 def _show(result: Plan) -> None:
     profile, intent, spec = result.profile, result.intent, result.pipeline
     q = profile.quality
@@ -53,12 +62,7 @@ def _show(result: Plan) -> None:
 
     console.print(f"\n[bold]Intent[/] {intent.task_type.value}" + (f", target [cyan]{intent.target}[/]" if intent.target
                                                                     else "") + f" (confidence {intent.confidence:.2f})")
-    read = intent.provenance
-    console.print(f"  [dim]read by:[/] {escape(read.reasoner)}" + (
-        f" ({read.latency_ms:.0f} ms, {read.prompt_tokens}+{read.completion_tokens} tokens"
-        f"{', cached' if read.cached else ''})" if read.prompt_tokens else "")
-        + (f"; the model's answer was not used: {escape(read.fallback_reason)}" if read.fallback_reason else ""),
-        highlight=False)
+    _show_provenance("read by", intent.provenance)
     for field, reason in intent.reasons.items():
         console.print(f"  [dim]{field}:[/] {escape(reason)}", highlight=False)
     for constraint in intent.constraints:
@@ -84,6 +88,7 @@ def _show(result: Plan) -> None:
         parent = nodes.get(step.depends_on[0]) if step.depends_on else None
         nodes[step.position] = (parent or tree).add(label)
     console.print(tree)
+    _show_provenance("parameters by", spec.param_provenance)
     for check in spec.checks:
         mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
         console.print(f"  {mark} {check.name}: {escape(check.detail)}", highlight=False)

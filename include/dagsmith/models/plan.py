@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import Intent
 from dagsmith.models.profile import DatasetProfile
+from dagsmith.models.reasoning import Provenance
 
 
 #: How many candidates per stage a person is shown (and chooses among).
@@ -110,6 +111,7 @@ class PipelineSpec(BaseModel):
     schedule: str | None = Field(default=None, description="cron expression for retraining runs")
     steps: list[PlannedStep]
     checks: list[ValidationCheck] = Field(default_factory=list)
+    param_provenance: Provenance = Field(default_factory=Provenance, description="who inferred the parameters")
 
     @property
     def valid(self) -> bool:
