@@ -18,7 +18,8 @@ from dagsmith.agents.understanding import understand
 from tests.reasoning.test_code_llm import _source
 from tests.reasoning.test_llm import churn
 
-pytestmark = pytest.mark.skipif(os.environ.get("DAGSMITH_REASONER") != "openai" or not os.environ.get("OPENAI_BASE_URL"),
+CONFIGURED = os.environ.get("DAGSMITH_REASONER") == "openai" and bool(os.environ.get("OPENAI_BASE_URL"))
+pytestmark = pytest.mark.skipif(not CONFIGURED,
                                 reason="opt-in: `make test-llm` runs it against a local llama.cpp server")
 #: What a sense check says; a form failure ("does not fit its schema", "empty answer") would be a protocol defect.
 SENSE_FAILURES = ("not a column", "without a target", "cannot be planned", "not an untried candidate",

@@ -70,7 +70,8 @@ def run(tasks: list[BenchTask], reasoner: ModelReasoner) -> dict:
         "right_with_model": sum(r["model_right"] for r in rows),
         "model_answers_used": len(used),
         "model_answers_used_and_right": sum(r["model_right"] for r in used),
-        "fallbacks": dict(Counter(_fallback_kind(r["fallback"]) for r in rows if not r["used_model"] and r["fallback"])),
+        "fallbacks": dict(Counter(_fallback_kind(r["fallback"]) for r in rows
+                                  if not r["used_model"] and r["fallback"])),
         "median_latency_ms": statistics.median(latencies) if latencies else None,
         "mean_tokens": statistics.mean(r["tokens"] for r in rows) if rows else 0,
         "rows": rows,
