@@ -119,7 +119,11 @@ class ModelReasoner:
             provenance = Provenance(reasoner=self.name, latency_ms=round((time.perf_counter() - started) * 1000, 1),
                                     prompt_tokens=reply["prompt_tokens"], completion_tokens=reply["completion_tokens"])
         try:
-            answer = contract.model_validate_json(reply["content"])
+            # Lenient about raw newlines inside strings: grammar-constrained servers (llama.cpp) let them through.
+            answer = contract.model_validate(json.loads(reply["content"], strict=False))
+        except json.JSONDecodeError as exc:
+            raise ReasonerFailed(f"{self.name}'s answer to {purpose} does not fit its schema: not JSON "
+                                 f"({exc.msg})", provenance) from None
         except ValidationError as exc:
             raise ReasonerFailed(f"{self.name}'s answer to {purpose} does not fit its schema: "
                                  f"{exc.errors()[0]['msg']} ({exc.error_count()} problem(s))", provenance) from None
