@@ -56,7 +56,7 @@ def top_choices_markdown(recommendation: Recommendation) -> str:
     lines = []
     for stage in recommendation.stages:
         lines.append(f"**{stage.stage.value}**")
-        lines += [f"{i}. `{c.microservice}` {c.score:.2f}: {c.reason}" for i, c in enumerate(stage.top, 1)]
+        lines += stage.top_lines()
         lines.append("")
     return "\n".join(lines)
 

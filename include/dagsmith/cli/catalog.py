@@ -62,22 +62,23 @@ def sync(
     if json:
         print_json(results)
     else:
-        for result in results:
-            if result.outcome is not UploadOutcome.UNCHANGED:
-                _print_result(result)
-        _print_counts(results)
+        _print_changes(results)
     if any(r.outcome is UploadOutcome.REJECTED for r in results):
         raise typer.Exit(1)
 
 
-def _print_counts(results: list[UploadResult]) -> None:
+def _print_changes(results: list[UploadResult]) -> None:
+    """Every service that changed, then how many of each outcome."""
+    for result in results:
+        if result.outcome is not UploadOutcome.UNCHANGED:
+            _print_result(result)
     counts = {o.value: sum(r.outcome is o for r in results) for o in UploadOutcome}
     console.print(", ".join(f"{n} {k}" for k, n in counts.items()), highlight=False)
 
 
 @app.command()
 def reanalyze(
-    everything: Annotated[bool, typer.Option("--all", help="Also the services the current analyzer analysed.")] = False,
+    everything: Annotated[bool, typer.Option("--all", help="Also those the current analyzer analysed.")] = False,
     json: JsonOption = False,
 ) -> None:
     """Analyse the stored microservices again with the configured analyzer, e.g. after DAGSMITH_LLM_MODEL changed.
@@ -87,11 +88,8 @@ def reanalyze(
     results = reanalyze_catalog(progress=None if json else progress, everything=everything)
     if json:
         print_json(results)
-        return
-    for result in results:
-        if result.outcome is not UploadOutcome.UNCHANGED:
-            _print_result(result)
-    _print_counts(results)
+    else:
+        _print_changes(results)
 
 
 @app.command()

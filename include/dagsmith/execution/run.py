@@ -123,9 +123,8 @@ def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> 
     return carried
 
 
-def _substitute(session: Session, step: schema.PipelineStep, last: schema.StepAttempt, alternative: dict,
+def _substitute(step: schema.PipelineStep, last: schema.StepAttempt, alternative: dict, analysis: Analysis,
                 error: ErrorClass, reason: str) -> dict:
-    _, _, analysis = _service(session, alternative["id"])
     return {"action": "substitute", "from": last.microservice_id, "to": alternative["id"],
             "to_name": alternative["name"], "params": _carried_params(step.params, analysis, error), "reason": reason}
 
@@ -149,20 +148,22 @@ def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.S
             return {"action": "give_up", "reason": f"step {step.position} ({step.stage}): every candidate failed; the "
                                                    f"last error was {error.value}: {(last.error_text or '')[-300:]}"}
         best = untried[0]
-        return _substitute(session, step, last, best, error, f"{error.value} in the previous service; "
-                                                             f"'{best['name']}' is the best-ranked untried candidate")
+        return _substitute(step, last, best, _service(session, best["id"])[2], error,
+                           f"{error.value} in the previous service; '{best['name']}' is the best-ranked untried "
+                           "candidate")
 
     def by_model(model: ModelReasoner) -> tuple[dict, Provenance]:
         failed = session.get(schema.Microservice, last.microservice_id).name
-        reading, provenance = interpret(model, step.stage, failed, last.error_text or "",
-                                        {alt["name"]: _service(session, alt["id"])[2] for alt in untried})
+        analyses = {alt["name"]: _service(session, alt["id"])[2] for alt in untried}
+        reading, provenance = interpret(model, step.stage, failed, last.error_text or "", analyses)
         if reading.action == "retry":
             if len(same) >= MAX_SAME_FAILURES:
                 raise ReasonerFailed(f"{model.name} asked to retry '{failed}', which already failed {len(same)} "
                                      "times the same way", provenance)
             return {"action": "retry", "reason": reading.reason}, provenance
         alternative = next(alt for alt in untried if alt["name"] == reading.substitute)
-        return _substitute(session, step, last, alternative, reading.error_class, reading.reason), provenance
+        return _substitute(step, last, alternative, analyses[alternative["name"]], reading.error_class,
+                           reading.reason), provenance
 
     decision, provenance = decide(reasoner if untried else None, by_model, by_rules)
     return {**decision, "provenance": provenance.model_dump(mode="json")}

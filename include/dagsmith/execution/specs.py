@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dagsmith.config import Settings
-from dagsmith.models.plan import TOP_CANDIDATES
+from dagsmith.models.plan import Recommendation
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -56,15 +56,16 @@ def explanation(pipeline: schema.Pipeline, steps: list[dict]) -> str:
     candidates with their scores and reasons, so a person can audit the pipeline from the Airflow UI."""
     intent = pipeline.plan.get("intent", {})
     reasons = intent.get("reasons", {})
-    ranked = {stage["stage"]: stage["candidates"][:TOP_CANDIDATES]
-              for stage in pipeline.plan.get("recommendation", {}).get("stages", [])}
+    stored = pipeline.plan.get("recommendation")
+    ranked = {stage.stage.value: stage for stage in Recommendation.model_validate(stored).stages} if stored else {}
     lines = [f"**{pipeline.name}** (owner {pipeline.owner}): {pipeline.goal}", "",
              f"- task: {pipeline.task_type}" + (f" of `{pipeline.target}`" if pipeline.target else ""),
-             *(f"- {field.replace('_', ' ')}: {reasons[field]}" for field in ("task_type", "target") if field in reasons),
+             *(f"- {field.replace('_', ' ')}: {reasons[field]}" for field in ("task_type", "target")
+               if field in reasons),
              ""]
     for step in steps:
         lines.append(f"**{step['position']}. {step['stage']}**: `{step['microservice']}`, among")
-        lines += [f"{i}. `{c['microservice']}` {c['score']:.2f}: {c['reason']}"
-                  for i, c in enumerate(ranked.get(step["stage"], []), 1)] or ["- (no ranking recorded)"]
+        stage = ranked.get(step["stage"])
+        lines += (stage.top_lines() if stage else []) or ["- (no ranking recorded)"]
         lines.append("")
     return "\n".join(lines)

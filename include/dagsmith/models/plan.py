@@ -61,6 +61,10 @@ class StageRecommendation(BaseModel):
     def top(self) -> list[Candidate]:
         return self.candidates[:TOP_CANDIDATES]
 
+    def top_lines(self) -> list[str]:
+        """The top candidates as numbered markdown lines (name, score, reason): what people choose among."""
+        return [f"{i}. `{c.microservice}` {c.score:.2f}: {c.reason}" for i, c in enumerate(self.top, 1)]
+
 
 class Recommendation(BaseModel):
     mode: RankingMode
