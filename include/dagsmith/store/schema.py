@@ -7,6 +7,7 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
+    Boolean,
     CheckConstraint,
     DateTime,
     Float,
@@ -125,6 +126,8 @@ class Pipeline(Base):
     name: Mapped[str] = mapped_column(String(200))
     goal: Mapped[str] = mapped_column(Text)
     owner: Mapped[str] = mapped_column(String(100), index=True)
+    #: Shared pipelines are visible to every user in the UI; others only to their owner (and admins).
+    shared: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     status: Mapped[str] = mapped_column(String(20), server_default="draft")
     task_type: Mapped[str | None] = mapped_column(String(40))
     target: Mapped[str | None] = mapped_column(String(200))
