@@ -34,7 +34,7 @@ serve: install
 test: install
 	scripts/setup-container-runtime.sh
 	scripts/setup-browser.sh
-	$(PYTHON) -m pytest -n 2 tests
+	$(PYTHON) -m pytest -n 2 --dist loadgroup tests
 
 ## Opt-in: the model reasoner against a real local OpenAI-compatible server (llama.cpp serving a 270M model in
 ## .venv-llm; the first run builds it, about 4 min on 2 cores).

@@ -6,12 +6,9 @@ choice) and run, re-triggered with a new dataset, run by its schedule, and trigg
 
 from __future__ import annotations
 
-import json
 import re
-import socket
 import time
 import urllib.error
-import urllib.request
 
 import pytest
 from sqlalchemy import select
@@ -23,65 +20,10 @@ from dagsmith.execution.specs import dag_id
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
+from tests.deploy.airflow_api import FINISHED, Api, free_port
 from tests.deploy.browser import airflow_ui
 
 META_DAG = "dagsmith_build_pipeline"
-FINISHED = {"success", "failed"}
-
-
-class Api:
-    """The REST API as an upstream system uses it: bearer token, JSON in and out."""
-
-    def __init__(self, base: str, user: str, password: str):
-        self.base = base
-        self.token = self.call("POST", "/auth/token", {"username": user, "password": password})["access_token"]
-
-    def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        request = urllib.request.Request(self.base + path, method=method,
-                                         data=json.dumps(body).encode() if body is not None else None,
-                                         headers={"Content-Type": "application/json",
-                                                  **({"Authorization": f"Bearer {self.token}"}
-                                                     if getattr(self, "token", None) else {})})
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.loads(response.read() or b"{}")
-
-    def trigger(self, dag: str, conf: dict) -> str:
-        return self.call("POST", f"/api/v2/dags/{dag}/dagRuns", {"logical_date": None, "conf": conf})["dag_run_id"]
-
-    def wait(self, dag: str, run_id: str, timeout: float = 900) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            state = self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}")["state"]
-            if state in FINISHED:
-                return state
-            time.sleep(5)
-        raise AssertionError(f"{dag} run {run_id} still not finished after {timeout:.0f} s")
-
-    def question(self, dag: str, run_id: str, task: str, timeout: float = 600) -> dict:
-        """What ``task`` asks a person in the UI, once it asks (human-in-the-loop)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                return self.call("GET", self._hitl(dag, run_id, task))
-            except urllib.error.HTTPError as error:
-                assert error.code == 404 and time.monotonic() < deadline, f"{task} never asked: {error}"
-                time.sleep(5)
-
-    def respond(self, dag: str, run_id: str, task: str, option: str, params_input: dict) -> None:
-        self.call("PATCH", self._hitl(dag, run_id, task), {"chosen_options": [option], "params_input": params_input})
-
-    @staticmethod
-    def _hitl(dag: str, run_id: str, task: str) -> str:
-        return f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances/{task}/-1/hitlDetails"
-
-    def runs(self, dag: str) -> list[dict]:
-        return self.call("GET", f"/api/v2/dags/{dag}/dagRuns?order_by=-start_date")["dag_runs"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 #: How long the deployment's interactive runs wait for a person before building the top-ranked services.
@@ -93,7 +35,7 @@ def deployment(catalog_settings, server_home, tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSMITH_CHOICE_TIMEOUT_SECONDS", str(CHOICE_TIMEOUT_SECONDS))
     with scratch_database(Settings(home=server_home, database_url=None)) as metadata:
         served = LocalDeployment(Settings(home=tmp_path / "home", database_url=catalog_settings.database_url),
-                                 port=_free_port(), runtime="local", metadata_url=metadata.database_url,
+                                 port=free_port(), runtime="local", metadata_url=metadata.database_url,
                                  refresh_seconds=5)
         with served:
             yield served

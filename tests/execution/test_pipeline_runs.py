@@ -145,6 +145,14 @@ def test_cli_run_shows_progress_and_results(store, churn_csv):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "✓" in proc.stdout and "modelling" in proc.stdout and "completed in" in proc.stdout
     assert "roc_auc" in proc.stdout and "report" in proc.stdout
+    listed = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "pipelines", "list", "--owner", "ana", "--json"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    [row] = json.loads(listed.stdout)
+    assert row["runs"] == 1 and row["last_run"]["status"] == "completed" and row["target"] == "churn"
+    shown = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "pipelines", "show", str(row["id"]), "--json"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    detail = json.loads(shown.stdout)
+    assert [run["status"] for run in detail["runs"]] == ["completed"] and detail["steps"][0]["position"] == 0
 
 
 TASKS = {

@@ -295,7 +295,8 @@ def build(
 
 def store(session: Session, spec: PipelineSpec, catalog: dict[str, CatalogEntry], plan: dict) -> PipelineSpec:
     """Insert the pipeline and its steps in the caller's transaction; returns the spec with its id."""
-    row = schema.Pipeline(name=spec.name, goal=spec.goal, owner=spec.owner, status=spec.status.value,
+    row = schema.Pipeline(name=spec.name, goal=spec.goal, owner=spec.owner, shared=spec.shared,
+                          status=spec.status.value,
                           task_type=spec.task_type, target=spec.target, dataset=spec.dataset,
                           schedule=spec.schedule, plan=plan)
     session.add(row)

@@ -59,14 +59,14 @@ def recommend_stages(
 def build_pipeline(
     profile: DatasetProfile, intent: Intent, recommendation: Recommendation, *, data: str | Path,
     user: str = "anonymous", choices: dict[Stage, str] | None = None, settings: Settings | None = None,
-    schedule: str | None = None, save: bool = True,
+    schedule: str | None = None, shared: bool = False, save: bool = True,
 ) -> PipelineSpec:
     """Agent A4: build, validate and (with ``save``) store the pipeline with what its runs need to know."""
     with session_scope(settings) as session:
         catalog = {entry.name: entry for entry in _entries(session, recommendation.mode)}
         spec = builder.build(profile, intent, recommendation, catalog, owner=user,
                              dataset=str(Path(data).resolve()), choices=choices, reasoner=model_reasoner(settings))
-        spec.schedule = schedule
+        spec.schedule, spec.shared = schedule, shared
         if not save:
             return spec
         record = {"intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json"),

@@ -213,7 +213,8 @@ def stage_query(stage: Stage, intent: Intent, state: DataState) -> str:
 def _reason(signals: Signals, notes: list[str], history_successes: int) -> str:
     parts = [f"keyword {signals.keyword:.2f}", f"semantic {signals.semantic:.2f}"]
     parts += notes or ([f"compatibility {signals.compatibility:.2f}"] if signals.compatibility else [])
-    parts.append(f"{history_successes} successful prior uses" if history_successes else "no execution history yet")
+    parts.append(f"{history_successes} successful prior use{'' if history_successes == 1 else 's'}"
+                 if history_successes else "no execution history yet")
     return ", ".join(parts)
 
 

@@ -62,6 +62,9 @@ def build() -> DAG:
             "runtime": runtime_param(),
             "schedule": Param(None, type=["null", "string"],
                               description="Optional cron schedule to retrain the built pipeline, e.g. '0 3 * * 1'."),
+            "choices": Param("", type="string", description=CHOICE_HELP + " Ignored when a person answers 'choose'."),
+            "shared": Param(False, type="boolean", description="Show the built pipeline to every user, not only "
+                                                              "its owner."),
             "interactive": Param(False, type="boolean",
                                  description="Let a person choose among the top 3 microservices per stage (task "
                                              "'choose') before the pipeline is built."),
@@ -112,12 +115,13 @@ def build() -> DAG:
                        params: dict | None = None, ti=None) -> int:
             settings = Settings.from_env()
             answer = ti.xcom_pull(task_ids="choose") or {}  # nothing when the run is not interactive
+            chosen = (answer.get("params_input") or {}).get("choices") or params.get("choices") or ""
             try:
-                choices = parse_choices(str((answer.get("params_input") or {}).get("choices") or "").splitlines())
+                choices = parse_choices(str(chosen).splitlines())
                 spec = build_pipeline(DatasetProfile.model_validate(profile_json), Intent.model_validate(intent_json),
                                       Recommendation.model_validate(recommendation_json), data=params["dataset"],
                                       user=params["user"], settings=settings, schedule=params.get("schedule"),
-                                      choices=choices)
+                                      shared=bool(params.get("shared")), choices=choices)
             except ChoiceError as exc:
                 raise _user_error(exc) from None
             if not spec.valid:

@@ -32,6 +32,8 @@ from dagsmith.store.databases import named_database
 
 SERVICES = ("api-server", "scheduler", "dag-processor", "triggerer")
 ADMIN = "admin"
+#: The simple auth manager's roles, least to most rights.
+ROLES = ("viewer", "user", "op", "admin")
 HEALTH_PATH = "/api/v2/monitor/health"
 #: The metadata database's name on the embedded server.
 METADATA_DATABASE = "airflow"
@@ -55,8 +57,13 @@ class LocalDeployment:
     """Start with ``start()`` (or ``with``), stop with ``stop()``; files under ``<home>/airflow-serve``."""
 
     def __init__(self, settings: Settings, *, port: int = 8080, runtime: str | None = None,
-                 metadata_url: str | None = None, refresh_seconds: int = REFRESH_SECONDS):
+                 metadata_url: str | None = None, refresh_seconds: int = REFRESH_SECONDS,
+                 users: dict[str, str] | None = None):
         self.settings, self.port, self.refresh_seconds = settings, port, refresh_seconds
+        #: Logins by role; ``admin`` always exists.
+        self.users = {ADMIN: "admin", **(users or {})}
+        if unknown := {role for role in self.users.values() if role not in ROLES}:
+            raise ValueError(f"unknown role {', '.join(sorted(unknown))}; roles are {', '.join(ROLES)}")
         self.runtime = check_runtime(runtime or settings.runtime)
         self.root = settings.home / "airflow-serve"
         self._metadata_url = metadata_url
@@ -72,18 +79,23 @@ class LocalDeployment:
 
     # ------------------------------------------------------------------------------------------ secrets
 
-    def _secrets(self) -> dict[str, str]:
-        """The admin password, JWT secret and Fernet key: made on first start, then reused."""
+    def _secrets(self) -> dict:
+        """Every user's password, the JWT secret and the Fernet key: made on first need, then reused."""
         path = self.root / "secrets.json"
-        if not path.is_file():
+        if path.is_file():
+            values = json.loads(path.read_text(encoding="utf-8"))
+        else:
             self.root.mkdir(parents=True, exist_ok=True)
-            values = {"password": secrets.token_urlsafe(12), "jwt_secret": secrets.token_urlsafe(32),
-                      "fernet_key": Fernet.generate_key().decode()}
+            values = {"jwt_secret": secrets.token_urlsafe(32), "fernet_key": Fernet.generate_key().decode()}
+        passwords = values.setdefault("passwords", {ADMIN: values.pop("password", None) or secrets.token_urlsafe(12)})
+        missing = [user for user in self.users if user not in passwords]
+        passwords.update({user: secrets.token_urlsafe(12) for user in missing})
+        if missing or not path.is_file():
             _write_private(path, json.dumps(values))
-        return json.loads(path.read_text(encoding="utf-8"))
+        return values
 
-    def login(self) -> Login:
-        return Login(ADMIN, self._secrets()["password"])
+    def login(self, user: str = ADMIN) -> Login:
+        return Login(user, self._secrets()["passwords"][user])
 
     # ------------------------------------------------------------------------------------------ environment
 
@@ -100,7 +112,7 @@ class LocalDeployment:
         """What every Airflow service of this deployment runs with."""
         values = self._secrets()
         passwords = self.root / "passwords.json"
-        _write_private(passwords, json.dumps({ADMIN: values["password"]}))
+        _write_private(passwords, json.dumps({user: values["passwords"][user] for user in self.users}))
         return {
             **airflow_env(self.settings),  # dagsmith's DAGs and store, as for in-process runs
             "AIRFLOW_HOME": str(self.root),
@@ -110,7 +122,7 @@ class LocalDeployment:
             "AIRFLOW__CORE__FERNET_KEY": values["fernet_key"],
             "AIRFLOW__CORE__AUTH_MANAGER":
                 "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{ADMIN}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(f"{u}:{role}" for u, role in self.users.items()),
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
             "AIRFLOW__API__PORT": str(self.port),

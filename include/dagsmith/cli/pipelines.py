@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 from rich.table import Table
-from sqlalchemy import func, select
 
 from dagsmith.cli.output import console, fail, print_json
 from dagsmith.cli.run import execute_pipeline
 from dagsmith.config import Settings
+from dagsmith.execution.history import pipeline_detail, pipeline_rows
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -27,14 +27,7 @@ def list_pipelines(
 ) -> None:
     """Every pipeline with its status, owner and number of runs."""
     with session_scope() as session:
-        runs = (select(schema.Execution.pipeline_id, func.count().label("runs"))
-                .group_by(schema.Execution.pipeline_id).subquery())
-        query = (select(schema.Pipeline, func.coalesce(runs.c.runs, 0))
-                 .outerjoin(runs, runs.c.pipeline_id == schema.Pipeline.id).order_by(schema.Pipeline.id))
-        if owner:
-            query = query.where(schema.Pipeline.owner == owner)
-        rows = [{"id": p.id, "name": p.name, "status": p.status, "owner": p.owner, "task_type": p.task_type,
-                 "target": p.target, "runs": n, "created_at": p.created_at} for p, n in session.execute(query)]
+        rows = pipeline_rows(session, schema.Pipeline.owner == owner if owner else None)
     if json:
         print_json(rows)
         return
@@ -55,24 +48,7 @@ def show(
         pipeline = session.get(schema.Pipeline, pipeline_id)
         if pipeline is None:
             fail(f"no pipeline {pipeline_id}; `dagsmith pipelines list` shows them", code=2)
-        names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
-        steps = session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline_id)
-                                .order_by(schema.PipelineStep.position)).all()
-        executions = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id)
-                                     .order_by(schema.Execution.id)).all()
-        detail = {
-            "id": pipeline.id, "name": pipeline.name, "goal": pipeline.goal, "owner": pipeline.owner,
-            "status": pipeline.status, "task_type": pipeline.task_type, "target": pipeline.target,
-            "dataset": pipeline.dataset,
-            "steps": [{"position": s.position, "stage": s.stage, "microservice": names.get(s.microservice_id),
-                       "params": s.params, "depends_on": s.depends_on, "status": s.status,
-                       "alternatives": [a["name"] for a in s.alternatives]} for s in steps],
-            "runs": [{"execution_id": e.id, "status": e.status, "dataset": e.dataset, "seconds": e.seconds,
-                      "started_at": e.started_at, "workspace": e.workspace, "error": e.error,
-                      "substitutions": [a["decision"].get("to_name") for st in e.trace.get("steps", [])
-                                        for a in st["attempts"] if a.get("decision", {}).get("action") == "substitute"]}
-                     for e in executions],
-        }
+        detail = pipeline_detail(session, pipeline)
     if json:
         print_json(detail)
         return

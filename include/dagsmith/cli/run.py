@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from json import loads as load_json
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +16,7 @@ from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
+from dagsmith.execution.history import execution_summary, latest_execution, service_names
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.runtime import check_runtime
@@ -34,19 +34,14 @@ def require_runtime(runtime: str) -> None:
         fail(f"--runtime: {exc}", code=2)
 
 
-def _latest_execution(session, pipeline_id: int) -> schema.Execution | None:
-    return session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id)
-                          .order_by(schema.Execution.id.desc()).limit(1))
-
-
 def _progress_lines(settings: Settings, pipeline_id: int, seen: set) -> list[str]:
     """New step events since the last poll: completions, failures and healing decisions."""
     lines = []
     with session_scope(settings) as session:
-        execution = _latest_execution(session, pipeline_id)
+        execution = latest_execution(session, pipeline_id)
         if execution is None:
             return lines
-        names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
+        names = service_names(session)
         rows = session.execute(select(schema.StepAttempt, schema.PipelineStep)
                                .join(schema.PipelineStep, schema.PipelineStep.id == schema.StepAttempt.step_id)
                                .where(schema.StepAttempt.execution_id == execution.id)
@@ -68,27 +63,7 @@ def _progress_lines(settings: Settings, pipeline_id: int, seen: set) -> list[str
 
 def _summary(settings: Settings, pipeline_id: int) -> dict:
     with session_scope(settings) as session:
-        execution = _latest_execution(session, pipeline_id)
-        names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
-        workspace = Path(execution.workspace)
-        steps = sorted(workspace.joinpath("steps").glob("*"))
-        metrics = {}
-        for folder in steps:
-            file = folder / "metrics.json"
-            if file.is_file():
-                metrics.update(load_json(file.read_text()))
-        substitutions = [
-            {"position": s["position"], "stage": s["stage"], "from": names.get(a["decision"].get("from")),
-             "to": a["decision"].get("to_name"), "reason": a["decision"].get("reason")}
-            for s in execution.trace.get("steps", []) for a in s["attempts"]
-            if a.get("decision", {}).get("action") == "substitute"
-        ]
-        artifacts = sorted(str(p) for p in workspace.glob("steps/*/artifacts/*.png"))
-        reports = sorted(workspace.glob("steps/*/report.md"))
-        return {"pipeline_id": pipeline_id, "execution_id": execution.id, "status": execution.status,
-                "seconds": execution.seconds, "workspace": str(workspace), "metrics": metrics,
-                "artifacts": artifacts, "report": str(reports[-1]) if reports else None,
-                "substitutions": substitutions, "error": execution.error}
+        return execution_summary(session, latest_execution(session, pipeline_id))
 
 
 def run_command(

@@ -24,19 +24,27 @@ def _interrupt(*_) -> None:
 def serve_command(
     port: Annotated[int, typer.Option(help="Port of the UI and REST API.", min=1, max=65535)] = 8080,
     runtime: Annotated[str, typer.Option(help="Default runtime of the pipelines' steps: local or docker.")] = "",
+    user: Annotated[list[str] | None, typer.Option(
+        "--user", help="Another login, NAME:ROLE with ROLE viewer, user, op or admin (repeatable).")] = None,
 ) -> None:
     """Start Airflow (api-server, scheduler, dag-processor, triggerer) with dagsmith's DAGs; Ctrl-C stops it."""
     settings = Settings.from_env()
     if runtime:
         require_runtime(runtime)
-    deployment = LocalDeployment(settings, port=port, runtime=runtime or None)
+    users = dict(item.partition(":")[::2] for item in user or [])
+    try:
+        deployment = LocalDeployment(settings, port=port, runtime=runtime or None, users=users)
+    except ValueError as exc:
+        fail(f"--user: {exc}", code=2)
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the services as cleanly as Ctrl-C
     try:
         deployment.start(progress)
-        login = deployment.login()
+        logins = "".join(f"  login        {login.user} / {escape(login.password)} ({deployment.users[login.user]})\n"
+                         for login in map(deployment.login, deployment.users))
         console.print(
             f"dagsmith is running on Airflow: [bold]{deployment.url}[/]\n"
-            f"  login        {login.user} / {escape(login.password)}  (kept in {deployment.root / 'secrets.json'})\n"
+            f"{logins}  passwords    kept in {deployment.root / 'secrets.json'}\n"
+            f"  pages        {deployment.url}/dagsmith/ (catalog, upload, build, pipelines; also in Airflow's menu)\n"
             f"  meta-DAG     dagsmith_build_pipeline: trigger it with a dataset path and a goal\n"
             f"  REST API     {deployment.url}/api/v2 (token from POST {deployment.url}/auth/token)\n"
             f"  logs         {deployment.logs}\n"

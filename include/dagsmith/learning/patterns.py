@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from dagsmith.store import schema
@@ -59,3 +59,26 @@ def load_history(session: Session, user: str | None) -> History:
         target = global_counts if owner == "" else user_counts
         target[(stage, service_id)] = StageHistory(successes, failures)
     return History(global_counts, user_counts)
+
+
+#: How many typical successors a microservice's statistics list.
+SUCCESSORS = 5
+
+
+def service_statistics(session: Session, microservice_id: int) -> dict:
+    """A microservice's record across every run (global counts): runs, success rate, and the services that
+    most often ran right after it."""
+    successes, failures = session.execute(
+        select(func.coalesce(func.sum(schema.Pattern.successes), 0), func.coalesce(func.sum(schema.Pattern.failures), 0))
+        .where(schema.Pattern.kind == "stage", schema.Pattern.owner == "",
+               schema.Pattern.microservice_id == microservice_id)).one()
+    runs = successes + failures
+    following = session.execute(
+        select(schema.Microservice.name, schema.Pattern.successes)
+        .join(schema.Microservice, schema.Microservice.id == schema.Pattern.next_microservice_id)
+        .where(schema.Pattern.kind == "transition", schema.Pattern.owner == "",
+               schema.Pattern.microservice_id == microservice_id)
+        .order_by(schema.Pattern.successes.desc(), schema.Microservice.name).limit(SUCCESSORS)).all()
+    return {"runs": runs, "successes": successes, "failures": failures,
+            "success_rate": round(successes / runs, 3) if runs else None,
+            "successors": [{"name": name, "times": times} for name, times in following]}

@@ -108,6 +108,7 @@ class PipelineSpec(BaseModel):
     name: str
     goal: str
     owner: str
+    shared: bool = Field(default=False, description="visible to every user of the UI, not only its owner")
     status: PipelineStatus = PipelineStatus.DRAFT
     task_type: str
     target: str | None

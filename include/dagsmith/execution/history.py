@@ -1,0 +1,96 @@
+"""What the store knows about built pipelines and their runs, in the shape the CLI and the UI show it.
+
+One place reads it so ``dagsmith pipelines``, ``dagsmith run`` and the UI plugin agree on what a run's
+results, substitutions and artifacts are.
+"""
+
+from __future__ import annotations
+
+from json import loads as load_json
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import ColumnElement, func, select, true
+from sqlalchemy.orm import Session
+
+from dagsmith.store import schema
+
+
+def service_names(session: Session) -> dict[int, str]:
+    return dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
+
+
+def substitutions(trace: dict, names: dict[int, str]) -> list[dict[str, Any]]:
+    """The swaps self-healing made in one run: step, the service that failed, the one that took over, why."""
+    return [
+        {"position": s["position"], "stage": s["stage"], "from": names.get(a["decision"].get("from")),
+         "to": a["decision"].get("to_name"), "reason": a["decision"].get("reason")}
+        for s in trace.get("steps", []) for a in s["attempts"]
+        if a.get("decision", {}).get("action") == "substitute"
+    ]
+
+
+def pipeline_rows(session: Session, visible: ColumnElement[bool] | None = None) -> list[dict[str, Any]]:
+    """Every pipeline (or those ``visible`` selects) with its number of runs and its latest run."""
+    runs = (select(schema.Execution.pipeline_id, func.count().label("runs"), func.max(schema.Execution.id).label("last"))
+            .group_by(schema.Execution.pipeline_id).subquery())
+    query = (select(schema.Pipeline, func.coalesce(runs.c.runs, 0), schema.Execution)
+             .outerjoin(runs, runs.c.pipeline_id == schema.Pipeline.id)
+             .outerjoin(schema.Execution, schema.Execution.id == runs.c.last)
+             .where(visible if visible is not None else true())
+             .order_by(schema.Pipeline.id))
+    names = service_names(session)
+    return [{"id": p.id, "name": p.name, "status": p.status, "owner": p.owner, "shared": p.shared,
+             "goal": p.goal, "task_type": p.task_type, "target": p.target, "runs": n, "created_at": p.created_at,
+             "last_run": None if last is None else {
+                 "execution_id": last.id, "status": last.status, "started_at": last.started_at,
+                 "seconds": last.seconds, "substitutions": substitutions(last.trace, names)}}
+            for p, n, last in session.execute(query)]
+
+
+def pipeline_detail(session: Session, pipeline: schema.Pipeline) -> dict[str, Any]:
+    """A pipeline's steps (with their ranked alternatives) and every run with its substitutions."""
+    names = service_names(session)
+    steps = session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline.id)
+                            .order_by(schema.PipelineStep.position)).all()
+    executions = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline.id)
+                                 .order_by(schema.Execution.id)).all()
+    return {
+        "id": pipeline.id, "name": pipeline.name, "goal": pipeline.goal, "owner": pipeline.owner,
+        "shared": pipeline.shared, "status": pipeline.status, "task_type": pipeline.task_type,
+        "target": pipeline.target, "dataset": pipeline.dataset, "schedule": pipeline.schedule,
+        "steps": [{"position": s.position, "stage": s.stage, "microservice": names.get(s.microservice_id),
+                   "params": s.params, "depends_on": s.depends_on, "status": s.status,
+                   "alternatives": [a["name"] for a in s.alternatives]} for s in steps],
+        "runs": [{"execution_id": e.id, "status": e.status, "dataset": e.dataset, "seconds": e.seconds,
+                  "started_at": e.started_at, "workspace": e.workspace, "error": e.error,
+                  "airflow_run_id": e.airflow_run_id, "substitutions": [s["to"] for s in substitutions(e.trace, names)]}
+                 for e in executions],
+    }
+
+
+def artifact_paths(workspace: Path) -> list[Path]:
+    """The plots a run's steps wrote, in step order."""
+    return sorted(workspace.glob("steps/*/artifacts/*.png"))
+
+
+def execution_summary(session: Session, execution: schema.Execution) -> dict[str, Any]:
+    """One run's outcome: status, metrics of every step, plots, report, substitutions and error."""
+    workspace = Path(execution.workspace or "")
+    metrics: dict[str, Any] = {}
+    for folder in sorted(workspace.joinpath("steps").glob("*")):
+        file = folder / "metrics.json"
+        if file.is_file():
+            metrics.update(load_json(file.read_text()))
+    reports = sorted(workspace.glob("steps/*/report.md"))
+    return {"pipeline_id": execution.pipeline_id, "execution_id": execution.id, "status": execution.status,
+            "owner": execution.owner, "dataset": execution.dataset, "started_at": execution.started_at,
+            "seconds": execution.seconds, "workspace": str(workspace), "metrics": metrics,
+            "artifacts": [str(p) for p in artifact_paths(workspace)],
+            "report": str(reports[-1]) if reports else None,
+            "substitutions": substitutions(execution.trace, service_names(session)), "error": execution.error}
+
+
+def latest_execution(session: Session, pipeline_id: int) -> schema.Execution | None:
+    return session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id)
+                          .order_by(schema.Execution.id.desc()).limit(1))

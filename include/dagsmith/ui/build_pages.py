@@ -1,0 +1,168 @@
+"""Building from the UI: a dataset and a goal, the plan to review (intent with reasons, top 3 per stage with
+their score breakdown), optional changes of choice, then a meta-DAG run triggered as the person.
+
+The plan shown is agents A1-A3 on the spot; the meta-DAG run then profiles, reads and ranks again and builds
+with the person's choices, so the stored pipeline is the one Airflow's run made, with its logs.
+
+Datasets are uploaded into ``DAGSMITH_HOME/datasets/uploads/<user>/`` or named by a path under one of the data
+roots (``DAGSMITH_HOME/datasets`` and the folders in ``DAGSMITH_DATA_ROOTS``): a page must not become a way to
+read any file the server can.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Form, HTTPException, Request, UploadFile, status
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from dagsmith.agents.planner import EmptyCatalog, recommend_stages
+from dagsmith.agents.profiler import profile_dataset
+from dagsmith.agents.understanding import understand
+from dagsmith.config import Settings
+from dagsmith.data.readers import DatasetError
+from dagsmith.models.catalog import Stage
+from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
+from dagsmith.reasoning.llm import model_reasoner
+from dagsmith.ui.access import BuilderDep, Viewer
+from dagsmith.ui.airflow_api import TriggerFailed, run_url, trigger_meta_dag
+from dagsmith.ui.app import page, settings_of
+
+router = APIRouter()
+SettingsDep = Annotated[Settings, Depends(settings_of)]
+#: Largest dataset the form accepts; larger ones are put in a data root and named by path.
+MAX_UPLOAD_BYTES = 200 * 1024 * 1024
+CHUNK = 1024 * 1024
+
+
+def data_roots(settings: Settings) -> list[Path]:
+    extra = [Path(p).expanduser().resolve() for p in os.environ.get("DAGSMITH_DATA_ROOTS", "").split(os.pathsep) if p]
+    return [(settings.home / "datasets").resolve(), *extra]
+
+
+def resolve_dataset(settings: Settings, given: str) -> Path:
+    """A dataset path (or file:// URI) inside a data root, or a 422 that says where datasets may live."""
+    given = given.strip().removeprefix("file://")
+    if not given:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "upload a dataset or give its path")
+    path = Path(given).expanduser().resolve()
+    roots = data_roots(settings)
+    if not any(path.is_relative_to(root) for root in roots):
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
+                            f"{given} is outside the data folders this deployment serves: "
+                            + ", ".join(str(r) for r in roots) + " (DAGSMITH_DATA_ROOTS adds more)")
+    if not path.is_file():
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"the dataset {given} does not exist")
+    return path
+
+
+async def save_dataset(settings: Settings, viewer: Viewer, file: UploadFile) -> Path:
+    """Stream an uploaded dataset into the user's upload folder, refusing it past ``MAX_UPLOAD_BYTES``."""
+    name = re.sub(r"[^\w.-]", "_", Path(file.filename or "dataset").name).lstrip(".") or "dataset"
+    user = re.sub(r"[^\w.-]", "_", viewer.name)
+    folder = settings.home / "datasets" / "uploads" / user / secrets.token_hex(6)
+    folder.mkdir(parents=True)
+    target, written = folder / name, 0
+    with open(target, "wb") as out:
+        while chunk := await file.read(CHUNK):
+            written += len(chunk)
+            if written > MAX_UPLOAD_BYTES:
+                out.close()
+                target.unlink()
+                folder.rmdir()
+                raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE,
+                                    f"the dataset is over {MAX_UPLOAD_BYTES // CHUNK} MB; put it in a data folder "
+                                    "and give its path instead")
+            out.write(chunk)
+    if not written:
+        target.unlink()
+        folder.rmdir()
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"the uploaded file {name} is empty")
+    return target
+
+
+def plan_preview(settings: Settings, viewer: Viewer, dataset: Path, goal: str) -> dict[str, Any]:
+    """Agents A1-A3 for the review page: what was understood, and the top 3 per stage."""
+    try:
+        profile = profile_dataset(dataset)
+        intent = understand(goal, profile, model_reasoner(settings))
+        recommendation = recommend_stages(profile, intent, user=viewer.name, settings=settings)
+    except (DatasetError, AmbiguousGoal, InvalidIntent, EmptyCatalog) as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    return {"dataset": str(dataset), "goal": goal,
+            "profile": {"n_rows": profile.n_rows, "n_columns": profile.n_columns, "format": profile.format,
+                        "quality": profile.quality.model_dump(mode="json")},
+            "intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json")}
+
+
+def trigger(viewer: Viewer, dataset: Path, goal: str, choices: dict[str, str], shared: bool) -> dict[str, str]:
+    """The meta-DAG run for this plan, as ``viewer``, with their choices (the meta-DAG checks them)."""
+    conf = {"dataset": str(dataset), "goal": goal, "user": viewer.name, "shared": shared,
+            "choices": "\n".join(f"{stage}={name}" for stage, name in choices.items() if name)}
+    try:
+        run_id = trigger_meta_dag(conf, viewer.token)
+    except TriggerFailed as exc:
+        raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(exc)) from None
+    return {"dag_run_id": run_id, "url": run_url(run_id)}
+
+
+class PlanRequest(BaseModel):
+    dataset: str = Field(description="path (or file:// URI) under a data root, e.g. one /api/datasets returned")
+    goal: str = Field(min_length=1, max_length=2000)
+
+
+class RunRequest(PlanRequest):
+    choices: dict[Stage, str] = Field(default_factory=dict, description="stage -> microservice, among its top 3")
+    shared: bool = False
+
+
+@router.post("/api/datasets", status_code=status.HTTP_201_CREATED)
+async def api_dataset(viewer: BuilderDep, settings: SettingsDep, file: Annotated[UploadFile, File()]) -> dict:
+    return {"dataset": str(await save_dataset(settings, viewer, file))}
+
+
+@router.post("/api/plan")
+def api_plan(body: PlanRequest, viewer: BuilderDep, settings: SettingsDep) -> dict:
+    return plan_preview(settings, viewer, resolve_dataset(settings, body.dataset), body.goal)
+
+
+@router.post("/api/runs", status_code=status.HTTP_201_CREATED)
+def api_trigger(body: RunRequest, viewer: BuilderDep, settings: SettingsDep) -> dict:
+    dataset = resolve_dataset(settings, body.dataset)
+    return trigger(viewer, dataset, body.goal, {s.value: n for s, n in body.choices.items()}, body.shared)
+
+
+@router.get("/build")
+def build_page(request: Request, viewer: BuilderDep, settings: SettingsDep) -> Response:
+    return page(request, "build.html", viewer=viewer, roots=data_roots(settings))
+
+
+@router.post("/build/plan")
+async def plan_page(request: Request, viewer: BuilderDep, settings: SettingsDep, goal: Annotated[str, Form()],
+                    dataset_path: Annotated[str, Form()] = "",
+                    dataset_file: Annotated[UploadFile | None, File()] = None) -> Response:
+    if not goal.strip():
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "say what you want, e.g. \"predict churn\"")
+    if dataset_file is not None and dataset_file.filename:
+        dataset = await save_dataset(settings, viewer, dataset_file)
+    else:
+        dataset = resolve_dataset(settings, dataset_path)
+    plan = await run_in_threadpool(plan_preview, settings, viewer, dataset, goal)
+    return page(request, "plan.html", viewer=viewer, plan=plan)
+
+
+@router.post("/build/run")
+async def run_page(request: Request, viewer: BuilderDep, settings: SettingsDep) -> Response:
+    form = await request.form()
+    dataset = resolve_dataset(settings, str(form.get("dataset", "")))
+    choices = {key.removeprefix("choice_"): str(value) for key, value in form.items() if key.startswith("choice_")}
+    # Off the event loop: the trigger is a request to this same api-server.
+    triggered = await run_in_threadpool(trigger, viewer, dataset, str(form.get("goal", "")), choices,
+                                        form.get("shared") == "on")
+    return page(request, "triggered.html", viewer=viewer, run=triggered, goal=form.get("goal", ""))

@@ -1,0 +1,121 @@
+"""Pipelines in the UI: the ones a user may see (their own, shared ones; admins all), each with its runs,
+the substitutions self-healing made and links to its DAG, and a page per run with metrics and plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Request, status
+from fastapi.responses import FileResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
+
+from dagsmith.config import Settings
+from dagsmith.execution.history import artifact_paths, execution_summary, pipeline_detail, pipeline_rows
+from dagsmith.execution.specs import dag_id
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+from dagsmith.ui.access import Viewer, ViewerDep
+from dagsmith.ui.app import PREFIX, page, settings_of
+
+router = APIRouter()
+SettingsDep = Annotated[Settings, Depends(settings_of)]
+
+
+def _visible_pipeline(session: Session, viewer: Viewer, pipeline_id: int) -> schema.Pipeline:
+    """The pipeline if this viewer may see it; someone else's private pipeline is as absent as a missing one."""
+    pipeline = session.get(schema.Pipeline, pipeline_id)
+    if pipeline is None or not viewer.sees(pipeline):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no pipeline {pipeline_id} that you may see")
+    return pipeline
+
+
+def _visible_execution(session: Session, viewer: Viewer, execution_id: int) -> schema.Execution:
+    execution = session.get(schema.Execution, execution_id)
+    if execution is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {execution_id} that you may see")
+    _visible_pipeline(session, viewer, execution.pipeline_id)
+    return execution
+
+
+def pipelines(settings: Settings, viewer: Viewer) -> list[dict[str, Any]]:
+    with session_scope(settings) as session:
+        rows = pipeline_rows(session, viewer.visible())
+    return [{**row, "dag_id": dag_id(row["id"])} for row in rows]
+
+
+def pipeline(settings: Settings, viewer: Viewer, pipeline_id: int) -> dict[str, Any]:
+    with session_scope(settings) as session:
+        detail = pipeline_detail(session, _visible_pipeline(session, viewer, pipeline_id))
+    return {**detail, "dag_id": dag_id(pipeline_id), "may_share": viewer.is_admin or detail["owner"] == viewer.name}
+
+
+def run(settings: Settings, viewer: Viewer, execution_id: int) -> dict[str, Any]:
+    with session_scope(settings) as session:
+        summary = execution_summary(session, _visible_execution(session, viewer, execution_id))
+    summary["plots"] = [{"name": Path(p).name, "url": f"{PREFIX}/runs/{execution_id}/plots/{i}"}
+                        for i, p in enumerate(summary["artifacts"])]
+    return summary
+
+
+def set_shared(settings: Settings, viewer: Viewer, pipeline_id: int, shared: bool) -> None:
+    with session_scope(settings) as session:
+        row = _visible_pipeline(session, viewer, pipeline_id)
+        if not (viewer.is_admin or row.owner == viewer.name):
+            raise HTTPException(status.HTTP_403_FORBIDDEN, f"only {row.owner} (or an admin) may share pipeline "
+                                                           f"{pipeline_id}")
+        row.shared = shared
+
+
+@router.get("/api/pipelines")
+def api_pipelines(viewer: ViewerDep, settings: SettingsDep) -> list[dict]:
+    return pipelines(settings, viewer)
+
+
+@router.get("/api/pipelines/{pipeline_id}")
+def api_pipeline(pipeline_id: int, viewer: ViewerDep, settings: SettingsDep) -> dict:
+    return pipeline(settings, viewer, pipeline_id)
+
+
+@router.put("/api/pipelines/{pipeline_id}/shared")
+def api_share(pipeline_id: int, shared: bool, viewer: ViewerDep, settings: SettingsDep) -> dict:
+    set_shared(settings, viewer, pipeline_id, shared)
+    return {"id": pipeline_id, "shared": shared}
+
+
+@router.get("/api/runs/{execution_id}")
+def api_run(execution_id: int, viewer: ViewerDep, settings: SettingsDep) -> dict:
+    return run(settings, viewer, execution_id)
+
+
+@router.get("/pipelines")
+def pipelines_page(request: Request, viewer: ViewerDep, settings: SettingsDep) -> Response:
+    return page(request, "pipelines.html", viewer=viewer, pipelines=pipelines(settings, viewer))
+
+
+@router.get("/pipelines/{pipeline_id}")
+def pipeline_page(request: Request, pipeline_id: int, viewer: ViewerDep, settings: SettingsDep) -> Response:
+    return page(request, "pipeline.html", viewer=viewer, pipeline=pipeline(settings, viewer, pipeline_id))
+
+
+@router.post("/pipelines/{pipeline_id}/shared")
+def share_page(pipeline_id: int, viewer: ViewerDep, settings: SettingsDep,
+               shared: Annotated[bool, Form()] = False) -> Response:
+    set_shared(settings, viewer, pipeline_id, shared)
+    return RedirectResponse(f"{PREFIX}/pipelines/{pipeline_id}", status_code=303)
+
+
+@router.get("/runs/{execution_id}")
+def run_page(request: Request, execution_id: int, viewer: ViewerDep, settings: SettingsDep) -> Response:
+    return page(request, "run.html", viewer=viewer, run=run(settings, viewer, execution_id))
+
+
+@router.get("/runs/{execution_id}/plots/{index}")
+def plot(execution_id: int, index: int, viewer: ViewerDep, settings: SettingsDep) -> Response:
+    """A run's plot by its position (never by a path from the request)."""
+    with session_scope(settings) as session:
+        workspace = Path(_visible_execution(session, viewer, execution_id).workspace or "")
+    plots = artifact_paths(workspace)
+    if not 0 <= index < len(plots):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"run {execution_id} has no plot {index}")
+    return FileResponse(plots[index], media_type="image/png")

@@ -1,0 +1,66 @@
+"""Airflow's REST API as an upstream system uses it, for the deployment tests."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+
+FINISHED = {"success", "failed"}
+
+
+class Api:
+    """The REST API as an upstream system uses it: bearer token, JSON in and out."""
+
+    def __init__(self, base: str, user: str, password: str):
+        self.base = base
+        self.token = self.call("POST", "/auth/token", {"username": user, "password": password})["access_token"]
+
+    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+        request = urllib.request.Request(self.base + path, method=method,
+                                         data=json.dumps(body).encode() if body is not None else None,
+                                         headers={"Content-Type": "application/json",
+                                                  **({"Authorization": f"Bearer {self.token}"}
+                                                     if getattr(self, "token", None) else {})})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read() or b"{}")
+
+    def trigger(self, dag: str, conf: dict) -> str:
+        return self.call("POST", f"/api/v2/dags/{dag}/dagRuns", {"logical_date": None, "conf": conf})["dag_run_id"]
+
+    def wait(self, dag: str, run_id: str, timeout: float = 900) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}")["state"]
+            if state in FINISHED:
+                return state
+            time.sleep(5)
+        raise AssertionError(f"{dag} run {run_id} still not finished after {timeout:.0f} s")
+
+    def question(self, dag: str, run_id: str, task: str, timeout: float = 600) -> dict:
+        """What ``task`` asks a person in the UI, once it asks (human-in-the-loop)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.call("GET", self._hitl(dag, run_id, task))
+            except urllib.error.HTTPError as error:
+                assert error.code == 404 and time.monotonic() < deadline, f"{task} never asked: {error}"
+                time.sleep(5)
+
+    def respond(self, dag: str, run_id: str, task: str, option: str, params_input: dict) -> None:
+        self.call("PATCH", self._hitl(dag, run_id, task), {"chosen_options": [option], "params_input": params_input})
+
+    @staticmethod
+    def _hitl(dag: str, run_id: str, task: str) -> str:
+        return f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances/{task}/-1/hitlDetails"
+
+    def runs(self, dag: str) -> list[dict]:
+        return self.call("GET", f"/api/v2/dags/{dag}/dagRuns?order_by=-start_date")["dag_runs"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

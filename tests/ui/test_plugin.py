@@ -1,0 +1,251 @@
+"""dagsmith's Airflow UI plugin on a real deployment (api-server, scheduler, dag-processor, triggerer) with its
+own store: the JSON API as scripts use it, with Airflow's logins and roles, and the pages as a person uses them
+in headless Chromium (screenshots in test-artifacts/ui_plugin/)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from dagsmith import datasets
+from dagsmith.airflow.serve import LocalDeployment
+from dagsmith.catalog.upload import sync
+from dagsmith.config import Settings
+from dagsmith.store import schema
+from dagsmith.store.databases import scratch_database
+from dagsmith.store.db import session_scope
+from tests.conftest import CATALOG, UPLOADS
+from tests.deploy.airflow_api import Api, free_port
+from tests.deploy.browser import airflow_ui
+
+pytestmark = pytest.mark.xdist_group("ui-plugin")  # one deployment for the module
+META_DAG = "dagsmith_build_pipeline"
+USERS = {"ana": "user", "bob": "user", "vic": "viewer"}
+GOOD_SERVICE = CATALOG / "median_imputer"
+
+
+@pytest.fixture(scope="module")
+def served(server_home, tmp_path_factory, embedder):
+    """A deployment with its own catalog (uploads must not reach other tests' store) and four logins."""
+    with (scratch_database(Settings(home=server_home, database_url=None)) as store,
+          scratch_database(Settings(home=server_home, database_url=None)) as metadata):
+        settings = Settings(home=tmp_path_factory.mktemp("ui-home"), database_url=store.database_url)
+        sync(CATALOG, settings, embedder)
+        deployment = LocalDeployment(settings, port=free_port(), runtime="local", metadata_url=metadata.database_url,
+                                     refresh_seconds=5, users=USERS)
+        with deployment:
+            yield deployment
+
+
+def client(deployment: LocalDeployment, user: str | None) -> httpx.Client:
+    headers = {}
+    if user:
+        login = deployment.login(user)
+        headers["Authorization"] = f"Bearer {Api(deployment.url, login.user, login.password).token}"
+    return httpx.Client(base_url=deployment.url + "/dagsmith", headers=headers, timeout=120, follow_redirects=False)
+
+
+def service_files(folder: Path) -> dict:
+    return {"main": ("main.py", (folder / "main.py").read_bytes()),
+            "requirements": ("requirements.txt", (folder / "requirements.txt").read_bytes())}
+
+
+def stored_services(settings: Settings) -> int:
+    with session_scope(settings) as session:
+        return session.scalar(select(func.count()).select_from(schema.Microservice))
+
+
+def test_only_logged_in_users_reach_the_plugin_and_airflow_lists_its_pages(served):
+    anonymous = client(served, None)
+    assert anonymous.get("/api/catalog").status_code == 401
+    page = anonymous.get("/catalog")
+    assert page.status_code == 303 and page.headers["location"].startswith("/auth/login?next=")
+    forged = httpx.get(served.url + "/dagsmith/api/pipelines", headers={"Authorization": "Bearer not-a-jwt"})
+    assert forged.status_code in (401, 403)
+    admin = served.login()
+    plugins = Api(served.url, admin.user, admin.password).call("GET", "/api/v2/plugins")["plugins"]
+    views = {v["name"]: v["href"] for p in plugins if p["name"] == "dagsmith" for v in p["external_views"]}
+    assert views == {"Catalog": "dagsmith/catalog", "Upload": "dagsmith/upload", "Build": "dagsmith/build",
+                     "Pipelines": "dagsmith/pipelines"}
+
+
+def test_catalog_search_filters_and_detail_show_claims_beside_the_code(served):
+    vic = client(served, "vic")
+    found = vic.get("/api/catalog", params={"q": "fill missing values with the median of each column"}).json()
+    assert found["services"][0]["name"] == "median_imputer", found["services"][:3]
+    assert all("score" in s for s in found["services"])
+    models = vic.get("/api/catalog", params={"stage": "modelling"}).json()["services"]
+    assert models and {s["stage"] for s in models} == {"modelling"}
+    grouping = vic.get("/api/catalog", params={"q": "group similar rows into clusters", "category": "modelling"}).json()
+    assert {s["category"] for s in grouping["services"]} == {"modelling"}
+    assert grouping["services"][0]["stage"] == "clustering", grouping["services"][:3]
+
+    detail = vic.get("/api/catalog/median_imputer").json()
+    assert detail["manifest"]["description"]  # the uploader's claim ...
+    assert "median" in detail["code_analysis"]["summary"].lower()  # ... beside what the code does
+    assert detail["code_analysis"]["stages"][0] == "imputation" and detail["code_analysis"]["parameters"]
+    assert detail["statistics"] == {"runs": 0, "successes": 0, "failures": 0, "success_rate": None, "successors": []}
+    assert vic.get("/api/catalog/no_such_service").status_code == 404
+
+
+def test_uploads_run_the_catalog_checks_and_show_every_rejection_reason(served):
+    ana, vic = client(served, "ana"), client(served, "vic")
+    before = stored_services(served.settings)
+    form = {"name": "ana_median_filler", "description": "fills gaps", "category": "preprocessing",
+            "keywords": "impute, median", "python_version": "3.11"}
+    assert vic.post("/api/catalog", data=form, files=service_files(GOOD_SERVICE)).status_code == 403
+
+    added = ana.post("/api/catalog", data=form, files=service_files(GOOD_SERVICE))
+    assert added.status_code == 201, added.text
+    assert added.json()["outcome"] == "added" and added.json()["analysis"]["stages"][0] == "imputation"
+    detail = ana.get("/api/catalog/ana_median_filler").json()
+    assert detail["manifest"]["author"] == "ana" and detail["manifest"]["keywords"] == ["impute", "median"]
+
+    bad = ana.post("/api/catalog", data={**form, "name": "ana_shell"},
+                   files=service_files(UPLOADS / "shell_injection"))
+    assert bad.status_code == 422 and bad.json()["outcome"] == "rejected"
+    assert any(f["check"].startswith("security") for f in bad.json()["findings"]), bad.json()
+    unpinned = ana.post("/api/catalog", data={**form, "name": "ana_unpinned", "requirements_text": "scikit-learn>=1"},
+                        files={"main": ("main.py", (GOOD_SERVICE / "main.py").read_bytes())})
+    assert unpinned.status_code == 422
+    assert "'scikit-learn>=1' is not pinned" in unpinned.json()["findings"][0]["message"], unpinned.json()
+    binary = ana.post("/api/catalog", data={**form, "name": "ana_binary"}, files={"main": ("main.py", b"\xff\xfe\x00")})
+    assert binary.status_code == 422 and "not UTF-8" in binary.json()["findings"][0]["message"]
+    assert stored_services(served.settings) == before + 1  # rejected uploads leave nothing behind
+
+
+def wait_for_pipeline(settings: Settings, owner: str, timeout: float = 900) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with session_scope(settings) as session:
+            found = session.scalar(select(schema.Pipeline.id).where(schema.Pipeline.owner == owner))
+        if found:
+            return found
+        time.sleep(5)
+    raise AssertionError(f"no pipeline for {owner} after {timeout:.0f} s")
+
+
+def test_a_user_plans_chooses_and_triggers_then_sees_only_what_is_theirs_or_shared(served, tmp_path):
+    ana, bob, admin = client(served, "ana"), client(served, "bob"), client(served, "admin")
+    csv = tmp_path / "penguins.csv"
+    datasets.load("penguins").to_csv(csv, index=False)
+    uploaded = ana.post("/api/datasets", files={"file": ("penguins.csv", csv.read_bytes())})
+    assert uploaded.status_code == 201
+    dataset = uploaded.json()["dataset"]
+    assert "/datasets/uploads/ana/" in dataset
+
+    outside = ana.post("/api/plan", json={"dataset": "/etc/passwd", "goal": "predict the species"})
+    assert outside.status_code == 422 and "outside the data folders" in outside.json()["detail"]
+    vague = ana.post("/api/plan", json={"dataset": dataset, "goal": "do something"})
+    assert vague.status_code == 422 and vague.json()["detail"]
+    plan = ana.post("/api/plan", json={"dataset": dataset, "goal": "predict the species"})
+    assert plan.status_code == 200, plan.text
+    intent, stages = plan.json()["intent"], plan.json()["recommendation"]["stages"]
+    assert intent["task_type"] == "multiclass_classification" and intent["target"] == "species"
+    assert intent["reasons"]["target"]
+    modelling = next(s for s in stages if s["stage"] == "modelling")["candidates"]
+    assert len(modelling) >= 3 and set(modelling[0]["signals"]) == {"keyword", "semantic", "compatibility", "pattern"}
+    second = modelling[1]["microservice"]
+
+    started = ana.post("/api/runs", json={"dataset": dataset, "goal": "predict the species",
+                                          "choices": {"modelling": second}})
+    assert started.status_code == 201, started.text
+    run_id = started.json()["dag_run_id"]
+    assert started.json()["url"] == f"/dags/{META_DAG}/runs/{quote(run_id, safe='')}"
+    login = served.login()
+    api = Api(served.url, login.user, login.password)
+    triggered = api.call("GET", f"/api/v2/dags/{META_DAG}/dagRuns/{run_id}")
+    assert triggered["conf"]["user"] == "ana" and triggered["conf"]["choices"] == f"modelling={second}"
+    assert api.wait(META_DAG, run_id) == "success"
+
+    pipeline_id = wait_for_pipeline(served.settings, "ana")
+    mine = ana.get(f"/api/pipelines/{pipeline_id}").json()
+    assert mine["owner"] == "ana" and not mine["shared"]
+    assert next(s for s in mine["steps"] if s["stage"] == "modelling")["microservice"] == second
+    assert [p["id"] for p in ana.get("/api/pipelines").json()] == [pipeline_id]
+    assert pipeline_id not in [p["id"] for p in bob.get("/api/pipelines").json()]
+    assert bob.get(f"/api/pipelines/{pipeline_id}").status_code == 404  # private: as if it did not exist
+    assert pipeline_id in [p["id"] for p in admin.get("/api/pipelines").json()]
+
+    run = ana.get(f"/api/runs/{mine['runs'][-1]['execution_id']}").json()
+    assert run["status"] == "completed" and any(k.endswith("accuracy") for k in run["metrics"]), run["metrics"]
+    assert run["plots"]
+    image = ana.get(run["plots"][0]["url"].removeprefix("/dagsmith"))
+    assert image.status_code == 200 and image.content.startswith(b"\x89PNG")
+    assert bob.get(f"/api/runs/{run['execution_id']}").status_code == 404
+
+    assert bob.put(f"/api/pipelines/{pipeline_id}/shared", params={"shared": True}).status_code == 404
+    assert ana.put(f"/api/pipelines/{pipeline_id}/shared", params={"shared": True}).status_code == 200
+    assert pipeline_id in [p["id"] for p in bob.get("/api/pipelines").json()]
+    assert bob.put(f"/api/pipelines/{pipeline_id}/shared", params={"shared": False}).status_code == 403
+
+
+def test_a_person_searches_uploads_plans_and_triggers_in_the_browser(served, tmp_path):
+    login = served.login("bob")
+    (served.settings.home / "datasets").mkdir(exist_ok=True)
+    csv = served.settings.home / "datasets" / "penguins.csv"
+    datasets.load("penguins").to_csv(csv, index=False)
+    with airflow_ui(served.url, "ui_plugin") as ui:
+        ui.login(login.user, login.password)
+        page, base = ui.page, served.url + "/dagsmith"
+        # Airflow's menu lists the pages; the plugin's pages open inside Airflow.
+        page.goto(served.url + "/plugin/dagsmith-catalog")
+        page.frame_locator("iframe").locator("#services").wait_for()
+        ui.screenshot("catalog-in-airflow")
+
+        page.goto(base + "/catalog")
+        page.fill("input[name=q]", "scale numeric columns to zero mean and unit variance")
+        page.click("button[type=submit]")
+        first = page.locator("#services tr").nth(1).locator("a").inner_text()
+        assert first == "standard_scaler", first
+        ui.screenshot("catalog-search")
+        page.click(f"text={first}")
+        page.locator("#claims").wait_for()
+        assert "What the code does" in page.locator("body").inner_text()
+        ui.screenshot("service-detail")
+
+        page.goto(base + "/upload")
+        page.fill("#name", "bob_median_filler")
+        page.fill("#description", "fills gaps with medians")
+        page.click("button[type=submit]")
+        page.set_input_files("#main", str(GOOD_SERVICE / "main.py"))
+        page.set_input_files("#requirements", str(GOOD_SERVICE / "requirements.txt"))
+        ui.screenshot("upload-files")
+        page.click("button[type=submit]")
+        assert "bob_median_filler added" in page.locator("#outcome").inner_text()
+        ui.screenshot("upload-added")
+
+        page.goto(base + "/upload")
+        page.fill("#name", "bob_exfiltrator")
+        page.click("button[type=submit]")
+        page.set_input_files("#main", str(UPLOADS / "socket_exfiltration" / "main.py"))
+        page.set_input_files("#requirements", str(UPLOADS / "socket_exfiltration" / "requirements.txt"))
+        page.click("button[type=submit]")
+        assert "was rejected" in page.locator("#outcome").inner_text()
+        reasons = page.locator("#findings").inner_text()
+        assert "security" in reasons, reasons
+        ui.screenshot("upload-rejected")
+
+        page.goto(base + "/build")
+        page.fill("#dataset_path", str(csv))
+        page.fill("#goal", "predict the species")
+        page.click("button[type=submit]")
+        page.locator("#intent").wait_for()
+        assert "multiclass classification of species" in page.locator("#intent").inner_text()
+        modelling = page.locator("table.stage[data-stage=modelling]")
+        second = modelling.locator("tr").nth(2).locator("td").nth(1).inner_text().strip()
+        modelling.locator("input[type=radio]").nth(1).check()
+        ui.screenshot("plan")
+        page.click("text=Build and run")
+        run_id = page.locator("#run-id").inner_text()
+        assert page.locator("#run-link").get_attribute("href").startswith(f"/dags/{META_DAG}/runs/")
+        ui.screenshot("triggered")
+    admin = served.login()
+    conf = Api(served.url, admin.user, admin.password).call("GET", f"/api/v2/dags/{META_DAG}/dagRuns/{run_id}")["conf"]
+    assert conf["user"] == "bob" and re.fullmatch(rf"(?s).*modelling={second}.*", conf["choices"]), conf
