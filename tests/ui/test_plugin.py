@@ -66,6 +66,9 @@ def test_only_logged_in_users_reach_the_plugin_and_airflow_lists_its_pages(serve
     assert anonymous.get("/api/catalog").status_code == 401
     page = anonymous.get("/catalog")
     assert page.status_code == 303 and page.headers["location"].startswith("/auth/login?next=")
+    assert anonymous.get("/docs").status_code == 404 and anonymous.get("/api/openapi.json").status_code == 401
+    paths = client(served, "vic").get("/api/openapi.json").json()["paths"]
+    assert {"/api/catalog", "/api/plan", "/api/runs", "/api/pipelines"} <= set(paths)
     forged = httpx.get(served.url + "/dagsmith/api/pipelines", headers={"Authorization": "Bearer not-a-jwt"})
     assert forged.status_code in (401, 403)
     admin = served.login()
@@ -246,6 +249,22 @@ def test_a_person_searches_uploads_plans_and_triggers_in_the_browser(served, tmp
         run_id = page.locator("#run-id").inner_text()
         assert page.locator("#run-link").get_attribute("href").startswith(f"/dags/{META_DAG}/runs/")
         ui.screenshot("triggered")
-    admin = served.login()
-    conf = Api(served.url, admin.user, admin.password).call("GET", f"/api/v2/dags/{META_DAG}/dagRuns/{run_id}")["conf"]
-    assert conf["user"] == "bob" and re.fullmatch(rf"(?s).*modelling={second}.*", conf["choices"]), conf
+        admin = served.login()
+        api = Api(served.url, admin.user, admin.password)
+        conf = api.call("GET", f"/api/v2/dags/{META_DAG}/dagRuns/{run_id}")["conf"]
+        assert conf["user"] == "bob" and re.fullmatch(rf"(?s).*modelling={second}.*", conf["choices"]), conf
+        assert api.wait(META_DAG, run_id) == "success"
+
+        page.goto(base + "/pipelines")
+        row = page.locator("#pipelines tr", has_text="bob")
+        assert "completed" in row.inner_text() and "dagsmith_pipeline_" in row.inner_text()
+        ui.screenshot("pipelines")
+        row.locator("a").first.click()
+        assert second in page.locator("#steps").inner_text()
+        page.locator("#runs a").first.click()
+        assert page.locator("#status").inner_text().startswith("completed")
+        assert "accuracy" in page.locator("#metrics").inner_text()
+        plot = page.locator("#plots img").first
+        plot.wait_for()
+        assert plot.evaluate("img => img.complete && img.naturalWidth > 0")  # the plot is served and rendered
+        ui.screenshot("run")

@@ -16,6 +16,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dagsmith.config import Settings
+from dagsmith.ui.access import ViewerDep
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 #: Where the plugin is mounted in Airflow's api-server.
@@ -49,9 +50,16 @@ async def _http_error(request: Request, exc: StarletteHTTPException) -> Response
 def create_app() -> FastAPI:
     from dagsmith.ui import build_pages, catalog_pages, pipeline_pages
 
-    app = FastAPI(title="dagsmith", description="Catalog, upload, build and pipelines of dagsmith in Airflow.")
+    # No anonymous docs: the schema is served to logged-in users only, like everything else here.
+    app = FastAPI(title="dagsmith", description="Catalog, upload, build and pipelines of dagsmith in Airflow.",
+                  docs_url=None, redoc_url=None, openapi_url=None)
     app.add_exception_handler(StarletteHTTPException, _http_error)  # FastAPI's own is a subclass
     for module in (catalog_pages, build_pages, pipeline_pages):
         app.include_router(module.router)
     app.add_api_route("/", lambda: RedirectResponse(f"{PREFIX}/catalog", status_code=303), include_in_schema=False)
+
+    @app.get("/api/openapi.json", include_in_schema=False)
+    def schema(viewer: ViewerDep) -> dict:
+        return app.openapi()
+
     return app
