@@ -540,7 +540,7 @@ def _near_identical(sample: pd.DataFrame, correlation: pd.DataFrame) -> list[lis
     Relabelled copies ('yes'/'no' beside 1/0) share their factorised codes; columns with many distinct values are
     compared by their values instead, as any two all-distinct columns share codes 0..n-1.
     """
-    pairs = [(a, b) for a, b, r in _pairs(correlation) if abs(r) > 0.999]
+    pairs = [(a, b) for a, b, _ in _pairs(correlation, above=0.999)]
     by_content: dict[bytes, list[str]] = {}
     for name in sample.columns:
         series = sample[name]
@@ -594,6 +594,10 @@ def _weighted_harmonic_mean(axes: dict[str, float], weights: dict[str, float]) -
 # ---------------------------------------------------------------- quality: consistency with great-expectations
 #: Lowest and highest plausible value (None: unbounded) and the share of values that must lie between them.
 _Bounds = tuple[float | None, float | None, float]
+#: Columns that get the costly per-column work (the plausibility suite of great-expectations, the association with
+#: the target); wider tables get it on their first columns, and the profile says so. Without a bound, a table of
+#: 10,000 columns took many minutes.
+MAX_DETAILED_COLUMNS = 500
 
 
 @dataclass(frozen=True)
@@ -613,9 +617,12 @@ def _consistency(sample: pd.DataFrame, profiles: dict[str, ColumnProfile]) -> tu
     """
     import great_expectations.expectations as gxe
 
-    checks = [check for name in sample.columns if (check := _check_for(sample[name], profiles[name], gxe))]
+    checks = [check for name in sample.columns[:MAX_DETAILED_COLUMNS]
+              if (check := _check_for(sample[name], profiles[name], gxe))]
+    limited = ([f"plausibility checked on the first {MAX_DETAILED_COLUMNS:,} of {sample.shape[1]:,} columns"]
+               if sample.shape[1] > MAX_DETAILED_COLUMNS else [])
     if not checks:
-        return 1.0, [], []
+        return 1.0, limited, []
     results = _validate(sample[[check.column for check in checks]], checks)
     failed, skipped = [], []
     for check, result in zip(checks, results, strict=True):
@@ -632,9 +639,10 @@ def _consistency(sample: pd.DataFrame, profiles: dict[str, ColumnProfile]) -> tu
             failed.append(f"{check.column}: {issue}")
     evaluated = len(checks) - len(skipped)
     if not failed:
-        return 1.0, [], skipped
+        return 1.0, limited, skipped
     listed = "; ".join(failed[:5]) + ("; ..." if len(failed) > 5 else "")
-    return 1 - len(failed) / evaluated, [f"{len(failed)} of {evaluated} plausibility checks failed: {listed}"], skipped
+    return (1 - len(failed) / evaluated,
+            [f"{len(failed)} of {evaluated} plausibility checks failed: {listed}", *limited], skipped)
 
 
 def _validate(frame: pd.DataFrame, checks: list[_Check]) -> list[Any]:
@@ -753,17 +761,32 @@ def _pearson_matrix(sample: pd.DataFrame, profiles: dict[str, ColumnProfile]) ->
     return sample[numeric].corr()
 
 
-def _pairs(matrix: pd.DataFrame) -> list[tuple[str, str, float]]:
+def _pairs(matrix: pd.DataFrame, above: float = -1.0, strongest: int | None = None) -> list[tuple[str, str, float]]:
+    """Pairs of distinct columns whose |r| is over ``above`` (never NaN), only the ``strongest`` if given.
+
+    Row by row, keeping at most ``strongest`` per row: a table of 10,000 columns has 50 million pairs, which must
+    never be materialised as Python objects.
+    """
     values, names = matrix.to_numpy(), list(matrix.columns)
-    upper = zip(*np.triu_indices(len(names), k=1), strict=True)
-    return [(names[i], names[j], float(values[i, j])) for i, j in upper if not np.isnan(values[i, j])]
+    found: list[tuple[str, str, float]] = []
+    for i in range(len(names) - 1):
+        row = values[i, i + 1:]
+        hits = np.flatnonzero(np.abs(row) > above)  # NaN compares false
+        if strongest is not None and len(hits) > strongest:
+            hits = hits[np.argpartition(-np.abs(row[hits]), strongest)[:strongest]]
+        found.extend((names[i], names[i + 1 + j], float(row[j])) for j in hits)
+        if strongest is not None and len(found) > 2 * strongest:
+            found.sort(key=lambda pair: abs(pair[2]), reverse=True)
+            del found[strongest:]
+    return found
 
 
 def _correlations(
     matrix: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnProfile], candidates: list[TargetCandidate]
 ) -> list[Correlation]:
     """Pearson among numbers, plus each feature's association with the best target candidate; strongest first."""
-    found = [Correlation(a=a, b=b, method="pearson", value=round(r, 4)) for a, b, r in _pairs(matrix)]
+    found = [Correlation(a=a, b=b, method="pearson", value=round(r, 4))
+             for a, b, r in _pairs(matrix, strongest=MAX_CORRELATIONS)]
     if candidates:
         found += _associations(sample, candidates[0].column, profiles)
     found.sort(key=lambda correlation: abs(correlation.value), reverse=True)
@@ -775,7 +798,7 @@ def _associations(sample: pd.DataFrame, target: str, profiles: dict[str, ColumnP
     y = sample[target]
     y_categorical = not _is_numeric(y)
     found = []
-    for name in sample.columns:
+    for name in sample.columns[:MAX_DETAILED_COLUMNS]:
         x, profile = sample[name], profiles[name]
         x_categorical = not _is_numeric(x)
         if name == target or profile.semantic_type in NOT_FEATURES or not (x_categorical or y_categorical):

@@ -9,18 +9,21 @@ deterministic reasoner uses, so both readings are planned alike. The reading mus
 from __future__ import annotations
 
 import json
+import unicodedata
 
 from pydantic import BaseModel, Field
 
 from dagsmith.agents.intent import compose_intent, detect_intent, validate_intent
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import Intent, InvalidIntent
+from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide
 
 #: Example values shown per column: enough to recognise classes, never more than a small sample of the data.
 SAMPLE_VALUES = 5
+#: Longest goal read: a request in plain language, not a document.
+MAX_GOAL_CHARS = 2000
 #: Columns described in the prompt; wider tables are cut (the prompt must stay bounded).
 MAX_COLUMNS = 200
 UNSUPERVISED = {TaskType.CLUSTERING, TaskType.DIMENSIONALITY_REDUCTION, TaskType.ANOMALY_DETECTION,
@@ -72,8 +75,19 @@ def read_intent(reasoner: ModelReasoner, goal: str, profile: DatasetProfile) -> 
     return intent, provenance
 
 
+def check_goal(goal: str) -> None:
+    """Refuse goals no reading can help: too long to be a request, or holding control characters (a pasted
+    binary, or text meant to confuse logs and the store), before any reasoner sees them."""
+    if len(goal) > MAX_GOAL_CHARS:
+        raise AmbiguousGoal(f"the goal is {len(goal):,} characters long; say what you want in at most "
+                            f"{MAX_GOAL_CHARS:,}, e.g. \"predict which customers will churn\"")
+    if any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in goal):
+        raise AmbiguousGoal("the goal holds control characters (such as NUL); write it as plain text")
+
+
 def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None) -> Intent:
     """Read and validate the goal; raises AmbiguousGoal (unreadable goal) or InvalidIntent (cannot be planned)."""
+    check_goal(goal)
     intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
                                 lambda: validate_intent(detect_intent(goal, profile), profile))
     intent = intent.model_copy(update={"provenance": provenance})

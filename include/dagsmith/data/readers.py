@@ -232,16 +232,21 @@ def _delimited_info(path: Path, text: str, encoding: str, size: int) -> ReadInfo
     rows = _rows(text, delimiter)
     decimal = _decimal_mark(rows, delimiter)
     header = _has_header(rows, decimal)
-    if header:
+    if header and rows:
         _check_unique(path, rows[0])
     return ReadInfo("tsv" if delimiter == "\t" else "csv", encoding, delimiter, header, size, decimal)
 
 
 def _rows(text: str, delimiter: str) -> list[list[str]]:
+    """The first rows as split by ``delimiter``, up to the first one the csv module refuses (a cell longer
+    than its field limit, say): detection works on what it could read."""
+    rows: list[list[str]] = []
+    reader = islice(csv.reader(io.StringIO(text), delimiter=delimiter), _SNIFF_ROWS)
     try:
-        return [row for row in islice(csv.reader(io.StringIO(text), delimiter=delimiter), _SNIFF_ROWS) if row]
+        rows.extend(row for row in reader if row)
     except csv.Error:
-        return []
+        pass
+    return rows
 
 
 def _sniff_delimiter(text: str) -> str | None:

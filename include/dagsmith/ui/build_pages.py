@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from dagsmith.agents.planner import EmptyCatalog, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.understanding import MAX_GOAL_CHARS, understand
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.models.catalog import Stage
@@ -114,7 +114,7 @@ def trigger(viewer: Viewer, dataset: Path, goal: str, choices: dict[str, str], s
 
 class PlanRequest(BaseModel):
     dataset: str = Field(description="path (or file:// URI) under a data root, e.g. one /api/datasets returned")
-    goal: str = Field(min_length=1, max_length=2000)
+    goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
 
 
 class RunRequest(PlanRequest):
