@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -37,14 +38,20 @@ def ensure_metadata_db(settings: Settings) -> dict[str, str]:
     """Create the embedded Airflow metadata database once; returns the environment to run Airflow with."""
     env = airflow_env(settings)
     marker = settings.home / "airflow" / ".migrated"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    with open(marker.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # runs started together migrate once; the others wait for it
+        _migrate_once(marker, env)
+    return env
+
+
+def _migrate_once(marker: Path, env: dict[str, str]) -> None:
     if not marker.exists():
-        marker.parent.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, capture_output=True,
                               text=True, timeout=600)
         if proc.returncode != 0:
             raise RuntimeError(f"could not create Airflow's metadata database: {proc.stderr[-1500:]}")
         marker.touch()
-    return env
 
 
 _RUN_DAG = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,7 @@ from dagsmith.cli.output import console, fail, print_json
 from dagsmith.cli.run import execute_pipeline
 from dagsmith.config import Settings
 from dagsmith.execution.history import pipeline_detail, pipeline_rows
+from dagsmith.execution.reaper import reap_abandoned
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -83,3 +85,13 @@ def rerun(
     if not dataset.is_file():
         fail(f"the dataset {dataset} does not exist", code=2)
     execute_pipeline(pipeline_id, dataset.resolve(), runtime=runtime, user=owner, settings=settings, json=json)
+
+
+@app.command()
+def reap(
+    idle_minutes: Annotated[int, typer.Option(min=1, help="Quiet time after which a running run is abandoned.")] = 60,
+) -> None:
+    """Fail the runs a dead worker left 'running' (no activity for IDLE_MINUTES); every run start does it too."""
+    closed = reap_abandoned(Settings.from_env(), timedelta(minutes=idle_minutes))
+    console.print(f"closed {len(closed)} abandoned run(s)" + (f": {', '.join(map(str, closed))}" if closed else ""),
+                  highlight=False)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -98,7 +100,8 @@ def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str
     require_runtime(runtime)
     started = started or time.monotonic()
     write_spec(pipeline_id, settings)
-    log_file = settings.home / "logs" / f"pipeline-{pipeline_id}-{int(time.time())}.log"
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    log_file = settings.home / "logs" / f"pipeline-{pipeline_id}-{stamp}-{os.getpid()}.log"  # one per run, always
     log_file.parent.mkdir(parents=True, exist_ok=True)
     seen: set = set()
     with open(log_file, "w", encoding="utf-8") as output:

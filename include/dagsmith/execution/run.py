@@ -9,6 +9,8 @@ Everything is recorded in PostgreSQL; files live in the execution's workspace.
 
 from __future__ import annotations
 
+import logging
+import secrets
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,6 +22,7 @@ from sqlalchemy.orm import Session
 from dagsmith.catalog import repository
 from dagsmith.config import Settings
 from dagsmith.execution.contract import check_bundle
+from dagsmith.execution.reaper import LOST_TRY, reap_abandoned
 from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose
 from dagsmith.healing.interpret import interpret
 from dagsmith.learning.record import record_execution
@@ -31,6 +34,7 @@ from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith_kit import Bundle
 
+logger = logging.getLogger(__name__)
 #: Identical failures of one service after which it is not tried again, even for transient errors.
 MAX_SAME_FAILURES = 2
 #: How much of each attempt's error the run's trace keeps (the full text stays in the attempt's record and log).
@@ -66,7 +70,9 @@ class Workspace:
 
 
 def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, settings: Settings) -> int:
-    """Create the execution, its isolated workspace with a copy of the dataset, and reset the steps."""
+    """Create the execution, its isolated workspace with a copy of the dataset, and reset the steps (after closing
+    runs their workers abandoned, so none stays 'running' forever)."""
+    reap_abandoned(settings)
     source = Path(dataset)
     if not source.is_file():
         raise FileNotFoundError(f"the dataset {dataset} does not exist")
@@ -75,7 +81,7 @@ def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, sett
         if pipeline is None:
             raise LookupError(f"no pipeline {pipeline_id}")
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-        root = settings.home / "workspaces" / f"pipeline-{pipeline_id}-{stamp}"
+        root = settings.home / "workspaces" / f"pipeline-{pipeline_id}-{stamp}-{secrets.token_hex(3)}"  # never shared
         roles = pipeline.plan.get("roles", {})
         bundle = Bundle.create(root / "input", target=pipeline.target, task_type=pipeline.task_type,
                                id_columns=roles.get("id_columns"), time_column=roles.get("time_column"))
@@ -196,9 +202,24 @@ def heal(execution_id: int, position: int, *, settings: Settings, self_healing: 
     return decision
 
 
+def close_lost_tries(execution_id: int, position: int, *, settings: Settings) -> int:
+    """Mark the step's tries still 'running' as failed: Airflow runs one try of a task at a time, so when a new
+    try starts, any try left running was cut off (kill -9, a lost machine). Transient, so healing retries."""
+    with session_scope(settings) as session:
+        execution = session.get(schema.Execution, execution_id)
+        step = _step(session, execution, position)
+        lost = [a for a in _attempts(session, execution_id, step.id) if a.status == "running"]
+        for attempt in lost:
+            attempt.status, attempt.finished_at = "failed", datetime.now(UTC)
+            attempt.error_class, attempt.error_text = ErrorClass.TRANSIENT.value, LOST_TRY
+        return len(lost)
+
+
 def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,
              limits: Limits = Limits(), self_healing: bool = True) -> dict:
-    """Run one try of a step: heal first if the previous try failed, then run, record and check the output."""
+    """Run one try of a step: close tries a dead worker left open, heal if the previous try failed, then run,
+    record and check the output."""
+    close_lost_tries(execution_id, position, settings=settings)
     heal(execution_id, position, settings=settings, self_healing=self_healing)
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
@@ -254,10 +275,15 @@ def _record_attempt(attempt_id: int, result: InvocationResult, diagnosis: Diagno
             if final.exists():
                 shutil.rmtree(final)
             output.rename(final)
-        (workspace.root / "logs").mkdir(exist_ok=True)
-        log = workspace.root / "logs" / f"{position:02d}-{attempt.attempt}.log"
+        number = attempt.attempt
+    # After the outcome is committed: a full disk must not lose the record of the try (nor leave it 'running').
+    log = workspace.root / "logs" / f"{position:02d}-{number}.log"
+    try:
+        log.parent.mkdir(exist_ok=True)
         log.write_text(f"exit code {result.exit_code} in {result.seconds} s\n--- stdout\n{result.stdout}\n"
                        f"--- stderr\n{result.stderr}\n", encoding="utf-8")
+    except OSError as exc:
+        logger.warning("the log of step %s try %s was not written: %s", position, number, exc)
 
 
 def finish(execution_id: int, *, settings: Settings) -> dict:

@@ -28,7 +28,7 @@ class ErrorClass(StrEnum):
 #: Patterns over the last lines of stderr, most specific first.
 _RULES: list[tuple[ErrorClass, re.Pattern]] = [(cls, re.compile(pattern, re.IGNORECASE)) for cls, pattern in [
     (ErrorClass.RESOURCE, r"MemoryError|Cannot allocate memory|out of memory|killed after the \d+ s timeout|"
-                          r"Killed|TimeoutError|too slow|max_rows"),
+                          r"Killed|TimeoutError|too slow|max_rows|No space left on device|Disk quota exceeded"),
     (ErrorClass.ENVIRONMENT, r"ModuleNotFoundError|ImportError|No module named|cannot open shared object|"
                              r"command not found"),
     (ErrorClass.TRANSIENT, r"ConnectionError|Connection reset|Temporary failure|BrokenPipeError|"
