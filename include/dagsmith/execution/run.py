@@ -132,7 +132,7 @@ def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> 
 def _substitute(step: schema.PipelineStep, last: schema.StepAttempt, alternative: dict, analysis: Analysis,
                 error: ErrorClass, reason: str) -> dict:
     return {"action": "substitute", "from": last.microservice_id, "to": alternative["id"],
-            "to_name": alternative["name"], "params": _carried_params(step.params, analysis, error), "reason": reason}
+            "to_name": alternative["name"], "params": _carried_params(last.params, analysis, error), "reason": reason}
 
 
 def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.StepAttempt],
@@ -215,6 +215,27 @@ def close_lost_tries(execution_id: int, position: int, *, settings: Settings) ->
         return len(lost)
 
 
+def _step_outcome(attempts: list[schema.StepAttempt]) -> str:
+    """A step's state in one run, from that run's own tries: runs of one pipeline may overlap (several
+    ``dagsmith run`` at once), so the step row, shared by them, cannot say what this run did."""
+    if any(a.status == "completed" for a in attempts):
+        return "completed"
+    if attempts and attempts[-1].decision.get("action") == "give_up":
+        return "failed"
+    return "pending" if not attempts else attempts[-1].status
+
+
+def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> tuple[int, dict]:
+    """The service and parameters of this run's next try: what healing decided after its last failure, the
+    same again for a retry, else the pipeline's current choice."""
+    if not attempts:
+        return step.microservice_id, dict(step.params)
+    decision = attempts[-1].decision
+    if decision.get("action") == "substitute":
+        return decision["to"], dict(decision["params"])
+    return attempts[-1].microservice_id, dict(attempts[-1].params)
+
+
 def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,
              limits: Limits = Limits(), self_healing: bool = True) -> dict:
     """Run one try of a step: close tries a dead worker left open, heal if the previous try failed, then run,
@@ -225,16 +246,17 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
         execution = session.get(schema.Execution, execution_id)
         pipeline = session.get(schema.Pipeline, execution.pipeline_id)
         step = _step(session, execution, position)
-        if step.status == "completed":
+        attempts = _attempts(session, execution_id, step.id)
+        if _step_outcome(attempts) == "completed":
             return {"position": position, "status": "completed", "skipped": True}
-        attempt_no = len(_attempts(session, execution_id, step.id)) + 1
-        service, files, analysis = _service(session, step.microservice_id)
-        attempt = schema.StepAttempt(execution_id=execution_id, step_id=step.id, attempt=attempt_no,
-                                     microservice_id=service.id, params=step.params, status="running")
+        service_id, params = _next_try(step, attempts)
+        service, files, analysis = _service(session, service_id)
+        attempt = schema.StepAttempt(execution_id=execution_id, step_id=step.id, attempt=len(attempts) + 1,
+                                     microservice_id=service.id, params=params, status="running")
         session.add(attempt)
         step.status = "running"
         session.flush()
-        attempt_id, params, depends = attempt.id, dict(step.params), list(step.depends_on)
+        attempt_id, attempt_no, depends = attempt.id, attempt.attempt, list(step.depends_on)
         service_name, target = service.name, pipeline.target
         workspace = Workspace(Path(execution.workspace))
     source = workspace.step_output(depends[0]) if depends else workspace.input
@@ -296,12 +318,12 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         for step in steps:
             attempts = _attempts(session, execution_id, step.id)
             trace.append({
-                "position": step.position, "stage": step.stage, "status": step.status,
+                "position": step.position, "stage": step.stage, "status": _step_outcome(attempts),
                 "attempts": [{"microservice_id": a.microservice_id, "status": a.status, "error_class": a.error_class,
                               "error": (a.error_text or "")[:TRACE_ERROR_CHARS] or None, "decision": a.decision}
                              for a in attempts],
             })
-        ok = all(step.status == "completed" for step in steps)
+        ok = all(t["status"] == "completed" for t in trace)
         execution.status = pipeline.status = "completed" if ok else "failed"
         execution.finished_at = datetime.now(UTC)
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
