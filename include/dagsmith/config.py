@@ -62,6 +62,17 @@ class LLMConfig:
         return cls(reasoner=reasoner, model=model, response_format=response_format, **numbers)
 
 
+def _heartbeat_seconds() -> float:
+    value = os.environ.get("DAGSMITH_HEARTBEAT_SECONDS") or "10"
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise ConfigurationError(f"DAGSMITH_HEARTBEAT_SECONDS must be a positive number of seconds, not '{value}'")
+    return seconds
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where dagsmith keeps its state and which database it talks to.
@@ -70,13 +81,16 @@ class Settings:
     staged uploads and workspaces. ``DAGSMITH_DATABASE_URL``, when set, points at any PostgreSQL with
     pgvector instead of the embedded server. ``DAGSMITH_RUNTIME`` (``local`` or ``docker``) is where pipeline
     steps run unless a run says otherwise: the default of the DAGs' ``runtime`` parameter. ``llm`` says whether
-    a language model reasons beside the deterministic reasoner (``LLMConfig``).
+    a language model reasons beside the deterministic reasoner (``LLMConfig``). ``DAGSMITH_HEARTBEAT_SECONDS``
+    (default 10) is how often a running step's worker stamps its try; the same on every machine, since a try
+    silent for six beats is taken for one whose worker died (``execution.reaper``).
     """
 
     home: Path
     database_url: str | None
     runtime: str = "local"
     llm: LLMConfig = LLMConfig()
+    heartbeat_seconds: float = 10.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -86,7 +100,7 @@ class Settings:
         except ValueError as exc:
             raise ConfigurationError(f"DAGSMITH_RUNTIME: {exc}") from None
         return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime,
-                   llm=LLMConfig.from_env())
+                   llm=LLMConfig.from_env(), heartbeat_seconds=_heartbeat_seconds())
 
     @property
     def staging_dir(self) -> Path:

@@ -1,5 +1,6 @@
-"""Faults during a run: the worker killed mid-step (kill -9), the database dropping every connection between
-steps, a workspace whose disk is full. Runs resume or fail with a clear reason, and no try stays 'running'."""
+"""Faults during a run: the worker killed mid-step (kill -9), the database dropping every connection, the
+container engine down, a workspace whose disk is full. Runs resume or fail with a clear reason, no try stays
+'running', and nothing a dead worker started is left behind."""
 
 from __future__ import annotations
 
@@ -9,15 +10,19 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, select, text
 from sqlalchemy.pool import NullPool
 
 from dagsmith.agents.planner import plan
+from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.execution import run as execution
 from dagsmith.execution.driver import run_pipeline
-from dagsmith.execution.reaper import reap_abandoned
+from dagsmith.execution.heartbeat import beating
+from dagsmith.execution.reaper import STALE_BEATS, reap
+from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.runtime import runtime_named
 from dagsmith.store import schema
@@ -77,24 +82,18 @@ def test_a_worker_killed_mid_step_leaves_no_try_running_and_the_run_resumes(stor
     assert summary["status"] == "completed", summary
     with session_scope(store) as session:
         lost = session.get(schema.StepAttempt, killed.id)
-        assert (lost.status, lost.error_class, lost.error_text) == ("failed", ErrorClass.TRANSIENT.value,
-                                                                     execution.LOST_TRY)
+        assert (lost.status, lost.error_class) == ("failed", ErrorClass.TRANSIENT.value)
+        assert lost.error_text.startswith("worker died: no heartbeat since"), lost.error_text
         assert lost.decision["action"] == "retry"  # not the service's fault: the same service runs again
         assert session.scalar(select(schema.StepAttempt).where(schema.StepAttempt.status == "running")) is None
 
 
-def test_a_run_whose_worker_never_came_back_is_closed_with_the_reason(store, churn_csv, embedder):
+def test_a_run_whose_worker_died_between_steps_is_closed_after_an_hour(store, churn_csv, embedder):
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
     abandoned = execution.start(planned.id, str(churn_csv), user="ana", run_id=None, settings=store)
     runtime = runtime_named("local", store)
-    execution.run_step(abandoned, 0, runtime=runtime, settings=store)
-    with session_scope(store) as session:  # a second step's try was running when its worker died, long ago
-        step = session.scalar(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == planned.id,
-                                                                schema.PipelineStep.position == 1))
-        session.add(schema.StepAttempt(execution_id=abandoned, step_id=step.id, attempt=1, status="running",
-                                       microservice_id=step.microservice_id))
-        step.status = "running"
-    assert reap_abandoned(store) == []  # quiet for seconds only: it may still be alive
+    execution.run_step(abandoned, 0, runtime=runtime, settings=store)  # then the worker died: no try is running
+    assert reap(store).runs == []  # quiet for seconds only: its next step may be queued
     with session_scope(store) as session:
         session.execute(text("UPDATE step_attempts SET started_at = started_at - interval '2 hours', "
                              "finished_at = finished_at - interval '2 hours' WHERE execution_id = :e"),
@@ -102,11 +101,11 @@ def test_a_run_whose_worker_never_came_back_is_closed_with_the_reason(store, chu
     env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home)}
     reaped = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "pipelines", "reap"], capture_output=True,
                             text=True, env=env, timeout=120)
-    assert reaped.returncode == 0 and f"closed 1 abandoned run(s): {abandoned}" in reaped.stdout, reaped.stderr
+    assert reaped.returncode == 0 and f"0 lost try(s) and 1 abandoned run(s): {abandoned}" in reaped.stdout, \
+        reaped.stdout + reaped.stderr
     with session_scope(store) as session:
         closed = session.get(schema.Execution, abandoned)
         assert closed.status == "failed" and closed.error.startswith("abandoned: no activity for over 60 minutes")
-        assert session.scalar(select(schema.StepAttempt).where(schema.StepAttempt.status == "running")) is None
         assert session.get(schema.Pipeline, planned.id).status == "failed"
     rerun = run_pipeline(planned.id, str(churn_csv), runtime=runtime, settings=store)  # rerunning is safe
     assert rerun["status"] == "completed" and rerun["execution_id"] != abandoned
@@ -150,8 +149,161 @@ def test_a_full_disk_fails_the_step_as_a_resource_error(store, churn_csv, embedd
         subprocess.run(["umount", "-l", str(small)], check=False)
     assert outcome["status"] == "failed"
     with session_scope(store) as session:
+        assert "No space left on device" in session.get(schema.Execution, outcome["execution_id"]).error
         attempts = session.scalars(select(schema.StepAttempt).where(
             schema.StepAttempt.execution_id == outcome["execution_id"])).all()
         assert all(a.status in ("failed", "completed") for a in attempts)  # nothing left 'running'
         assert any(a.error_class == ErrorClass.RESOURCE.value and "No space left on device" in a.error_text
                    for a in attempts), [(a.error_class, (a.error_text or "")[-200:]) for a in attempts]
+
+
+def _one_running_try(settings) -> tuple[int, int]:
+    """A run with one try running, as ``run_step`` records it (ids of the run and the try)."""
+    with session_scope(settings) as session:
+        pipeline = schema.Pipeline(name="beats", goal="predict y", owner="ana", dataset="d.csv", status="running")
+        session.add(pipeline)
+        session.flush()
+        step = schema.PipelineStep(pipeline_id=pipeline.id, position=0, stage="modelling", status="running")
+        run = schema.Execution(pipeline_id=pipeline.id, owner="ana", status="running", dataset="d.csv")
+        session.add_all([step, run])
+        session.flush()
+        attempt = schema.StepAttempt(execution_id=run.id, step_id=step.id, attempt=1, status="running")
+        session.add(attempt)
+        session.flush()
+        return run.id, attempt.id
+
+
+def _drop_connections(settings) -> int:
+    """Terminate every other connection to the store, as a database restart or a failover does."""
+    outsider = create_engine(get_engine(settings).url, poolclass=NullPool)
+    with outsider.connect() as connection:
+        return connection.execute(text("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")).scalar()
+
+
+def test_a_beating_try_is_never_reaped_and_a_silent_one_is_within_six_beats(settings):
+    fast = dataclasses.replace(settings, heartbeat_seconds=0.5)
+    run_id, attempt_id = _one_running_try(fast)
+    beats = []
+    with beating(attempt_id, fast):
+        for tick in range(12):  # 6 s: twice the silence after which a try is taken for dead
+            time.sleep(0.5)
+            assert reap(fast).tries == [], f"a live try was reaped after {tick / 2} s"
+            with session_scope(fast) as session:
+                beats.append(session.get(schema.StepAttempt, attempt_id).heartbeat_at)
+            if tick == 5:
+                assert _drop_connections(fast) > 0  # the heartbeat's connection too: its next beat reconnects
+    before, after = [b for b in beats[:6] if b], [b for b in beats[6:] if b]
+    assert before and after and max(after) > max(before), beats  # beating went on after the connections dropped
+
+    silent = time.monotonic()  # the block ended: as if the worker died now
+    while not (reaped := reap(fast)).tries:
+        assert time.monotonic() - silent < 30, "a silent try was never reaped"
+        time.sleep(0.1)
+    detected = time.monotonic() - silent
+    print(f"silent try reaped after {detected:.1f} s (heartbeat 0.5 s, {STALE_BEATS} beats)")
+    assert (reaped.tries, reaped.runs) == ([attempt_id], [run_id])
+    assert detected <= STALE_BEATS * 0.5 + 2
+    with session_scope(fast) as session:
+        attempt, run = session.get(schema.StepAttempt, attempt_id), session.get(schema.Execution, run_id)
+        assert (attempt.status, attempt.error_class) == ("failed", ErrorClass.TRANSIENT.value)
+        assert attempt.error_text.startswith("worker died: no heartbeat since"), attempt.error_text
+        assert (run.status, run.error) == ("failed", attempt.error_text) and run.finished_at is not None
+        assert session.get(schema.Pipeline, run.pipeline_id).status == "failed"
+
+
+def _running_try_of(settings, pipeline_id: int) -> schema.StepAttempt | None:
+    with session_scope(settings) as session:
+        return session.scalar(select(schema.StepAttempt).join(schema.Execution).where(
+            schema.Execution.pipeline_id == pipeline_id, schema.StepAttempt.status == "running"))
+
+
+def _processes_running(fragment: str) -> list[int]:
+    """Processes whose command line holds ``fragment``."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if fragment in cmdline.read_bytes().decode(errors="replace"):
+                pids.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "\tZ" not in Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1].splitlines()[0]
+    except (OSError, IndexError):
+        return False
+
+
+def test_a_killed_dagsmith_run_is_reaped_with_the_reason_and_the_pipeline_reruns(store, churn_csv, embedder):
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    fast = dataclasses.replace(store, heartbeat_seconds=1.0)
+    env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home),
+           "DAGSMITH_HEARTBEAT_SECONDS": "1"}
+    cli = subprocess.Popen([sys.executable, "-m", "dagsmith.cli.app", "pipelines", "rerun", str(planned.id)],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while (attempt := _running_try_of(store, planned.id)) is None or \
+                _step_stage(store, attempt.step_id) != "modelling" or \
+                not (services := _processes_running(f"/attempts/{_position(store, attempt.step_id):02d}-")):
+            assert cli.poll() is None and time.monotonic() < deadline, "the run never reached its model"
+            time.sleep(0.05)
+    finally:
+        os.killpg(cli.pid, signal.SIGKILL)  # `dagsmith run`, Airflow's task runner: everything in its group
+        cli.wait()
+    killed = time.monotonic()
+    while not (reaped := reap(fast)).tries:  # what the next run's start, or `dagsmith pipelines reap`, does
+        assert time.monotonic() - killed < 60, "the dead worker's try was never reaped"
+        time.sleep(0.2)
+    print(f"dead worker's try reaped {time.monotonic() - killed:.1f} s after kill -9 (heartbeat 1 s)")
+    assert (reaped.tries, reaped.runs) == ([attempt.id], [attempt.execution_id])
+    assert not [pid for pid in services if _alive(pid)]  # the service died with its worker
+    with session_scope(store) as session:
+        lost, run = session.get(schema.StepAttempt, attempt.id), session.get(schema.Execution, attempt.execution_id)
+        assert lost.status == "failed" and lost.error_text.startswith("worker died: no heartbeat since")
+        assert run.status == "failed" and run.error == lost.error_text
+        assert session.get(schema.Pipeline, planned.id).status == "failed"
+        assert session.scalar(select(schema.StepAttempt).where(schema.StepAttempt.status == "running")) is None
+        killed_workspace = run.workspace
+    rerun = run_pipeline(planned.id, str(churn_csv), runtime=runtime_named("local", store), settings=store)
+    assert rerun["status"] == "completed" and rerun["workspace"] != killed_workspace
+
+
+def _position(settings, step_id: int) -> int:
+    with session_scope(settings) as session:
+        return session.get(schema.PipelineStep, step_id).position
+
+
+def test_a_container_engine_that_is_down_stops_the_run_at_once_with_how_to_fix_it(store, churn_csv, embedder,
+                                                                                   monkeypatch, tmp_path):
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    dead = "unix:///nonexistent/docker.sock"
+    env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home),
+           "DOCKER_HOST": dead}
+    started = time.monotonic()
+    refused = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "pipelines", "rerun", str(planned.id),
+                              "--runtime", "docker"], capture_output=True, text=True, env=env, timeout=300)
+    print(f"refused in {time.monotonic() - started:.1f} s")
+    message = " ".join(refused.stderr.split())
+    assert refused.returncode == 3 and "Traceback" not in message, refused.stderr
+    assert f"no container engine answers on {dead}" in message and "setup-container-runtime.sh" in message
+    with session_scope(store) as session:  # refused before anything was recorded
+        assert session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == planned.id)) is None
+
+    # A run started in Airflow itself (a schedule, the REST API): its first try fails for good, saying why.
+    monkeypatch.setenv("DOCKER_HOST", dead)
+    write_spec(planned.id, store)
+    log = tmp_path / "airflow.log"
+    with open(log, "w", encoding="utf-8") as output:
+        airflow = start_dag_test(dag_id(planned.id), {"dataset": str(churn_csv), "runtime": "docker",
+                                                      "user": "ana"}, store, output)
+        assert airflow.wait(timeout=600) == 0
+    assert dag_test_result(log)["state"] == "failed"
+    with session_scope(store) as session:
+        run = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == planned.id))
+        attempts = session.scalars(select(schema.StepAttempt).where(schema.StepAttempt.execution_id == run.id)).all()
+        assert run.status == "failed" and f"no container engine answers on {dead}" in run.error, run.error
+        assert [(a.status, a.error_class) for a in attempts] == [("failed", ErrorClass.ENVIRONMENT.value)]

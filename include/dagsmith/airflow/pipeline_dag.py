@@ -20,7 +20,7 @@ from dagsmith.config import Settings
 from dagsmith.execution import run as execution
 from dagsmith.execution.specs import SPEC_SUFFIX, dag_id
 from dagsmith.runtime import RUNTIMES, runtime_named
-from dagsmith.runtime.base import Runtime
+from dagsmith.runtime.base import Runtime, RuntimeUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def build(spec: dict) -> DAG:
                 try:
                     return execution.run_step(execution_id, position, runtime=runtime_for(params["runtime"], settings),
                                               settings=settings)
-                except execution.CandidatesExhausted as exc:
+                except (execution.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
                     raise AirflowFailException(str(exc)) from None
 
             tasks[position] = run_step(started)

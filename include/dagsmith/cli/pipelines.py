@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
@@ -14,7 +15,7 @@ from dagsmith.cli.output import console, fail, print_json
 from dagsmith.cli.run import execute_pipeline
 from dagsmith.config import Settings
 from dagsmith.execution.history import pipeline_detail, pipeline_rows
-from dagsmith.execution.reaper import reap_abandoned
+from dagsmith.execution.reaper import reap as reap_lost
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -89,9 +90,16 @@ def rerun(
 
 @app.command()
 def reap(
-    idle_minutes: Annotated[int, typer.Option(min=1, help="Quiet time after which a running run is abandoned.")] = 60,
+    idle_minutes: Annotated[int, typer.Option(min=1, help="Quiet time after which a run with no step running is "
+                                                          "abandoned.")] = 60,
+    json: JsonOption = False,
 ) -> None:
-    """Fail the runs a dead worker left 'running' (no activity for IDLE_MINUTES); every run start does it too."""
-    closed = reap_abandoned(Settings.from_env(), timedelta(minutes=idle_minutes))
-    console.print(f"closed {len(closed)} abandoned run(s)" + (f": {', '.join(map(str, closed))}" if closed else ""),
-                  highlight=False)
+    """Close what dead workers left 'running': tries whose worker stopped beating, their runs, runs idle for
+    IDLE_MINUTES, and their containers. Every run start does it too."""
+    reaped = reap_lost(Settings.from_env(), timedelta(minutes=idle_minutes))
+    if json:
+        print_json(dataclasses.asdict(reaped))
+        return
+    runs = f": {', '.join(map(str, reaped.runs))}" if reaped.runs else ""
+    console.print(f"closed {len(reaped.tries)} lost try(s) and {len(reaped.runs)} abandoned run(s){runs}; removed "
+                  f"{reaped.containers} container(s)", highlight=False)

@@ -22,6 +22,7 @@ from dagsmith.execution.history import execution_summary, latest_execution, serv
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.runtime import check_runtime
+from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -34,6 +35,19 @@ def require_runtime(runtime: str) -> None:
         check_runtime(runtime)
     except ValueError as exc:
         fail(f"--runtime: {exc}", code=2)
+
+
+def require_reachable(runtime: str) -> None:
+    """A container engine that does not answer (or lacks the runtime image) stops a run before it starts (exit 3),
+    saying how to fix it, instead of failing each step's tries one by one."""
+    require_runtime(runtime)
+    if runtime == "docker":
+        from dagsmith.runtime.docker import DockerRuntime
+
+        try:
+            DockerRuntime().check()
+        except RuntimeUnavailable as exc:
+            fail(f"cannot run on the docker runtime: {exc}", code=3)
 
 
 def _progress_lines(settings: Settings, pipeline_id: int, seen: set) -> list[str]:
@@ -76,7 +90,7 @@ def run_command(
     json: Annotated[bool, typer.Option("--json", help="Print the run's summary as JSON.")] = False,
 ) -> None:
     """Plan a pipeline (profile, intent, recommend, build), then run it through Airflow with self-healing."""
-    require_runtime(runtime)
+    require_reachable(runtime)
     settings = Settings.from_env()
     started = time.monotonic()
     try:
@@ -97,7 +111,7 @@ def run_command(
 def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings, json: bool,
                      started: float | None = None) -> None:
     """Run a stored pipeline as its Airflow DAG (``dag.test()``), printing progress per stage, then results."""
-    require_runtime(runtime)
+    require_reachable(runtime)
     started = started or time.monotonic()
     write_spec(pipeline_id, settings)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from dagsmith.config import Settings
 from dagsmith.execution import run as execution
-from dagsmith.runtime.base import Runtime
+from dagsmith.runtime.base import Runtime, RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -41,7 +41,7 @@ def run_pipeline(pipeline_id: int, dataset: str, *, runtime: Runtime, settings: 
                                              self_healing=self_healing)
             except execution.StepFailed:
                 continue
-            except execution.CandidatesExhausted:
+            except (execution.CandidatesExhausted, RuntimeUnavailable):
                 break
             completed.add(position)
             if on_step:

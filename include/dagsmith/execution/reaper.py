@@ -1,56 +1,128 @@
-"""Closing runs their worker abandoned: a run still 'running' with no activity for longer than any live run is
-quiet.
+"""Closing what a dead worker left 'running': its tries, its run, and the containers it started.
 
-A live run always has activity within a step's timeout: every try is stopped by its runtime at that timeout, and
-the next try or step starts seconds later. A run whose last try started (or ended) longer ago than ``idle`` was
-left by a worker that died for good (kill -9 of a ``dagsmith run``, a machine lost with no retry left). Its
-tries still marked running are closed as lost, and the run fails with that reason, so nothing stays 'running'
-forever. When Airflow does retry, ``run.close_lost_tries`` resumes the run instead; this is for the rest.
+A try is alive while its worker beats: the process running a step stamps the try's ``heartbeat_at`` every
+``heartbeat_seconds`` (``heartbeat.beating``). A try silent for ``STALE_BEATS`` beats was left by a worker that
+died (kill -9, the kernel's OOM killer, a lost machine); it is closed as failed, ``transient``, "worker died: no
+heartbeat since ...", and its run fails with that reason. Why a heartbeat: a recorded pid says nothing about a
+worker on another machine (Airflow's workers are anywhere; the reaper runs wherever the next run starts) and
+pids are reused; a staleness limit on the try alone must exceed the longest step (the 15 min timeout), so a
+death would be noticed an hour late. Beats are written by the worker itself, in database time, and notice a
+death within a minute by default. A hung worker still beats: the runtime's timeout handles a hung service.
+
+A run whose worker died between steps has no try to go stale; it fails after ``IDLE`` without activity.
+
+When Airflow does retry the task (its scheduler notices the dead worker too), the next try closes the lost try
+itself (``run.close_lost_tries``), reopens the run and resumes it; the reaper is for the runs nobody resumes.
+Reaping happens at every run start and on ``dagsmith pipelines reap``.
 """
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import exists, func, select
+from sqlalchemy.orm import Session
 
 from dagsmith.config import Settings
 from dagsmith.healing.classify import ErrorClass
+from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
-#: What a try that never reported back is recorded as: its worker was killed or lost, not the service's fault.
-LOST_TRY = "the try running it ended without reporting back (its worker was killed or lost)"
-#: Quiet time after which a running run is abandoned: well over a step's timeout (15 min) plus queueing.
+logger = logging.getLogger(__name__)
+#: Missed beats after which a try's worker is taken for dead: enough to ride out a busy machine or a restarting
+#: database (a beat that fails is retried at the next one).
+STALE_BEATS = 6
+#: Quiet time after which a run with no try running is abandoned: well over a retry's backoff and queueing.
 IDLE = timedelta(hours=1)
+#: The container label naming the try a container runs, set by ``run.run_step``, read here to remove leftovers.
+ATTEMPT_LABEL = "dagsmith.attempt"
 
 
-def reap_abandoned(settings: Settings, idle: timedelta = IDLE) -> list[int]:
-    """Fail the runs with no activity for ``idle``; returns their execution ids."""
-    now = datetime.now(UTC)
-    last_activity = (select(schema.StepAttempt.execution_id,
-                            func.max(func.coalesce(schema.StepAttempt.finished_at, schema.StepAttempt.started_at))
-                            .label("at"))
-                     .group_by(schema.StepAttempt.execution_id).subquery())
+@dataclass(frozen=True)
+class Reaped:
+    tries: list[int]  # step attempt ids closed as lost
+    runs: list[int]  # execution ids failed
+    containers: int  # containers of lost tries removed
+
+
+def lost_reason(attempt: schema.StepAttempt) -> str:
+    """Why a try that never reported back failed: its worker's last sign of life."""
+    last = (attempt.heartbeat_at or attempt.started_at).astimezone(UTC)
+    return f"worker died: no heartbeat since {last:%Y-%m-%d %H:%M:%S} UTC (its process was killed or its machine lost)"
+
+
+def close_lost(attempt: schema.StepAttempt, now: datetime) -> None:
+    """Close a try its worker left 'running'; transient, so healing retries the same service."""
+    attempt.error_class, attempt.error_text = ErrorClass.TRANSIENT.value, lost_reason(attempt)
+    attempt.status, attempt.finished_at = "failed", now
+
+
+def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:
+    """Close the tries whose worker stopped beating and fail their runs, fail runs idle for ``idle``, and remove
+    the lost tries' containers."""
+    stale = timedelta(seconds=settings.heartbeat_seconds * STALE_BEATS)
     with session_scope(settings) as session:
-        abandoned = session.scalars(
-            select(schema.Execution)
-            .outerjoin(last_activity, last_activity.c.execution_id == schema.Execution.id)
-            .where(schema.Execution.status == "running",
-                   func.coalesce(last_activity.c.at, schema.Execution.started_at) < now - idle)
-            .with_for_update(of=schema.Execution, skip_locked=True)).all()
-        for execution in abandoned:
-            for attempt in session.scalars(select(schema.StepAttempt).where(
-                    schema.StepAttempt.execution_id == execution.id, schema.StepAttempt.status == "running")):
-                attempt.status, attempt.finished_at = "failed", now
-                attempt.error_class, attempt.error_text = ErrorClass.TRANSIENT.value, LOST_TRY
-            for step in session.scalars(select(schema.PipelineStep).where(
-                    schema.PipelineStep.pipeline_id == execution.pipeline_id, schema.PipelineStep.status == "running")):
+        now = session.scalar(select(func.now()))
+        lost = session.scalars(select(schema.StepAttempt).where(
+            schema.StepAttempt.status == "running",
+            func.coalesce(schema.StepAttempt.heartbeat_at, schema.StepAttempt.started_at) < now - stale)
+            .order_by(schema.StepAttempt.id).with_for_update(skip_locked=True)).all()
+        reasons: dict[int, str] = {}
+        for attempt in lost:
+            close_lost(attempt, now)
+            reasons.setdefault(attempt.execution_id, attempt.error_text)
+            step = session.get(schema.PipelineStep, attempt.step_id)
+            if step.status == "running":
                 step.status = "failed"
-            minutes = int(idle.total_seconds() // 60)
-            execution.status, execution.finished_at = "failed", now
-            execution.error = f"abandoned: no activity for over {minutes} minutes (the worker running it stopped)"
-            pipeline = session.get(schema.Pipeline, execution.pipeline_id)
-            if pipeline.status == "running":
-                pipeline.status = "failed"
-        return [execution.id for execution in abandoned]
+        session.flush()
+        runs = _abandoned_runs(session, now, idle, set(reasons))
+        minutes = int(idle.total_seconds() // 60)
+        for run in runs:
+            _fail(session, run, now, reasons.get(run.id) or
+                  f"abandoned: no activity for over {minutes} minutes (the worker running it stopped)")
+        result = Reaped([a.id for a in lost], [r.id for r in runs], 0)
+    if lost:
+        return Reaped(result.tries, result.runs, _remove_containers(result.tries))
+    return result
+
+
+def _abandoned_runs(session: Session, now: datetime, idle: timedelta, orphaned: set[int]) -> list[schema.Execution]:
+    """Running runs with no try running that either just lost a try, or show no activity for ``idle``."""
+    attempts = schema.StepAttempt
+    last_activity = (select(attempts.execution_id,
+                            func.max(func.coalesce(attempts.finished_at, attempts.heartbeat_at, attempts.started_at))
+                            .label("at"))
+                     .group_by(attempts.execution_id).subquery())
+    alive = exists().where(attempts.execution_id == schema.Execution.id, attempts.status == "running")
+    quiet = func.coalesce(last_activity.c.at, schema.Execution.started_at) < now - idle
+    return list(session.scalars(
+        select(schema.Execution)
+        .outerjoin(last_activity, last_activity.c.execution_id == schema.Execution.id)
+        .where(schema.Execution.status == "running", ~alive, schema.Execution.id.in_(orphaned) | quiet)
+        .order_by(schema.Execution.id).with_for_update(of=schema.Execution, skip_locked=True)))
+
+
+def _fail(session: Session, run: schema.Execution, now: datetime, reason: str) -> None:
+    run.status, run.finished_at, run.error = "failed", now, reason
+    run.seconds = (now - run.started_at).total_seconds()
+    others = session.scalar(select(func.count()).where(schema.Execution.pipeline_id == run.pipeline_id,
+                                                       schema.Execution.status == "running",
+                                                       schema.Execution.id != run.id))
+    pipeline = session.get(schema.Pipeline, run.pipeline_id)
+    if pipeline.status == "running" and not others:
+        pipeline.status = "failed"
+
+
+def _remove_containers(attempt_ids: list[int]) -> int:
+    """Remove the containers the lost tries started (still running, or stopped and never removed), when the
+    container engine answers; the local runtime's services die with their worker instead."""
+    from dagsmith.runtime.docker import DockerRuntime
+
+    try:
+        return DockerRuntime().remove_labelled(ATTEMPT_LABEL, [str(i) for i in attempt_ids])
+    except RuntimeUnavailable as exc:
+        logger.info("no container of a lost try removed: %s", exc)
+        return 0

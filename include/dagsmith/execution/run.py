@@ -22,14 +22,15 @@ from sqlalchemy.orm import Session
 from dagsmith.catalog import repository
 from dagsmith.config import Settings
 from dagsmith.execution.contract import check_bundle
-from dagsmith.execution.reaper import LOST_TRY, reap_abandoned
-from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose
+from dagsmith.execution.heartbeat import beating
+from dagsmith.execution.reaper import ATTEMPT_LABEL, close_lost, reap
+from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose, telling_line
 from dagsmith.healing.interpret import interpret
 from dagsmith.learning.record import record_execution
 from dagsmith.models.catalog import Analysis, AnalysisMode
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide, model_reasoner
-from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime
+from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime, RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith_kit import Bundle
@@ -71,8 +72,8 @@ class Workspace:
 
 def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, settings: Settings) -> int:
     """Create the execution, its isolated workspace with a copy of the dataset, and reset the steps (after closing
-    runs their workers abandoned, so none stays 'running' forever)."""
-    reap_abandoned(settings)
+    what dead workers left running, so nothing stays 'running' forever)."""
+    reap(settings)
     source = Path(dataset)
     if not source.is_file():
         raise FileNotFoundError(f"the dataset {dataset} does not exist")
@@ -204,14 +205,17 @@ def heal(execution_id: int, position: int, *, settings: Settings, self_healing: 
 
 def close_lost_tries(execution_id: int, position: int, *, settings: Settings) -> int:
     """Mark the step's tries still 'running' as failed: Airflow runs one try of a task at a time, so when a new
-    try starts, any try left running was cut off (kill -9, a lost machine). Transient, so healing retries."""
+    try starts, any try left running was cut off (kill -9, a lost machine). Transient, so healing retries. A run
+    the reaper failed meanwhile is running again."""
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
         step = _step(session, execution, position)
         lost = [a for a in _attempts(session, execution_id, step.id) if a.status == "running"]
         for attempt in lost:
-            attempt.status, attempt.finished_at = "failed", datetime.now(UTC)
-            attempt.error_class, attempt.error_text = ErrorClass.TRANSIENT.value, LOST_TRY
+            close_lost(attempt, datetime.now(UTC))
+        if execution.status == "failed" and execution.finished_at is not None:
+            execution.status, execution.finished_at, execution.error = "running", None, None
+            session.get(schema.Pipeline, execution.pipeline_id).status = "running"
         return len(lost)
 
 
@@ -238,8 +242,11 @@ def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> 
 
 def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,
              limits: Limits = Limits(), self_healing: bool = True) -> dict:
-    """Run one try of a step: close tries a dead worker left open, heal if the previous try failed, then run,
-    record and check the output."""
+    """Run one try of a step: close tries a dead worker left open, heal if the previous try failed, then run
+    (beating, so the reaper knows the worker lives), record and check the output.
+
+    Raises ``StepFailed`` when the try failed (Airflow retries), ``RuntimeUnavailable`` when the runtime cannot
+    run anything here (no retry helps; the try is recorded as an environment failure with the reason)."""
     close_lost_tries(execution_id, position, settings=settings)
     heal(execution_id, position, settings=settings, self_healing=self_healing)
     with session_scope(settings) as session:
@@ -261,9 +268,17 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
         workspace = Workspace(Path(execution.workspace))
     source = workspace.step_output(depends[0]) if depends else workspace.input
     output = workspace.attempt_output(position, attempt_no)
-    result = runtime.run(Invocation(service_name, files, source, output, params, limits))
-    problems = (check_bundle(output, target=target, expected_outputs=analysis.outputs, source=source)
-                if result.ok else [])
+    invocation = Invocation(service_name, files, source, output, params, limits, {ATTEMPT_LABEL: str(attempt_id)})
+    with beating(attempt_id, settings):
+        try:
+            result = runtime.run(invocation)
+        except RuntimeUnavailable as exc:
+            result = InvocationResult(exit_code=-1, stdout="", stderr=f"error: {exc}", seconds=0.0)
+            _record_attempt(attempt_id, result, Diagnosis(ErrorClass.ENVIRONMENT, str(exc)), workspace, position,
+                            output, settings)
+            raise
+        problems = (check_bundle(output, target=target, expected_outputs=analysis.outputs, source=source)
+                    if result.ok else [])
     diagnosis = diagnose(result) if not result.ok else _contract_diagnosis(problems)
     _record_attempt(attempt_id, result, diagnosis, workspace, position, output, settings)
     if diagnosis:
@@ -308,6 +323,19 @@ def _record_attempt(attempt_id: int, result: InvocationResult, diagnosis: Diagno
         logger.warning("the log of step %s try %s was not written: %s", position, number, exc)
 
 
+def _failure(session: Session, execution_id: int, steps: list[schema.PipelineStep], trace: list[dict]) -> str:
+    """Which steps did not complete, each with its last try's error: what a person reads first."""
+    failed = []
+    for step, entry in zip(steps, trace, strict=True):
+        if entry["status"] == "completed":
+            continue
+        attempts = _attempts(session, execution_id, step.id)
+        last = attempts[-1] if attempts else None
+        why = f" ({last.error_class}: {telling_line(last.error_text or '')})" if last and last.error_class else ""
+        failed.append(f"{step.position} {step.stage}{why}")
+    return f"{len(failed)} step(s) did not complete: " + ", ".join(failed)
+
+
 def finish(execution_id: int, *, settings: Settings) -> dict:
     """Close the execution: its status, the trace of what ran, and the patterns learned from it."""
     with session_scope(settings) as session:
@@ -328,10 +356,7 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         execution.finished_at = datetime.now(UTC)
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
         execution.trace = {"steps": trace}
-        if not ok:
-            failed = [t for t in trace if t["status"] != "completed"]
-            execution.error = f"{len(failed)} step(s) did not complete: " + ", ".join(
-                f"{t['position']} {t['stage']}" for t in failed)
+        execution.error = None if ok else _failure(session, execution_id, steps, trace)
         record_execution(session, execution, steps)
         final = Path(execution.workspace) / "steps"
         return {"execution_id": execution_id, "status": execution.status, "seconds": execution.seconds,

@@ -55,7 +55,8 @@ class Diagnosis:
         return f"{self.error_class.value}: {self.summary}"
 
 
-def _telling_line(stderr: str) -> str:
+def telling_line(stderr: str) -> str:
+    """The line of an error output that says what went wrong (the exception's, else the last one)."""
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
     for line in reversed(lines):
         if line.startswith("error:") or re.match(r"^\w+(\.\w+)*(Error|Exception|Warning)\b", line):
@@ -66,9 +67,9 @@ def _telling_line(stderr: str) -> str:
 def diagnose(result: InvocationResult) -> Diagnosis:
     """Classify a failed invocation from its flags and the tail of its stderr."""
     if result.timed_out or result.out_of_memory:
-        return Diagnosis(ErrorClass.RESOURCE, _telling_line(result.stderr))
+        return Diagnosis(ErrorClass.RESOURCE, telling_line(result.stderr))
     tail = "\n".join(result.stderr.strip().splitlines()[-15:])
     for error_class, pattern in _RULES:
         if pattern.search(tail):
-            return Diagnosis(error_class, _telling_line(result.stderr))
-    return Diagnosis(ErrorClass.UNKNOWN, _telling_line(result.stderr))
+            return Diagnosis(error_class, telling_line(result.stderr))
+    return Diagnosis(ErrorClass.UNKNOWN, telling_line(result.stderr))

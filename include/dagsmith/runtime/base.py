@@ -29,6 +29,8 @@ class Invocation:
     output_dir: Path
     params: dict[str, Any] = field(default_factory=dict)
     limits: Limits = Limits()
+    #: Tags for the container (e.g. the try it runs), so leftovers of a dead worker can be found and removed.
+    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def requirements(self) -> list[str]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import docker
 import requests
-from docker.errors import APIError, BuildError, DockerException, ImageNotFound
+from docker.errors import APIError, BuildError, DockerException, ImageNotFound, NotFound
 from docker.models.containers import Container
 from docker.models.images import Image
 from docker.types import Mount
@@ -115,7 +115,8 @@ class ContainerSpec:
         )
         return cls(image=image, mounts=mounts, mem_limit=f"{limits.memory_mb}m",
                    nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.max_processes,
-                   labels={"dagsmith.service": invocation.service, "dagsmith.code_hash": invocation.code_hash})
+                   labels={**invocation.labels, "dagsmith.service": invocation.service,
+                           "dagsmith.code_hash": invocation.code_hash})
 
     def environment(self) -> dict[str, str]:
         """The container's whole environment: what Python needs and the service's name, nothing of the host's."""
@@ -174,6 +175,10 @@ class DockerRuntime:
             self._client = client
         return self._client
 
+    def check(self) -> None:
+        """Raise ``RuntimeUnavailable``, saying how to fix it, unless the engine answers and has the runtime image."""
+        self._runtime_image()
+
     def run(self, invocation: Invocation) -> InvocationResult:
         try:
             image = self.image_for(invocation)
@@ -189,6 +194,16 @@ class DockerRuntime:
                 return _execute(container, invocation.limits.timeout_seconds)
             finally:
                 container.remove(force=True)
+
+    def remove_labelled(self, label: str, values: list[str]) -> int:
+        """Force-remove the containers whose ``label`` is one of ``values`` (running or not); returns how many."""
+        wanted = set(values)
+        found = [c for c in self.client.containers.list(all=True, filters={"label": label})
+                 if c.labels.get(label) in wanted]
+        for container in found:
+            with contextlib.suppress(NotFound):  # removed meanwhile by its own worker's cleanup
+                container.remove(force=True)
+        return len(found)
 
     def docker_operator_kwargs(self, invocation: Invocation, host_paths: HostPaths) -> dict[str, Any]:
         """``DockerOperator`` arguments for ``invocation``, with code and params staged (:func:`stage`) at

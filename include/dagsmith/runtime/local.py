@@ -9,6 +9,7 @@ runtime; this one is for trusted catalogs and development.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
@@ -26,6 +27,9 @@ from dagsmith.runtime.base import Invocation, InvocationResult, Limits, material
 KIT_DISTRIBUTION = "dagsmith-kit"  # provided by dagsmith itself (include/dagsmith_kit), never installed
 KIT_PATH = Path(__file__).resolve().parents[2]  # the folder holding the dagsmith_kit package
 OUTPUT_TAIL = 64 * 1024
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
+#: Looked up before any fork: loading a library in a forked child of a threaded worker could deadlock.
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^;\s]+)")
 
 
@@ -92,12 +96,25 @@ def _environment(home: Path, service: str) -> dict[str, str]:
 
 
 def _limiter(limits: Limits):
+    parent = os.getpid()
+
     def apply() -> None:
+        _die_with(parent)
         memory = limits.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         cpu = max(1, int(limits.timeout_seconds * max(limits.cpus, 1)))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
     return apply
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this service when its worker dies (Linux): the service runs in a session of its own,
+    so a kill -9 of the worker's process group would otherwise leave it running, writing into the workspace."""
+    if _PRCTL is None:
+        return
+    _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the worker died before the request took effect
+        os._exit(1)
 
 
 def _execute(command: list[str], home: Path, service: str, limits: Limits) -> InvocationResult:

@@ -187,6 +187,8 @@ class StepAttempt(Base):
     status: Mapped[str] = mapped_column(String(20), server_default="running")
     started_at: Mapped[datetime] = _created()
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: Stamped every few seconds by the worker while the try runs; a stale one means the worker died (``reaper``).
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     error_class: Mapped[str | None] = mapped_column(String(60))
     error_text: Mapped[str | None] = mapped_column(Text)
     decision: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
