@@ -8,8 +8,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import secrets
+import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
@@ -55,17 +58,31 @@ def _migrate_once(marker: Path, env: dict[str, str]) -> None:
 
 
 _RUN_DAG = """
-import json, runpy, sys
-namespace = runpy.run_path(sys.argv[1])
-dag = namespace[sys.argv[2]]
-run = dag.test(run_conf=json.loads(sys.argv[3]))
-print("DAGSMITH_RESULT " + json.dumps({"state": str(run.state), "run_id": run.run_id}))
+import json, os, runpy, shutil, sys
+try:
+    namespace = runpy.run_path(sys.argv[1])
+    dag = namespace[sys.argv[2]]
+    run = dag.test(run_conf=json.loads(sys.argv[3]))
+    print("DAGSMITH_RESULT " + json.dumps({"state": str(run.state), "run_id": run.run_id}))
+finally:
+    shutil.rmtree(os.environ["AIRFLOW_HOME"], ignore_errors=True)  # the run's own metadata: done with it
 """
+
+
+def _private_home(settings: Settings, env: dict[str, str]) -> dict[str, str]:
+    """A copy of the migrated metadata database for one run. Runs started together would otherwise race on one
+    SQLite file (each ``dag.test()`` registers the DAG: "UNIQUE constraint failed: dag.dag_id"); the run's
+    record lives in dagsmith's store, so its Airflow metadata is disposable."""
+    template = Path(env["AIRFLOW_HOME"])
+    home = template / "runs" / f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{os.getpid()}-{secrets.token_hex(3)}"
+    home.mkdir(parents=True)
+    shutil.copy2(template / "airflow.db", home / "airflow.db")
+    return {**env, "AIRFLOW_HOME": str(home)}
 
 
 def start_dag_test(dag_id: str, conf: dict, settings: Settings, output: IO[str]) -> subprocess.Popen:
     """Run a dagsmith DAG once with ``dag.test()`` in a child process writing its log to ``output``."""
-    env = ensure_metadata_db(settings)
+    env = _private_home(settings, ensure_metadata_db(settings))
     return subprocess.Popen(
         [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER / "dagsmith_pipelines.py"), dag_id, json.dumps(conf)],
         env=env, stdout=output, stderr=subprocess.STDOUT, text=True,

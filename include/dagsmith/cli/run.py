@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +19,7 @@ from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
-from dagsmith.execution.history import execution_summary, latest_execution, service_names
+from dagsmith.execution.history import execution_summary, service_names
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.runtime import check_runtime
@@ -27,6 +28,8 @@ from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
 POLL_SECONDS = 0.5
+#: Tolerated difference between this machine's clock and the database's.
+CLOCK_SKEW = timedelta(seconds=5)
 
 
 def require_runtime(runtime: str) -> None:
@@ -50,11 +53,31 @@ def require_reachable(runtime: str) -> None:
             fail(f"cannot run on the docker runtime: {exc}", code=3)
 
 
-def _progress_lines(settings: Settings, pipeline_id: int, seen: set) -> list[str]:
+@dataclass
+class _Watch:
+    """Which execution is this command's: runs of one pipeline may overlap, so not simply the latest one."""
+
+    pipeline_id: int
+    dataset: str
+    since: datetime
+    execution_id: int | None = None
+    seen: set = field(default_factory=set)
+
+    def execution(self, session) -> schema.Execution | None:
+        if self.execution_id is None:
+            self.execution_id = session.scalar(
+                select(schema.Execution.id).where(schema.Execution.pipeline_id == self.pipeline_id,
+                                                  schema.Execution.dataset == self.dataset,
+                                                  schema.Execution.started_at >= self.since)
+                .order_by(schema.Execution.id).limit(1))
+        return session.get(schema.Execution, self.execution_id) if self.execution_id else None
+
+
+def _progress_lines(settings: Settings, watch: _Watch) -> list[str]:
     """New step events since the last poll: completions, failures and healing decisions."""
-    lines = []
+    lines, seen = [], watch.seen
     with session_scope(settings) as session:
-        execution = latest_execution(session, pipeline_id)
+        execution = watch.execution(session)
         if execution is None:
             return lines
         names = service_names(session)
@@ -77,9 +100,14 @@ def _progress_lines(settings: Settings, pipeline_id: int, seen: set) -> list[str
     return lines
 
 
-def _summary(settings: Settings, pipeline_id: int) -> dict:
+def _summary(settings: Settings, pipeline_id: int, airflow_run_id: str) -> dict:
+    """The results of the execution the Airflow run made (found by its run id, exactly)."""
     with session_scope(settings) as session:
-        return execution_summary(session, latest_execution(session, pipeline_id))
+        execution = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id,
+                                                                  schema.Execution.airflow_run_id == airflow_run_id))
+        if execution is None:
+            fail(f"the Airflow run {airflow_run_id} recorded no execution of pipeline {pipeline_id}")
+        return execution_summary(session, execution)
 
 
 def run_command(
@@ -117,20 +145,21 @@ def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     log_file = settings.home / "logs" / f"pipeline-{pipeline_id}-{stamp}-{os.getpid()}.log"  # one per run, always
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    seen: set = set()
+    watch = _Watch(pipeline_id, str(dataset), datetime.now(UTC) - CLOCK_SKEW)
     with open(log_file, "w", encoding="utf-8") as output:
         process = start_dag_test(dag_id(pipeline_id), {"dataset": str(dataset), "runtime": runtime, "user": user},
                                  settings, output)
         while process.poll() is None:
             time.sleep(POLL_SECONDS)
-            for line in ([] if json else _progress_lines(settings, pipeline_id, seen)):
+            for line in ([] if json else _progress_lines(settings, watch)):
                 console.print(line, highlight=False)
-    for line in ([] if json else _progress_lines(settings, pipeline_id, seen)):
+    for line in ([] if json else _progress_lines(settings, watch)):
         console.print(line, highlight=False)
     outcome = dag_test_result(log_file)
     if outcome is None:
         fail(f"the Airflow run did not finish; its log is {log_file}")
-    summary = {**_summary(settings, pipeline_id), "airflow_state": outcome["state"], "airflow_log": str(log_file),
+    summary = {**_summary(settings, pipeline_id, outcome["run_id"]), "airflow_state": outcome["state"],
+               "airflow_log": str(log_file),
                "time_to_results_seconds": round(time.monotonic() - started, 2)}
     if json:
         print_json(summary)

@@ -90,7 +90,3 @@ def execution_summary(session: Session, execution: schema.Execution) -> dict[str
             "report": str(reports[-1]) if reports else None,
             "substitutions": substitutions(execution.trace, service_names(session)), "error": execution.error}
 
-
-def latest_execution(session: Session, pipeline_id: int) -> schema.Execution | None:
-    return session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id)
-                          .order_by(schema.Execution.id.desc()).limit(1))
