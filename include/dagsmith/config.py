@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from dagsmith.runtime import check_runtime
+from dagsmith.runtime.base import Limits
 
 REASONERS = ("deterministic", "openai")
 #: How the endpoint is asked for structured output: OpenAI's ``json_schema`` (OpenAI, Azure, vLLM, Ollama) or
@@ -73,6 +74,22 @@ def _heartbeat_seconds() -> float:
     return seconds
 
 
+#: The limits every pipeline step runs under, by environment variable (the runtime's defaults when unset).
+_STEP_LIMITS = {"timeout_seconds": "DAGSMITH_STEP_TIMEOUT_SECONDS", "memory_mb": "DAGSMITH_STEP_MEMORY_MB"}
+
+
+def _step_limits() -> Limits:
+    values = {}
+    for name, variable in _STEP_LIMITS.items():
+        value = os.environ.get(variable)
+        if not value:
+            continue
+        if not value.isdigit() or int(value) == 0:
+            raise ConfigurationError(f"{variable} must be a positive whole number, not '{value}'")
+        values[name] = int(value)
+    return Limits(**values)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where dagsmith keeps its state and which database it talks to.
@@ -83,7 +100,8 @@ class Settings:
     steps run unless a run says otherwise: the default of the DAGs' ``runtime`` parameter. ``llm`` says whether
     a language model reasons beside the deterministic reasoner (``LLMConfig``). ``DAGSMITH_HEARTBEAT_SECONDS``
     (default 10) is how often a running step's worker stamps its try; the same on every machine, since a try
-    silent for six beats is taken for one whose worker died (``execution.reaper``).
+    silent for six beats is taken for one whose worker died (``execution.reaper``). ``DAGSMITH_STEP_TIMEOUT_SECONDS``
+    (default 900) and ``DAGSMITH_STEP_MEMORY_MB`` (default 2048) bound every try of a pipeline step.
     """
 
     home: Path
@@ -91,6 +109,7 @@ class Settings:
     runtime: str = "local"
     llm: LLMConfig = LLMConfig()
     heartbeat_seconds: float = 10.0
+    step_limits: Limits = Limits()
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -100,7 +119,7 @@ class Settings:
         except ValueError as exc:
             raise ConfigurationError(f"DAGSMITH_RUNTIME: {exc}") from None
         return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime,
-                   llm=LLMConfig.from_env(), heartbeat_seconds=_heartbeat_seconds())
+                   llm=LLMConfig.from_env(), heartbeat_seconds=_heartbeat_seconds(), step_limits=_step_limits())
 
     @property
     def staging_dir(self) -> Path:

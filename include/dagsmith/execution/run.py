@@ -241,12 +241,13 @@ def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> 
 
 
 def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,
-             limits: Limits = Limits(), self_healing: bool = True) -> dict:
+             limits: Limits | None = None, self_healing: bool = True) -> dict:
     """Run one try of a step: close tries a dead worker left open, heal if the previous try failed, then run
     (beating, so the reaper knows the worker lives), record and check the output.
 
     Raises ``StepFailed`` when the try failed (Airflow retries), ``RuntimeUnavailable`` when the runtime cannot
-    run anything here (no retry helps; the try is recorded as an environment failure with the reason)."""
+    run anything here (no retry helps; the try is recorded as an environment failure with the reason). ``limits``
+    default to the configured ones (``Settings.step_limits``)."""
     close_lost_tries(execution_id, position, settings=settings)
     heal(execution_id, position, settings=settings, self_healing=self_healing)
     with session_scope(settings) as session:
@@ -268,7 +269,8 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
         workspace = Workspace(Path(execution.workspace))
     source = workspace.step_output(depends[0]) if depends else workspace.input
     output = workspace.attempt_output(position, attempt_no)
-    invocation = Invocation(service_name, files, source, output, params, limits, {ATTEMPT_LABEL: str(attempt_id)})
+    invocation = Invocation(service_name, files, source, output, params, limits or settings.step_limits,
+                            {ATTEMPT_LABEL: str(attempt_id)})
     with beating(attempt_id, settings):
         try:
             result = runtime.run(invocation)

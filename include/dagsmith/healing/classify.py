@@ -28,9 +28,11 @@ class ErrorClass(StrEnum):
 #: Patterns over the last lines of stderr, most specific first.
 _RULES: list[tuple[ErrorClass, re.Pattern]] = [(cls, re.compile(pattern, re.IGNORECASE)) for cls, pattern in [
     (ErrorClass.RESOURCE, r"MemoryError|Cannot allocate memory|out of memory|killed after the \d+ s timeout|"
-                          r"Killed|TimeoutError|too slow|max_rows|No space left on device|Disk quota exceeded"),
+                          r"Killed|TimeoutError|too slow|max_rows|No space left on device|Disk quota exceeded|"
+                          r"BlockingIOError|can't start new thread"),  # the last two: the process limit
     (ErrorClass.ENVIRONMENT, r"ModuleNotFoundError|ImportError|No module named|cannot open shared object|"
-                             r"command not found"),
+                             r"command not found|"
+                             r"Network is unreachable|Read-only file system|Permission denied"),  # the sandbox
     (ErrorClass.TRANSIENT, r"ConnectionError|Connection reset|Temporary failure|BrokenPipeError|"
                            r"Resource temporarily unavailable|TimeoutExpired"),
     (ErrorClass.MISSING_VALUES, r"Input (?:X )?contains NaN|missing values|NaN values|impute"),

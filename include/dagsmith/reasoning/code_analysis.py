@@ -261,7 +261,9 @@ def _summary(primary: Stage, evidence: _Evidence, facts: CodeFacts, tasks: list[
         names = facts.methods | facts.attributes | facts.literals | {s.rsplit(".", 1)[-1] for s in facts.symbols}
         subjects = list(dict.fromkeys(v for k, v in PLOT_SUBJECTS.items() if k in names))
         text = "plots " + (", ".join(subjects) if subjects else "charts") + " as PNG images"
-    elif primary is Stage.EDA:
+    elif primary is Stage.EDA and not any(v > 0 for v in evidence.score.values()):
+        text = "does no data work the analyzer recognises"  # no evidence at all: _stages fell back to EDA
+    elif primary is Stage.EDA and phrases:
         text = ", ".join(phrases[:3])
     else:
         text = phrases[0] if phrases else f"performs {_STAGE_WORDS[primary]}"

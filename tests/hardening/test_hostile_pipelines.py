@@ -1,0 +1,171 @@
+"""Hostile microservices inside real pipelines (real Airflow ``dag.test()``, real containers, real store).
+
+Each hostile service is uploaded through the real upload path, then made the chosen service of a step of a
+real pipeline, the original choice ranked first among the step's alternatives. The run must contain every
+misbehaviour: the hostile try fails with the right error class, self-healing substitutes the original, the
+run completes, the history records the failure, and nothing escaped (no file outside the output folder, no
+network, no secret, no container or process left behind). The single-invocation containment of each service
+is proven in tests/runtime/test_docker_runtime.py; this is the same at pipeline level.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from dagsmith import datasets
+from dagsmith.agents.planner import plan
+from dagsmith.catalog.upload import add, sync
+from dagsmith.config import Settings
+from dagsmith.healing.classify import ErrorClass
+from dagsmith.learning.patterns import load_history
+from dagsmith.models.catalog import UploadOutcome
+from dagsmith.runtime.docker import DockerRuntime
+from dagsmith.store import schema
+from dagsmith.store.databases import scratch_database
+from dagsmith.store.db import session_scope
+from tests.conftest import CATALOG
+from tests.execution.conftest import service_id
+from tests.execution.test_pipeline_runs import _run_dag
+from tests.runtime.test_docker_runtime import HOSTILE
+
+SECRET = "canary-hostile-5b1e"
+#: Short, so the sleeper costs seconds; long enough for a real step on a busy 2-core machine.
+STEP_TIMEOUT_SECONDS = 20
+#: Rejected by the upload scanners (their covert twins below are not, and must be contained at run time).
+CAUGHT_AT_UPLOAD = {"network_probe": "imports socket", "escape_writer": "path traversal"}
+
+
+@dataclass(frozen=True)
+class Misbehaviour:
+    service: str
+    error_class: ErrorClass
+    shows: str  # what the failed try's log says
+
+
+DOCKER = [
+    Misbehaviour("covert_network_probe", ErrorClass.ENVIRONMENT, "Network is unreachable"),
+    Misbehaviour("input_tamperer", ErrorClass.ENVIRONMENT, "Read-only file system"),
+    Misbehaviour("fork_bomb", ErrorClass.RESOURCE, "Resource temporarily unavailable"),
+    Misbehaviour("memory_hog", ErrorClass.RESOURCE, "out of memory"),
+    Misbehaviour("sleeper", ErrorClass.RESOURCE, f"killed after the {STEP_TIMEOUT_SECONDS} s timeout"),
+    Misbehaviour("introspect", ErrorClass.CONTRACT, '"environment"'),
+]
+#: What the local runtime claims: memory and time limits and a scrubbed environment (no network or file isolation).
+LOCAL = [
+    Misbehaviour("memory_hog", ErrorClass.RESOURCE, "MemoryError"),
+    Misbehaviour("sleeper", ErrorClass.RESOURCE, f"killed after the {STEP_TIMEOUT_SECONDS} s timeout"),
+    Misbehaviour("introspect", ErrorClass.CONTRACT, '"environment"'),
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_store(server_home, tmp_path_factory, embedder):
+    """The shipped catalog plus every hostile service the scanners accept; the upload results by name."""
+    with scratch_database(Settings(home=server_home, database_url=None)) as scratch:
+        settings = Settings(home=tmp_path_factory.mktemp("hostile-home"), database_url=scratch.database_url)
+        sync(CATALOG, settings, embedder)
+        uploads = {folder.name: add(folder, settings, embedder) for folder in sorted(HOSTILE.iterdir())}
+        yield settings, uploads
+
+
+def test_the_scanners_catch_the_overt_ones_and_the_analyzer_sees_no_data_work(hostile_store):
+    _, uploads = hostile_store
+    for name, reason in CAUGHT_AT_UPLOAD.items():
+        assert uploads[name].outcome is UploadOutcome.REJECTED
+        assert any(reason in finding.message for finding in uploads[name].findings), uploads[name].findings
+    for misbehaviour in DOCKER:
+        upload = uploads[misbehaviour.service]
+        assert upload.outcome is UploadOutcome.ADDED, upload.findings
+        assert upload.analysis.summary == "Does no data work the analyzer recognises."
+
+
+def _plant(settings: Settings, pipeline_id: int, misbehaviours: list[Misbehaviour]) -> dict[int, tuple[str, str]]:
+    """Make each hostile service the chosen one of a step, the original first among its alternatives (keeping
+    the step's parameters); returns position -> (hostile, original)."""
+    planted = {}
+    with session_scope(settings) as session:
+        steps = session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline_id)
+                                .order_by(schema.PipelineStep.position)).all()
+        assert len(steps) >= len(misbehaviours), [s.stage for s in steps]
+        for step, misbehaviour in zip(steps, misbehaviours):
+            original = session.get(schema.Microservice, step.microservice_id)
+            step.alternatives = [{"id": original.id, "name": original.name},
+                                 *(a for a in step.alternatives if a["id"] != original.id)]
+            step.microservice_id = service_id(session, misbehaviour.service)
+            planted[step.position] = (misbehaviour.service, original.name)
+    return planted
+
+
+def _record(settings: Settings, pipeline_id: int, planted: dict[int, tuple[str, str]]) -> dict:
+    """(stage, service) -> (successes, failures) in the global history, for every planted and original service."""
+    with session_scope(settings) as session:
+        history = load_history(session, None)
+        stages = dict(session.execute(select(schema.PipelineStep.position, schema.PipelineStep.stage)
+                                      .where(schema.PipelineStep.pipeline_id == pipeline_id)).all())
+        record = {}
+        for position, names in planted.items():
+            for name in names:
+                counts = history.counts(stages[position], service_id(session, name))
+                record[stages[position], name] = (counts.successes, counts.failures)
+        return record
+
+
+def _processes_naming(text: str) -> list[str]:
+    """Command lines of live processes that mention ``text``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            line = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in line:
+            found.append(line)
+    return found
+
+
+@pytest.mark.parametrize("runtime, misbehaviours", [("docker", DOCKER), ("local", LOCAL)])
+def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp_path, monkeypatch, runtime,
+                                                   misbehaviours):
+    settings, _ = hostile_store
+    monkeypatch.setenv("DAGSMITH_STEP_TIMEOUT_SECONDS", str(STEP_TIMEOUT_SECONDS))
+    monkeypatch.setenv("DAGSMITH_TEST_SECRET", SECRET)
+    data = tmp_path / "penguins.csv"
+    datasets.load("penguins").to_csv(data, index=False)
+    planned = plan(data, "predict the species", settings=settings, embedder=embedder).pipeline
+    planted = _plant(settings, planned.id, misbehaviours)
+    before = _record(settings, planned.id, planted)
+
+    outcome = _run_dag(settings, planned.id, data, tmp_path, runtime=runtime)
+
+    assert outcome["state"] == "success" and outcome["status"] == "completed", outcome["error"]
+    workspace = outcome["workspace"]
+    steps = {s["position"]: s for s in outcome["trace"]["steps"]}
+    for (position, (hostile, original)), misbehaviour in zip(planted.items(), misbehaviours):
+        first, *rest = steps[position]["attempts"]
+        assert (first["status"], first["error_class"]) == ("failed", misbehaviour.error_class.value), first
+        assert first["decision"]["action"] == "substitute" and first["decision"]["to_name"] == original
+        assert [a["status"] for a in rest] == ["completed"], (hostile, rest)
+        log = (workspace / "logs" / f"{position:02d}-1.log").read_text()
+        assert misbehaviour.shows in log, (hostile, log[-1500:])
+    after = _record(settings, planned.id, planted)
+    assert {key: (a[0] - before[key][0], a[1] - before[key][1]) for key, a in after.items()} == {
+        key: (0, 1) if key[1] in {h for h, _ in planted.values()} else (1, 0) for key in after}
+
+    logs = {path.name: path.read_text() for path in (workspace / "logs").glob("*.log")}
+    assert not any("reached" in text for text in logs.values())
+    assert not list(workspace.rglob("tampered.txt")) and not Path("/tampered.txt").exists()
+    assert SECRET not in "".join(logs.values()) + json.dumps(outcome["trace"])
+    introspect = next(p for p, (hostile, _) in planted.items() if hostile == "introspect")
+    seen = json.loads(logs[f"{introspect:02d}-1.log"].split("--- stdout\n")[1].split("\n--- stderr")[0])
+    assert not {"DAGSMITH_TEST_SECRET", "DAGSMITH_DATABASE_URL", "DAGSMITH_HOME"} & set(seen["environment"])
+    if runtime == "docker":
+        assert (seen["uid"], seen["gid"]) == (10001, 10001)
+        containers = DockerRuntime().client.containers.list(all=True, filters={"label": "dagsmith.service"})
+        assert not [c.name for c in containers
+                    if any(str(workspace) in m.get("Source", "") for m in c.attrs.get("Mounts", []))]
+    assert not _processes_naming(str(workspace))
