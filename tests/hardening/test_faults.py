@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,12 +22,13 @@ from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.execution import run as execution
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.execution.heartbeat import beating
-from dagsmith.execution.reaper import STALE_BEATS, reap
+from dagsmith.execution.reaper import ATTEMPT_LABEL, STALE_BEATS, reap
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.runtime import runtime_named
 from dagsmith.store import schema
 from dagsmith.store.db import get_engine, session_scope
+from tests.runtime.test_docker_runtime import HOSTILE, penguins, runtime  # noqa: F401 (fixtures)
 
 #: A workspace disk that holds the input but not everything the steps write.
 DISK_BYTES = 900 * 1024
@@ -116,22 +118,38 @@ def _step_stage(settings, step_id: int) -> str:
         return session.get(schema.PipelineStep, step_id).stage
 
 
-def test_every_connection_dropped_between_steps_does_not_fail_the_run(store, churn_csv, embedder):
+def _restart(settings, downtime: float) -> tuple[int, threading.Thread]:
+    """What a database restart does to a run: every connection dropped, new ones refused for ``downtime`` seconds.
+    Returns how many connections were dropped and the thread that lets them in again."""
+    url = get_engine(settings).url
+    admin = create_engine(url.set(database="postgres"), poolclass=NullPool, isolation_level="AUTOCOMMIT")
+
+    def allow(allowed: bool):
+        with admin.connect() as connection:
+            connection.execute(text(f'ALTER DATABASE "{url.database}" WITH ALLOW_CONNECTIONS {allowed}'))
+
+    allow(False)
+    with admin.connect() as connection:
+        dropped = connection.execute(text("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                          "WHERE datname = :name"), {"name": url.database}).scalar()
+    reopen = threading.Thread(target=lambda: (time.sleep(downtime), allow(True)))
+    reopen.start()
+    return dropped, reopen
+
+
+def test_a_database_restart_after_every_step_delays_the_run_but_does_not_fail_it(store, churn_csv, embedder):
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
-    outsider = create_engine(get_engine(store).url, poolclass=NullPool)  # not one of the run's own connections
-
-    def drop_connections(_outcome: dict) -> None:
-        with outsider.connect() as connection:  # what a database restart or a failover does to open connections
-            dropped = connection.execute(text(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()")).scalar()
-        drops.append(dropped)
-
-    drops: list[int] = []
+    restarts: list[tuple[int, threading.Thread]] = []
     outcome = run_pipeline(planned.id, str(churn_csv), runtime=runtime_named("local", store), settings=store,
-                           on_step=drop_connections)
+                           on_step=lambda _outcome: restarts.append(_restart(store, downtime=2.0)))
+    for _, reopen in restarts:
+        reopen.join()
     assert outcome["status"] == "completed", outcome
-    assert len(drops) == len(planned.steps) and sum(drops) > 0
+    assert len(restarts) == len(planned.steps) and all(dropped > 0 for dropped, _ in restarts)
+    with session_scope(store) as session:  # every try recorded whole: an outcome and an end
+        attempts = session.scalars(select(schema.StepAttempt).where(
+            schema.StepAttempt.execution_id == outcome["execution_id"])).all()
+        assert attempts and all(a.status == "completed" and a.finished_at for a in attempts)
 
 
 def test_a_full_disk_fails_the_step_as_a_resource_error(store, churn_csv, embedder, tmp_path):
@@ -307,3 +325,41 @@ def test_a_container_engine_that_is_down_stops_the_run_at_once_with_how_to_fix_i
         attempts = session.scalars(select(schema.StepAttempt).where(schema.StepAttempt.execution_id == run.id)).all()
         assert run.status == "failed" and f"no container engine answers on {dead}" in run.error, run.error
         assert [(a.status, a.error_class) for a in attempts] == [("failed", ErrorClass.ENVIRONMENT.value)]
+
+
+#: Runs the never-ending service in a container for one try, as a step's worker does, until it is killed.
+CONTAINER_WORKER = """
+import sys
+from pathlib import Path
+from dagsmith.execution.reaper import ATTEMPT_LABEL
+from dagsmith.runtime.base import Invocation
+from dagsmith.runtime.docker import DockerRuntime
+service = Path(sys.argv[2])
+files = {p.name: p.read_text() for p in service.iterdir() if p.is_file()}
+DockerRuntime(sys.argv[1]).run(Invocation(service.name, files, Path(sys.argv[3]), Path(sys.argv[4]),
+                                          labels={ATTEMPT_LABEL: sys.argv[5]}))
+"""
+
+
+def test_the_container_of_a_killed_worker_is_removed_with_its_try(settings, runtime, penguins, tmp_path,
+                                                                   monkeypatch):
+    fast = dataclasses.replace(settings, heartbeat_seconds=0.5)
+    _, attempt_id = _one_running_try(fast)
+    worker = subprocess.Popen([sys.executable, "-c", CONTAINER_WORKER, runtime.base_url, str(HOSTILE / "sleeper"),
+                               str(penguins), str(tmp_path / "out"), str(attempt_id)], start_new_session=True)
+    its_containers = {"label": f"{ATTEMPT_LABEL}={attempt_id}"}
+    deadline = time.monotonic() + 180
+    while not runtime.client.containers.list(filters=its_containers):
+        assert worker.poll() is None and time.monotonic() < deadline, "the container never started"
+        time.sleep(0.2)
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait()
+    time.sleep(1)
+    assert runtime.client.containers.list(filters=its_containers)  # the worker is gone, its container runs on
+
+    monkeypatch.setenv("DOCKER_HOST", runtime.base_url)  # where the reaper finds the engine
+    while not (reaped := reap(fast)).tries:
+        assert time.monotonic() < deadline, "the dead worker's try was never reaped"
+        time.sleep(0.2)
+    assert (reaped.tries, reaped.containers) == ([attempt_id], 1)
+    assert runtime.client.containers.list(all=True, filters=its_containers) == []

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -17,6 +19,8 @@ from dagsmith.store.embedded import embedded_url
 MIGRATIONS = Path(__file__).with_name("migrations")
 # Any constant works: it only has to be the same in every dagsmith process.
 _MIGRATION_LOCK = 4_212_026
+#: How long a database that answered before is waited for when it stops answering (a restart, a failover).
+RECONNECT_PATIENCE_SECONDS = 60.0
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -56,9 +60,31 @@ def upgrade(engine: Engine) -> None:
         command.upgrade(alembic_config(connection), "head")
 
 
+def _reconnect_patiently(engine: Engine) -> None:
+    """New connections wait for a database that answered before to come back, so a restart between two
+    transactions of a run (pooled connections are checked before use) delays the run instead of failing it; a
+    database that never answered fails at once (a wrong URL is not worth waiting for)."""
+    answered = threading.Event()
+
+    @event.listens_for(engine, "do_connect")
+    def connect(dialect, _record, cargs, cparams):
+        deadline = time.monotonic() + (RECONNECT_PATIENCE_SECONDS if answered.is_set() else 0.0)
+        while True:
+            try:
+                connection = dialect.connect(*cargs, **cparams)
+            except dialect.loaded_dbapi.OperationalError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.5)
+                continue
+            answered.set()
+            return connection
+
+
 @cache
 def engine_for(url: str) -> Engine:
     engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    _reconnect_patiently(engine)
     try:
         upgrade(engine)
     except OperationalError as exc:
