@@ -1225,6 +1225,9 @@ def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     if target.count == 0:
         return [_error("target_empty", f"'{target.name}' has no values at all ({target.missing} missing): "
                        f"there is nothing to learn from.")]
+    if not any(column.count for column in profile.columns if column.name != target.name):
+        return [_error("no_features", f"'{target.name}' is the only column with values: there are no features to "
+                       f"learn it from. Add the columns that could predict it.")]
     issues = _type_issues(intent.task_type, target)
     if target.missing_ratio >= TARGET_GAPS:
         issues.append(_warning("target_missing_values", f"'{target.name}' is missing in {target.missing} rows "

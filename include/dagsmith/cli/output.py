@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.markup import escape
 
 console = Console()
 errors = Console(stderr=True)
@@ -28,9 +29,10 @@ def print_json(value: Any) -> None:
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    errors.print(f"[bold red]error:[/] {message}", highlight=False)
+    """Print ``message`` (plain text: brackets from file or column names are shown, never read as markup)."""
+    errors.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise SystemExit(code)
 
 
 def progress(message: str) -> None:
-    errors.print(f"[dim]{message}[/]", highlight=False)
+    errors.print(f"[dim]{escape(message)}[/]", highlight=False)

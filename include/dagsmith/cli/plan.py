@@ -60,8 +60,8 @@ def _show(result: Plan) -> None:
     for issue in q.issues[:5]:
         console.print(f"  [yellow]![/] {escape(issue)}", highlight=False)
 
-    console.print(f"\n[bold]Intent[/] {intent.task_type.value}" + (f", target [cyan]{intent.target}[/]" if intent.target
-                                                                    else "") + f" (confidence {intent.confidence:.2f})")
+    target = f", target [cyan]{escape(intent.target)}[/]" if intent.target else ""
+    console.print(f"\n[bold]Intent[/] {intent.task_type.value}{target} (confidence {intent.confidence:.2f})")
     _show_provenance("read by", intent.provenance)
     for field, reason in intent.reasons.items():
         console.print(f"  [dim]{field}:[/] {escape(reason)}", highlight=False)

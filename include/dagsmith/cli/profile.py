@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from dagsmith.agents.profiler import SAMPLE_ROWS, profile_dataset
@@ -40,7 +41,7 @@ def _print_summary(result: DatasetProfile) -> None:
     delimiter = result.delimiter and f"delimiter {result.delimiter!r}"
     layout = ", ".join(filter(None, [result.format, result.encoding, delimiter]))
     shape = f"{result.n_rows:,} rows x {result.n_columns} columns"
-    console.print(f"[bold]{result.source}[/]: {shape} ({layout})", highlight=False)
+    console.print(f"[bold]{escape(result.source)}[/]: {shape} ({layout})", highlight=False)
     quality = result.quality
     console.print(
         f"quality [bold]{quality.overall:.2f}[/]  completeness {quality.completeness:.2f}, "
@@ -48,16 +49,16 @@ def _print_summary(result: DatasetProfile) -> None:
         highlight=False,
     )
     for issue in quality.issues:
-        console.print(f"  - {issue}", highlight=False)
+        console.print(f"  - {escape(issue)}", highlight=False)
     console.print(_columns_table(result.columns))
     if result.target_candidates:
         console.print(_candidates_table(result))
     if result.correlations:
         console.print(_correlations_table(result))
     if result.time_column:
-        console.print(f"time column: {result.time_column}", highlight=False)
+        console.print(f"time column: {escape(result.time_column)}", highlight=False)
     for note in result.notes:
-        console.print(f"[dim]{note}[/]", highlight=False)
+        console.print(f"[dim]{escape(note)}[/]", highlight=False)
 
 
 def _columns_table(columns: list[ColumnProfile]) -> Table:
@@ -65,8 +66,8 @@ def _columns_table(columns: list[ColumnProfile]) -> Table:
     table = Table(*headers, title="columns")
     for column in columns:
         table.add_row(
-            column.name, column.dtype, column.semantic_type.value, f"{column.missing_ratio:.1%}", f"{column.unique:,}",
-            _typical(column), "; ".join(column.issues),
+            escape(column.name), column.dtype, column.semantic_type.value, f"{column.missing_ratio:.1%}",
+            f"{column.unique:,}", escape(_typical(column)), escape("; ".join(column.issues)),
         )
     return table
 
@@ -85,12 +86,13 @@ def _candidates_table(result: DatasetProfile) -> Table:
     for candidate in result.target_candidates[:SHOWN_CANDIDATES]:
         task = candidate.suggested_task.value.replace("_", " ") if candidate.suggested_task else ""
         score, confidence = f"{candidate.score:.2f}", f"{candidate.confidence:.0%}"
-        table.add_row(candidate.column, task, score, confidence, "; ".join(candidate.reasons))
+        table.add_row(escape(candidate.column), task, score, confidence, escape("; ".join(candidate.reasons)))
     return table
 
 
 def _correlations_table(result: DatasetProfile) -> Table:
     table = Table("a", "b", "method", "value", title="strongest correlations")
     for correlation in result.correlations[:SHOWN_CORRELATIONS]:
-        table.add_row(correlation.a, correlation.b, correlation.method.replace("_", " "), f"{correlation.value:+.3f}")
+        table.add_row(escape(correlation.a), escape(correlation.b), correlation.method.replace("_", " "),
+                      f"{correlation.value:+.3f}")
     return table

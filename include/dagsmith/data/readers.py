@@ -3,7 +3,8 @@
 ``sniff`` tells the format, encoding, delimiter, decimal mark and header presence from the first bytes (plus one
 decoding pass over text files, so a stray cp1252 byte deep in the file cannot break parsing halfway); ``read_table``
 then parses the file once. Every way a file can fail to be a table ends in a ``DatasetError`` whose one-paragraph
-message says what is wrong and what to do.
+message says what is wrong and what to do. Files above ``DAGSMITH_MAX_DATASET_BYTES`` (default 2 GiB) are refused
+before a byte is read: past that size a single malformed line can take more memory than the machine has.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import codecs
 import csv
 import io
 import json
+import os
 import re
 import zipfile
 from collections import Counter
@@ -23,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from dagsmith.config import ConfigurationError
 
 SUPPORTED = "CSV, TSV, Parquet, JSON, JSON lines or Excel (.xlsx)"
 FORMAT_NAMES = {
@@ -46,6 +50,15 @@ _NOT_TABLES = {
 }
 _DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+")
 _DECIMAL_POINT = re.compile(r"[-+]?\d+\.\d+")
+#: Mostly utf-8 with stray cp1252 bytes: an encoding registered below, so pandas and ``open`` read such files.
+MIXED_ENCODING = "utf-8+cp1252"
+_CP1252_FALLBACK = "dagsmith-cp1252"
+_UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+_ASCII = bytes(range(128))
+#: How JSON text starts: an object with a string key (or empty), or an array of values.
+_JSON_START = re.compile(r'\{\s*["}]|\[\s*(?:[\[{"\]\-0-9]|true|false|null)')
+MAX_BYTES_VARIABLE = "DAGSMITH_MAX_DATASET_BYTES"
+DEFAULT_MAX_BYTES = 2 * 1024**3
 
 
 class DatasetError(ValueError):
@@ -125,6 +138,20 @@ def count_rows(path: Path | str, info: ReadInfo) -> int | None:
     return lines + int(last != b"\n") - int(info.header and info.format != "jsonl")
 
 
+def max_dataset_bytes() -> int:
+    """The largest file read, from ``DAGSMITH_MAX_DATASET_BYTES`` (a positive number of bytes)."""
+    value = os.environ.get(MAX_BYTES_VARIABLE) or str(DEFAULT_MAX_BYTES)
+    if not value.isdecimal() or int(value) == 0:
+        raise ConfigurationError(f"{MAX_BYTES_VARIABLE} must be a positive whole number of bytes, not '{value}'")
+    return int(value)
+
+
+def _size(count: int) -> str:
+    """'2,147,483,649 bytes (2.0 GiB)': exact, and readable."""
+    power, unit = next(((p, u) for p, u in ((3, "GiB"), (2, "MiB"), (1, "KiB")) if count >= 1024**p), (0, ""))
+    return f"{count:,} bytes" + (f" ({count / 1024**power:.1f} {unit})" if unit else "")
+
+
 # ---------------------------------------------------------------- detection
 def _head(path: Path) -> tuple[bytes, int]:
     if not path.exists():
@@ -133,10 +160,18 @@ def _head(path: Path) -> tuple[bytes, int]:
         )
     if path.is_dir():
         raise DatasetError(f"'{path}' is a directory, not a file. Point at one table file inside it: {SUPPORTED}.")
+    if not path.is_file():  # a named pipe would block the read forever, a device never ends
+        raise DatasetError(f"'{path}' is not a regular file (a named pipe, a device or a socket). Save the table to a "
+                           f"file first: {SUPPORTED}.")
     try:
+        size, limit = path.stat().st_size, max_dataset_bytes()
+        if size > limit:
+            raise DatasetError(
+                f"'{path}' is {_size(size)}, over the limit of {_size(limit)} set by {MAX_BYTES_VARIABLE}. "
+                f"Use a sample or a subset of its columns, or raise the limit on a machine with the memory for it."
+            )
         with path.open("rb") as file:
             head = file.read(_HEAD_BYTES)
-        size = path.stat().st_size
     except OSError as exc:
         raise DatasetError(f"cannot open '{path}': {exc.strerror or exc}. Check that this user may read it.") from exc
     if not head:
@@ -179,15 +214,54 @@ def _is_workbook(path: Path) -> bool:
 
 
 def _encoding(path: Path, head: bytes) -> str:
-    """A byte-order mark decides; otherwise the first of utf-8 and cp1252 that decodes the whole file, else latin-1."""
+    """A byte-order mark decides; otherwise utf-8 if it decodes the whole file, utf-8 with cp1252 for the odd line
+    when the file is mostly utf-8 (rows appended by another program), else cp1252, else latin-1."""
     if head.startswith(codecs.BOM_UTF8):
         return "utf-8-sig"
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
-    for encoding in ("utf-8", "cp1252"):
-        if _decodes(path, encoding):
-            return encoding
-    return "latin-1"  # decodes any byte sequence
+    if _decodes(path, "utf-8"):
+        return "utf-8"
+    sequences, stray = _utf8_evidence(path)
+    if sequences > stray:
+        return MIXED_ENCODING
+    return "cp1252" if _decodes(path, "cp1252") else "latin-1"  # latin-1 decodes any byte sequence
+
+
+def _utf8_evidence(path: Path) -> tuple[int, int]:
+    """How many utf-8 multi-byte characters the file holds, and how many non-ASCII bytes outside them."""
+    sequences = stray = 0
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(_HEAD_BYTES), b""):
+            found = _UTF8_SEQUENCE.findall(block)
+            sequences += len(found)
+            stray += len(block.translate(None, _ASCII)) - sum(map(len, found))
+    return sequences, stray
+
+
+def _as_cp1252(error: UnicodeError) -> tuple[str, int]:
+    """Bytes that are not utf-8, read as cp1252 (as latin-1 for the five bytes cp1252 leaves undefined)."""
+    stray = error.object[error.start:error.end]
+    return "".join(bytes([byte]).decode("cp1252", errors="ignore") or chr(byte) for byte in stray), error.end
+
+
+class _MixedDecoder(codecs.BufferedIncrementalDecoder):
+    def _buffer_decode(self, data: bytes, errors: str, final: bool) -> tuple[str, int]:
+        return codecs.utf_8_decode(data, _CP1252_FALLBACK, final)
+
+
+def _mixed_codec(name: str) -> codecs.CodecInfo | None:
+    if name != re.sub(r"\W", "_", MIXED_ENCODING):  # the name as codecs.lookup normalises it
+        return None
+    return codecs.CodecInfo(
+        name=MIXED_ENCODING, encode=codecs.utf_8_encode, incrementalencoder=codecs.getincrementalencoder("utf-8"),
+        decode=lambda data, errors="strict": codecs.utf_8_decode(data, _CP1252_FALLBACK, True),
+        incrementaldecoder=_MixedDecoder,
+    )
+
+
+codecs.register_error(_CP1252_FALLBACK, _as_cp1252)
+codecs.register(_mixed_codec)
 
 
 def _decodes(path: Path, encoding: str) -> bool:
@@ -205,7 +279,7 @@ def _decodes(path: Path, encoding: str) -> bool:
 def _json_format(path: Path, text: str) -> str | None:
     """'json' or 'jsonl' when the content is JSON-shaped: one object per line makes JSON lines."""
     stripped = text.lstrip()
-    if not stripped.startswith(("{", "[")):
+    if not _JSON_START.match(stripped):  # a header such as '[unit],price' is a table's, not JSON
         return None
     if stripped.startswith("["):
         return "json"
