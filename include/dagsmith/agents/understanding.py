@@ -24,6 +24,8 @@ from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide
 SAMPLE_VALUES = 5
 #: Longest goal read: a request in plain language, not a document.
 MAX_GOAL_CHARS = 2000
+#: Embeddings and overrides that reorder how text displays: a goal shown in logs and DAG docs must read as stored.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 #: Columns described in the prompt; wider tables are cut (the prompt must stay bounded).
 MAX_COLUMNS = 200
 UNSUPERVISED = {TaskType.CLUSTERING, TaskType.DIMENSIONALITY_REDUCTION, TaskType.ANOMALY_DETECTION,
@@ -76,13 +78,16 @@ def read_intent(reasoner: ModelReasoner, goal: str, profile: DatasetProfile) -> 
 
 
 def check_goal(goal: str) -> None:
-    """Refuse goals no reading can help: too long to be a request, or holding control characters (a pasted
-    binary, or text meant to confuse logs and the store), before any reasoner sees them."""
+    """Refuse goals no reading can help: too long to be a request, or holding control characters or bidirectional
+    overrides (a pasted binary, or text meant to confuse logs and the store), before any reasoner sees them."""
     if len(goal) > MAX_GOAL_CHARS:
         raise AmbiguousGoal(f"the goal is {len(goal):,} characters long; say what you want in at most "
                             f"{MAX_GOAL_CHARS:,}, e.g. \"predict which customers will churn\"")
     if any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in goal):
         raise AmbiguousGoal("the goal holds control characters (such as NUL); write it as plain text")
+    if any(c in BIDI_CONTROLS for c in goal):
+        raise AmbiguousGoal("the goal holds bidirectional text controls (such as U+202E), which make it display "
+                            "differently from what it says; write it as plain text")
 
 
 def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None) -> Intent:

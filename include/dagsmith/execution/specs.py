@@ -7,6 +7,7 @@ changed; it is never edited by hand.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from sqlalchemy import select
@@ -17,6 +18,7 @@ from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
 SPEC_SUFFIX = ".pipeline.json"
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
 
 
 def dag_id(pipeline_id: int) -> str:
@@ -58,9 +60,9 @@ def explanation(pipeline: schema.Pipeline, steps: list[dict]) -> str:
     reasons = intent.get("reasons", {})
     stored = pipeline.plan.get("recommendation")
     ranked = {stage.stage.value: stage for stage in Recommendation.model_validate(stored).stages} if stored else {}
-    lines = [f"**{pipeline.name}** (owner {pipeline.owner}): {pipeline.goal}", "",
-             f"- task: {pipeline.task_type}" + (f" of `{pipeline.target}`" if pipeline.target else ""),
-             *(f"- {field.replace('_', ' ')}: {reasons[field]}" for field in ("task_type", "target")
+    lines = [f"**{pipeline.name}** (owner {plain(pipeline.owner)}): {plain(pipeline.goal)}", "",
+             f"- task: {pipeline.task_type}" + (f" of {plain(pipeline.target)}" if pipeline.target else ""),
+             *(f"- {field.replace('_', ' ')}: {plain(reasons[field])}" for field in ("task_type", "target")
                if field in reasons),
              ""]
     for step in steps:
@@ -69,3 +71,9 @@ def explanation(pipeline: schema.Pipeline, steps: list[dict]) -> str:
         lines += (stage.top_lines() if stage else []) or ["- (no ranking recorded)"]
         lines.append("")
     return "\n".join(lines)
+
+
+def plain(text: str) -> str:
+    """``text`` as markdown that shows it as written, on one line: a goal, a user or a column name cannot add
+    headings, links, HTML or made-up steps to the page people audit the pipeline from."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
