@@ -62,7 +62,8 @@ def build() -> DAG:
             "runtime": runtime_param(),
             "schedule": Param(None, type=["null", "string"],
                               description="Optional cron schedule to retrain the built pipeline, e.g. '0 3 * * 1'."),
-            "choices": Param("", type="string", description=CHOICE_HELP + " Ignored when a person answers 'choose'."),
+            "choices": Param(None, type=["null", "string"],
+                             description=CHOICE_HELP + " Ignored when a person answers 'choose'."),
             "shared": Param(False, type="boolean", description="Show the built pipeline to every user, not only "
                                                               "its owner."),
             "interactive": Param(False, type="boolean",
