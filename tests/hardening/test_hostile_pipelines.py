@@ -24,14 +24,13 @@ from dagsmith.config import Settings
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.learning.patterns import load_history
 from dagsmith.models.catalog import UploadOutcome
-from dagsmith.runtime.docker import DockerRuntime
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
 from tests.conftest import CATALOG
 from tests.execution.conftest import service_id
 from tests.execution.test_pipeline_runs import _run_dag
-from tests.runtime.test_docker_runtime import HOSTILE
+from tests.runtime.test_docker_runtime import HOSTILE, runtime as container_runtime  # noqa: F401 (a fixture)
 
 SECRET = "canary-hostile-5b1e"
 #: Short, so the sleeper costs seconds; long enough for a real step on a busy 2-core machine.
@@ -129,9 +128,10 @@ def _processes_naming(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("runtime, misbehaviours", [("docker", DOCKER), ("local", LOCAL)])
-def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp_path, monkeypatch, runtime,
+def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp_path, monkeypatch, request, runtime,
                                                    misbehaviours):
     settings, _ = hostile_store
+    engine = request.getfixturevalue("container_runtime") if runtime == "docker" else None  # set up podman
     monkeypatch.setenv("DAGSMITH_STEP_TIMEOUT_SECONDS", str(STEP_TIMEOUT_SECONDS))
     monkeypatch.setenv("DAGSMITH_TEST_SECRET", SECRET)
     data = tmp_path / "penguins.csv"
@@ -165,7 +165,7 @@ def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp
     assert not {"DAGSMITH_TEST_SECRET", "DAGSMITH_DATABASE_URL", "DAGSMITH_HOME"} & set(seen["environment"])
     if runtime == "docker":
         assert (seen["uid"], seen["gid"]) == (10001, 10001)
-        containers = DockerRuntime().client.containers.list(all=True, filters={"label": "dagsmith.service"})
+        containers = engine.client.containers.list(all=True, filters={"label": "dagsmith.service"})
         assert not [c.name for c in containers
                     if any(str(workspace) in m.get("Source", "") for m in c.attrs.get("Mounts", []))]
     assert not _processes_naming(str(workspace))

@@ -85,14 +85,15 @@ def bench_real_indexing(catalog: Path, engine, embedder) -> dict:
             "total_s": round(total, 2), "services_per_s": round(len(sources) / total, 1)}
 
 
-def bench_synthetic_catalog(engine, embedder, size: int, seed: int) -> dict:
-    """Bulk-index ``size`` synthetic services derived from the real ones' code analyses."""
+def synthetic_services(engine, size: int, seed: int) -> tuple[list[tuple], list[str]]:
+    """``size`` variations of the stored services' code analyses (name, category, analysis, files), with the text
+    each is embedded from."""
     rng = random.Random(seed)
     with Session(engine) as session:
         bases = session.execute(text(
             "SELECT m.category, a.result, v.files FROM microservices m "
             "JOIN microservice_versions v ON v.id = m.current_version_id "
-            "JOIN analyses a ON a.version_id = v.id AND a.mode = 'code'")).all()
+            "JOIN analyses a ON a.version_id = v.id AND a.mode = 'code' ORDER BY m.name")).all()
     rows, texts = [], []
     for i in range(size):
         category, result, files = bases[i % len(bases)]
@@ -101,29 +102,42 @@ def bench_synthetic_catalog(engine, embedder, size: int, seed: int) -> dict:
         description = f"{result['description']} A {flavour} variant for {domain} data."
         rows.append((name, category, {**result, "description": description}, files))
         texts.append(f"{name.replace('_', ' ')}. {description} Category: {category}.")
-    started = time.perf_counter()
-    vectors = embedder.embed(texts)
-    embed_s = time.perf_counter() - started
-    started = time.perf_counter()
+    return rows, texts
+
+
+def store_synthetic(engine, rows: list[tuple], texts: list[str], vectors, model: str) -> None:
+    """Insert synthetic services with their embeddings in batches (origin 'synthetic'), then ANALYZE."""
     chunk = 1000
     with engine.begin() as connection:
-        for offset in range(0, size, chunk):
+        for offset in range(0, len(rows), chunk):
             part = rows[offset:offset + chunk]
             service_ids = connection.execute(insert(schema.Microservice).returning(schema.Microservice.id),
                                              [{"name": r[0], "category": r[1]} for r in part]).scalars().all()
-            version_ids = connection.execute(insert(schema.MicroserviceVersion).returning(schema.MicroserviceVersion.id), [
+            versions = insert(schema.MicroserviceVersion).returning(schema.MicroserviceVersion.id)
+            version_ids = connection.execute(versions, [
                 {"microservice_id": sid, "content_hash": uuid.uuid4().hex, "manifest": {"name": r[0]}, "files": r[3],
                  "size_bytes": 0, "origin": "synthetic"} for sid, r in zip(service_ids, part)]).scalars().all()
             analysis_ids = connection.execute(insert(schema.Analysis).returning(schema.Analysis.id), [
-                {"version_id": vid, "mode": "code", "analyzer": r[2]["analyzer"], "analyzer_version": r[2]["analyzer_version"],
-                 "result": r[2]} for vid, r in zip(version_ids, part)]).scalars().all()
+                {"version_id": vid, "mode": "code", "analyzer": r[2]["analyzer"],
+                 "analyzer_version": r[2]["analyzer_version"], "result": r[2]}
+                for vid, r in zip(version_ids, part)]).scalars().all()
             connection.execute(insert(schema.Embedding), [
-                {"analysis_id": aid, "microservice_id": sid, "version_id": vid, "mode": "code", "model": embedder.name,
+                {"analysis_id": aid, "microservice_id": sid, "version_id": vid, "mode": "code", "model": model,
                  "text": texts[offset + j], "embedding": vectors[offset + j].tolist()}
                 for j, (aid, sid, vid) in enumerate(zip(analysis_ids, service_ids, version_ids))])
             connection.execute(text("UPDATE microservices m SET current_version_id = v.id FROM microservice_versions v "
                                     "WHERE v.microservice_id = m.id AND m.current_version_id IS NULL"))
         connection.execute(text("ANALYZE"))
+
+
+def bench_synthetic_catalog(engine, embedder, size: int, seed: int) -> dict:
+    """Bulk-index ``size`` synthetic services derived from the real ones' code analyses."""
+    rows, texts = synthetic_services(engine, size, seed)
+    started = time.perf_counter()
+    vectors = embedder.embed(texts)
+    embed_s = time.perf_counter() - started
+    started = time.perf_counter()
+    store_synthetic(engine, rows, texts, vectors, embedder.name)
     store_s = time.perf_counter() - started
     return {"services": size, "embed_s": round(embed_s, 2), "embed_texts_per_s": round(size / embed_s, 1),
             "store_s": round(store_s, 2), "store_services_per_s": round(size / store_s, 1)}
