@@ -20,10 +20,11 @@ from sqlalchemy import select
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.catalog.upload import add, sync
-from dagsmith.config import Settings
+from dagsmith.config import ConfigurationError, Settings
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.learning.patterns import load_history
 from dagsmith.models.catalog import UploadOutcome
+from dagsmith.runtime.base import Limits
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
@@ -81,6 +82,17 @@ def test_the_scanners_catch_the_overt_ones_and_the_analyzer_sees_no_data_work(ho
         upload = uploads[misbehaviour.service]
         assert upload.outcome is UploadOutcome.ADDED, upload.findings
         assert upload.analysis.summary == "Does no data work the analyzer recognises."
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "ten", "1.5"])
+def test_step_limits_come_from_the_environment_and_bad_ones_are_named(monkeypatch, value):
+    monkeypatch.setenv("DAGSMITH_STEP_TIMEOUT_SECONDS", "20")
+    monkeypatch.setenv("DAGSMITH_STEP_MEMORY_MB", "1024")
+    assert Settings.from_env().step_limits == Limits(timeout_seconds=20, memory_mb=1024)
+    monkeypatch.setenv("DAGSMITH_STEP_TIMEOUT_SECONDS", value)
+    with pytest.raises(ConfigurationError, match=f"DAGSMITH_STEP_TIMEOUT_SECONDS must be a positive whole number, "
+                                                 f"not '{value}'"):
+        Settings.from_env()
 
 
 def _plant(settings: Settings, pipeline_id: int, misbehaviours: list[Misbehaviour]) -> dict[int, tuple[str, str]]:
