@@ -48,6 +48,21 @@ def test_agents_run_as_tasks_and_store_a_scheduled_pipeline(catalog_settings, tm
     assert spec["schedule"] == "0 3 * * 1" and spec["steps"]
 
 
+def test_every_task_accepts_the_conf_the_trigger_form_sends(tmp_path):
+    """The UI's trigger form sends every param, the optional ones left empty as null; each task merges them with its
+    own params and validates at start (Airflow's process_params), so a task param must accept what the run holds."""
+    from airflow.sdk.definitions.param import process_params
+
+    from dagsmith.airflow.meta_dag import build
+
+    dag = build()
+    form = {**dag.params.dump(), "dataset": str(tmp_path / "penguins.csv"), "goal": "predict the species",
+            "interactive": True}
+    assert form["choices"] is None and form["schedule"] is None
+    for task in dag.tasks:
+        assert process_params(dag, task, form, suppress_exception=False)["goal"] == "predict the species", task.task_id
+
+
 def test_a_bad_goal_fails_the_intent_task_with_its_question(catalog_settings, tmp_path):
     data = tmp_path / "penguins.csv"
     datasets.load("penguins").to_csv(data, index=False)

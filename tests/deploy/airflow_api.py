@@ -46,8 +46,14 @@ class Api:
             try:
                 return self.call("GET", self._hitl(dag, run_id, task))
             except urllib.error.HTTPError as error:
-                assert error.code == 404 and time.monotonic() < deadline, f"{task} never asked: {error}"
-                time.sleep(5)
+                if error.code != 404:
+                    raise
+            state = self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}")["state"]
+            if state in FINISHED or time.monotonic() > deadline:
+                tasks = self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances")["task_instances"]
+                raise AssertionError(f"{task} never asked in {dag} run {run_id}, which is {state}: "
+                                     f"{ {t['task_id']: t['state'] for t in tasks} }")
+            time.sleep(5)
 
     def respond(self, dag: str, run_id: str, task: str, option: str, params_input: dict) -> None:
         self.call("PATCH", self._hitl(dag, run_id, task), {"chosen_options": [option], "params_input": params_input})

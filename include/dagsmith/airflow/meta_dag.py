@@ -106,7 +106,9 @@ def build() -> DAG:
             task_id="choose",
             subject="Choose the microservices for: {{ params.goal }}",
             body="{{ ti.xcom_pull(task_ids='recommend', key='top_choices') }}",
-            params={"choices": Param("", type="string", description=CHOICE_HELP)},
+            # The run's own 'choices' (null when the trigger form leaves it empty) prefills this field, so it
+            # takes the same types as the DAG's param.
+            params={"choices": Param(None, type=["null", "string"], description=CHOICE_HELP)},
             defaults=[HITLEntryOperator.OK],
             response_timeout=CHOICE_TIMEOUT,
         )
