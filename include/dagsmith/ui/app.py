@@ -19,6 +19,14 @@ from dagsmith.config import Settings
 from dagsmith.ui.access import ViewerDep
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+
+def metric(value: float) -> str:
+    """A metric as a person reads it: counts whole (3, not 3.0000), scores to four decimals."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.4f}"
+
+
+templates.env.filters["metric"] = metric
 #: Where the plugin is mounted in Airflow's api-server.
 PREFIX = "/dagsmith"
 
