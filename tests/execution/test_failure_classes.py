@@ -26,7 +26,7 @@ def _split(tmp_path: Path, frame, target: str, task: str) -> Bundle:
 
 
 def _fail(tmp_path: Path, folder: Path, bundle: Bundle, limits: Limits = Limits(), params: dict | None = None):
-    runtime = LocalRuntime(tmp_path / "envs")
+    runtime = LocalRuntime()
     result = runtime.run(Invocation(folder.name, ServiceSource.read(folder).files, bundle.path, tmp_path / "out",
                                     params or {}, limits))
     assert not result.ok, "the service was expected to fail"

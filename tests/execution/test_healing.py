@@ -59,7 +59,7 @@ def test_an_uploaded_scaler_that_fails_is_replaced_by_the_next_candidate(store, 
     planned = plan(tumours_csv, "group the tumours into clusters", settings=store, embedder=embedder).pipeline
     assert "scaling" in [s.stage for s in planned.steps]
     _set_step(store, planned, "scaling", faulty, ["standard_scaler", "robust_scaler"])
-    outcome = run_in_process(planned, tumours_csv, LocalRuntime(store.home / "envs"), store)
+    outcome = run_in_process(planned, tumours_csv, LocalRuntime(), store)
     assert outcome["status"] == "completed"
     attempts = _attempts(outcome, "scaling")
     assert [(a["status"], a["error_class"]) for a in attempts] == [("failed", error_class), ("completed", None)]
@@ -72,7 +72,7 @@ def test_a_type_mismatch_is_healed_by_a_model_that_reads_text(store, embedder, c
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
     _set_step(store, planned, "modelling", "random_forest_classifier", ["gradient_boosting_classifier"],
               params={"n_estimators": 50}, depends_on_stage="encoding")
-    outcome = run_in_process(planned, churn_csv, LocalRuntime(store.home / "envs"), store)
+    outcome = run_in_process(planned, churn_csv, LocalRuntime(), store)
     assert outcome["status"] == "completed"
     attempts = _attempts(outcome, "modelling")
     assert [a["error_class"] for a in attempts] == ["type_shape_mismatch", None]
@@ -102,7 +102,7 @@ class _DroppedConnection:
 def test_transient_errors_retry_the_same_service_then_stop_early(store, embedder, tumours_csv, drops, expected):
     planned = plan(tumours_csv, "group the tumours into clusters", settings=store, embedder=embedder).pipeline
     _set_step(store, planned, "scaling", "robust_scaler", ["standard_scaler"])
-    runtime = _DroppedConnection(LocalRuntime(store.home / "envs"), "robust_scaler", drops)
+    runtime = _DroppedConnection(LocalRuntime(), "robust_scaler", drops)
     outcome = run_in_process(planned, tumours_csv, runtime, store)
     assert outcome["status"] == "completed"
     attempts = _attempts(outcome, "scaling")

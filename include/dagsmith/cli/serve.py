@@ -13,12 +13,25 @@ from dagsmith.airflow.serve import DeploymentError, LocalDeployment
 from dagsmith.cli.output import console, fail, progress
 from dagsmith.cli.run import require_runtime
 from dagsmith.config import Settings
+from dagsmith.runtime import runtime_named
+from dagsmith.runtime.base import RuntimeUnavailable
 
 WATCH_SECONDS = 5
 
 
 def _interrupt(*_) -> None:
     raise KeyboardInterrupt
+
+
+def _isolation(name: str, settings: Settings) -> str:
+    """What contains the default runtime's services, loud when nothing does or it cannot run here."""
+    runtime = runtime_named(name, settings)
+    try:
+        runtime.check()
+    except RuntimeUnavailable as exc:
+        return f"[bold red]{name}, which cannot run here: {escape(str(exc))}[/]"
+    style = "green" if runtime.isolated else "bold red"
+    return f"[{style}]{name}, {escape(runtime.isolation)}[/]"
 
 
 def serve_command(
@@ -48,6 +61,7 @@ def serve_command(
             f"  meta-DAG     dagsmith_build_pipeline: trigger it with a dataset path and a goal\n"
             f"  REST API     {deployment.url}/api/v2 (token from POST {deployment.url}/auth/token)\n"
             f"  logs         {deployment.logs}\n"
+            f"  steps run    {_isolation(deployment.runtime, settings)}\n"
             f"Ctrl-C stops every service.", highlight=False, soft_wrap=True)  # addresses stay whole, to copy
         while True:
             deployment.check_alive()

@@ -88,5 +88,6 @@ def execution_summary(session: Session, execution: schema.Execution) -> dict[str
             "seconds": execution.seconds, "workspace": str(workspace), "metrics": metrics,
             "artifacts": [str(p) for p in artifact_paths(workspace)],
             "report": str(reports[-1]) if reports else None,
-            "substitutions": substitutions(execution.trace, service_names(session)), "error": execution.error}
+            "substitutions": substitutions(execution.trace, service_names(session)), "error": execution.error,
+            "isolation": execution.trace.get("isolation", [])}
 

@@ -19,11 +19,11 @@ def check_runtime(name: str) -> str:
 
 
 def runtime_named(name: str, settings: Settings) -> Runtime:
-    """The runtime called ``name``; local environments are cached under the home's ``envs`` folder."""
+    """The runtime called ``name``; the local one sandboxed unless the settings opt out."""
     if check_runtime(name) == "docker":
         from dagsmith.runtime.docker import DockerRuntime
 
         return DockerRuntime()
     from dagsmith.runtime.local import LocalRuntime
 
-    return LocalRuntime(settings.home / "envs")
+    return LocalRuntime(sandboxed=settings.sandboxed)

@@ -57,6 +57,8 @@ class InvocationResult:
     seconds: float
     timed_out: bool = False
     out_of_memory: bool = False
+    #: What contained the service (a container, the bubblewrap sandbox, or nothing), for its log and the trace.
+    isolation: str = ""
 
     @property
     def ok(self) -> bool:
@@ -69,6 +71,13 @@ class RuntimeUnavailable(RuntimeError):
 
 class Runtime(Protocol):
     name: str
+    #: What contains the services it runs, in words (shown in ``dagsmith serve``'s banner and each try's log).
+    isolation: str
+    #: False only when services run with no sandbox at all (an operator's explicit opt-out).
+    isolated: bool
+
+    def check(self) -> None:
+        """Raise ``RuntimeUnavailable``, saying how to fix it, when nothing can be run here."""
 
     def run(self, invocation: Invocation) -> InvocationResult: ...
 

@@ -1,10 +1,12 @@
-"""The local runtime: a microservice as a subprocess, for machines without a container engine.
+"""The local runtime: each microservice as a subprocess of the worker, inside a bubblewrap sandbox.
 
-Each run gets a scrubbed environment (no secrets from the caller), its own process group (killed whole on
-timeout), memory and CPU-time limits, and captured output. Requirements are honoured by an environment per
-requirements hash: the current interpreter when it already satisfies every pin, otherwise a cached venv
-under ``DAGSMITH_HOME/envs``. Network isolation, a read-only input and a non-root user need the container
-runtime; this one is for trusted catalogs and development.
+The sandbox (``runtime.sandbox``) is what contains untrusted code on a machine without a container engine;
+around it each run gets memory and CPU-time limits, a process limit, a timeout that kills it whole, and
+captured output. Services run on this interpreter: a service whose pins it does not satisfy fails with the
+missing names (uploads are refused for them; nothing is installed at run time).
+
+``DAGSMITH_UNSAFE_NO_SANDBOX=1`` runs services as plain subprocesses, for trusted catalogs on machines
+without bubblewrap; every try then says so in its log and the run's trace.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from dagsmith.runtime import sandbox
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, materialise
 
 KIT_DISTRIBUTION = "dagsmith-kit"  # provided by dagsmith itself (include/dagsmith_kit), never installed
@@ -31,6 +34,8 @@ PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 #: Looked up before any fork: loading a library in a forked child of a threaded worker could deadlock.
 _PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^;\s]+)")
+SANDBOXED = "bubblewrap sandbox"
+UNSANDBOXED = f"NO SANDBOX ({sandbox.UNSANDBOXED_VARIABLE} is set: for trusted catalogs only)"
 
 
 def _normalise(name: str) -> str:
@@ -56,43 +61,79 @@ def unmet_requirements(requirements: list[str]) -> list[str]:
 class LocalRuntime:
     name = "local"
 
-    def __init__(self, envs_dir: Path):
-        self.envs_dir = envs_dir
+    def __init__(self, *, sandboxed: bool = True):
+        self.sandboxed = sandboxed
 
-    def python_for(self, invocation: Invocation) -> str:
-        """The interpreter that satisfies the service's pins, creating (once) a venv when needed."""
-        unmet = unmet_requirements(invocation.requirements)
-        if not unmet:
-            return sys.executable
-        env_dir = self.envs_dir / invocation.requirements_hash
-        python = env_dir / "bin" / "python"
-        if not (env_dir / ".ready").exists():
-            subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)], check=True)
-            pins = [r for r in invocation.requirements if _normalise(_PIN.match(r).group(1)) != KIT_DISTRIBUTION]
-            subprocess.run([str(python), "-m", "pip", "install", "--quiet", *pins], check=True, timeout=1800)
-            (env_dir / ".ready").touch()
-        return str(python)
+    @property
+    def isolated(self) -> bool:
+        return self.sandboxed
+
+    @property
+    def isolation(self) -> str:
+        return SANDBOXED if self.sandboxed else UNSANDBOXED
+
+    def check(self) -> None:
+        """Raise ``RuntimeUnavailable``, saying how to fix it, when services cannot be run safely here."""
+        if self.sandboxed:
+            sandbox.check()
 
     def run(self, invocation: Invocation) -> InvocationResult:
-        python = self.python_for(invocation)
+        unmet = unmet_requirements(invocation.requirements)
+        if unmet:
+            return InvocationResult(exit_code=-1, stdout="", seconds=0.0, isolation=self.isolation, stderr=(
+                f"error: ModuleNotFoundError: this environment lacks {', '.join(unmet)}; dagsmith installs nothing "
+                "at run time, an operator adds pins to runtime/requirements.txt and requirements.txt"))
+        self.check()
         with tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch:
             scratch_dir = Path(scratch)
+            scratch_dir.chmod(0o755)
             service_dir = materialise(invocation.files, scratch_dir / "service")
             params_file = scratch_dir / "params.json"
             params_file.write_text(json.dumps(invocation.params, default=str), encoding="utf-8")
-            invocation.output_dir.parent.mkdir(parents=True, exist_ok=True)
-            command = [python, str(service_dir / "main.py"), "--input", str(invocation.input_dir),
-                       "--output", str(invocation.output_dir), "--params", str(params_file)]
-            return _execute(command, scratch_dir, invocation.service, invocation.limits)
+            params_file.chmod(0o444)
+            invocation.output_dir.mkdir(parents=True, exist_ok=True)
+            if not self.sandboxed:
+                command = [sys.executable, str(service_dir / "main.py"), "--input", str(invocation.input_dir),
+                           "--output", str(invocation.output_dir), "--params", str(params_file)]
+                return _execute(command, _environment(scratch_dir, invocation.service, KIT_PATH), invocation.limits,
+                                self.isolation, cwd=scratch_dir)
+            uid = sandbox.run_uid()
+            _hand_over(invocation, service_dir, uid)
+            layout = sandbox.HostLayout(service_dir, params_file, invocation.input_dir, invocation.output_dir,
+                                        KIT_PATH / "dagsmith_kit")
+            argv = [sys.executable, f"{sandbox.SERVICE_DIR}/main.py", "--input", sandbox.INPUT_DIR,
+                    "--output", sandbox.OUTPUT_DIR, "--params", sandbox.PARAMS_FILE]
+            try:
+                return _execute(sandbox.command(layout, invocation.limits, uid, argv),
+                                _environment(Path("/tmp"), invocation.service, Path(sandbox.KIT_DIR)),
+                                invocation.limits, self.isolation, cwd=scratch_dir)
+            finally:
+                if uid is not None:
+                    _take_back(invocation.output_dir)
 
 
-def _environment(home: Path, service: str) -> dict[str, str]:
+def _hand_over(invocation: Invocation, service_dir: Path, uid: int | None) -> None:
+    """Make the service, params and input readable by the run's uid and the output folder its own."""
+    for root in (service_dir, invocation.input_dir):
+        for path in [root, *root.rglob("*")]:
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | (0o005 if path.is_dir() else 0o004))
+    if uid is not None:
+        os.chown(invocation.output_dir, uid, uid)
+
+
+def _take_back(output: Path) -> None:
+    """Give the worker back what the run's uid wrote (links are not followed: the service made them)."""
+    for path in [output, *output.rglob("*")]:
+        os.chown(path, os.geteuid(), os.getegid(), follow_symlinks=False)
+
+
+def _environment(home: Path, service: str, kit: Path) -> dict[str, str]:
     """Only what Python needs: nothing of the caller's environment (API keys, database URLs) leaks in."""
-    return {"DAGSMITH_SERVICE": service,
-        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "PYTHONPATH": str(KIT_PATH),
-        "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-        "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(home / ".matplotlib"),
-    }
+    return {"DAGSMITH_SERVICE": service, "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(home), "LANG": "C.UTF-8", "PYTHONPATH": str(kit), "PYTHONDONTWRITEBYTECODE": "1",
+            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg",
+            "MPLCONFIGDIR": str(home / ".matplotlib")}
 
 
 def _limiter(limits: Limits):
@@ -117,16 +158,17 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _execute(command: list[str], home: Path, service: str, limits: Limits) -> InvocationResult:
+def _execute(command: list[str], environment: dict[str, str], limits: Limits, isolation: str, *,
+             cwd: Path) -> InvocationResult:
     started = time.monotonic()
-    process = subprocess.Popen(command, cwd=home, env=_environment(home, service), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_limiter(limits))
+    process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True, preexec_fn=_limiter(limits))
     timed_out = False
     try:
         stdout, stderr = process.communicate(timeout=limits.timeout_seconds)
     except subprocess.TimeoutExpired:
         timed_out = True
-        os.killpg(process.pid, signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)  # the sandbox's processes die with it (--die-with-parent)
         stdout, stderr = process.communicate()
     text_err = stderr.decode(errors="replace")[-OUTPUT_TAIL:]
     out_of_memory = "MemoryError" in text_err or "Cannot allocate memory" in text_err
@@ -134,4 +176,5 @@ def _execute(command: list[str], home: Path, service: str, limits: Limits) -> In
         exit_code=process.returncode, stdout=stdout.decode(errors="replace")[-OUTPUT_TAIL:],
         stderr=text_err + (f"\nkilled after the {limits.timeout_seconds} s timeout" if timed_out else ""),
         seconds=round(time.monotonic() - started, 3), timed_out=timed_out, out_of_memory=out_of_memory,
+        isolation=isolation,
     )

@@ -1,0 +1,125 @@
+"""bubblewrap, the sandbox every microservice run on the host goes through.
+
+Catalog services are untrusted code and static scanning is only a first filter, so the local runtime contains
+them with the kernel's namespaces rather than with checks of its own. Each run gets new pid, network, ipc and
+uts namespaces and a fresh ``/proc`` (no host process, so no ``/proc/<parent>/environ``), no network, and a root
+filesystem holding only ``/usr``, the interpreter's folders, dagsmith_kit, the service and its params and the
+input bundle, all read-only, the output folder writable and a private size-limited tmpfs at ``/tmp``. No home,
+no ``DAGSMITH_HOME``, no Airflow folders, none of the caller's environment. The service sees the same paths as
+in a container (``/service``, ``/params.json``, ``/input``, ``/output``).
+
+A worker running as root would run the service as root without capabilities, which the kernel exempts from the
+process limit, so the service drops to an unprivileged uid of its own (``setpriv``) and the process limit
+(``prlimit``) holds; the uid is drawn per run so that concurrent runs do not share one process budget. A worker
+running as another user gets the same through an unprivileged user namespace.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from dagsmith.runtime.base import Limits, RuntimeUnavailable
+
+#: Where the service's pieces appear inside the sandbox: the paths a container gives it too.
+SERVICE_DIR, PARAMS_FILE, INPUT_DIR, OUTPUT_DIR, KIT_DIR = "/service", "/params.json", "/input", "/output", "/opt/dagsmith"
+#: Run uids for a root worker: far above people's and rootless containers' ranges, one drawn per run.
+UID_RANGE = range(3_000_000, 3_500_000)
+#: The opt-out, named so nobody sets it by accident: services then run as plain subprocesses of the worker.
+UNSANDBOXED_VARIABLE = "DAGSMITH_UNSAFE_NO_SANDBOX"
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or run "
+                f"steps in containers (DAGSMITH_RUNTIME=docker); {UNSANDBOXED_VARIABLE}=1 runs services without "
+                "any sandbox and is for trusted catalogs only")
+_TOOLS = ("bwrap", "setpriv", "prlimit")
+_LIBRARY_CONFIG = ("/etc/ld.so.cache", "/etc/localtime", "/etc/fonts")  # for the loader, time zones and plots
+
+
+@dataclass(frozen=True)
+class HostLayout:
+    """The host folders one run's sandbox is built from."""
+
+    service_dir: Path
+    params_file: Path
+    input_dir: Path
+    output_dir: Path
+    kit_dir: Path  # the dagsmith_kit package
+
+
+@functools.cache
+def check() -> None:
+    """Raise ``RuntimeUnavailable`` saying how to fix it unless bubblewrap and its helpers can build a sandbox here
+    (installed, and the kernel allows the namespaces); asked once per process."""
+    missing = [tool for tool in _TOOLS if shutil.which(tool) is None]
+    if missing:
+        raise RuntimeUnavailable(f"the local runtime runs every microservice in a bubblewrap sandbox, and "
+                                 f"{', '.join(missing)} is not installed; {INSTALL_HINT}")
+    probe = subprocess.run([*_namespaces(), "--ro-bind", "/usr", "/usr", *_merged_usr(), "true"],
+                           capture_output=True, text=True, timeout=30)
+    if probe.returncode != 0:
+        raise RuntimeUnavailable(f"bubblewrap cannot build a sandbox on this machine ({probe.stderr.strip()}); "
+                                 f"unprivileged user namespaces may be disabled; {INSTALL_HINT}")
+
+
+def run_uid() -> int | None:
+    """The uid a run's service gets: a fresh unprivileged one under a root worker, else the worker's own."""
+    return UID_RANGE[secrets.randbelow(len(UID_RANGE))] if os.geteuid() == 0 else None
+
+
+def command(layout: HostLayout, limits: Limits, uid: int | None, argv: list[str]) -> list[str]:
+    """The bwrap command line that runs ``argv`` (paths as seen inside) for ``layout`` under ``limits``."""
+    interpreter = dict.fromkeys(Path(prefix) for prefix in (sys.base_prefix, sys.prefix))
+    binds = [(folder, str(folder), "--ro-bind") for folder in interpreter if not _under_usr(folder)]
+    binds += [(layout.kit_dir, f"{KIT_DIR}/dagsmith_kit", "--ro-bind"),
+              (layout.service_dir, SERVICE_DIR, "--ro-bind"), (layout.params_file, PARAMS_FILE, "--ro-bind"),
+              (layout.input_dir, INPUT_DIR, "--ro-bind"), (layout.output_dir, OUTPUT_DIR, "--bind")]
+    args = [*_namespaces(), "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr", *_merged_usr()]
+    for config in _LIBRARY_CONFIG:
+        args += ["--ro-bind-try", config, config]
+    # bwrap would create a mount's missing parents with the host parent's mode (0700 for /root): readable ones
+    for parent in _parents(inside for _, inside, _ in binds):
+        args += ["--perms", "0755", "--dir", parent]
+    for host, inside, how in binds:
+        args += [how, str(host.resolve()), inside]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for scratch in ("/tmp", "/dev/shm"):  # world-writable like a host's, bounded by the memory budget
+        args += ["--perms", "1777", "--size", str(limits.memory_mb * 1024 * 1024), "--tmpfs", scratch]
+    args += ["--chdir", "/tmp"]
+    if uid is not None:  # a root worker: the service gets only what setpriv needs to become ``uid``, then nothing
+        args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
+                 "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
+    return [*args, "--", "prlimit", f"--nproc={limits.max_processes}", "--", *argv]
+
+
+def _namespaces() -> list[str]:
+    # As root no user namespace (its root would map to the host's, exempt from the process limit); otherwise
+    # the user namespace is what lets an unprivileged bwrap build the others.
+    user = [] if os.geteuid() == 0 else ["--unshare-user"]
+    return ["bwrap", *user, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try"]
+
+
+def _merged_usr() -> list[str]:
+    """The usual top-level links into ``/usr`` (every current distribution merges them)."""
+    links = []
+    for name in ("bin", "lib", "lib64", "sbin"):
+        target = Path("/", name)
+        if target.is_symlink():
+            links += ["--symlink", os.readlink(target), f"/{name}"]
+    return links
+
+
+def _under_usr(path: PurePosixPath) -> bool:
+    return path == PurePosixPath("/usr") or path.is_relative_to("/usr")
+
+
+def _parents(paths) -> list[str]:
+    """Every folder above ``paths`` that bwrap must create, outermost first (``/usr`` is bound as a whole)."""
+    parents = {parent for path in paths for parent in PurePosixPath(path).parents
+               if parent != PurePosixPath("/") and not _under_usr(parent)}
+    return sorted(map(str, parents), key=lambda p: (p.count("/"), p))

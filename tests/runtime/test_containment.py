@@ -1,0 +1,173 @@
+"""What an untrusted service can reach, on both runtimes: the local runtime's bubblewrap sandbox and containers.
+
+The hostile services in tests/data/hostile evade the upload scanners (paths and modules built at run time);
+the runtime is what must hold. Secrets are planted where a worker really keeps them: its environment, the
+home folder, DAGSMITH_HOME's ``airflow-serve/secrets.json`` and another run's workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+
+import pytest
+
+from dagsmith import datasets
+from dagsmith.healing.classify import ErrorClass, diagnose
+from dagsmith.runtime import sandbox
+from dagsmith.runtime.base import Invocation, Limits, RuntimeUnavailable
+from dagsmith.runtime.local import LocalRuntime
+from dagsmith_kit import Bundle
+from tests.runtime.test_docker_runtime import HOSTILE, service_files
+from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
+
+CANARY = f"canary-{secrets.token_hex(6)}"
+LIMITS = Limits(timeout_seconds=60, memory_mb=512, cpus=1.0, max_processes=64)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    """A DAGSMITH_HOME holding secrets and another run's data, with a secret in the worker's environment and a
+    file in the real home folder too (removed afterwards)."""
+    root = tmp_path_factory.mktemp("dagsmith-home")
+    (root / "airflow-serve").mkdir()
+    (root / "airflow-serve" / "secrets.json").write_text(json.dumps({"admin": CANARY}))
+    other = root / "workspaces" / "pipeline-1-other-run" / "input"
+    other.mkdir(parents=True)
+    (other / "data.csv").write_text(f"customer,secret\n1,{CANARY}\n")
+    in_home = Path.home() / f".dagsmith-test-secret-{secrets.token_hex(4)}"
+    in_home.write_text(CANARY)
+    os.environ["DAGSMITH_TEST_SECRET"] = CANARY
+    try:
+        yield root
+    finally:
+        del os.environ["DAGSMITH_TEST_SECRET"]
+        in_home.unlink()
+
+
+@pytest.fixture(params=["local", "docker"])
+def engine(request):
+    return request.getfixturevalue("container_runtime") if request.param == "docker" else LocalRuntime()
+
+
+def _run(engine, home: Path, service: str, tmp_path: Path, limits: Limits = LIMITS):
+    """Run a hostile service on a real bundle inside a run's workspace, as a pipeline step would."""
+    workspace = home / "workspaces" / f"pipeline-2-{tmp_path.name}"
+    bundle = Bundle.create(workspace / "input", datasets.load("penguins"), target="species",
+                           task_type="multiclass_classification")
+    folder = HOSTILE / service
+    invocation = Invocation(service, service_files(folder), bundle.path, workspace / "attempts" / "01-1", {}, limits)
+    return engine.run(invocation), workspace
+
+
+def test_a_secret_hunter_finds_nothing(engine, home, tmp_path):
+    result, _ = _run(engine, home, "secret_hunter", tmp_path)
+    loot = json.loads(result.stdout)
+    assert loot["files"]["/input/bundle.json"].startswith("{"), "the hunt did not run"  # it read what it may
+    assert CANARY not in result.stdout + result.stderr
+    assert not [path for path in loot["files"] if any(part in path for part in ("secrets.json", "other-run", "test-secret"))]
+    assert "DAGSMITH_TEST_SECRET" not in json.dumps(loot["environments"])
+    assert diagnose(result).error_class is ErrorClass.CONTRACT, result.stderr
+
+
+def test_writes_outside_the_output_folder_land_nowhere(engine, home, tmp_path):
+    result, workspace = _run(engine, home, "covert_writer", tmp_path)
+    assert "wrote into" not in result.stdout
+    assert diagnose(result).error_class is ErrorClass.ENVIRONMENT, result.stderr
+    marker = "tampered.txt"
+    assert not list(workspace.rglob(marker)) and not (Path("/") / marker).exists()
+    assert not (Path.home() / marker).exists() and not list(home.rglob(marker))
+
+
+def test_a_network_client_from_an_unbanned_module_is_cut_off(engine, home, tmp_path):
+    result, _ = _run(engine, home, "covert_network_probe", tmp_path)
+    assert "reached" not in result.stdout
+    assert "Network is unreachable" in result.stderr
+    assert diagnose(result).error_class is ErrorClass.ENVIRONMENT
+
+
+def test_a_fork_bomb_is_stopped_by_the_process_limit(engine, home, tmp_path):
+    limits = Limits(timeout_seconds=60, memory_mb=512, max_processes=32)
+    result, _ = _run(engine, home, "fork_bomb", tmp_path, limits)
+    assert result.exit_code != 0 and "forked 200" not in result.stdout
+    assert "Resource temporarily unavailable" in result.stderr
+    assert diagnose(result).error_class is ErrorClass.RESOURCE
+
+
+def test_the_input_bundle_is_read_only(engine, home, tmp_path):
+    result, workspace = _run(engine, home, "input_tamperer", tmp_path)
+    assert "Read-only file system" in result.stderr
+    assert not (workspace / "input" / "tampered.txt").exists()
+
+
+def _live_processes_naming(text: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            line = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in line:
+            found.append(line)
+    return found
+
+
+def test_a_timeout_kills_every_process_the_service_started(tmp_path):
+    """A grandchild in a session of its own survives a process-group kill; the sandbox's pid namespace does not."""
+    marker = f"dagsmith-orphan-{secrets.token_hex(4)}"
+    code = ("import os, subprocess, sys, time\n"
+            f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{marker}'],"
+            " start_new_session=True)\n"
+            "time.sleep(600)\n")
+    bundle = Bundle.create(tmp_path / "in", datasets.load("iris"), task_type="clustering")
+    result = LocalRuntime().run(Invocation("orphan_maker", {"main.py": code}, bundle.path, tmp_path / "out", {},
+                                           Limits(timeout_seconds=3, memory_mb=512)))
+    assert result.timed_out
+    assert not _live_processes_naming(marker)
+
+
+def test_services_run_as_an_unprivileged_uid_with_only_the_contract_environment(home, tmp_path):
+    result, _ = _run(LocalRuntime(), home, "introspect", tmp_path)
+    seen = json.loads(result.stdout)
+    if os.geteuid() == 0:
+        assert seen["uid"] in sandbox.UID_RANGE and seen["gid"] == seen["uid"]
+    assert set(seen["environment"]) <= {"DAGSMITH_SERVICE", "PATH", "HOME", "LANG", "PYTHONPATH", "PWD",
+                                        "PYTHONDONTWRITEBYTECODE", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                        "MKL_NUM_THREADS", "MPLBACKEND", "MPLCONFIGDIR"}
+    assert result.isolation == "bubblewrap sandbox"
+
+
+def test_without_bubblewrap_the_local_runtime_refuses_and_says_how_to_install_it(home, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    sandbox.check.cache_clear()
+    try:
+        with pytest.raises(RuntimeUnavailable, match="apt-get install bubblewrap"):
+            _run(LocalRuntime(), home, "introspect", tmp_path)
+    finally:
+        sandbox.check.cache_clear()
+
+
+def test_running_without_the_sandbox_is_an_explicit_opt_in_and_says_so(home, tmp_path, monkeypatch):
+    from dagsmith.config import ConfigurationError, Settings
+
+    monkeypatch.setenv(sandbox.UNSANDBOXED_VARIABLE, "1")
+    settings = Settings.from_env()
+    assert not settings.sandboxed
+    result, _ = _run(LocalRuntime(sandboxed=settings.sandboxed), home, "introspect", tmp_path)
+    assert result.isolation.startswith("NO SANDBOX") and sandbox.UNSANDBOXED_VARIABLE in result.isolation
+    monkeypatch.setenv(sandbox.UNSANDBOXED_VARIABLE, "maybe")
+    with pytest.raises(ConfigurationError, match=sandbox.UNSANDBOXED_VARIABLE):
+        Settings.from_env()
+
+
+def test_pins_the_environment_lacks_are_an_environment_error_and_nothing_is_installed(home, tmp_path):
+    folder = tmp_path / "needs_tabulate"
+    folder.mkdir()
+    (folder / "main.py").write_text("import tabulate\n")
+    (folder / "requirements.txt").write_text("tabulate==0.9.0\npandas==3.1.1\n")
+    bundle = Bundle.create(tmp_path / "in", datasets.load("iris"), task_type="clustering")
+    result = LocalRuntime().run(Invocation("needs_tabulate", service_files(folder), bundle.path, tmp_path / "out"))
+    assert not result.ok and "tabulate==0.9.0" in result.stderr and "pandas" not in result.stderr
+    assert diagnose(result).error_class is ErrorClass.ENVIRONMENT
