@@ -22,18 +22,22 @@ $(STAMP): requirements.txt pyproject.toml
 ## The main job on embedded defaults: index the shipped catalog, then plan and run a pipeline for a real
 ## churn dataset through Airflow (in-process, local runtime), with progress per stage and the results.
 run: install
+	scripts/setup-sandbox.sh
 	$(VENV)/bin/dagsmith catalog sync microservices
 	$(VENV)/bin/dagsmith datasets export wa_churn .dagsmith/samples/churn.csv
 	$(VENV)/bin/dagsmith run .dagsmith/samples/churn.csv "predict which customers will churn"
 
 ## Airflow on this machine (api-server, scheduler, dag-processor, triggerer) with dagsmith's DAGs; prints the login.
 serve: install
+	scripts/setup-sandbox.sh
 	$(VENV)/bin/dagsmith catalog sync microservices
 	$(VENV)/bin/dagsmith serve
 
-## Tests run real containers and a real browser: the first run sets up podman (as root), builds the runtime image
-## (~2 min) and installs Debian's chromium for the UI tests (screenshots land in test-artifacts/).
+## Tests run real sandboxes, containers and a real browser: the first run installs bubblewrap, sets up podman (as
+## root), builds the runtime image (~2 min) and installs Debian's chromium for the UI tests (screenshots land in
+## test-artifacts/).
 test: install
+	scripts/setup-sandbox.sh
 	scripts/setup-container-runtime.sh
 	scripts/setup-browser.sh
 	$(PYTHON) -m pytest -n 2 --dist loadgroup tests
@@ -57,6 +61,7 @@ bench-plan: install
 
 ## Time to results per task type, local and container runtimes, through Airflow.
 bench-run: install
+	scripts/setup-sandbox.sh
 	scripts/setup-container-runtime.sh
 	$(PYTHON) -m dagsmith.bench.run_latency --repeats 3
 

@@ -16,8 +16,9 @@ from dagsmith.catalog.upload import add, sync
 from dagsmith.models.catalog import UploadOutcome
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from tests.conftest import CATALOG, UPLOADS
+from tests.conftest import CATALOG, ROOT, UPLOADS
 
+HOSTILE = ROOT / "tests" / "data" / "hostile"
 BAD_UPLOADS = {
     "syntax_error": "syntax",
     "unpinned_requirement": "requirements",
@@ -65,6 +66,26 @@ def test_bad_upload_is_rejected_with_reasons_and_stores_nothing(case, settings, 
     assert any(f.check.startswith(BAD_UPLOADS[case]) for f in blocking), [str(f) for f in result.findings]
     assert _counts(settings) == before
     assert not list((settings.staging_dir).glob("*")), "staging must be cleaned up"
+
+
+def test_pins_the_runtime_does_not_provide_are_refused_by_name(settings, embedder, tmp_path):
+    """Nothing is installed for a service: a package the runtime lacks, or another version of one it has, is
+    refused at upload, saying what the runtime has and how an operator adds a package."""
+    add(CATALOG / "deduplicator", settings, embedder)
+    before = _counts(settings)
+    extra = add(HOSTILE / "extra_pin", settings, embedder)
+    folder = _copy("deduplicator", tmp_path)
+    requirements = folder / "requirements.txt"
+    requirements.write_text(requirements.read_text().replace("pandas==3.1.1", "pandas==2.0.0"))
+    older = add(folder, settings, embedder)
+    for result, named, available in [(extra, "tabulate==0.9.0 (it has no tabulate)", "pandas"),
+                                     (older, "pandas==2.0.0 (it has pandas==3.1.1)", "pyarrow")]:
+        assert result.outcome is UploadOutcome.REJECTED
+        refusals = [f.message for f in result.findings if f.blocking and f.check == "requirements"]
+        assert len(refusals) == 1 and named in refusals[0], [str(f) for f in result.findings]
+        assert available not in refusals[0]
+        assert "runtime/requirements.txt" in refusals[0] and "make install" in refusals[0]
+    assert _counts(settings) == before
 
 
 def test_rejection_lists_every_reason_without_revealing_the_secret(settings, embedder):

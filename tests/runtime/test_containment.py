@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,28 +25,34 @@ from dagsmith_kit import Bundle
 from tests.runtime.test_docker_runtime import HOSTILE, service_files
 from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
 
-CANARY = f"canary-{secrets.token_hex(6)}"
 LIMITS = Limits(timeout_seconds=60, memory_mb=512, cpus=1.0, max_processes=64)
+
+
+@contextmanager
+def planted_secrets(home: Path) -> Iterator[str]:
+    """Plant a fresh canary where a worker keeps secrets: DAGSMITH_HOME's ``airflow-serve/secrets.json``, another
+    run's workspace under ``home``, a file in the real home folder and the worker's environment; yields it."""
+    canary = f"canary-{secrets.token_hex(6)}"
+    (home / "airflow-serve").mkdir(parents=True, exist_ok=True)
+    (home / "airflow-serve" / "secrets.json").write_text(json.dumps({"admin": canary}))
+    other = home / "workspaces" / "pipeline-1-other-run" / "input"
+    other.mkdir(parents=True, exist_ok=True)
+    (other / "data.csv").write_text(f"customer,secret\n1,{canary}\n")
+    in_home = Path.home() / f".dagsmith-test-secret-{secrets.token_hex(4)}"
+    in_home.write_text(canary)
+    os.environ["DAGSMITH_TEST_SECRET"] = canary
+    try:
+        yield canary
+    finally:
+        del os.environ["DAGSMITH_TEST_SECRET"]
+        in_home.unlink()
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
-    """A DAGSMITH_HOME holding secrets and another run's data, with a secret in the worker's environment and a
-    file in the real home folder too (removed afterwards)."""
     root = tmp_path_factory.mktemp("dagsmith-home")
-    (root / "airflow-serve").mkdir()
-    (root / "airflow-serve" / "secrets.json").write_text(json.dumps({"admin": CANARY}))
-    other = root / "workspaces" / "pipeline-1-other-run" / "input"
-    other.mkdir(parents=True)
-    (other / "data.csv").write_text(f"customer,secret\n1,{CANARY}\n")
-    in_home = Path.home() / f".dagsmith-test-secret-{secrets.token_hex(4)}"
-    in_home.write_text(CANARY)
-    os.environ["DAGSMITH_TEST_SECRET"] = CANARY
-    try:
-        yield root
-    finally:
-        del os.environ["DAGSMITH_TEST_SECRET"]
-        in_home.unlink()
+    with planted_secrets(root) as canary:
+        yield root, canary
 
 
 @pytest.fixture(params=["local", "docker"])
@@ -52,9 +60,9 @@ def engine(request):
     return request.getfixturevalue("container_runtime") if request.param == "docker" else LocalRuntime()
 
 
-def _run(engine, home: Path, service: str, tmp_path: Path, limits: Limits = LIMITS):
+def _run(engine, home: tuple[Path, str], service: str, tmp_path: Path, limits: Limits = LIMITS):
     """Run a hostile service on a real bundle inside a run's workspace, as a pipeline step would."""
-    workspace = home / "workspaces" / f"pipeline-2-{tmp_path.name}"
+    workspace = home[0] / "workspaces" / f"pipeline-2-{tmp_path.name}"
     bundle = Bundle.create(workspace / "input", datasets.load("penguins"), target="species",
                            task_type="multiclass_classification")
     folder = HOSTILE / service
@@ -66,7 +74,7 @@ def test_a_secret_hunter_finds_nothing(engine, home, tmp_path):
     result, _ = _run(engine, home, "secret_hunter", tmp_path)
     loot = json.loads(result.stdout)
     assert loot["files"]["/input/bundle.json"].startswith("{"), "the hunt did not run"  # it read what it may
-    assert CANARY not in result.stdout + result.stderr
+    assert home[1] not in result.stdout + result.stderr
     assert not [path for path in loot["files"] if any(part in path for part in ("secrets.json", "other-run", "test-secret"))]
     assert "DAGSMITH_TEST_SECRET" not in json.dumps(loot["environments"])
     assert diagnose(result).error_class is ErrorClass.CONTRACT, result.stderr
@@ -78,7 +86,7 @@ def test_writes_outside_the_output_folder_land_nowhere(engine, home, tmp_path):
     assert diagnose(result).error_class is ErrorClass.ENVIRONMENT, result.stderr
     marker = "tampered.txt"
     assert not list(workspace.rglob(marker)) and not (Path("/") / marker).exists()
-    assert not (Path.home() / marker).exists() and not list(home.rglob(marker))
+    assert not (Path.home() / marker).exists() and not list(home[0].rglob(marker))
 
 
 def test_a_network_client_from_an_unbanned_module_is_cut_off(engine, home, tmp_path):
@@ -162,12 +170,26 @@ def test_running_without_the_sandbox_is_an_explicit_opt_in_and_says_so(home, tmp
         Settings.from_env()
 
 
-def test_pins_the_environment_lacks_are_an_environment_error_and_nothing_is_installed(home, tmp_path):
+def test_pins_the_runtime_lacks_are_an_environment_error_and_nothing_is_installed(home, tmp_path):
     folder = tmp_path / "needs_tabulate"
     folder.mkdir()
     (folder / "main.py").write_text("import tabulate\n")
     (folder / "requirements.txt").write_text("tabulate==0.9.0\npandas==3.1.1\n")
     bundle = Bundle.create(tmp_path / "in", datasets.load("iris"), task_type="clustering")
     result = LocalRuntime().run(Invocation("needs_tabulate", service_files(folder), bundle.path, tmp_path / "out"))
-    assert not result.ok and "tabulate==0.9.0" in result.stderr and "pandas" not in result.stderr
+    assert not result.ok and "tabulate==0.9.0 (it has no tabulate)" in result.stderr and "pandas==" not in result.stderr
     assert diagnose(result).error_class is ErrorClass.ENVIRONMENT
+
+
+def test_an_output_linking_to_a_host_file_breaks_the_contract_before_anything_reads_it(home, tmp_path):
+    """A link in an output would be followed by the worker (checks, report, the next step), with its rights."""
+    from dagsmith.execution.contract import check_bundle
+
+    code = ("import os, shutil, sys\n"
+            "shutil.copytree('/input', '/output', dirs_exist_ok=True)\n"
+            f"os.symlink('{home[0]}/airflow-serve/secrets.json', '/output/report.md')\n")
+    bundle = Bundle.create(tmp_path / "in", datasets.load("iris"), task_type="clustering")
+    result = LocalRuntime().run(Invocation("link_planter", {"main.py": code}, bundle.path, tmp_path / "out"))
+    assert result.ok, result.stderr
+    problems = check_bundle(tmp_path / "out", target=None, expected_outputs=[])
+    assert problems == ["the output holds links or special files (report.md); a bundle holds plain files"]

@@ -137,13 +137,19 @@ def test_catalog_pins_reuse_the_runtime_image(runtime, penguins, tmp_path):
     assert runtime.image_for(invocation) == RUNTIME_IMAGE
 
 
-def test_missing_pins_get_a_derived_image(runtime, penguins, tmp_path):
+def test_a_stored_service_pinning_what_the_image_lacks_is_refused_without_building(runtime, penguins, tmp_path):
+    """Only a catalog row stored before uploads were held to the runtime's packages can pin tabulate."""
+    from dagsmith.healing.classify import ErrorClass, diagnose
+
     folder = HOSTILE / "extra_pin"
     invocation = Invocation(folder.name, service_files(folder), penguins, tmp_path / "out", {}, QUICK)
-    assert runtime.image_for(invocation) == f"dagsmith-svc:{invocation.requirements_hash}"
+    images = {image.id for image in runtime.client.images.list(all=True)}
     result = runtime.run(invocation)
-    assert result.ok, result.stderr
-    assert result.stdout.split() == ["0.9.0", "3.1.1"]
+    assert not result.ok and result.stdout == ""
+    assert "tabulate==0.9.0 (it has no tabulate)" in result.stderr and "pandas==3.1.1" not in result.stderr
+    assert diagnose(result).error_class is ErrorClass.ENVIRONMENT, result.stderr
+    assert {image.id for image in runtime.client.images.list(all=True)} == images
+    assert not (tmp_path / "out").exists()
 
 
 def test_unreachable_engine_says_how_to_fix_it(penguins, tmp_path):
@@ -163,8 +169,8 @@ import datetime, json, os
 from pathlib import Path
 from airflow.providers.docker.operators.docker import DockerOperator
 from airflow.sdk import DAG
-from dagsmith.runtime.base import Invocation
-from dagsmith.runtime.docker import DockerRuntime, stage
+from dagsmith.runtime.base import Invocation, stage
+from dagsmith.runtime.docker import DockerRuntime
 
 probe = json.loads(os.environ["DAGSMITH_PROBE"])
 service = Path(probe["service"])

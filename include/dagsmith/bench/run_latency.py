@@ -4,14 +4,16 @@ Run with ``python -m dagsmith.bench.run_latency`` (``make bench-run``). For each
 dataset and a goal are planned (agents A1-A4) and run as the pipeline's own Airflow DAG, exactly as
 ``dagsmith run`` does. Reported per task type and runtime: median and p90 time to results (goal submitted
 to final output), and where the time goes: planning, the microservice invocations themselves, and the rest
-(Airflow start-up, scheduling and task overhead). The container runtime's overhead is its invocation time
-over the local runtime's, for the same steps.
+(Airflow start-up, scheduling and task overhead). ``local-unsandboxed`` is the local runtime with
+``DAGSMITH_UNSAFE_NO_SANDBOX=1``, measured only to price the sandbox: the local runtime's and the container
+runtime's overheads are their invocation times over it, for the same steps.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -27,9 +29,12 @@ from dagsmith.bench.stats import percentile
 from dagsmith.catalog.upload import sync
 from dagsmith.embeddings import default_embedder
 from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.runtime.sandbox import UNSANDBOXED_VARIABLE
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
+#: Runtimes compared: the unsandboxed local runtime is the baseline that prices the sandbox.
+RUNTIMES = ("local-unsandboxed", "local", "docker")
 TASKS = {
     "binary_classification": ("wa_churn", None, "predict which customers will churn"),
     "multiclass_classification": ("penguins", None, "predict the species of a penguin"),
@@ -47,9 +52,15 @@ def _one_run(path: Path, goal: str, runtime: str, settings, embedder, logs: Path
     planned = time.perf_counter()
     write_spec(pipeline.id, settings)
     log = logs / f"{pipeline.id}.log"
-    with open(log, "w", encoding="utf-8") as output:
-        start_dag_test(dag_id(pipeline.id), {"dataset": str(path), "runtime": runtime, "user": "bench"},
-                       settings, output).wait()
+    unsandboxed = runtime == "local-unsandboxed"
+    if unsandboxed:
+        os.environ[UNSANDBOXED_VARIABLE] = "1"  # read by the Airflow run's process, which inherits it
+    try:
+        with open(log, "w", encoding="utf-8") as output:
+            start_dag_test(dag_id(pipeline.id), {"dataset": str(path), "runtime": runtime.split("-")[0],
+                                                 "user": "bench"}, settings, output).wait()
+    finally:
+        os.environ.pop(UNSANDBOXED_VARIABLE, None)
     total = time.perf_counter() - started
     outcome = dag_test_result(log) or {"state": "no result"}
     with session_scope(settings) as session:
@@ -93,19 +104,20 @@ def _markdown(rows: list[dict]) -> str:
         share = r["airflow_s"] / r["median_s"] if r["median_s"] else 0
         lines.append(f"| {r['task']} | {r['runtime']} | {r['succeeded']}/{r['runs']} | {r['median_s']} | {r['p90_s']} "
                      f"| {r['plan_s']} | {r['invocations_s']} | {r['airflow_s']} | {share:.0%} |")
-    local = {r["task"]: r for r in rows if r["runtime"] == "local"}
-    ratios = [r["invocations_s"] / local[r["task"]]["invocations_s"] for r in rows
-              if r["runtime"] == "docker" and r["task"] in local and local[r["task"]]["invocations_s"]]
-    if ratios:
-        lines += ["", f"Container runtime: invocations take {statistics.median(ratios):.2f}x the local runtime's "
-                      "(median over task types)."]
+    base = {r["task"]: r for r in rows if r["runtime"] == "local-unsandboxed"}
+    for runtime, label in (("local", "Sandboxed local runtime"), ("docker", "Container runtime")):
+        ratios = [r["invocations_s"] / base[r["task"]]["invocations_s"] for r in rows
+                  if r["runtime"] == runtime and r["task"] in base and base[r["task"]]["invocations_s"]]
+        if ratios:
+            lines += ["", f"{label}: invocations take {statistics.median(ratios):.2f}x the unsandboxed local "
+                          "runtime's (median over task types)."]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
-    parser.add_argument("--runtimes", nargs="+", default=["local", "docker"], choices=["local", "docker"])
+    parser.add_argument("--runtimes", nargs="+", default=list(RUNTIMES), choices=RUNTIMES)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)

@@ -16,6 +16,7 @@ from pathlib import Path
 from dagsmith.catalog.facts import CodeFacts, extract_facts
 from dagsmith.catalog.source import ENTRYPOINT, REQUIRED_FILES, REQUIREMENTS, ManifestError, ServiceSource
 from dagsmith.models.catalog import Category, Finding
+from dagsmith.runtime.packages import not_provided, unavailable
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 1024 * 1024
@@ -77,6 +78,7 @@ _DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml", "dagsmith_kit": "
 
 
 def _requirement_findings(source: ServiceSource) -> list[Finding]:
+    """Every requirement pinned exactly, to a package the runtime provides: nothing is installed for a service."""
     findings = []
     for line in source.requirements:
         if not PINNED.match(line):
@@ -84,6 +86,9 @@ def _requirement_findings(source: ServiceSource) -> list[Finding]:
                 check="requirements", file=REQUIREMENTS,
                 message=f"'{line}' is not pinned to an exact version (write it as name==version)",
             ))
+    missing = unavailable(line for line in source.requirements if PINNED.match(line))
+    if missing:
+        findings.append(Finding(check="requirements", file=REQUIREMENTS, message=not_provided(missing)))
     return findings
 
 
@@ -217,7 +222,8 @@ def size_findings(sizes: dict[str, int]) -> list[Finding]:
 
 
 def validate(source: ServiceSource) -> list[Finding]:
-    """Every finding about an upload: size, structure, manifest, syntax, requirements, security."""
+    """Every finding about an upload: size, structure, manifest, syntax, requirements (exact pins the runtime
+    provides), security."""
     findings = size_findings({name: len(text.encode()) for name, text in source.files.items()})
     if findings:
         return findings

@@ -22,7 +22,7 @@ from dagsmith.data.readers import DatasetError
 from dagsmith.execution.history import execution_summary, service_names
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
-from dagsmith.runtime import check_runtime
+from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -41,16 +41,13 @@ def require_runtime(runtime: str) -> None:
 
 
 def require_reachable(runtime: str) -> None:
-    """A container engine that does not answer (or lacks the runtime image) stops a run before it starts (exit 3),
-    saying how to fix it, instead of failing each step's tries one by one."""
+    """A runtime that cannot run services here (no container engine or runtime image, no bubblewrap) stops a run
+    before it starts (exit 3), saying how to fix it, instead of failing each step's tries one by one."""
     require_runtime(runtime)
-    if runtime == "docker":
-        from dagsmith.runtime.docker import DockerRuntime
-
-        try:
-            DockerRuntime().check()
-        except RuntimeUnavailable as exc:
-            fail(f"cannot run on the docker runtime: {exc}", code=3)
+    try:
+        runtime_named(runtime, Settings.from_env()).check()
+    except RuntimeUnavailable as exc:
+        fail(f"cannot run on the {runtime} runtime: {exc}", code=3)
 
 
 @dataclass
@@ -184,4 +181,7 @@ def _show(summary: dict) -> None:
         console.print(f"  [dim]report[/] {summary['report']}", highlight=False)
     if summary["error"]:
         console.print(f"  [red]{escape(summary['error'])}[/] (Airflow log: {summary['airflow_log']})", highlight=False)
+    for isolation in summary["isolation"]:
+        if isolation.startswith("NO SANDBOX"):
+            console.print(f"  [bold red]services ran with {escape(isolation)}[/]", highlight=False)
     progress(f"workspace {summary['workspace']}")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +18,29 @@ from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.bundle import METRICS_FILE, PREDICTIONS_FILE, TABLE_NAMES
 
 
+def _links_and_special_files(path: Path) -> list[str]:
+    """Entries of an output that are neither plain files nor folders: a service's link to a host file would be read
+    by the worker (checks, reports, the next step's staging) with the worker's rights."""
+    if not path.is_dir() or path.is_symlink():
+        return []
+    found = []
+    for folder, subfolders, names in os.walk(path):  # links to folders are listed, never entered
+        for name in [*subfolders, *names]:
+            entry = Path(folder, name)
+            if not stat.S_ISREG(entry.lstat().st_mode) and not stat.S_ISDIR(entry.lstat().st_mode):
+                found.append(str(entry.relative_to(path)))
+    return sorted(found)
+
+
 def check_bundle(path, *, target: str | None, expected_outputs: list[str], source: Path | None = None) -> list[str]:
     """Problems with the bundle at ``path``; an empty list means it is fine.
 
     With ``source`` (the step's input bundle), numeric columns that were complete there and now hold
     gaps count as a problem too: a transformer that turns numbers into NaN is numerically unstable.
     """
+    foreign = _links_and_special_files(Path(path))
+    if foreign:  # checked before anything is opened: the worker would follow a link wherever it points
+        return [f"the output holds links or special files ({', '.join(foreign[:5])}); a bundle holds plain files"]
     try:
         bundle = Bundle.open(path)
     except BundleError as exc:

@@ -31,7 +31,7 @@ _RULES: list[tuple[ErrorClass, re.Pattern]] = [(cls, re.compile(pattern, re.IGNO
                           r"Killed|TimeoutError|too slow|max_rows|No space left on device|Disk quota exceeded|"
                           r"BlockingIOError|can't start new thread"),  # the last two: the process limit
     (ErrorClass.ENVIRONMENT, r"ModuleNotFoundError|ImportError|No module named|cannot open shared object|"
-                             r"command not found|"
+                             r"command not found|the runtime does not provide|"  # the last: pins the runtime lacks
                              r"Network is unreachable|Read-only file system|Permission denied"),  # the sandbox
     (ErrorClass.TRANSIENT, r"ConnectionError|Connection reset|Temporary failure|BrokenPipeError|"
                            r"Resource temporarily unavailable|TimeoutExpired"),

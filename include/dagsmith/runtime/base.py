@@ -8,6 +8,8 @@ whether a limit stopped it. It never passes the caller's environment (secrets) t
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,10 +38,6 @@ class Invocation:
     def requirements(self) -> list[str]:
         lines = (line.split("#", 1)[0].strip() for line in self.files.get("requirements.txt", "").splitlines())
         return sorted(line for line in lines if line)
-
-    @property
-    def requirements_hash(self) -> str:
-        return hashlib.sha256("\n".join(self.requirements).encode()).hexdigest()[:16]
 
     @property
     def code_hash(self) -> str:
@@ -91,3 +89,47 @@ def materialise(files: dict[str, str], folder: Path) -> Path:
         path.write_text(text, encoding="utf-8")
         path.chmod(0o444)
     return folder
+
+
+@dataclass(frozen=True)
+class HostPaths:
+    """Where one invocation's code and params live on the host, for the sandbox or container to mount."""
+
+    service_dir: Path
+    params_file: Path
+
+
+def stage(invocation: Invocation, folder: Path) -> HostPaths:
+    """Write the service's code and params under ``folder``, readable by the service's own uid (others)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o755)
+    service_dir = materialise(invocation.files, folder / "service")
+    _grant(service_dir, 0o005, 0o004)
+    params_file = folder / "params.json"
+    params_file.write_text(json.dumps(invocation.params, default=str), encoding="utf-8")
+    params_file.chmod(0o444)
+    return HostPaths(service_dir, params_file)
+
+
+def prepare_data_dirs(invocation: Invocation, uid: int | None) -> None:
+    """Make the input bundle readable and the output folder the service's ``uid``'s own (None: the worker's).
+
+    Owning it matters: ``Bundle.copy_into`` copies the input folder's mode and times onto the output folder,
+    which only its owner may do. Without the right to chown (non-root host) it falls back to mode 0o777.
+    """
+    _grant(invocation.input_dir, 0o005, 0o004)
+    invocation.output_dir.mkdir(parents=True, exist_ok=True)
+    if uid is None:
+        return
+    try:
+        os.chown(invocation.output_dir, uid, uid)
+    except PermissionError:
+        invocation.output_dir.chmod(0o777)
+
+
+def _grant(root: Path, dir_bits: int, file_bits: int) -> None:
+    """Add permission bits to every entry under ``root`` (pytest and mkdtemp folders are 0700); links are left
+    alone, since chmod would change what they point at."""
+    for path in [root, *root.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(path.stat().st_mode | (dir_bits if path.is_dir() else file_bits))

@@ -3,6 +3,7 @@
 Catalog services are untrusted code, so the container gives them no network, a read-only root filesystem,
 a non-root uid, memory/CPU/process budgets and none of the caller's environment. The endpoint is Docker or
 podman's Docker-compatible service (``scripts/setup-container-runtime.sh`` prepares it and the runtime image).
+Every service runs in that one image: nothing is built or installed for a service (see ``runtime.packages``).
 
 :class:`ContainerSpec` is the one source of truth for image, mounts, limits, command and environment: both
 :meth:`DockerRuntime.run` and :meth:`DockerRuntime.docker_operator_kwargs` (Airflow's ``DockerOperator``)
@@ -12,7 +13,6 @@ are derived from it.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import tempfile
@@ -25,12 +25,13 @@ from typing import Any
 
 import docker
 import requests
-from docker.errors import APIError, BuildError, DockerException, ImageNotFound, NotFound
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.models.containers import Container
-from docker.models.images import Image
 from docker.types import Mount
 
-from dagsmith.runtime.base import Invocation, InvocationResult, RuntimeUnavailable, materialise
+from dagsmith.runtime.base import (HostPaths, Invocation, InvocationResult, RuntimeUnavailable, prepare_data_dirs,
+                                   stage)
+from dagsmith.runtime.packages import not_provided, unavailable
 
 RUNTIME_IMAGE = "dagsmith-runtime:py311"
 DEFAULT_SOCKET = "/run/dagsmith/podman.sock"
@@ -45,51 +46,9 @@ ENVIRONMENT = {
     "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib",
 }
 OUTPUT_TAIL = 64 * 1024
+CONTAINER_ISOLATION = "container (no network, read-only root and input, non-root)"
 OOM_EXIT_CODE = 137  # 128 + SIGKILL: what the kernel's OOM killer leaves behind
-BUILD_FAILED_EXIT_CODE = 125  # Docker's code for "the container could not be run"
-HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
-_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^;\s]+)$")
-_FREEZES: dict[str, frozenset[str]] = {}  # image id -> normalised `name==version` lines; ids are immutable
-
-
-@dataclass(frozen=True)
-class HostPaths:
-    """Where one invocation's code and params live on the host that starts the container."""
-
-    service_dir: Path
-    params_file: Path
-
-
-def stage(invocation: Invocation, folder: Path) -> HostPaths:
-    """Write the service's code and params under ``folder``, readable by the container's uid (others)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o755)
-    service_dir = materialise(invocation.files, folder / "service")
-    _grant(service_dir, 0o005, 0o004)
-    params_file = folder / "params.json"
-    params_file.write_text(json.dumps(invocation.params, default=str), encoding="utf-8")
-    params_file.chmod(0o444)
-    return HostPaths(service_dir, params_file)
-
-
-def prepare_data_dirs(invocation: Invocation) -> None:
-    """Make the input bundle readable and the output folder the service user's own.
-
-    Owning it matters: ``Bundle.copy_into`` copies the input folder's mode and times onto the output folder,
-    which only its owner may do. Without the right to chown (non-root host) it falls back to mode 0o777.
-    """
-    _grant(invocation.input_dir, 0o005, 0o004)
-    invocation.output_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        os.chown(invocation.output_dir, SERVICE_UID, SERVICE_UID)
-    except PermissionError:
-        invocation.output_dir.chmod(0o777)
-
-
-def _grant(root: Path, dir_bits: int, file_bits: int) -> None:
-    """Add permission bits to every entry under ``root`` (pytest and mkdtemp folders are 0700)."""
-    for path in [root, *root.rglob("*")]:
-        path.chmod(path.stat().st_mode | (dir_bits if path.is_dir() else file_bits))
+NOT_RUN_EXIT_CODE = 125  # Docker's code for "the container could not be run"
 
 
 @dataclass(frozen=True)
@@ -147,14 +106,17 @@ class ContainerSpec:
         }
 
 
-class ImageBuildFailed(RuntimeError):
-    """The service's pinned requirements could not be installed on top of the runtime image."""
+class PinsUnavailable(RuntimeError):
+    """The service pins packages the runtime image does not provide (a catalog row stored before uploads were
+    held to the runtime's packages); the message names them."""
 
 
 class DockerRuntime:
     """Runs invocations as containers on a Docker-API endpoint (``base_url``, else DOCKER_HOST, else podman)."""
 
     name = "docker"
+    isolation = CONTAINER_ISOLATION
+    isolated = True
 
     def __init__(self, base_url: str | None = None, image: str = RUNTIME_IMAGE):
         socket = os.environ.get("DAGSMITH_PODMAN_SOCKET", DEFAULT_SOCKET)
@@ -177,15 +139,17 @@ class DockerRuntime:
 
     def check(self) -> None:
         """Raise ``RuntimeUnavailable``, saying how to fix it, unless the engine answers and has the runtime image."""
-        self._runtime_image()
+        try:
+            self.client.images.get(self.image)
+        except ImageNotFound as error:
+            raise RuntimeUnavailable(f"the runtime image {self.image} is missing; {SETUP_HINT}") from error
 
     def run(self, invocation: Invocation) -> InvocationResult:
         try:
             image = self.image_for(invocation)
-        except ImageBuildFailed as error:
-            return InvocationResult(exit_code=BUILD_FAILED_EXIT_CODE, stdout="", stderr=f"error: {error}",
-                                    seconds=0.0)
-        prepare_data_dirs(invocation)
+        except PinsUnavailable as error:
+            return InvocationResult(exit_code=NOT_RUN_EXIT_CODE, stdout="", stderr=f"error: {error}", seconds=0.0)
+        prepare_data_dirs(invocation, SERVICE_UID)
         with tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch:
             spec = ContainerSpec.of(invocation, stage(invocation, Path(scratch)), image)
             name = f"dagsmith-{re.sub(r'[^a-zA-Z0-9_.-]', '-', invocation.service)}-{uuid.uuid4().hex[:8]}"
@@ -207,67 +171,19 @@ class DockerRuntime:
 
     def docker_operator_kwargs(self, invocation: Invocation, host_paths: HostPaths) -> dict[str, Any]:
         """``DockerOperator`` arguments for ``invocation``, with code and params staged (:func:`stage`) at
-        ``host_paths``; builds the service image now so the task never builds."""
-        prepare_data_dirs(invocation)
-        spec = ContainerSpec.of(invocation, host_paths, self.image_for(invocation))
+        ``host_paths``; raises ``PinsUnavailable`` now rather than start a task bound to fail."""
+        image = self.image_for(invocation)
+        prepare_data_dirs(invocation, SERVICE_UID)
+        spec = ContainerSpec.of(invocation, host_paths, image)
         return spec.operator_kwargs(self.base_url, invocation.limits.timeout_seconds)
 
     def image_for(self, invocation: Invocation) -> str:
-        """The runtime image when it satisfies every pin, else ``dagsmith-svc:<requirements_hash>`` (built once)."""
-        runtime = self._runtime_image()
-        if not _unmet(invocation.requirements, self._freeze(runtime)):
-            return self.image
-        tag = f"dagsmith-svc:{invocation.requirements_hash}"
-        try:
-            if self.client.images.get(tag).labels.get("dagsmith.base") == runtime.id:
-                return tag
-        except ImageNotFound:
-            pass
-        self._build(tag, runtime, invocation.requirements)
-        return tag
-
-    def _runtime_image(self) -> Image:
-        try:
-            return self.client.images.get(self.image)
-        except ImageNotFound as error:
-            raise RuntimeUnavailable(f"the runtime image {self.image} is missing; {SETUP_HINT}") from error
-
-    def _freeze(self, image: Image) -> frozenset[str]:
-        """What the image's venv holds, asked once per image id (a container start costs about a second)."""
-        if image.id not in _FREEZES:
-            output = self.client.containers.run(image.id, ["pip", "freeze", "--all"], network_mode="none",
-                                                remove=True, stdout=True, stderr=False)
-            _FREEZES[image.id] = frozenset(filter(None, map(_pin_key, output.decode().splitlines())))
-        return _FREEZES[image.id]
-
-    def _build(self, tag: str, runtime: Image, requirements: list[str]) -> None:
-        """Derive an image that pip-installs the pins; all pins go to pip so it keeps the satisfied ones."""
-        with tempfile.TemporaryDirectory(prefix="dagsmith-build-") as folder:
-            context = Path(folder)
-            (context / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")
-            # This machine reaches PyPI through a TLS proxy only the host's CA bundle trusts.
-            (context / "pip-ca.crt").write_bytes(HOST_CA_BUNDLE.read_bytes() if HOST_CA_BUNDLE.exists() else b"")
-            (context / "Dockerfile").write_text(
-                f"FROM {runtime.id}\nUSER root\nCOPY requirements.txt pip-ca.crt /opt/dagsmith-build/\n"
-                "RUN pip install --no-input --disable-pip-version-check --cert /opt/dagsmith-build/pip-ca.crt"
-                " -r /opt/dagsmith-build/requirements.txt\n"
-                f"USER {SERVICE_USER}\n", encoding="utf-8")
-            try:
-                self.client.images.build(path=folder, tag=tag, network_mode="host", rm=True, forcerm=True,
-                                         labels={"dagsmith.base": runtime.id})
-            except BuildError as error:
-                log = "".join(str(chunk.get("stream") or chunk.get("error") or "") for chunk in error.build_log)
-                raise ImageBuildFailed(f"could not install {requirements}: {log[-OUTPUT_TAIL:]}") from error
-
-
-def _pin_key(line: str) -> str | None:
-    """``name==version`` with the name normalised (PEP 503), or None for anything that is not an exact pin."""
-    match = _PIN.match(line.strip())
-    return f"{re.sub(r'[-_.]+', '-', match.group(1)).lower()}=={match.group(2)}" if match else None
-
-
-def _unmet(requirements: list[str], installed: frozenset[str]) -> list[str]:
-    return [line for line in requirements if _pin_key(line) not in installed]
+        """The runtime image, when it provides every pin of the service and the engine has it."""
+        missing = unavailable(invocation.requirements)
+        if missing:
+            raise PinsUnavailable(not_provided(missing))
+        self.check()
+        return self.image
 
 
 def _wait(container: Container, timeout_seconds: int) -> int | None:
@@ -305,4 +221,4 @@ def _execute(container: Container, timeout_seconds: int) -> InvocationResult:
     elif out_of_memory:
         stderr += "\nkilled: out of memory"
     return InvocationResult(exit_code=exit_code, stdout=stdout, stderr=stderr, seconds=seconds,
-                            timed_out=timed_out, out_of_memory=out_of_memory)
+                            timed_out=timed_out, out_of_memory=out_of_memory, isolation=CONTAINER_ISOLATION)

@@ -2,8 +2,8 @@
 
 The sandbox (``runtime.sandbox``) is what contains untrusted code on a machine without a container engine;
 around it each run gets memory and CPU-time limits, a process limit, a timeout that kills it whole, and
-captured output. Services run on this interpreter: a service whose pins it does not satisfy fails with the
-missing names (uploads are refused for them; nothing is installed at run time).
+captured output. Services run on this interpreter, whose packages are the runtime's pinned set
+(``runtime.packages``): a service pinning anything else fails with the names, and nothing is ever installed.
 
 ``DAGSMITH_UNSAFE_NO_SANDBOX=1`` runs services as plain subprocesses, for trusted catalogs on machines
 without bubblewrap; every try then says so in its log and the run's trace.
@@ -12,50 +12,26 @@ without bubblewrap; every try then says so in its log and the run's trace.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
-import re
 import resource
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 from dagsmith.runtime import sandbox
-from dagsmith.runtime.base import Invocation, InvocationResult, Limits, materialise
+from dagsmith.runtime.base import Invocation, InvocationResult, Limits, prepare_data_dirs, stage
+from dagsmith.runtime.packages import not_provided, unavailable
 
-KIT_DISTRIBUTION = "dagsmith-kit"  # provided by dagsmith itself (include/dagsmith_kit), never installed
 KIT_PATH = Path(__file__).resolve().parents[2]  # the folder holding the dagsmith_kit package
 OUTPUT_TAIL = 64 * 1024
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 #: Looked up before any fork: loading a library in a forked child of a threaded worker could deadlock.
 _PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
-_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^;\s]+)")
 SANDBOXED = "bubblewrap sandbox"
 UNSANDBOXED = f"NO SANDBOX ({sandbox.UNSANDBOXED_VARIABLE} is set: for trusted catalogs only)"
-
-
-def _normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def unmet_requirements(requirements: list[str]) -> list[str]:
-    """Pins the current interpreter does not satisfy (dagsmith-kit is always satisfied)."""
-    unmet = []
-    for line in requirements:
-        match = _PIN.match(line)
-        if not match or _normalise(match.group(1)) == KIT_DISTRIBUTION:
-            continue
-        try:
-            installed = metadata.version(match.group(1))
-        except metadata.PackageNotFoundError:
-            installed = None
-        if installed != match.group(2):
-            unmet.append(line)
-    return unmet
 
 
 class LocalRuntime:
@@ -78,29 +54,24 @@ class LocalRuntime:
             sandbox.check()
 
     def run(self, invocation: Invocation) -> InvocationResult:
-        unmet = unmet_requirements(invocation.requirements)
-        if unmet:
-            return InvocationResult(exit_code=-1, stdout="", seconds=0.0, isolation=self.isolation, stderr=(
-                f"error: ModuleNotFoundError: this environment lacks {', '.join(unmet)}; dagsmith installs nothing "
-                "at run time, an operator adds pins to runtime/requirements.txt and requirements.txt"))
+        missing = unavailable(invocation.requirements)
+        if missing:  # only a service stored before uploads were held to the runtime's packages
+            return InvocationResult(exit_code=-1, stdout="", stderr=f"error: {not_provided(missing)}", seconds=0.0,
+                                    isolation=self.isolation)
         self.check()
         with tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch:
             scratch_dir = Path(scratch)
-            scratch_dir.chmod(0o755)
-            service_dir = materialise(invocation.files, scratch_dir / "service")
-            params_file = scratch_dir / "params.json"
-            params_file.write_text(json.dumps(invocation.params, default=str), encoding="utf-8")
-            params_file.chmod(0o444)
-            invocation.output_dir.mkdir(parents=True, exist_ok=True)
+            host = stage(invocation, scratch_dir)
             if not self.sandboxed:
-                command = [sys.executable, str(service_dir / "main.py"), "--input", str(invocation.input_dir),
-                           "--output", str(invocation.output_dir), "--params", str(params_file)]
+                invocation.output_dir.mkdir(parents=True, exist_ok=True)
+                command = [sys.executable, str(host.service_dir / "main.py"), "--input", str(invocation.input_dir),
+                           "--output", str(invocation.output_dir), "--params", str(host.params_file)]
                 return _execute(command, _environment(scratch_dir, invocation.service, KIT_PATH), invocation.limits,
                                 self.isolation, cwd=scratch_dir)
             uid = sandbox.run_uid()
-            _hand_over(invocation, service_dir, uid)
-            layout = sandbox.HostLayout(service_dir, params_file, invocation.input_dir, invocation.output_dir,
-                                        KIT_PATH / "dagsmith_kit")
+            prepare_data_dirs(invocation, uid)
+            layout = sandbox.HostLayout(host.service_dir, host.params_file, invocation.input_dir,
+                                        invocation.output_dir, KIT_PATH / "dagsmith_kit")
             argv = [sys.executable, f"{sandbox.SERVICE_DIR}/main.py", "--input", sandbox.INPUT_DIR,
                     "--output", sandbox.OUTPUT_DIR, "--params", sandbox.PARAMS_FILE]
             try:
@@ -110,16 +81,6 @@ class LocalRuntime:
             finally:
                 if uid is not None:
                     _take_back(invocation.output_dir)
-
-
-def _hand_over(invocation: Invocation, service_dir: Path, uid: int | None) -> None:
-    """Make the service, params and input readable by the run's uid and the output folder its own."""
-    for root in (service_dir, invocation.input_dir):
-        for path in [root, *root.rglob("*")]:
-            if not path.is_symlink():
-                path.chmod(path.stat().st_mode | (0o005 if path.is_dir() else 0o004))
-    if uid is not None:
-        os.chown(invocation.output_dir, uid, uid)
 
 
 def _take_back(output: Path) -> None:

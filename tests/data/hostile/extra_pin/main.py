@@ -1,4 +1,4 @@
-"""Prints the versions of a pin missing from the runtime image and of one it has."""
+"""Would print the versions of a pin the runtime lacks and of one it has; it must never get to run."""
 
 import pandas
 import tabulate
