@@ -54,7 +54,7 @@ def test_containers_are_reached_through_the_socket_proxy_never_the_raw_socket():
     proxy = SERVICES["docker-socket-proxy"]
     assert all(":ro" in v for v in proxy["volumes"])
     assert {k for k, v in proxy["environment"].items() if v == 1} == {
-        "CONTAINERS", "IMAGES", "BUILD", "POST", "ALLOW_START", "ALLOW_STOP", "PING", "VERSION"}
+        "CONTAINERS", "IMAGES", "POST", "ALLOW_START", "ALLOW_STOP", "PING", "VERSION"}
     env = SERVICES["airflow-scheduler"]["environment"]
     assert env["DOCKER_HOST"] == "tcp://docker-socket-proxy:2375" and env["DAGSMITH_RUNTIME"] == "docker"
     assert "ports" not in proxy  # only on the compose network
@@ -108,11 +108,12 @@ def test_the_airflow_image_matches_the_pinned_airflow_and_installs_dagsmith():
     assert SERVICES["airflow-init"]["image"].endswith(":" + pinned)
 
 
-def test_the_runtime_image_carries_exactly_the_catalogs_pins_and_runs_as_non_root():
+def test_the_runtime_image_carries_every_catalog_pin_and_runs_as_non_root():
+    """Operators may add packages for their own services; the shipped catalog's pins must all be there."""
     catalog = set()
     for requirements in (ROOT / "microservices").glob("*/requirements.txt"):
         catalog |= {pin for pin in _pins(requirements.read_text()) if not re.match(r"dagsmith[-_]kit", pin, re.I)}
-    assert _pins((ROOT / "runtime" / "requirements.txt").read_text()) == catalog
+    assert catalog <= _pins((ROOT / "runtime" / "requirements.txt").read_text())
     dockerfile = (ROOT / "runtime" / "Dockerfile").read_text()
     assert "USER 10001:10001" in dockerfile and "COPY include/dagsmith_kit/" in dockerfile
     assert SERVICES["dagsmith-runtime"]["image"] == "dagsmith-runtime:py311"

@@ -1,11 +1,12 @@
-"""Hostile microservices inside real pipelines (real Airflow ``dag.test()``, real containers, real store).
+"""Hostile microservices inside real pipelines (real Airflow ``dag.test()``, real sandboxes and containers).
 
-Each hostile service is uploaded through the real upload path, then made the chosen service of a step of a
-real pipeline, the original choice ranked first among the step's alternatives. The run must contain every
-misbehaviour: the hostile try fails with the right error class, self-healing substitutes the original, the
-run completes, the history records the failure, and nothing escaped (no file outside the output folder, no
-network, no secret, no container or process left behind). The single-invocation containment of each service
-is proven in tests/runtime/test_docker_runtime.py; this is the same at pipeline level.
+Each hostile service is uploaded through the real upload path, then made the chosen service (or the next
+alternative) of a step of a real pipeline, the original choice ranked after them. On both runtimes the run must
+contain every misbehaviour: each hostile try fails with the right error class, self-healing moves on to the
+next candidate, the run completes, the history records the failures, and nothing escaped: no file outside
+the output folder, no network, no planted secret in any log, bundle, report, database row or error, no
+container or process left behind. The single-invocation containment of each service is proven in
+tests/runtime/test_containment.py; this is the same at pipeline level.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
@@ -25,15 +26,16 @@ from dagsmith.healing.classify import ErrorClass
 from dagsmith.learning.patterns import load_history
 from dagsmith.models.catalog import UploadOutcome
 from dagsmith.runtime.base import Limits
+from dagsmith.runtime.sandbox import UID_RANGE
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
 from tests.conftest import CATALOG
 from tests.execution.conftest import service_id
 from tests.execution.test_pipeline_runs import _run_dag
+from tests.runtime.test_containment import planted_secrets
 from tests.runtime.test_docker_runtime import HOSTILE, runtime as container_runtime  # noqa: F401 (a fixture)
 
-SECRET = "canary-hostile-5b1e"
 #: Short, so the sleeper costs under a minute; long enough for a real step's container on a 2-core machine busy
 #: with another test worker (at 20 s, the original splitter once timed out there and healing moved past it).
 STEP_TIMEOUT_SECONDS = 45
@@ -48,20 +50,19 @@ class Misbehaviour:
     shows: str  # what the failed try's log says
 
 
-DOCKER = [
+HOSTILE_RUNS = [
     Misbehaviour("covert_network_probe", ErrorClass.ENVIRONMENT, "Network is unreachable"),
     Misbehaviour("input_tamperer", ErrorClass.ENVIRONMENT, "Read-only file system"),
     Misbehaviour("fork_bomb", ErrorClass.RESOURCE, "Resource temporarily unavailable"),
-    Misbehaviour("memory_hog", ErrorClass.RESOURCE, "out of memory"),
     Misbehaviour("sleeper", ErrorClass.RESOURCE, f"killed after the {STEP_TIMEOUT_SECONDS} s timeout"),
     Misbehaviour("introspect", ErrorClass.CONTRACT, '"environment"'),
+    Misbehaviour("secret_hunter", ErrorClass.CONTRACT, '"files_read"'),
 ]
-#: What the local runtime claims: memory and time limits and a scrubbed environment (no network or file isolation).
-LOCAL = [
-    Misbehaviour("memory_hog", ErrorClass.RESOURCE, "MemoryError"),
-    Misbehaviour("sleeper", ErrorClass.RESOURCE, f"killed after the {STEP_TIMEOUT_SECONDS} s timeout"),
-    Misbehaviour("introspect", ErrorClass.CONTRACT, '"environment"'),
-]
+DOCKER = [*HOSTILE_RUNS, Misbehaviour("memory_hog", ErrorClass.RESOURCE, "out of memory"),
+          Misbehaviour("covert_writer", ErrorClass.ENVIRONMENT, "Read-only file system")]
+#: The local runtime's bubblewrap sandbox holds against the same services; only the kernel's words differ.
+LOCAL = [*HOSTILE_RUNS, Misbehaviour("memory_hog", ErrorClass.RESOURCE, "MemoryError"),
+         Misbehaviour("covert_writer", ErrorClass.ENVIRONMENT, "Permission denied")]
 
 
 @pytest.fixture(scope="module")
@@ -96,35 +97,45 @@ def test_step_limits_come_from_the_environment_and_bad_ones_are_named(monkeypatc
         Settings.from_env()
 
 
-def _plant(settings: Settings, pipeline_id: int, misbehaviours: list[Misbehaviour]) -> dict[int, tuple[str, str]]:
-    """Make each hostile service the chosen one of a step, the original first among its alternatives (keeping
-    the step's parameters); returns position -> (hostile, original)."""
+def _plant(settings: Settings, pipeline_id: int, misbehaviours: list[Misbehaviour]) -> dict[int, tuple[list[str], str]]:
+    """Make hostile services the chosen one and the first alternatives of the steps (spread over them), the
+    original choice next (keeping the step's parameters); returns position -> (hostiles in order, original)."""
     planted = {}
     with session_scope(settings) as session:
         steps = session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline_id)
                                 .order_by(schema.PipelineStep.position)).all()
-        assert len(steps) >= len(misbehaviours), [s.stage for s in steps]
-        for step, misbehaviour in zip(steps, misbehaviours):
+        for step, group in zip(steps, (misbehaviours[i::len(steps)] for i in range(len(steps)))):
+            if not group:
+                continue
+            hostiles = [service_id(session, m.service) for m in group]
             original = session.get(schema.Microservice, step.microservice_id)
-            step.alternatives = [{"id": original.id, "name": original.name},
-                                 *(a for a in step.alternatives if a["id"] != original.id)]
-            step.microservice_id = service_id(session, misbehaviour.service)
-            planted[step.position] = (misbehaviour.service, original.name)
+            step.alternatives = [*({"id": h, "name": m.service} for h, m in zip(hostiles[1:], group[1:])),
+                                 {"id": original.id, "name": original.name},
+                                 *(a for a in step.alternatives if a["id"] not in {original.id, *hostiles})]
+            step.microservice_id = hostiles[0]
+            planted[step.position] = ([m.service for m in group], original.name)
     return planted
 
 
-def _record(settings: Settings, pipeline_id: int, planted: dict[int, tuple[str, str]]) -> dict:
+def _record(settings: Settings, pipeline_id: int, planted: dict[int, tuple[list[str], str]]) -> dict:
     """(stage, service) -> (successes, failures) in the global history, for every planted and original service."""
     with session_scope(settings) as session:
         history = load_history(session, None)
         stages = dict(session.execute(select(schema.PipelineStep.position, schema.PipelineStep.stage)
                                       .where(schema.PipelineStep.pipeline_id == pipeline_id)).all())
         record = {}
-        for position, names in planted.items():
-            for name in names:
+        for position, (hostiles, original) in planted.items():
+            for name in [*hostiles, original]:
                 counts = history.counts(stages[position], service_id(session, name))
                 record[stages[position], name] = (counts.successes, counts.failures)
         return record
+
+
+def _database_text(settings: Settings) -> str:
+    """Every row of every dagsmith table, as text: where a leaked secret would have been recorded."""
+    with session_scope(settings) as session:
+        return "\n".join(session.scalar(text(f"SELECT coalesce(json_agg(t)::text, '') FROM {table.name} t"))
+                         for table in schema.Base.metadata.sorted_tables)
 
 
 def _processes_naming(text: str) -> list[str]:
@@ -146,41 +157,51 @@ def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp
     settings, _ = hostile_store
     engine = request.getfixturevalue("container_runtime") if runtime == "docker" else None  # set up podman
     monkeypatch.setenv("DAGSMITH_STEP_TIMEOUT_SECONDS", str(STEP_TIMEOUT_SECONDS))
-    monkeypatch.setenv("DAGSMITH_TEST_SECRET", SECRET)
     data = tmp_path / "penguins.csv"
     datasets.load("penguins").to_csv(data, index=False)
     planned = plan(data, "predict the species", settings=settings, embedder=embedder).pipeline
     planted = _plant(settings, planned.id, misbehaviours)
     before = _record(settings, planned.id, planted)
 
-    outcome = _run_dag(settings, planned.id, data, tmp_path, runtime=runtime)
+    with planted_secrets(settings.home) as secret:
+        outcome = _run_dag(settings, planned.id, data, tmp_path, runtime=runtime)
 
     assert outcome["state"] == "success" and outcome["status"] == "completed", (outcome["error"], [
         (step["position"], [(a["microservice_id"], a["status"], a["error_class"], a["error"]) for a in step["attempts"]])
         for step in outcome["trace"]["steps"] if step["status"] != "completed" or len(step["attempts"]) > 1])
     workspace = outcome["workspace"]
     steps = {s["position"]: s for s in outcome["trace"]["steps"]}
-    for (position, (hostile, original)), misbehaviour in zip(planted.items(), misbehaviours):
-        first, *rest = steps[position]["attempts"]
-        assert (first["status"], first["error_class"]) == ("failed", misbehaviour.error_class.value), first
-        assert first["decision"]["action"] == "substitute" and first["decision"]["to_name"] == original
-        assert [a["status"] for a in rest] == ["completed"], (hostile, rest)
-        log = (workspace / "logs" / f"{position:02d}-1.log").read_text()
-        assert misbehaviour.shows in log, (hostile, log[-1500:])
-    after = _record(settings, planned.id, planted)
-    assert {key: (a[0] - before[key][0], a[1] - before[key][1]) for key, a in after.items()} == {
-        key: (0, 1) if key[1] in {h for h, _ in planted.values()} else (1, 0) for key in after}
-
+    by_name = {m.service: m for m in misbehaviours}
     logs = {path.name: path.read_text() for path in (workspace / "logs").glob("*.log")}
-    assert not any("reached" in text for text in logs.values())
+    for position, (hostiles, original) in planted.items():
+        *failed, last = steps[position]["attempts"]
+        assert last["status"] == "completed" and len(failed) == len(hostiles), (hostiles, steps[position])
+        for number, (attempt, hostile, then) in enumerate(zip(failed, hostiles, [*hostiles[1:], original]), 1):
+            expected = by_name[hostile]
+            assert (attempt["status"], attempt["error_class"]) == ("failed", expected.error_class.value), attempt
+            assert attempt["decision"]["action"] == "substitute" and attempt["decision"]["to_name"] == then
+            log = logs[f"{position:02d}-{number}.log"]
+            assert expected.shows in log, (hostile, log[-1500:])
+    after = _record(settings, planned.id, planted)
+    hostile_names = {h for hostiles, _ in planted.values() for h in hostiles}
+    assert {key: (a[0] - before[key][0], a[1] - before[key][1]) for key, a in after.items()} == {
+        key: (0, 1) if key[1] in hostile_names else (1, 0) for key in after}
+
+    assert not any("reached" in text or "wrote into" in text for text in logs.values())
     assert not list(workspace.rglob("tampered.txt")) and not Path("/tampered.txt").exists()
-    assert SECRET not in "".join(logs.values()) + json.dumps(outcome["trace"])
-    introspect = next(p for p, (hostile, _) in planted.items() if hostile == "introspect")
-    seen = json.loads(logs[f"{introspect:02d}-1.log"].split("--- stdout\n")[1].split("\n--- stderr")[0])
+    files = b"".join(path.read_bytes() for path in workspace.rglob("*") if path.is_file() and not path.is_symlink())
+    assert secret.encode() not in files  # logs, bundles, reports, plots
+    assert secret not in json.dumps(outcome["trace"]) + (outcome["error"] or "") + _database_text(settings)
+    assert outcome["trace"]["isolation"] == [engine.isolation if engine else "bubblewrap sandbox"]
+    introspect = next(p for p, (hostiles, _) in planted.items() if "introspect" in hostiles)
+    number = planted[introspect][0].index("introspect") + 1
+    seen = json.loads(logs[f"{introspect:02d}-{number}.log"].split("--- stdout\n")[1].split("\n--- stderr")[0])
     assert not {"DAGSMITH_TEST_SECRET", "DAGSMITH_DATABASE_URL", "DAGSMITH_HOME"} & set(seen["environment"])
     if runtime == "docker":
         assert (seen["uid"], seen["gid"]) == (10001, 10001)
         containers = engine.client.containers.list(all=True, filters={"label": "dagsmith.service"})
         assert not [c.name for c in containers
                     if any(str(workspace) in m.get("Source", "") for m in c.attrs.get("Mounts", []))]
+    else:
+        assert seen["uid"] in UID_RANGE
     assert not _processes_naming(str(workspace))

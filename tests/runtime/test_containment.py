@@ -158,6 +158,7 @@ def test_without_bubblewrap_the_local_runtime_refuses_and_says_how_to_install_it
 
 
 def test_running_without_the_sandbox_is_an_explicit_opt_in_and_says_so(home, tmp_path, monkeypatch):
+    from dagsmith.cli.serve import isolation_line
     from dagsmith.config import ConfigurationError, Settings
 
     monkeypatch.setenv(sandbox.UNSANDBOXED_VARIABLE, "1")
@@ -165,6 +166,9 @@ def test_running_without_the_sandbox_is_an_explicit_opt_in_and_says_so(home, tmp
     assert not settings.sandboxed
     result, _ = _run(LocalRuntime(sandboxed=settings.sandboxed), home, "introspect", tmp_path)
     assert result.isolation.startswith("NO SANDBOX") and sandbox.UNSANDBOXED_VARIABLE in result.isolation
+    assert "[bold red]local, NO SANDBOX" in isolation_line("local", settings)
+    monkeypatch.delenv(sandbox.UNSANDBOXED_VARIABLE)
+    assert isolation_line("local", Settings.from_env()) == "[green]local, bubblewrap sandbox[/]"
     monkeypatch.setenv(sandbox.UNSANDBOXED_VARIABLE, "maybe")
     with pytest.raises(ConfigurationError, match=sandbox.UNSANDBOXED_VARIABLE):
         Settings.from_env()

@@ -23,7 +23,7 @@ def _interrupt(*_) -> None:
     raise KeyboardInterrupt
 
 
-def _isolation(name: str, settings: Settings) -> str:
+def isolation_line(name: str, settings: Settings) -> str:
     """What contains the default runtime's services, loud when nothing does or it cannot run here."""
     runtime = runtime_named(name, settings)
     try:
@@ -61,7 +61,7 @@ def serve_command(
             f"  meta-DAG     dagsmith_build_pipeline: trigger it with a dataset path and a goal\n"
             f"  REST API     {deployment.url}/api/v2 (token from POST {deployment.url}/auth/token)\n"
             f"  logs         {deployment.logs}\n"
-            f"  steps run    {_isolation(deployment.runtime, settings)}\n"
+            f"  steps run    {isolation_line(deployment.runtime, settings)}\n"
             f"Ctrl-C stops every service.", highlight=False, soft_wrap=True)  # addresses stay whole, to copy
         while True:
             deployment.check_alive()
