@@ -327,6 +327,20 @@ def test_a_container_engine_that_is_down_stops_the_run_at_once_with_how_to_fix_i
         assert [(a.status, a.error_class) for a in attempts] == [("failed", ErrorClass.ENVIRONMENT.value)]
 
 
+def test_a_machine_without_bubblewrap_stops_a_local_run_at_once_with_how_to_install_it(store, churn_csv, embedder,
+                                                                                      tmp_path):
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home),
+           "PATH": str(tmp_path)}  # no bwrap on it
+    refused = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "pipelines", "rerun", str(planned.id),
+                              "--runtime", "local"], capture_output=True, text=True, env=env, timeout=300)
+    message = " ".join(refused.stderr.split())
+    assert refused.returncode == 3 and "Traceback" not in message, refused.stderr
+    assert "bubblewrap sandbox" in message and "apt-get install bubblewrap" in message, message
+    with session_scope(store) as session:  # refused before anything was recorded
+        assert session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == planned.id)) is None
+
+
 #: Runs the never-ending service in a container for one try, as a step's worker does, until it is killed.
 CONTAINER_WORKER = """
 import sys
