@@ -33,7 +33,7 @@ from dagsmith.store.db import session_scope
 from tests.conftest import CATALOG
 from tests.execution.conftest import service_id
 from tests.execution.test_pipeline_runs import _run_dag
-from tests.runtime.test_containment import planted_secrets
+from tests.runtime.test_containment import live_processes_naming, planted_secrets
 from tests.runtime.test_docker_runtime import HOSTILE, runtime as container_runtime  # noqa: F401 (a fixture)
 
 #: Short, so the sleeper costs under a minute; long enough for a real step's container on a 2-core machine busy
@@ -138,19 +138,6 @@ def _database_text(settings: Settings) -> str:
                          for table in schema.Base.metadata.sorted_tables)
 
 
-def _processes_naming(text: str) -> list[str]:
-    """Command lines of live processes that mention ``text``."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            line = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in line:
-            found.append(line)
-    return found
-
-
 @pytest.mark.parametrize("runtime, misbehaviours", [("docker", DOCKER), ("local", LOCAL)])
 def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp_path, monkeypatch, request, runtime,
                                                    misbehaviours):
@@ -204,4 +191,4 @@ def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp
                     if any(str(workspace) in m.get("Source", "") for m in c.attrs.get("Mounts", []))]
     else:
         assert seen["uid"] in UID_RANGE
-    assert not _processes_naming(str(workspace))
+    assert not live_processes_naming(str(workspace))

@@ -110,7 +110,8 @@ def test_the_input_bundle_is_read_only(engine, home, tmp_path):
     assert not (workspace / "input" / "tampered.txt").exists()
 
 
-def _live_processes_naming(text: str) -> list[str]:
+def live_processes_naming(text: str) -> list[str]:
+    """Command lines of live processes that mention ``text``."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
@@ -133,7 +134,7 @@ def test_a_timeout_kills_every_process_the_service_started(tmp_path):
     result = LocalRuntime().run(Invocation("orphan_maker", {"main.py": code}, bundle.path, tmp_path / "out", {},
                                            Limits(timeout_seconds=3, memory_mb=512)))
     assert result.timed_out
-    assert not _live_processes_naming(marker)
+    assert not live_processes_naming(marker)
 
 
 def test_services_run_as_an_unprivileged_uid_with_only_the_contract_environment(home, tmp_path):
