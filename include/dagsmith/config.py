@@ -9,11 +9,16 @@ from typing import Literal
 
 from dagsmith.runtime import check_runtime
 from dagsmith.runtime.base import Limits
+from dagsmith.runtime.sandbox import UNSANDBOXED_VARIABLE
 
 REASONERS = ("deterministic", "openai")
 #: How the endpoint is asked for structured output: OpenAI's ``json_schema`` (OpenAI, Azure, vLLM, Ollama) or
 #: ``json_object`` with the schema alongside (llama.cpp's server).
 RESPONSE_FORMATS = ("json_schema", "json_object")
+#: Folders besides ``DAGSMITH_HOME/datasets`` that datasets named from outside the local CLI may be read from.
+DATA_ROOTS_VARIABLE = "DAGSMITH_DATA_ROOTS"
+#: Set to ``1`` only in the environment the local CLI gives its own Airflow runs (``airflow.local.airflow_env``).
+LOCAL_CLI_VARIABLE = "DAGSMITH_LOCAL_CLI"
 
 
 class ConfigurationError(ValueError):
@@ -90,6 +95,21 @@ def _step_limits() -> Limits:
     return Limits(**values)
 
 
+def _sandboxed() -> bool:
+    value = (os.environ.get(UNSANDBOXED_VARIABLE) or "").strip().lower()
+    if value in ("", "0", "false", "no"):
+        return True
+    if value in ("1", "true", "yes"):
+        return False
+    raise ConfigurationError(f"{UNSANDBOXED_VARIABLE} must be 1 (run services without a sandbox, trusted catalogs "
+                             f"only) or unset, not '{value}'")
+
+
+def _extra_data_roots() -> tuple[Path, ...]:
+    folders = os.environ.get(DATA_ROOTS_VARIABLE, "").split(os.pathsep)
+    return tuple(Path(folder).expanduser().resolve() for folder in folders if folder.strip())
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where dagsmith keeps its state and which database it talks to.
@@ -102,6 +122,14 @@ class Settings:
     (default 10) is how often a running step's worker stamps its try; the same on every machine, since a try
     silent for six beats is taken for one whose worker died (``execution.reaper``). ``DAGSMITH_STEP_TIMEOUT_SECONDS``
     (default 900) and ``DAGSMITH_STEP_MEMORY_MB`` (default 2048) bound every try of a pipeline step.
+    ``DAGSMITH_UNSAFE_NO_SANDBOX=1`` runs the local runtime's services without the bubblewrap sandbox: for trusted
+    catalogs only, and said in ``dagsmith serve``'s banner and every run's trace.
+
+    ``DAGSMITH_DATA_ROOTS`` (folders separated by ``os.pathsep``) adds to ``DAGSMITH_HOME/datasets`` the folders
+    a dataset named by a DAG trigger or the UI may be read from (``dagsmith.data.roots``). ``DAGSMITH_LOCAL_CLI=1``
+    marks an Airflow process that runs DAGs for the local CLI's user, whose datasets may be any file that user
+    can read: the CLI sets it in its own ``dag.test()`` runs' environment, where no trigger's conf can reach, and
+    every other Airflow environment dagsmith makes (``dagsmith serve``) drops it. Never set it on a deployment.
     """
 
     home: Path
@@ -110,6 +138,9 @@ class Settings:
     llm: LLMConfig = LLMConfig()
     heartbeat_seconds: float = 10.0
     step_limits: Limits = Limits()
+    sandboxed: bool = True
+    extra_data_roots: tuple[Path, ...] = ()
+    local_cli: bool = False
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -119,7 +150,9 @@ class Settings:
         except ValueError as exc:
             raise ConfigurationError(f"DAGSMITH_RUNTIME: {exc}") from None
         return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime,
-                   llm=LLMConfig.from_env(), heartbeat_seconds=_heartbeat_seconds(), step_limits=_step_limits())
+                   llm=LLMConfig.from_env(), heartbeat_seconds=_heartbeat_seconds(), step_limits=_step_limits(),
+                   sandboxed=_sandboxed(), extra_data_roots=_extra_data_roots(),
+                   local_cli=os.environ.get(LOCAL_CLI_VARIABLE) == "1")
 
     @property
     def staging_dir(self) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from sqlalchemy import select
 
@@ -13,31 +14,40 @@ from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
-RUN_META = """
+RUN_DAG = """
 import json, runpy, sys
-dag = runpy.run_path(sys.argv[1])["dag"]
-run = dag.test(run_conf=json.loads(sys.argv[2]), mark_success_pattern="^execute$")
+dag = runpy.run_path(sys.argv[1])[sys.argv[2]]
+run = dag.test(run_conf=json.loads(sys.argv[3]), mark_success_pattern="^execute$")
 print("RESULT " + json.dumps({"state": str(run.state)}))
 """
 
 
-def _run(settings, conf: dict) -> tuple[str, str]:
-    env = airflow_env(settings)
+def run_dag(settings, conf: dict, *, local_cli: bool = False, dag_file: str = "dagsmith_build_pipeline.py",
+            name: str = "dag") -> tuple[str, str]:
+    """Run a DAG of ``dag_file`` with ``dag.test()`` as a deployment's worker runs it, or with ``local_cli`` as the
+    local CLI does (the meta-DAG's ``execute`` marked done). Returns the run's state and its output."""
+    env = airflow_env(settings, local_cli=local_cli)
     migrate = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, capture_output=True,
                              text=True, timeout=300)
     assert migrate.returncode == 0, migrate.stderr[-2000:]
-    proc = subprocess.run([sys.executable, "-c", RUN_META, str(DAGS_FOLDER / "dagsmith_build_pipeline.py"),
-                           json.dumps(conf)], env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run([sys.executable, "-c", RUN_DAG, str(DAGS_FOLDER / dag_file), name, json.dumps(conf)],
+                          env=env, capture_output=True, text=True, timeout=900)
     output = proc.stdout + proc.stderr
     assert "RESULT " in proc.stdout, output[-4000:]
     return json.loads(proc.stdout.split("RESULT ", 1)[1].splitlines()[0])["state"], output
 
 
-def test_agents_run_as_tasks_and_store_a_scheduled_pipeline(catalog_settings, tmp_path):
-    data = tmp_path / "penguins.csv"
+def penguins_in(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "penguins.csv"
     datasets.load("penguins").to_csv(data, index=False)
-    state, output = _run(catalog_settings, {"dataset": str(data), "goal": "predict the species", "user": "ana",
-                                            "schedule": "0 3 * * 1"})
+    return data
+
+
+def test_agents_run_as_tasks_and_store_a_scheduled_pipeline(catalog_settings, tmp_path):
+    data = penguins_in(catalog_settings.home / "datasets" / tmp_path.name)  # a deployment reads the data roots only
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "predict the species", "user": "ana",
+                                               "schedule": "0 3 * * 1"})
     assert state == "success", output[-4000:]
     with session_scope(catalog_settings) as session:
         pipeline = session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "ana")
@@ -64,8 +74,7 @@ def test_every_task_accepts_the_conf_the_trigger_form_sends(tmp_path):
 
 
 def test_a_bad_goal_fails_the_intent_task_with_its_question(catalog_settings, tmp_path):
-    data = tmp_path / "penguins.csv"
-    datasets.load("penguins").to_csv(data, index=False)
-    state, output = _run(catalog_settings, {"dataset": str(data), "goal": "asdf qwerty"})
+    data = penguins_in(catalog_settings.home / "datasets" / tmp_path.name)
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "asdf qwerty"})
     assert state == "failed"
     assert "I could not tell what you want from 'asdf qwerty'. Do you want to predict a column" in output

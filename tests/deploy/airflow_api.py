@@ -62,6 +62,27 @@ class Api:
     def _hitl(dag: str, run_id: str, task: str) -> str:
         return f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances/{task}/-1/hitlDetails"
 
+    def wait_for_dag(self, dag: str, timeout: float = 300) -> dict:
+        """The DAG, once the dag-processor has registered it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.call("GET", f"/api/v2/dags/{dag}")
+            except urllib.error.HTTPError as error:
+                if error.code != 404 or time.monotonic() > deadline:
+                    raise
+            time.sleep(2)
+
+    def task_instances(self, dag: str, run_id: str) -> dict[str, dict]:
+        """The run's task instances by task id."""
+        found = self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances")["task_instances"]
+        return {t["task_id"]: t for t in found}
+
+    def task_log(self, dag: str, run_id: str, task: str, try_number: int = 1) -> str:
+        """One try's log: its structured events (messages, exceptions) as JSON text."""
+        path = f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances/{task}/logs/{try_number}?full_content=true"
+        return json.dumps(self.call("GET", path)["content"], ensure_ascii=False)
+
     def runs(self, dag: str) -> list[dict]:
         return self.call("GET", f"/api/v2/dags/{dag}/dagRuns?order_by=-start_date")["dag_runs"]
 

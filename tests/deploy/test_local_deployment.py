@@ -2,7 +2,8 @@
 system drives its REST API and as a person uses its UI (headless Chromium, screenshots in test-artifacts/): a JWT
 from /auth/token, the meta-DAG triggered through the REST API with a dataset and a goal, a person's choice among the
 top 3 per stage in the UI's human-in-the-loop form, the built pipeline's DAG registered (its docs explaining every
-choice) and run, re-triggered with a new dataset, run by its schedule, and triggered from the UI's form."""
+choice) and run, re-triggered with a new dataset, run by its schedule, and triggered from the UI's form; and
+triggers naming a dataset outside the data roots refused at once."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import pytest
 from sqlalchemy import select
 
 from dagsmith import datasets
+from dagsmith.agents.planner import plan
 from dagsmith.airflow.serve import LocalDeployment
 from dagsmith.config import Settings
-from dagsmith.execution.specs import dag_id
+from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
@@ -24,6 +26,8 @@ from tests.deploy.airflow_api import FINISHED, Api, free_port
 from tests.deploy.browser import airflow_ui
 
 META_DAG = "dagsmith_build_pipeline"
+#: Written into a file outside the data roots: no refusal may quote it.
+CANARY = "canary_91d4c7"
 
 
 #: How long the deployment's interactive runs wait for a person before building the top-ranked services.
@@ -65,7 +69,9 @@ def _ranked(markdown: str, stage: str, rank: int) -> str:
 def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline(deployment, catalog_settings,
                                                                                    tmp_path):
     penguins = datasets.load("penguins")
-    first, second = tmp_path / "penguins.csv", tmp_path / "penguins-2008.csv"
+    folder = deployment.settings.home / "datasets"  # a deployment reads datasets from its data roots only
+    folder.mkdir(parents=True, exist_ok=True)
+    first, second = folder / "penguins.csv", folder / "penguins-2008.csv"
     penguins.to_csv(first, index=False)
     penguins[penguins["year"] == 2008].to_csv(second, index=False)
     login = deployment.login()
@@ -119,3 +125,38 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
     top = _ranked(api.question(META_DAG, unanswered, "choose")["body"], "**modelling**", 1)
     assert api.wait(META_DAG, unanswered) == "success", _logs(deployment)
     assert _built(catalog_settings, "nobody")[1] == top
+
+
+def test_a_trigger_naming_a_dataset_outside_the_roots_fails_at_once_and_records_nothing(deployment, embedder,
+                                                                                          tmp_path):
+    """A REST trigger of the meta-DAG or of a built pipeline's DAG with a path outside the data roots, or with a
+    link inside a root to a file outside, fails its first task without retries, says where datasets may live,
+    quotes nothing of the file and records no run."""
+    settings = deployment.settings
+    inside = settings.home / "datasets" / "penguins.csv"
+    inside.parent.mkdir(parents=True, exist_ok=True)
+    datasets.load("penguins").to_csv(inside, index=False)
+    pipeline = plan(inside, "predict the species", user="roots-owner", settings=settings, embedder=embedder).pipeline
+    write_spec(pipeline.id, settings)
+    outside = tmp_path / "secret.csv"
+    outside.write_text(f"{CANARY},species\n1,Adelie\n")
+    link = settings.home / "datasets" / "innocent.csv"
+    link.symlink_to(outside)
+    login = deployment.login()
+    api = Api(deployment.url, login.user, login.password)
+    child = dag_id(pipeline.id)
+    api.wait_for_dag(child)
+
+    triggers = [(META_DAG, "profile", {"goal": "predict the species", "user": "roots-trigger"}), (child, "start", {})]
+    runs = [(dag, first_task, path, api.trigger(dag, {**conf, "dataset": str(path)}))
+            for dag, first_task, conf in triggers for path in (outside, link)]
+    for dag, first_task, path, run in runs:
+        assert api.wait(dag, run, timeout=300) == "failed", _logs(deployment)
+        failed = api.task_instances(dag, run)[first_task]
+        assert (failed["state"], failed["try_number"]) == ("failed", 1), failed
+        log = api.task_log(dag, run, first_task)
+        assert f"the dataset {path} is outside the data folders this deployment reads datasets from" in log, log
+        assert "DAGSMITH_DATA_ROOTS" in log and CANARY not in log
+    with session_scope(settings) as session:
+        assert not session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "roots-trigger")).all()
+        assert not session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline.id)).all()

@@ -16,16 +16,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from dagsmith.config import Settings
+from dagsmith.config import LOCAL_CLI_VARIABLE, Settings
 
 DAGS_FOLDER = Path(__file__).resolve().parents[3] / "dags"
 
 
-def airflow_env(settings: Settings) -> dict[str, str]:
-    """Environment for Airflow processes that run dagsmith's DAGs against this machine's store."""
+def airflow_env(settings: Settings, *, local_cli: bool = False) -> dict[str, str]:
+    """Environment for Airflow processes that run dagsmith's DAGs against this machine's store.
+
+    ``local_cli`` marks the local CLI's own runs (``DAGSMITH_LOCAL_CLI=1``), whose datasets may lie outside the
+    data roots (``dagsmith.data.roots``). The mark lives in the process environment, which no trigger's conf
+    reaches, and is set here only: an inherited one is dropped, so a deployment built on this (``dagsmith serve``)
+    always confines datasets.
+    """
     home = settings.home / "airflow"
     env = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if name != LOCAL_CLI_VARIABLE},
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -34,12 +40,15 @@ def airflow_env(settings: Settings) -> dict[str, str]:
     }
     if settings.database_url:
         env["DAGSMITH_DATABASE_URL"] = settings.database_url
+    if local_cli:
+        env[LOCAL_CLI_VARIABLE] = "1"
     return env
 
 
 def ensure_metadata_db(settings: Settings) -> dict[str, str]:
-    """Create the embedded Airflow metadata database once; returns the environment to run Airflow with."""
-    env = airflow_env(settings)
+    """Create the embedded Airflow metadata database once; returns the environment the local CLI runs Airflow
+    with."""
+    env = airflow_env(settings, local_cli=True)
     marker = settings.home / "airflow" / ".migrated"
     marker.parent.mkdir(parents=True, exist_ok=True)
     with open(marker.with_suffix(".lock"), "w") as lock:

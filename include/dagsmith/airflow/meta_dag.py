@@ -22,7 +22,7 @@ from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_mark
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.understanding import understand
-from dagsmith.airflow.pipeline_dag import runtime_param
+from dagsmith.airflow.pipeline_dag import run_dataset, runtime_param
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.execution.specs import write_spec
@@ -53,8 +53,9 @@ def build() -> DAG:
         tags=["dagsmith"],
         doc_md=__doc__,
         params={
-            "dataset": Param(type="string", description="Path (or mounted URI) of the dataset: CSV, TSV, "
-                                                        "Parquet, JSON or Excel."),
+            "dataset": Param(type="string", description="Path (or file:// URI) of the dataset, under "
+                                                        "DAGSMITH_HOME/datasets or a DAGSMITH_DATA_ROOTS folder: CSV, "
+                                                        "TSV, Parquet, JSON or Excel."),
             "goal": Param(type="string", minLength=1, description='What you want, e.g. "predict customer churn".'),
             "user": Param("anonymous", type="string", description="Who the pipeline belongs to."),
             "mode": Param(RankingMode.FULL.value, enum=[m.value for m in RankingMode],
@@ -75,7 +76,7 @@ def build() -> DAG:
         @task(task_id="profile")
         def profile(params: dict | None = None) -> dict:
             try:
-                return profile_dataset(params["dataset"]).model_dump(mode="json")
+                return profile_dataset(run_dataset(params["dataset"], Settings.from_env())).model_dump(mode="json")
             except DatasetError as exc:
                 raise _user_error(exc) from None
 
@@ -122,7 +123,8 @@ def build() -> DAG:
             try:
                 choices = parse_choices(str(chosen).splitlines())
                 spec = build_pipeline(DatasetProfile.model_validate(profile_json), Intent.model_validate(intent_json),
-                                      Recommendation.model_validate(recommendation_json), data=params["dataset"],
+                                      Recommendation.model_validate(recommendation_json),
+                                      data=run_dataset(params["dataset"], settings),
                                       user=params["user"], settings=settings, schedule=params.get("schedule"),
                                       shared=bool(params.get("shared")), choices=choices)
             except ChoiceError as exc:

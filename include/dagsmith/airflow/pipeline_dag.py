@@ -2,8 +2,9 @@
 
 DAGs are generated from spec files (written from the pipeline's database row by ``write_spec``), so parsing
 never queries the database. A run takes ``dataset`` as a parameter, so upstream systems can re-run a
-pipeline on new data; a spec may carry a cron schedule for retraining. Each step task resolves its
-microservice from the step's row when it runs, which is what lets healing swap services between tries.
+pipeline on new data (inside the data roots: ``run_dataset``); a spec may carry a cron schedule for
+retraining. Each step task resolves its microservice from the step's row when it runs, which is what lets
+healing swap services between tries.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from airflow.sdk import DAG, Param, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.config import Settings
+from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.execution import run as execution
 from dagsmith.execution.specs import SPEC_SUFFIX, dag_id
 from dagsmith.runtime import RUNTIMES, runtime_named
@@ -35,6 +37,17 @@ def runtime_for(name: str, settings: Settings) -> Runtime:
     try:
         return runtime_named(name, settings)
     except ValueError as exc:
+        raise AirflowFailException(str(exc)) from None
+
+
+def run_dataset(given: str, settings: Settings) -> str:
+    """The ``dataset`` a run names, held to the data roots unless the local CLI runs it (``Settings.local_cli``,
+    from the worker's environment, never from the run's params). A refused path fails the task at once."""
+    if settings.local_cli:
+        return given
+    try:
+        return str(confine(given, settings))
+    except DatasetRefused as exc:
         raise AirflowFailException(str(exc)) from None
 
 
@@ -63,7 +76,9 @@ def build(spec: dict) -> DAG:
         tags=["dagsmith", "pipeline"],
         doc_md=spec.get("explanation") or f"**{spec['name']}**: {spec['goal']} (owner {spec['owner']}).",
         params={
-            "dataset": Param(spec["dataset"], type="string", description="Path of the dataset to run on."),
+            "dataset": Param(spec["dataset"], type="string",
+                             description="Path of the dataset to run on, under DAGSMITH_HOME/datasets or a "
+                                         "DAGSMITH_DATA_ROOTS folder."),
             "runtime": runtime_param(),
             "user": Param(spec["owner"], type="string", description="Whose run this is (for learning)."),
         },
@@ -72,8 +87,9 @@ def build(spec: dict) -> DAG:
 
         @task(task_id="start")
         def start(params: dict | None = None, run_id: str | None = None) -> int:
-            return execution.start(spec["pipeline_id"], params["dataset"], user=params["user"], run_id=run_id,
-                                   settings=Settings.from_env())
+            settings = Settings.from_env()
+            dataset = run_dataset(params["dataset"], settings)  # before anything is recorded or copied
+            return execution.start(spec["pipeline_id"], dataset, user=params["user"], run_id=run_id, settings=settings)
 
         started = start()
         tasks = {}
@@ -97,7 +113,9 @@ def build(spec: dict) -> DAG:
                 tasks[parent] >> tasks[step["position"]]
 
         @task(task_id="finish", trigger_rule="all_done")
-        def finish(execution_id: int) -> dict:
+        def finish(execution_id: int | None) -> dict:
+            if execution_id is None:  # start refused the run (a dataset outside the roots, say): nothing to close
+                raise AirflowFailException(f"pipeline {spec['pipeline_id']} did not start; see the start task's log")
             summary = execution.finish(execution_id, settings=Settings.from_env())
             if summary["status"] != "completed":
                 raise AirflowFailException(f"pipeline {spec['pipeline_id']} failed; see the execution's trace")

@@ -114,7 +114,9 @@ class LocalDeployment:
         passwords = self.root / "passwords.json"
         _write_private(passwords, json.dumps({user: values["passwords"][user] for user in self.users}))
         return {
-            **airflow_env(self.settings),  # dagsmith's DAGs and store, as for in-process runs
+            # dagsmith's DAGs and store, as for in-process runs, but not the local CLI's mark: datasets stay
+            # within the data roots (dagsmith.data.roots).
+            **airflow_env(self.settings),
             "AIRFLOW_HOME": str(self.root),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(DAGS_FOLDER.parent / "plugins"),
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",

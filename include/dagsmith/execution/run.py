@@ -303,6 +303,10 @@ def _record_attempt(attempt_id: int, result: InvocationResult, diagnosis: Diagno
         attempt = session.get(schema.StepAttempt, attempt_id)
         step = session.get(schema.PipelineStep, attempt.step_id)
         attempt.finished_at = datetime.now(UTC)
+        if result.isolation:  # what contained the services, in the run's trace (loud when nothing did)
+            execution = session.get(schema.Execution, attempt.execution_id)
+            seen = set(execution.trace.get("isolation", [])) | {result.isolation}
+            execution.trace = {**execution.trace, "isolation": sorted(seen)}
         if diagnosis:
             attempt.status, attempt.error_class = "failed", diagnosis.error_class.value
             attempt.error_text = (result.stderr or diagnosis.summary)[-8000:]
@@ -319,7 +323,8 @@ def _record_attempt(attempt_id: int, result: InvocationResult, diagnosis: Diagno
     log = workspace.root / "logs" / f"{position:02d}-{number}.log"
     try:
         log.parent.mkdir(exist_ok=True)
-        log.write_text(f"exit code {result.exit_code} in {result.seconds} s\n--- stdout\n{result.stdout}\n"
+        log.write_text(f"exit code {result.exit_code} in {result.seconds} s, isolation: {result.isolation or 'unknown'}\n"
+                       f"--- stdout\n{result.stdout}\n"
                        f"--- stderr\n{result.stderr}\n", encoding="utf-8")
     except OSError as exc:
         logger.warning("the log of step %s try %s was not written: %s", position, number, exc)
@@ -357,7 +362,7 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         execution.status = pipeline.status = "completed" if ok else "failed"
         execution.finished_at = datetime.now(UTC)
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
-        execution.trace = {"steps": trace}
+        execution.trace = {**execution.trace, "steps": trace}
         execution.error = None if ok else _failure(session, execution_id, steps, trace)
         record_execution(session, execution, steps)
         final = Path(execution.workspace) / "steps"

@@ -5,13 +5,11 @@ The plan shown is agents A1-A3 on the spot; the meta-DAG run then profiles, read
 with the person's choices, so the stored pipeline is the one Airflow's run made, with its logs.
 
 Datasets are uploaded into ``DAGSMITH_HOME/datasets/uploads/<user>/`` or named by a path under one of the data
-roots (``DAGSMITH_HOME/datasets`` and the folders in ``DAGSMITH_DATA_ROOTS``): a page must not become a way to
-read any file the server can.
+roots (``dagsmith.data.roots``): a page must not become a way to read any file the server can.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 from pathlib import Path
@@ -27,6 +25,7 @@ from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.understanding import MAX_GOAL_CHARS, understand
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
+from dagsmith.data.roots import DatasetRefused, confine, data_roots
 from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.reasoning.llm import model_reasoner
@@ -41,25 +40,14 @@ MAX_UPLOAD_BYTES = 200 * 1024 * 1024
 CHUNK = 1024 * 1024
 
 
-def data_roots(settings: Settings) -> list[Path]:
-    extra = [Path(p).expanduser().resolve() for p in os.environ.get("DAGSMITH_DATA_ROOTS", "").split(os.pathsep) if p]
-    return [(settings.home / "datasets").resolve(), *extra]
-
-
 def resolve_dataset(settings: Settings, given: str) -> Path:
-    """A dataset path (or file:// URI) inside a data root, or a 422 that says where datasets may live."""
-    given = given.strip().removeprefix("file://")
-    if not given:
+    """A dataset path (or file:// URI) the data-roots policy allows, or a 422 that says where datasets may live."""
+    if not given.strip():
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "upload a dataset or give its path")
-    path = Path(given).expanduser().resolve()
-    roots = data_roots(settings)
-    if not any(path.is_relative_to(root) for root in roots):
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
-                            f"{given} is outside the data folders this deployment serves: "
-                            + ", ".join(str(r) for r in roots) + " (DAGSMITH_DATA_ROOTS adds more)")
-    if not path.is_file():
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"the dataset {given} does not exist")
-    return path
+    try:
+        return confine(given, settings)
+    except DatasetRefused as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
 
 
 async def save_dataset(settings: Settings, viewer: Viewer, file: UploadFile) -> Path:
