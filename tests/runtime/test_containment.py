@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -198,3 +200,18 @@ def test_an_output_linking_to_a_host_file_breaks_the_contract_before_anything_re
     assert result.ok, result.stderr
     problems = check_bundle(tmp_path / "out", target=None, expected_outputs=[])
     assert problems == ["the output holds links or special files (report.md); a bundle holds plain files"]
+
+
+def test_an_interpreter_under_tmp_stays_visible_beside_the_private_tmp(tmp_path):
+    """A checkout (and its venv) under /tmp: the sandbox's own /tmp must not hide the interpreter."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    bundle = Bundle.create(tmp_path / "in", datasets.load("iris"), task_type="clustering")
+    script = ("import sys; from pathlib import Path; from dagsmith.runtime.base import Invocation; "
+              "from dagsmith.runtime.local import LocalRuntime; "
+              "r = LocalRuntime().run(Invocation('where', {'main.py': 'import sys; print(sys.prefix)'}, "
+              "Path(sys.argv[1]), Path(sys.argv[2]))); print(r.exit_code, r.stdout.strip(), r.stderr[-500:])")
+    shown = subprocess.run([str(venv / "bin" / "python"), "-c", script, str(bundle.path), str(tmp_path / "out")],
+                           capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert shown.stdout.split()[:2] == ["0", str(venv)], shown.stdout + shown.stderr

@@ -36,6 +36,8 @@ UNSANDBOXED_VARIABLE = "DAGSMITH_UNSAFE_NO_SANDBOX"
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or run "
                 f"steps in containers (DAGSMITH_RUNTIME=docker); {UNSANDBOXED_VARIABLE}=1 runs services without "
                 "any sandbox and is for trusted catalogs only")
+#: The service's private writable folders (tmpfs).
+SCRATCH = ("/tmp", "/dev/shm")
 _TOOLS = ("bwrap", "setpriv", "prlimit")
 _LIBRARY_CONFIG = ("/etc/ld.so.cache", "/etc/localtime", "/etc/fonts")  # for the loader, time zones and plots
 
@@ -81,14 +83,15 @@ def command(layout: HostLayout, limits: Limits, uid: int | None, argv: list[str]
     args = [*_namespaces(), "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr", *_merged_usr()]
     for config in _LIBRARY_CONFIG:
         args += ["--ro-bind-try", config, config]
-    # bwrap would create a mount's missing parents with the host parent's mode (0700 for /root): readable ones
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for scratch in SCRATCH:  # world-writable like a host's, bounded by the memory budget
+        args += ["--perms", "1777", "--size", str(limits.memory_mb * 1024 * 1024), "--tmpfs", scratch]
+    # Binds come after the scratch mounts, so an interpreter living under /tmp is mounted on top of them, not
+    # hidden; bwrap would create a bind's missing parents with the host parent's mode (0700 for /root).
     for parent in _parents(inside for _, inside, _ in binds):
         args += ["--perms", "0755", "--dir", parent]
     for host, inside, how in binds:
         args += [how, str(host.resolve()), inside]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    for scratch in ("/tmp", "/dev/shm"):  # world-writable like a host's, bounded by the memory budget
-        args += ["--perms", "1777", "--size", str(limits.memory_mb * 1024 * 1024), "--tmpfs", scratch]
     args += ["--chdir", "/tmp"]
     if uid is not None:  # a root worker: the service gets only what setpriv needs to become ``uid``, then nothing
         args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
@@ -119,7 +122,9 @@ def _under_usr(path: PurePosixPath) -> bool:
 
 
 def _parents(paths) -> list[str]:
-    """Every folder above ``paths`` that bwrap must create, outermost first (``/usr`` is bound as a whole)."""
+    """Every folder above ``paths`` that bwrap must create, outermost first (``/usr`` is bound as a whole, the
+    scratch folders are mounted already)."""
+    made = {PurePosixPath(folder) for folder in ("/", "/dev", *SCRATCH)}
     parents = {parent for path in paths for parent in PurePosixPath(path).parents
-               if parent != PurePosixPath("/") and not _under_usr(parent)}
+               if parent not in made and not _under_usr(parent)}
     return sorted(map(str, parents), key=lambda p: (p.count("/"), p))
