@@ -27,7 +27,8 @@ def _links_and_special_files(path: Path) -> list[str]:
     for folder, subfolders, names in os.walk(path):  # links to folders are listed, never entered
         for name in [*subfolders, *names]:
             entry = Path(folder, name)
-            if not stat.S_ISREG(entry.lstat().st_mode) and not stat.S_ISDIR(entry.lstat().st_mode):
+            mode = entry.lstat().st_mode
+            if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
                 found.append(str(entry.relative_to(path)))
     return sorted(found)
 

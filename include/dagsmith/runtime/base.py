@@ -15,6 +15,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 
+#: Where the service's pieces appear to it, in a container and in the local sandbox alike.
+SERVICE_DIR, PARAMS_FILE, INPUT_DIR, OUTPUT_DIR = "/service", "/params.json", "/input", "/output"
+
+
+def contract_command(python: str) -> list[str]:
+    """The contract's command line, run by ``python``, with the paths the service sees."""
+    return [python, f"{SERVICE_DIR}/main.py", "--input", INPUT_DIR, "--output", OUTPUT_DIR, "--params", PARAMS_FILE]
+
+
 @dataclass(frozen=True)
 class Limits:
     timeout_seconds: int = 900

@@ -29,8 +29,8 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.models.containers import Container
 from docker.types import Mount
 
-from dagsmith.runtime.base import (HostPaths, Invocation, InvocationResult, RuntimeUnavailable, prepare_data_dirs,
-                                   stage)
+from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_DIR, HostPaths, Invocation,
+                                   InvocationResult, RuntimeUnavailable, contract_command, prepare_data_dirs, stage)
 from dagsmith.runtime.packages import not_provided, unavailable
 
 RUNTIME_IMAGE = "dagsmith-runtime:py311"
@@ -39,7 +39,7 @@ SETUP_HINT = ("run scripts/setup-container-runtime.sh (as root); it starts podma
               f"unix://{DEFAULT_SOCKET} (or $DAGSMITH_PODMAN_SOCKET) and builds {RUNTIME_IMAGE}")
 SERVICE_UID = 10001
 SERVICE_USER = f"{SERVICE_UID}:{SERVICE_UID}"
-COMMAND = ["python", "/service/main.py", "--input", "/input", "--output", "/output", "--params", "/params.json"]
+COMMAND = contract_command("python")
 ENVIRONMENT = {
     "PATH": "/opt/venv/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1",
     "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -66,10 +66,10 @@ class ContainerSpec:
     def of(cls, invocation: Invocation, host: HostPaths, image: str) -> ContainerSpec:
         limits = invocation.limits
         mounts = (
-            Mount("/service", str(host.service_dir), type="bind", read_only=True),
-            Mount("/params.json", str(host.params_file), type="bind", read_only=True),
-            Mount("/input", str(invocation.input_dir.resolve()), type="bind", read_only=True),
-            Mount("/output", str(invocation.output_dir.resolve()), type="bind", read_only=False),
+            Mount(SERVICE_DIR, str(host.service_dir), type="bind", read_only=True),
+            Mount(PARAMS_FILE, str(host.params_file), type="bind", read_only=True),
+            Mount(INPUT_DIR, str(invocation.input_dir.resolve()), type="bind", read_only=True),
+            Mount(OUTPUT_DIR, str(invocation.output_dir.resolve()), type="bind", read_only=False),
             Mount("/tmp", None, type="tmpfs", tmpfs_size=limits.memory_mb * 1024 * 1024, tmpfs_mode=0o1777),
         )
         return cls(image=image, mounts=mounts, mem_limit=f"{limits.memory_mb}m",

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from dagsmith.runtime import sandbox
-from dagsmith.runtime.base import Invocation, InvocationResult, Limits, prepare_data_dirs, stage
+from dagsmith.runtime.base import Invocation, InvocationResult, Limits, contract_command, prepare_data_dirs, stage
 from dagsmith.runtime.packages import not_provided, unavailable
 
 KIT_PATH = Path(__file__).resolve().parents[2]  # the folder holding the dagsmith_kit package
@@ -70,12 +70,8 @@ class LocalRuntime:
                                 self.isolation, cwd=scratch_dir)
             uid = sandbox.run_uid()
             prepare_data_dirs(invocation, uid)
-            layout = sandbox.HostLayout(host.service_dir, host.params_file, invocation.input_dir,
-                                        invocation.output_dir, KIT_PATH / "dagsmith_kit")
-            argv = [sys.executable, f"{sandbox.SERVICE_DIR}/main.py", "--input", sandbox.INPUT_DIR,
-                    "--output", sandbox.OUTPUT_DIR, "--params", sandbox.PARAMS_FILE]
             try:
-                return _execute(sandbox.command(layout, invocation.limits, uid, argv),
+                return _execute(sandbox.command(invocation, host, uid, contract_command(sys.executable)),
                                 _environment(Path("/tmp"), invocation.service, Path(sandbox.KIT_DIR)),
                                 invocation.limits, self.isolation, cwd=scratch_dir)
             finally:

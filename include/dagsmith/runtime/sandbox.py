@@ -22,13 +22,16 @@ import secrets
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from dagsmith.runtime.base import Limits, RuntimeUnavailable
+import dagsmith_kit
 
-#: Where the service's pieces appear inside the sandbox: the paths a container gives it too.
-SERVICE_DIR, PARAMS_FILE, INPUT_DIR, OUTPUT_DIR, KIT_DIR = "/service", "/params.json", "/input", "/output", "/opt/dagsmith"
+from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_DIR, HostPaths, Invocation,
+                                   RuntimeUnavailable)
+
+#: Where dagsmith_kit appears inside the sandbox (on PYTHONPATH); the contract's own paths are ``runtime.base``'s.
+KIT_DIR = "/opt/dagsmith"
+_KIT_PACKAGE = Path(dagsmith_kit.__file__).resolve().parent
 #: Run uids for a root worker: far above people's and rootless containers' ranges, one drawn per run.
 UID_RANGE = range(3_000_000, 3_500_000)
 #: The opt-out, named so nobody sets it by accident: services then run as plain subprocesses of the worker.
@@ -40,17 +43,6 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; 
 SCRATCH = ("/tmp", "/dev/shm")
 _TOOLS = ("bwrap", "setpriv", "prlimit")
 _LIBRARY_CONFIG = ("/etc/ld.so.cache", "/etc/localtime", "/etc/fonts")  # for the loader, time zones and plots
-
-
-@dataclass(frozen=True)
-class HostLayout:
-    """The host folders one run's sandbox is built from."""
-
-    service_dir: Path
-    params_file: Path
-    input_dir: Path
-    output_dir: Path
-    kit_dir: Path  # the dagsmith_kit package
 
 
 @functools.cache
@@ -73,13 +65,15 @@ def run_uid() -> int | None:
     return UID_RANGE[secrets.randbelow(len(UID_RANGE))] if os.geteuid() == 0 else None
 
 
-def command(layout: HostLayout, limits: Limits, uid: int | None, argv: list[str]) -> list[str]:
-    """The bwrap command line that runs ``argv`` (paths as seen inside) for ``layout`` under ``limits``."""
+def command(invocation: Invocation, host: HostPaths, uid: int | None, argv: list[str]) -> list[str]:
+    """The bwrap command line that runs ``argv`` (paths as seen inside) for ``invocation``, whose code and params
+    are staged at ``host``, under its limits."""
+    limits = invocation.limits
     interpreter = dict.fromkeys(Path(prefix) for prefix in (sys.base_prefix, sys.prefix))
     binds = [(folder, str(folder), "--ro-bind") for folder in interpreter if not _under_usr(folder)]
-    binds += [(layout.kit_dir, f"{KIT_DIR}/dagsmith_kit", "--ro-bind"),
-              (layout.service_dir, SERVICE_DIR, "--ro-bind"), (layout.params_file, PARAMS_FILE, "--ro-bind"),
-              (layout.input_dir, INPUT_DIR, "--ro-bind"), (layout.output_dir, OUTPUT_DIR, "--bind")]
+    binds += [(_KIT_PACKAGE, f"{KIT_DIR}/dagsmith_kit", "--ro-bind"),
+              (host.service_dir, SERVICE_DIR, "--ro-bind"), (host.params_file, PARAMS_FILE, "--ro-bind"),
+              (invocation.input_dir, INPUT_DIR, "--ro-bind"), (invocation.output_dir, OUTPUT_DIR, "--bind")]
     args = [*_namespaces(), "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr", *_merged_usr()]
     for config in _LIBRARY_CONFIG:
         args += ["--ro-bind-try", config, config]
