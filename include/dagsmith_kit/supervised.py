@@ -1,4 +1,9 @@
-"""Fit a supervised estimator on ``train`` and predict ``test``: the part every model service shares."""
+"""Fit a supervised estimator on ``train`` and predict ``test``: the part every model service shares.
+
+When the step's params carry a ``search`` (see ``dagsmith_kit.search``), the model is validated on the training
+rows first (and tuned, for services that name a search space), and refused when it does no better than a
+trivial predictor.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +14,40 @@ import pandas as pd
 from dagsmith_kit.bundle import Bundle
 
 
-def fit_and_predict(inp: Bundle, out: Bundle, model: Any, features: list[str] | None = None) -> list[str]:
+def fit_and_predict(inp: Bundle, out: Bundle, model: Any, features: list[str] | None = None, *,
+                    params: dict[str, Any] | None = None) -> list[str]:
     """Fit ``model`` on the training table, write ``model.joblib`` and ``predictions.parquet``.
 
-    Classifiers that can give probabilities also get one ``proba_<label>`` column per class.
+    Classifiers that can give probabilities also get one ``proba_<label>`` column per class. With ``params``
+    holding a search, the model is first scored by cross-validation beside a trivial predictor.
     Returns the feature columns used (all non-target, non-id columns unless given).
     """
+    from sklearn.base import clone
+
+    return tune_fit_and_predict(inp, out, lambda _: clone(model), params or {}, features, space=None,
+                                fitted=model)[1]
+
+
+def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any], features: list[str] | None = None,
+                         *, space=None, fitted: Any = None) -> tuple[Any, list[str]]:
+    """Build the model from ``params`` (``build(params)``), searching ``space`` first when the params carry a
+    search; fit it on the training table and predict the test table as ``fit_and_predict`` does.
+
+    Returns the fitted model and the feature columns. ``fitted`` is the instance to fit in the end (so a
+    caller's references to its parts stay valid); by default ``build`` makes it.
+    """
+    from dagsmith_kit import search as searching
+
     target = inp.require_target()
     train, test = inp.table("train"), inp.table("test")
     features = features or inp.feature_columns(train)
+    plan = searching.Search.from_params(params)
+    chosen = params
+    if plan is not None:
+        outcome = searching.tune(build, params, space, train[features], train[target], plan)
+        searching.require_better_than_baseline(outcome, plan.metric)
+        chosen = outcome.params
+    model = fitted if fitted is not None and chosen == params else build(chosen)
     model.fit(train[features], train[target])
     predictions = pd.DataFrame({"prediction": model.predict(test[features])})
     if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
@@ -27,4 +57,6 @@ def fit_and_predict(inp: Bundle, out: Bundle, model: Any, features: list[str] | 
     out.save_model(model)
     out.write_predictions(predictions)
     out.write_metrics({"train_rows": len(train), "n_features": len(features)})
-    return features
+    if plan is not None:
+        searching.record(out, plan, outcome)
+    return model, features

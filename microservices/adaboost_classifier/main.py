@@ -24,7 +24,7 @@ def train(inp, out, params):
         learning_rate=learning_rate,
         random_state=int(params.get("random_state", 42)),
     )
-    features = fit_and_predict(inp, out, model, numeric_features(inp))
+    features = fit_and_predict(inp, out, model, numeric_features(inp), params=params)
     out.write_metrics({"boosting_rounds": len(model.estimators_)})
     out.append_report(f"## AdaBoost classifier\n\n{len(model.estimators_)} trees of depth {max_depth}. "
                       "Most important features:\n" + ranked(features, model.feature_importances_, top=5))

@@ -23,7 +23,7 @@ def train(inp, out, params):
     net = ElasticNet(alpha=alpha, l1_ratio=l1_ratio, max_iter=int(params.get("max_iter", 5000)))
     scaled = Pipeline([("scale", StandardScaler()), ("net", net)])
     model = TransformedTargetRegressor(regressor=scaled, transformer=StandardScaler())
-    features = fit_and_predict(inp, out, model, numeric_features(inp, regression=True))
+    features = fit_and_predict(inp, out, model, numeric_features(inp, regression=True), params=params)
     coefficients = model.regressor_.named_steps["net"].coef_
     kept = int((coefficients != 0).sum())
     out.write_metrics({"nonzero_coefficients": kept})

@@ -1,20 +1,19 @@
 """Train an extremely randomised trees (extra trees) classifier on the training table and predict the test table.
 
 Needs numeric features without missing values (encode and impute first); reports the most important features.
+Under a pipeline's model search it tunes leaf size, features per split and depth on the training rows.
 """
 
 from sklearn.ensemble import ExtraTreesClassifier
 
-from dagsmith_kit import ServiceError, fit_and_predict, run_service
+from dagsmith_kit import ServiceError, run_service
 from dagsmith_kit.models import numeric_features, ranked
+from dagsmith_kit.supervised import tune_fit_and_predict
 
 
-def train(inp, out, params):
-    n_estimators = int(params.get("n_estimators", 200))
-    if n_estimators < 1:
-        raise ServiceError(f"n_estimators must be at least 1, got {n_estimators}")
-    model = ExtraTreesClassifier(
-        n_estimators=n_estimators,
+def forest(params):
+    return ExtraTreesClassifier(
+        n_estimators=int(params.get("n_estimators", 200)),
         max_depth=params.get("max_depth", None),
         min_samples_leaf=int(params.get("min_samples_leaf", 1)),
         max_features=params.get("max_features", "sqrt"),
@@ -22,7 +21,18 @@ def train(inp, out, params):
         random_state=int(params.get("random_state", 42)),
         n_jobs=int(params.get("n_jobs", 1)),
     )
-    features = fit_and_predict(inp, out, model, numeric_features(inp))
+
+
+def space(trial):
+    return {"min_samples_leaf": trial.suggest_int("min_samples_leaf", 1, 20, log=True),
+            "max_features": trial.suggest_categorical("max_features", ["sqrt", 0.5, 1.0]),
+            "max_depth": trial.suggest_categorical("max_depth", [None, 8, 16])}
+
+
+def train(inp, out, params):
+    if int(params.get("n_estimators", 200)) < 1:
+        raise ServiceError(f"n_estimators must be at least 1, got {params['n_estimators']}")
+    model, features = tune_fit_and_predict(inp, out, forest, params, numeric_features(inp), space=space)
     out.append_report("## Extra trees classifier\n\nMost important features:\n"
                       + ranked(features, model.feature_importances_, top=5))
 

@@ -1,29 +1,43 @@
 """Train a histogram gradient boosting classifier on the training table and predict the test table.
 
 Handles missing values and text (categorical) feature columns natively: no imputation or encoding needed.
+Under a pipeline's model search it tunes learning rate, leaf count and regularisation on the training rows.
 """
 
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from dagsmith_kit import fit_and_predict, run_service
+from dagsmith_kit import run_service
 from dagsmith_kit.models import native_features, with_native_categories
+from dagsmith_kit.supervised import tune_fit_and_predict
 
 
-def train(inp, out, params):
-    booster = HistGradientBoostingClassifier(
+def booster(params):
+    return with_native_categories(HistGradientBoostingClassifier(
         learning_rate=float(params.get("learning_rate", 0.1)),
         max_iter=int(params.get("max_iter", 200)),
         max_leaf_nodes=int(params.get("max_leaf_nodes", 31)),
+        min_samples_leaf=int(params.get("min_samples_leaf", 20)),
+        l2_regularization=float(params.get("l2_regularization", 0.0)),
         class_weight=params.get("class_weight", None),
         early_stopping=params.get("early_stopping", "auto"),
         random_state=int(params.get("random_state", 42)),
         categorical_features="from_dtype",
-    )
-    model = with_native_categories(booster)
-    fit_and_predict(inp, out, model, native_features(inp))
+    ))
+
+
+def space(trial):
+    return {"learning_rate": trial.suggest_float("learning_rate", 0.02, 0.3, log=True),
+            "max_leaf_nodes": trial.suggest_int("max_leaf_nodes", 8, 128, log=True),
+            "min_samples_leaf": trial.suggest_int("min_samples_leaf", 5, 100, log=True),
+            "l2_regularization": trial.suggest_float("l2_regularization", 1e-4, 10.0, log=True)}
+
+
+def train(inp, out, params):
+    model, _ = tune_fit_and_predict(inp, out, booster, params, native_features(inp), space=space)
+    fitted = model.named_steps["model"]
     categorical = list(model.named_steps["categories"].categories_)
-    out.write_metrics({"boosting_iterations": booster.n_iter_})
-    out.append_report(f"## Gradient boosting classifier\n\n{booster.n_iter_} boosting iterations. "
+    out.write_metrics({"boosting_iterations": fitted.n_iter_})
+    out.append_report(f"## Gradient boosting classifier\n\n{fitted.n_iter_} boosting iterations. "
                       f"Categorical features used natively: {', '.join(categorical) or 'none'}.")
 
 

@@ -1,29 +1,42 @@
 """Train a histogram gradient boosting regressor on the training table and predict the test target.
 
 Handles missing values and text (categorical) feature columns natively; needs a numeric target.
+Under a pipeline's model search it tunes learning rate, depth, leaf size and regularisation on the training rows.
 """
 
 from sklearn.ensemble import HistGradientBoostingRegressor
 
-from dagsmith_kit import fit_and_predict, run_service
+from dagsmith_kit import run_service
 from dagsmith_kit.models import native_features, with_native_categories
+from dagsmith_kit.supervised import tune_fit_and_predict
 
 
-def train(inp, out, params):
-    booster = HistGradientBoostingRegressor(
+def booster(params):
+    return with_native_categories(HistGradientBoostingRegressor(
         loss=params.get("loss", "squared_error"),
         learning_rate=float(params.get("learning_rate", 0.05)),
         max_iter=int(params.get("max_iter", 200)),
         max_depth=params.get("max_depth", 3),
+        min_samples_leaf=int(params.get("min_samples_leaf", 20)),
         l2_regularization=float(params.get("l2_regularization", 0.0)),
         random_state=int(params.get("random_state", 42)),
         categorical_features="from_dtype",
-    )
-    model = with_native_categories(booster)
-    fit_and_predict(inp, out, model, native_features(inp, regression=True))
+    ))
+
+
+def space(trial):
+    return {"learning_rate": trial.suggest_float("learning_rate", 0.02, 0.3, log=True),
+            "max_depth": trial.suggest_categorical("max_depth", [3, 5, 8, None]),
+            "min_samples_leaf": trial.suggest_int("min_samples_leaf", 5, 100, log=True),
+            "l2_regularization": trial.suggest_float("l2_regularization", 1e-4, 10.0, log=True)}
+
+
+def train(inp, out, params):
+    model, _ = tune_fit_and_predict(inp, out, booster, params, native_features(inp, regression=True), space=space)
+    fitted = model.named_steps["model"]
     categorical = list(model.named_steps["categories"].categories_)
-    out.write_metrics({"boosting_iterations": booster.n_iter_})
-    out.append_report(f"## Gradient boosting regressor\n\n{booster.n_iter_} boosting iterations ({booster.loss} loss). "
+    out.write_metrics({"boosting_iterations": fitted.n_iter_})
+    out.append_report(f"## Gradient boosting regressor\n\n{fitted.n_iter_} boosting iterations ({fitted.loss} loss). "
                       f"Categorical features used natively: {', '.join(categorical) or 'none'}.")
 
 

@@ -22,7 +22,7 @@ def train(inp, out, params):
                            max_iter=int(params.get("max_iter", 1000)))
     scaled = Pipeline([("scale", StandardScaler()), ("huber", huber)])
     model = TransformedTargetRegressor(regressor=scaled, transformer=StandardScaler())
-    features = fit_and_predict(inp, out, model, numeric_features(inp, regression=True))
+    features = fit_and_predict(inp, out, model, numeric_features(inp, regression=True), params=params)
     fitted = model.regressor_.named_steps["huber"]
     outliers = int(fitted.outliers_.sum())
     out.write_metrics({"training_outliers": outliers, "outlier_fraction": outliers / len(fitted.outliers_)})

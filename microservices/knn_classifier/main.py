@@ -22,7 +22,7 @@ def train(inp, out, params):
         ("scale", StandardScaler()),
         ("knn", KNeighborsClassifier(n_neighbors=n_neighbors, weights=weights)),
     ])
-    fit_and_predict(inp, out, model, features)
+    fit_and_predict(inp, out, model, features, params=params)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ def train(inp, out, params):
     if n_neighbors < 1 or n_neighbors > len(inp.table("train")):
         raise ServiceError(f"n_neighbors must be at least 1 and at most the number of training rows, got {n_neighbors}")
     knn = KNeighborsRegressor(n_neighbors=n_neighbors, weights=params.get("weights", "distance"))
-    fit_and_predict(inp, out, Pipeline([("scale", StandardScaler()), ("knn", knn)]), features)
+    fit_and_predict(inp, out, Pipeline([("scale", StandardScaler()), ("knn", knn)]), features, params=params)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ def train(inp, out, params):
     lasso = Lasso(alpha=alpha, max_iter=int(params.get("max_iter", 5000)))
     scaled = Pipeline([("scale", StandardScaler()), ("lasso", lasso)])
     model = TransformedTargetRegressor(regressor=scaled, transformer=StandardScaler())
-    features = fit_and_predict(inp, out, model, numeric_features(inp, regression=True))
+    features = fit_and_predict(inp, out, model, numeric_features(inp, regression=True), params=params)
     coefficients = model.regressor_.named_steps["lasso"].coef_
     kept = [name for name, weight in zip(features, coefficients) if weight != 0]
     out.write_metrics({"nonzero_coefficients": len(kept)})

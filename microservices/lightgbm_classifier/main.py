@@ -3,27 +3,21 @@
 Handles missing values and text (categorical) feature columns natively: text columns become pandas categories
 learned from the training table (at most 255 per column), so no imputation or encoding is needed. LightGBM
 refuses feature names holding JSON characters ([ ] { } " : ,).
+Under a pipeline's model search it tunes rounds, learning rate, leaves and regularisation on the training rows.
 """
 
 from lightgbm import LGBMClassifier
 
-from dagsmith_kit import ServiceError, fit_and_predict, run_service
+from dagsmith_kit import ServiceError, run_service
 from dagsmith_kit.models import native_features, ranked, with_native_categories
+from dagsmith_kit.supervised import tune_fit_and_predict
 
 JSON_CHARACTERS = set('[]{}":,')
 
 
-def train(inp, out, params):
-    features = native_features(inp)
-    awkward = [c for c in features if set(c) & JSON_CHARACTERS]
-    if awkward:
-        raise ServiceError("LightGBM refuses feature names with JSON characters ([ ] { } \" : ,); rename these "
-                           f"columns first: {', '.join(awkward[:10])}")
-    n_estimators = int(params.get("n_estimators", 200))
-    if n_estimators < 1:
-        raise ServiceError(f"n_estimators must be at least 1, got {n_estimators}")
-    booster = LGBMClassifier(
-        n_estimators=n_estimators,
+def booster(params):
+    return with_native_categories(LGBMClassifier(
+        n_estimators=int(params.get("n_estimators", 200)),
         learning_rate=float(params.get("learning_rate", 0.05)),
         num_leaves=int(params.get("num_leaves", 31)),
         min_child_samples=int(params.get("min_child_samples", 20)),
@@ -34,14 +28,33 @@ def train(inp, out, params):
         random_state=int(params.get("random_state", 42)),
         n_jobs=int(params.get("n_jobs", 1)),
         verbose=-1,
-    )
-    model = with_native_categories(booster)
-    fit_and_predict(inp, out, model, features)
+    ))
+
+
+def space(trial):
+    return {"n_estimators": trial.suggest_int("n_estimators", 50, 500, log=True),
+            "learning_rate": trial.suggest_float("learning_rate", 0.01, 0.3, log=True),
+            "num_leaves": trial.suggest_int("num_leaves", 8, 128, log=True),
+            "min_child_samples": trial.suggest_int("min_child_samples", 5, 100, log=True),
+            "colsample_bytree": trial.suggest_float("colsample_bytree", 0.5, 1.0),
+            "reg_lambda": trial.suggest_float("reg_lambda", 1e-3, 10.0, log=True)}
+
+
+def train(inp, out, params):
+    features = native_features(inp)
+    awkward = [c for c in features if set(c) & JSON_CHARACTERS]
+    if awkward:
+        raise ServiceError("LightGBM refuses feature names with JSON characters ([ ] { } \" : ,); rename these "
+                           f"columns first: {', '.join(awkward[:10])}")
+    if int(params.get("n_estimators", 200)) < 1:
+        raise ServiceError(f"n_estimators must be at least 1, got {params['n_estimators']}")
+    model, _ = tune_fit_and_predict(inp, out, booster, params, features, space=space)
+    fitted = model.named_steps["model"]
     categorical = list(model.named_steps["categories"].categories_)
-    out.write_metrics({"boosting_rounds": int(booster.n_estimators_)})
-    out.append_report(f"## LightGBM classifier\n\n{booster.n_estimators_} boosting rounds. Categorical features "
+    out.write_metrics({"boosting_rounds": int(fitted.n_estimators_)})
+    out.append_report(f"## LightGBM classifier\n\n{fitted.n_estimators_} boosting rounds. Categorical features "
                       f"used natively: {', '.join(categorical) or 'none'}. Largest gains:\n"
-                      + ranked(features, booster.feature_importances_, top=5))
+                      + ranked(features, fitted.feature_importances_, top=5))
 
 
 if __name__ == "__main__":

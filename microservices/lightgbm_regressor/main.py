@@ -3,15 +3,42 @@
 Handles missing values and text (categorical) feature columns natively (at most 255 categories per column);
 needs a numeric target. objective is regression (squared error), regression_l1, huber or poisson (which needs
 a non-negative target).
+Under a pipeline's model search it tunes rounds, learning rate, leaves and regularisation on the training rows.
 """
 
 from lightgbm import LGBMRegressor
 
-from dagsmith_kit import ServiceError, fit_and_predict, run_service
+from dagsmith_kit import ServiceError, run_service
 from dagsmith_kit.models import native_features, ranked, with_native_categories
+from dagsmith_kit.supervised import tune_fit_and_predict
 
 JSON_CHARACTERS = set('[]{}":,')
 OBJECTIVES = ("regression", "regression_l1", "huber", "poisson")
+
+
+def booster(params):
+    return with_native_categories(LGBMRegressor(
+        objective=params.get("objective", "regression"),
+        n_estimators=int(params.get("n_estimators", 300)),
+        learning_rate=float(params.get("learning_rate", 0.05)),
+        num_leaves=int(params.get("num_leaves", 31)),
+        min_child_samples=int(params.get("min_child_samples", 20)),
+        colsample_bytree=float(params.get("colsample_bytree", 1.0)),
+        reg_lambda=float(params.get("reg_lambda", 0.0)),
+        importance_type="gain",
+        random_state=int(params.get("random_state", 42)),
+        n_jobs=int(params.get("n_jobs", 1)),
+        verbose=-1,
+    ))
+
+
+def space(trial):
+    return {"n_estimators": trial.suggest_int("n_estimators", 50, 600, log=True),
+            "learning_rate": trial.suggest_float("learning_rate", 0.01, 0.3, log=True),
+            "num_leaves": trial.suggest_int("num_leaves", 8, 128, log=True),
+            "min_child_samples": trial.suggest_int("min_child_samples", 5, 100, log=True),
+            "colsample_bytree": trial.suggest_float("colsample_bytree", 0.5, 1.0),
+            "reg_lambda": trial.suggest_float("reg_lambda", 1e-3, 10.0, log=True)}
 
 
 def train(inp, out, params):
@@ -25,26 +52,13 @@ def train(inp, out, params):
         raise ServiceError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if objective == "poisson" and (inp.table("train")[inp.target] < 0).any():
         raise ServiceError("the poisson objective needs a non-negative target; use objective 'regression'")
-    booster = LGBMRegressor(
-        objective=objective,
-        n_estimators=int(params.get("n_estimators", 300)),
-        learning_rate=float(params.get("learning_rate", 0.05)),
-        num_leaves=int(params.get("num_leaves", 31)),
-        min_child_samples=int(params.get("min_child_samples", 20)),
-        colsample_bytree=float(params.get("colsample_bytree", 1.0)),
-        reg_lambda=float(params.get("reg_lambda", 0.0)),
-        importance_type="gain",
-        random_state=int(params.get("random_state", 42)),
-        n_jobs=int(params.get("n_jobs", 1)),
-        verbose=-1,
-    )
-    model = with_native_categories(booster)
-    fit_and_predict(inp, out, model, features)
+    model, _ = tune_fit_and_predict(inp, out, booster, params, features, space=space)
+    fitted = model.named_steps["model"]
     categorical = list(model.named_steps["categories"].categories_)
-    out.write_metrics({"boosting_rounds": int(booster.n_estimators_)})
-    out.append_report(f"## LightGBM regressor\n\n{booster.n_estimators_} boosting rounds ({objective} objective). "
+    out.write_metrics({"boosting_rounds": int(fitted.n_estimators_)})
+    out.append_report(f"## LightGBM regressor\n\n{fitted.n_estimators_} boosting rounds ({objective} objective). "
                       f"Categorical features used natively: {', '.join(categorical) or 'none'}. Largest gains:\n"
-                      + ranked(features, booster.feature_importances_, top=5))
+                      + ranked(features, fitted.feature_importances_, top=5))
 
 
 if __name__ == "__main__":

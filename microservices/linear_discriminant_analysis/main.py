@@ -23,7 +23,7 @@ def train(inp, out, params):
     if shrinkage not in (None, "auto") and not (isinstance(shrinkage, (int, float)) and 0 <= shrinkage <= 1):
         raise ServiceError(f"shrinkage must be null, 'auto' or a number between 0 and 1, got {shrinkage!r}")
     model = LinearDiscriminantAnalysis(solver=solver, shrinkage=shrinkage)
-    fit_and_predict(inp, out, model, numeric_features(inp))
+    fit_and_predict(inp, out, model, numeric_features(inp), params=params)
     priors = ", ".join(f"{label}: {prior:.3f}" for label, prior in zip(model.classes_, model.priors_))
     text = f"## Linear discriminant analysis ({solver} solver)\n\nClass priors: {priors}."
     if hasattr(model, "explained_variance_ratio_"):

@@ -11,7 +11,7 @@ from dagsmith_kit.models import numeric_features, ranked
 
 def train(inp, out, params):
     model = LinearRegression(fit_intercept=bool(params.get("fit_intercept", True)))
-    features = fit_and_predict(inp, out, model, numeric_features(inp, regression=True))
+    features = fit_and_predict(inp, out, model, numeric_features(inp, regression=True), params=params)
     out.append_report(f"## Linear regression\n\nIntercept {model.intercept_:.4g}; largest coefficients:\n"
                       + ranked(features, model.coef_))
 

@@ -1,24 +1,32 @@
 """Train a logistic regression classifier on the training table and predict the test table with probabilities.
 
 Needs numeric features without missing values (encode and impute first); scaled features converge faster.
+Under a pipeline's model search it tunes the regularisation strength C on the training rows.
 """
 
 from sklearn.linear_model import LogisticRegression
 
-from dagsmith_kit import ServiceError, fit_and_predict, run_service
+from dagsmith_kit import ServiceError, run_service
 from dagsmith_kit.models import numeric_features, ranked
+from dagsmith_kit.supervised import tune_fit_and_predict
 
 
-def train(inp, out, params):
-    C = float(params.get("C", 1.0))
-    if C <= 0:
-        raise ServiceError(f"C (inverse regularisation strength) must be positive, got {C}")
-    model = LogisticRegression(
-        C=C,
+def classifier(params):
+    return LogisticRegression(
+        C=float(params.get("C", 1.0)),
         max_iter=int(params.get("max_iter", 1000)),
         class_weight=params.get("class_weight", None),
     )
-    features = fit_and_predict(inp, out, model, numeric_features(inp))
+
+
+def space(trial):
+    return {"C": trial.suggest_float("C", 1e-3, 100.0, log=True)}
+
+
+def train(inp, out, params):
+    if float(params.get("C", 1.0)) <= 0:
+        raise ServiceError(f"C (inverse regularisation strength) must be positive, got {params['C']}")
+    model, features = tune_fit_and_predict(inp, out, classifier, params, numeric_features(inp), space=space)
     if len(model.classes_) == 2:
         heading, weights = f"towards {model.classes_[1]}", model.coef_[0]
     else:

@@ -29,7 +29,7 @@ def train(inp, out, params):
         random_state=int(params.get("random_state", 42)),
     )
     model = Pipeline([("scale", StandardScaler()), ("mlp", mlp)])
-    fit_and_predict(inp, out, model, numeric_features(inp))
+    fit_and_predict(inp, out, model, numeric_features(inp), params=params)
     converged = mlp.n_iter_ < max_iter
     out.write_metrics({"epochs": int(mlp.n_iter_), "final_loss": float(mlp.loss_)})
     note = "" if converged else " Training stopped at max_iter before converging: raise max_iter."

@@ -11,7 +11,7 @@ from dagsmith_kit.models import numeric_features
 
 def train(inp, out, params):
     model = GaussianNB(var_smoothing=float(params.get("var_smoothing", 1e-9)))
-    fit_and_predict(inp, out, model, numeric_features(inp))
+    fit_and_predict(inp, out, model, numeric_features(inp), params=params)
     priors = ", ".join(f"{label}: {prior:.3f}" for label, prior in zip(model.classes_, model.class_prior_))
     out.append_report(f"## Gaussian naive Bayes\n\nClass priors learned from the training table: {priors}")
 

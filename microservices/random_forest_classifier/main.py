@@ -1,25 +1,38 @@
 """Train a random forest classifier on the training table and predict the test table.
 
 Needs numeric features without missing values (encode and impute first).
+Under a pipeline's model search it tunes leaf size, features per split and depth on the training rows.
 """
 
 from sklearn.ensemble import RandomForestClassifier
 
-from dagsmith_kit import fit_and_predict, run_service
+from dagsmith_kit import run_service
+from dagsmith_kit.models import ranked
+from dagsmith_kit.supervised import tune_fit_and_predict
 
 
-def train(inp, out, params):
-    model = RandomForestClassifier(
+def forest(params):
+    return RandomForestClassifier(
         n_estimators=int(params.get("n_estimators", 200)),
         max_depth=params.get("max_depth", None),
         min_samples_leaf=int(params.get("min_samples_leaf", 1)),
+        max_features=params.get("max_features", "sqrt"),
         class_weight=params.get("class_weight", None),
         random_state=int(params.get("random_state", 42)),
         n_jobs=int(params.get("n_jobs", 1)),
     )
-    features = fit_and_predict(inp, out, model)
-    ranked = sorted(zip(model.feature_importances_, features), reverse=True)[:5]
-    out.append_report("## Random forest\n\nMost important features: " + ", ".join(name for _, name in ranked))
+
+
+def space(trial):
+    return {"min_samples_leaf": trial.suggest_int("min_samples_leaf", 1, 20, log=True),
+            "max_features": trial.suggest_categorical("max_features", ["sqrt", 0.5, 1.0]),
+            "max_depth": trial.suggest_categorical("max_depth", [None, 8, 16])}
+
+
+def train(inp, out, params):
+    model, features = tune_fit_and_predict(inp, out, forest, params, space=space)
+    out.append_report("## Random forest\n\nMost important features:\n"
+                      + ranked(features, model.feature_importances_, top=5))
 
 
 if __name__ == "__main__":

@@ -1,16 +1,18 @@
 """Train a random forest regressor on the training table and predict the test target.
 
 Needs numeric features without missing values (encode and impute first) and a numeric target.
+Under a pipeline's model search it tunes leaf size, features per split and depth on the training rows.
 """
 
 from sklearn.ensemble import RandomForestRegressor
 
-from dagsmith_kit import fit_and_predict, run_service
+from dagsmith_kit import run_service
 from dagsmith_kit.models import numeric_features, ranked
+from dagsmith_kit.supervised import tune_fit_and_predict
 
 
-def train(inp, out, params):
-    model = RandomForestRegressor(
+def forest(params):
+    return RandomForestRegressor(
         n_estimators=int(params.get("n_estimators", 300)),
         max_depth=params.get("max_depth", None),
         min_samples_leaf=int(params.get("min_samples_leaf", 1)),
@@ -18,7 +20,16 @@ def train(inp, out, params):
         random_state=int(params.get("random_state", 42)),
         n_jobs=int(params.get("n_jobs", 1)),
     )
-    features = fit_and_predict(inp, out, model, numeric_features(inp, regression=True))
+
+
+def space(trial):
+    return {"min_samples_leaf": trial.suggest_int("min_samples_leaf", 1, 20, log=True),
+            "max_features": trial.suggest_categorical("max_features", ["sqrt", 0.5, 1.0]),
+            "max_depth": trial.suggest_categorical("max_depth", [None, 8, 16])}
+
+
+def train(inp, out, params):
+    model, features = tune_fit_and_predict(inp, out, forest, params, numeric_features(inp, regression=True), space=space)
     out.append_report("## Random forest regressor\n\nMost important features:\n"
                       + ranked(features, model.feature_importances_, top=5))
 

@@ -31,7 +31,7 @@ def train(inp, out, params):
         random_state=int(params.get("random_state", 42)),
     )
     model = Pipeline([("scale", StandardScaler()), ("sgd", sgd)])
-    fit_and_predict(inp, out, model, numeric_features(inp))
+    fit_and_predict(inp, out, model, numeric_features(inp), params=params)
     out.write_metrics({"epochs": int(sgd.n_iter_)})
     note = "" if loss != "hinge" else " The hinge loss gives no probabilities: only labels are predicted."
     out.append_report(f"## SGD linear classifier\n\n{loss} loss, {penalty} penalty, {sgd.n_iter_} epochs.{note}")

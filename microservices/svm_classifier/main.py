@@ -26,7 +26,7 @@ def train(inp, out, params):
         random_state=int(params.get("random_state", 42)),
     )
     model = Pipeline([("scale", StandardScaler()), ("svc", svc)])
-    fit_and_predict(inp, out, model, features)
+    fit_and_predict(inp, out, model, features, params=params)
     out.write_metrics({"support_vectors": int(svc.n_support_.sum())})
 
 

@@ -26,7 +26,7 @@ def train(inp, out, params):
     # epsilon is in units of the standardised target, so one default suits targets of any scale
     scaled_svr = Pipeline([("scale", StandardScaler()), ("svr", svr)])
     model = TransformedTargetRegressor(regressor=scaled_svr, transformer=StandardScaler())
-    fit_and_predict(inp, out, model, features)
+    fit_and_predict(inp, out, model, features, params=params)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The deterministic reasoner's reading of a failure: which class of error a step's stderr shows.
 
 The class decides what healing does: a transient error is retried as is, an environment error or a bad
-fit between service and data calls for another service, a resource error for a lighter one.
+fit between service and data, or a model no better than a trivial predictor, calls for another service, a
+resource error for a lighter one.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ class ErrorClass(StrEnum):
     RESOURCE = "resource_exhaustion"
     ENVIRONMENT = "environment"
     CONTRACT = "contract_violation"
+    NO_SIGNAL = "no_better_than_baseline"
     TRANSIENT = "transient"
     UNKNOWN = "unknown"
 
 
 #: Patterns over the last lines of stderr, most specific first.
 _RULES: list[tuple[ErrorClass, re.Pattern]] = [(cls, re.compile(pattern, re.IGNORECASE)) for cls, pattern in [
+    (ErrorClass.NO_SIGNAL, r"no better than the trivial baseline"),  # a model that learned nothing: try another
     (ErrorClass.RESOURCE, r"MemoryError|Cannot allocate memory|out of memory|killed after the \d+ s timeout|"
                           r"Killed|TimeoutError|too slow|max_rows|No space left on device|Disk quota exceeded|"
                           r"BlockingIOError|can't start new thread"),  # the last two: the process limit

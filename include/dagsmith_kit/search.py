@@ -1,0 +1,210 @@
+"""Choosing a model's hyperparameters on the training rows alone, within a time budget (Optuna).
+
+A model service names the hyperparameters worth searching as a *space*: a function of an Optuna trial that
+returns params. When a step's params carry ``search`` (the pipeline's modelling search gives each candidate a
+budget and a metric), the service's own configuration is scored first, then Optuna's TPE sampler proposes
+trials until the budget is spent. Every configuration is scored by cross-validation on the training table,
+and a trivial predictor (the class prior, or the mean) is scored on the same folds: the pipeline compares
+candidates by these scores and refuses a model that learned nothing, without looking at the held-out rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import is_classifier
+from sklearn.dummy import DummyClassifier, DummyRegressor
+from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_fscore_support
+from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+
+from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.service import ServiceError
+
+#: What the search writes beside the model: the metric, the scores and the trials (read by the pipeline).
+SEARCH_FILE = "search.json"
+#: Above this many training rows one 80/20 split replaces k-fold cross-validation.
+HOLDOUT_ROWS = 20_000
+#: A model must beat the trivial predictor's validation score by at least this much.
+MARGIN = 1e-3
+#: Metrics a goal may name, as the scikit-learn scorers that compute them (greater is better).
+SCORERS = {
+    "roc_auc": "roc_auc", "auc": "roc_auc", "accuracy": "accuracy", "balanced_accuracy": "balanced_accuracy",
+    "f1": "f1", "f1_macro": "f1_macro", "recall": "recall", "precision": "precision", "log_loss": "neg_log_loss",
+    "r2": "r2", "rmse": "neg_root_mean_squared_error", "mae": "neg_mean_absolute_error",
+}
+#: Binary metrics about one class: the minority class is the one people ask about (churners, defaults, fraud).
+ONE_CLASS_METRICS = {"f1", "recall", "precision"}
+
+Space = Callable[[Any], dict[str, Any]]
+Build = Callable[[dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Search:
+    """What the pipeline asks of one candidate: a time budget and the metric candidates are compared by."""
+
+    budget_seconds: float
+    metric: str
+    folds: int = 3
+    seed: int = 42
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Search | None:
+        raw = params.get("search")
+        if not raw:
+            return None
+        if not isinstance(raw, dict):
+            raise ServiceError("the 'search' parameter must be an object with budget_seconds and metric")
+        budget, metric = raw.get("budget_seconds"), str(raw.get("metric", ""))
+        if not isinstance(budget, int | float) or not budget > 0:
+            raise ServiceError(f"search.budget_seconds must be a positive number, got {budget!r}")
+        if metric not in SCORERS:
+            raise ServiceError(f"unknown search metric '{metric}'; use one of {', '.join(sorted(SCORERS))}")
+        folds = raw.get("folds", 3)
+        if not isinstance(folds, int) or folds < 2:
+            raise ServiceError(f"search.folds must be a whole number of at least 2, got {folds!r}")
+        return cls(float(budget), metric, folds, int(raw.get("seed", 42)))
+
+
+@dataclass
+class Outcome:
+    """The configuration chosen, its validation score and the trivial predictor's on the same folds."""
+
+    params: dict[str, Any]
+    score: float
+    baseline: float
+    default_score: float
+    trials: int
+    seconds: float
+    folds: str
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _scorer(metric: str, y: pd.Series) -> Callable:
+    name = SCORERS[metric]
+    classes = y.value_counts()
+    if metric in ONE_CLASS_METRICS and len(classes) == 2:
+        minority = classes.index[-1]
+        scores = {"f1": f1_score,
+                  "recall": lambda t, p, **kw: precision_recall_fscore_support(t, p, **kw, average="binary")[1],
+                  "precision": lambda t, p, **kw: precision_recall_fscore_support(t, p, **kw, average="binary")[0]}
+        return make_scorer(scores[metric], pos_label=minority, zero_division=0)
+    if metric in ONE_CLASS_METRICS:
+        return get_scorer(f"{name}_macro")
+    if name == "roc_auc" and len(classes) > 2:
+        return get_scorer("roc_auc_ovr")
+    return get_scorer(name)
+
+
+def _splits(y: pd.Series, classification: bool, folds: int, seed: int) -> tuple[list, str]:
+    """The folds every configuration is scored on (the same ones for every candidate of a pipeline)."""
+    smallest = int(y.value_counts().min()) if classification else len(y)
+    if len(y) > HOLDOUT_ROWS:
+        splitter = (StratifiedShuffleSplit if classification and smallest >= 2 else ShuffleSplit)(
+            n_splits=1, test_size=0.2, random_state=seed)
+        return list(splitter.split(np.zeros(len(y)), y)), "one 80/20 split of the training rows"
+    folds = min(folds, len(y))
+    if classification and smallest >= 2:
+        folds = min(folds, smallest)
+        splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    else:
+        splitter = KFold(n_splits=folds, shuffle=True, random_state=seed)
+    return list(splitter.split(np.zeros(len(y)), y)), f"{folds}-fold cross-validation on the training rows"
+
+
+def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series, splits: list, scorer) -> float:
+    scores = []
+    for fit_rows, score_rows in splits:
+        estimator = estimator_for()
+        estimator.fit(X.iloc[fit_rows], y.iloc[fit_rows])
+        scores.append(float(scorer(estimator, X.iloc[score_rows], y.iloc[score_rows])))
+    score = float(np.mean(scores))
+    return score if math.isfinite(score) else -math.inf
+
+
+def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFrame, y: pd.Series,
+         search: Search) -> Outcome:
+    """Score the given params, then search ``space`` until the budget is spent; the best configuration wins.
+
+    The given configuration's failure is the service's failure (its error says why); a failing trial only
+    loses its turn. A trial that would not finish within the budget, judged by the time configurations have
+    taken so far, is not started.
+    """
+    started = time.monotonic()
+    classification = is_classifier(build(params))
+    splits, folds = _splits(y, classification, search.folds, search.seed)
+    scorer = _scorer(search.metric, y)
+    trivial = DummyClassifier(strategy="prior") if classification else DummyRegressor()
+    baseline = _cross_score(lambda: trivial, X, y, splits, scorer)
+    default = _cross_score(lambda: build(params), X, y, splits, scorer)
+    best = Outcome(dict(params), default, baseline, default, 1, 0.0, folds,
+                   [{"params": "as given", "score": round(default, 6)}])
+    if space is not None:
+        def score(config: dict[str, Any]) -> float:
+            return _cross_score(lambda: build(config), X, y, splits, scorer)
+
+        _search_space(best, params, space, score, search, started)
+    best.seconds = round(time.monotonic() - started, 3)
+    return best
+
+
+def _search_space(best: Outcome, params: dict[str, Any], space: Space, score: Callable[[dict[str, Any]], float], search: Search, started: float) -> None:
+    """Optuna trials over ``space`` until the budget is spent; ``best`` takes the winner if it beats it."""
+    import optuna
+
+    spent = [time.monotonic() - started]
+
+    def objective(trial) -> float:
+        if time.monotonic() - started + max(spent) > search.budget_seconds:
+            trial.study.stop()
+            raise optuna.TrialPruned("no time left for another configuration")
+        began = time.monotonic()
+        result = score({**params, **space(trial)})
+        spent.append(time.monotonic() - began)
+        return result
+
+    remaining = search.budget_seconds - (time.monotonic() - started)
+    if remaining <= spent[0]:
+        return
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=search.seed))
+    study.optimize(objective, timeout=remaining, catch=(Exception,))
+    done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    best.trials += len(done)
+    best.history += [{"params": t.params, "score": round(t.value, 6)} for t in done]
+    if done and study.best_value > best.score:
+        best.params, best.score = {**params, **study.best_params}, study.best_value
+
+
+def require_better_than_baseline(outcome: Outcome, metric: str) -> None:
+    """A model no better than predicting the class prior or the mean has learned nothing worth shipping."""
+    if not outcome.score > outcome.baseline + MARGIN:
+        raise ServiceError(f"no better than the trivial baseline on validation: {metric} {outcome.score:.4f} "
+                           f"vs {outcome.baseline:.4f} for a trivial predictor, the class prior or the mean ({outcome.folds}); "
+                           "the features carry no signal this model can use")
+
+
+def record(out: Bundle, search: Search, outcome: Outcome) -> None:
+    """The validation figures in metrics.json and search.json, and a paragraph of the report."""
+    out.write_metrics({"validation_score": round(outcome.score, 6), "validation_baseline": round(outcome.baseline, 6),
+                       "search_trials": outcome.trials, "search_seconds": outcome.seconds})
+    chosen = {k: v for k, v in outcome.params.items() if k != "search"}
+    (out.path / SEARCH_FILE).write_text(json.dumps({
+        "metric": search.metric, "budget_seconds": search.budget_seconds, "folds": outcome.folds,
+        "score": outcome.score, "baseline": outcome.baseline, "default_score": outcome.default_score,
+        "params": chosen, "trials": outcome.trials, "seconds": outcome.seconds,
+        "history": sorted(outcome.history, key=lambda h: -h["score"])[:10],
+    }, default=str, indent=2), encoding="utf-8")
+    tuned = (f"{outcome.trials - 1} more configurations tried; the best scored {outcome.score:.4f} "
+             f"(given parameters: {outcome.default_score:.4f})" if outcome.trials > 1
+             else "the given parameters only")
+    out.append_report(f"Validation ({outcome.folds}, {search.metric}): {outcome.score:.4f} against "
+                      f"{outcome.baseline:.4f} for a trivial predictor; {tuned}, in {outcome.seconds:.1f} s of a "
+                      f"{search.budget_seconds:.0f} s budget.")

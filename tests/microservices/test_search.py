@@ -1,0 +1,64 @@
+"""A model's search under a pipeline's budget: validation on the training rows only, against a trivial predictor."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dagsmith_kit import Bundle
+from dagsmith_kit.search import SEARCH_FILE
+from tests.microservices.conftest import split_bundle
+
+
+def searched(budget: float, metric: str, **extra) -> dict:
+    return {"search": {"budget_seconds": budget, "metric": metric}, **extra}
+
+
+def test_a_tuned_booster_reports_its_validation_beside_the_baseline(run, churn_split):
+    out = run("gradient_boosting_classifier", churn_split, searched(8, "roc_auc")).output
+    metrics, search = out.metrics(), json.loads((out.path / SEARCH_FILE).read_text())
+    assert metrics["validation_score"] > 0.75 and metrics["validation_baseline"] == pytest.approx(0.5)
+    assert metrics["search_trials"] > 1, "the budget leaves room for more than the given configuration"
+    assert metrics["search_seconds"] < 8 + 4, "a trial that cannot finish within the budget is not started"
+    assert search["score"] >= search["default_score"], "the given configuration competes too"
+    assert "3-fold cross-validation on the training rows" in out.path.joinpath("report.md").read_text()
+
+
+def test_the_search_improves_on_a_poor_given_configuration(run, regression_split):
+    out = run("ridge_regression", regression_split, searched(6, "r2", alpha=1e4)).output
+    search = json.loads((out.path / SEARCH_FILE).read_text())
+    assert search["default_score"] < 0.1 < search["score"], search
+    assert search["params"]["alpha"] < 1e4
+    assert out.metrics()["validation_score"] == pytest.approx(search["score"], abs=1e-6)
+
+
+def test_a_service_without_a_search_space_is_still_validated(run, split):
+    out = run("knn_classifier", split, searched(5, "f1")).output
+    metrics = out.metrics()
+    assert metrics["search_trials"] == 1
+    assert metrics["validation_score"] > metrics["validation_baseline"]
+
+
+def test_a_model_no_better_than_the_baseline_fails_and_says_so(run, tmp_path):
+    rng = np.random.default_rng(0)
+    noise = pd.DataFrame(rng.normal(size=(400, 4)), columns=list("abcd"))
+    noise["label"] = rng.choice(["yes", "no"], size=400)
+    bundle = split_bundle(tmp_path / "noise", noise, "label", "binary_classification")
+    failed = run("logistic_regression", bundle, searched(3, "roc_auc"), ok=False)
+    assert "no better than the trivial baseline on validation: roc_auc" in failed.stderr
+
+
+@pytest.mark.parametrize("search, message", [
+    ({"budget_seconds": 0, "metric": "roc_auc"}, "budget_seconds must be a positive number"),
+    ({"budget_seconds": 5, "metric": "happiness"}, "unknown search metric 'happiness'"),
+    ("fast", "must be an object"),
+])
+def test_a_malformed_search_is_refused_by_name(run, split, search, message):
+    failed = run("gradient_boosting_classifier", split, {"search": search}, ok=False)
+    assert message in failed.stderr
+
+
+def test_without_a_search_nothing_is_validated(run, split: Bundle):
+    out = run("gradient_boosting_classifier", split, {}).output
+    assert "validation_score" not in out.metrics() and not (out.path / SEARCH_FILE).exists()
