@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -19,6 +19,7 @@ RESPONSE_FORMATS = ("json_schema", "json_object")
 DATA_ROOTS_VARIABLE = "DAGSMITH_DATA_ROOTS"
 #: Set to ``1`` only in the environment the local CLI gives its own Airflow runs (``airflow.local.airflow_env``).
 LOCAL_CLI_VARIABLE = "DAGSMITH_LOCAL_CLI"
+SEARCH_SECONDS_VARIABLE = "DAGSMITH_SEARCH_SECONDS"
 
 
 class ConfigurationError(ValueError):
@@ -95,6 +96,19 @@ def _step_limits() -> Limits:
     return Limits(**values)
 
 
+def _search_seconds() -> float | None:
+    value = os.environ.get(SEARCH_SECONDS_VARIABLE)
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise ConfigurationError(f"{SEARCH_SECONDS_VARIABLE} must be a positive number of seconds, not '{value}'")
+    return seconds
+
+
 def _sandboxed() -> bool:
     value = (os.environ.get(UNSANDBOXED_VARIABLE) or "").strip().lower()
     if value in ("", "0", "false", "no"):
@@ -123,7 +137,9 @@ class Settings:
     silent for six beats is taken for one whose worker died (``execution.reaper``). ``DAGSMITH_STEP_TIMEOUT_SECONDS``
     (default 900) and ``DAGSMITH_STEP_MEMORY_MB`` (default 2048) bound every try of a pipeline step.
     ``DAGSMITH_UNSAFE_NO_SANDBOX=1`` runs the local runtime's services without the bubblewrap sandbox: for trusted
-    catalogs only, and said in ``dagsmith serve``'s banner and every run's trace.
+    catalogs only, and said in ``dagsmith serve``'s banner and every run's trace. ``DAGSMITH_SEARCH_SECONDS`` sets
+    the modelling search's budget for pipelines built from now on (default: sized to the table; a goal's own time
+    budget wins).
 
     ``DAGSMITH_DATA_ROOTS`` (folders separated by ``os.pathsep``) adds to ``DAGSMITH_HOME/datasets`` the folders
     a dataset named by a DAG trigger or the UI may be read from (``dagsmith.data.roots``). ``DAGSMITH_LOCAL_CLI=1``
@@ -141,6 +157,7 @@ class Settings:
     sandboxed: bool = True
     extra_data_roots: tuple[Path, ...] = ()
     local_cli: bool = False
+    search_seconds: float | None = field(default_factory=_search_seconds)
 
     @classmethod
     def from_env(cls) -> Settings:

@@ -19,7 +19,8 @@ from dagsmith.bench.degrade import degraded_catalog
 from dagsmith.bench.experiments import FAULTS, Degradation
 from dagsmith.bench.faults import EVERY, Fault, fault_for
 from dagsmith import datasets
-from dagsmith.bench.quality import classification_quality, eda_quality, reconstruction_r2, regression_quality
+from dagsmith.bench.quality import eda_quality, reconstruction_r2
+from dagsmith.execution.quality import classification_quality, regression_quality
 from dagsmith.bench.runner import Bench, run_experiment, schedule
 from dagsmith.bench.suite import load_suite
 from tests.conftest import CATALOG, ROOT

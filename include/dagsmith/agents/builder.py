@@ -12,6 +12,7 @@ import re
 
 from sqlalchemy.orm import Session
 
+from dagsmith.agents.model_search import plan_search
 from dagsmith.agents.parameters_llm import read_params
 from dagsmith.agents.recommender import PRODUCER_STAGES
 from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER
@@ -259,9 +260,11 @@ def build(
     dataset: str,
     choices: dict[Stage, str] | None = None,
     reasoner: ModelReasoner | None = None,
+    search_seconds: float | None = None,
 ) -> PipelineSpec:
     """The pipeline for this intent: chosen services, inferred parameters (reviewed by the configured model when
-    there is one and its values hold up), edges, and its four checks."""
+    there is one and its values hold up), the modelling step's search (``search_seconds`` overrides the budget
+    sized to the data, a goal's own budget overrides both), edges, and its four checks."""
     chosen = _choose(recommendation, choices or {})
     order = {stage: i for i, stage in enumerate(STAGE_ORDER)}
     chosen.sort(key=lambda item: order[item[0]])
@@ -270,10 +273,12 @@ def build(
     for position, (stage, name, alternatives, by) in enumerate(chosen):
         entry = catalog[name]
         params, reasons = infer_params(stage, entry, profile, intent)
+        search = plan_search(stage, recommendation.for_stage(stage), name, by, profile, intent, search_seconds,
+                             lambda candidate, stage=stage: infer_params(stage, catalog[candidate], profile, intent)[0])
         steps.append(PlannedStep(
             position=position, stage=stage, microservice=name, params=params, param_reasons=reasons,
             depends_on=depends[position], expected_inputs=entry.analysis.inputs,
-            expected_outputs=entry.analysis.outputs, alternatives=alternatives, chosen_by=by,
+            expected_outputs=entry.analysis.outputs, alternatives=alternatives, chosen_by=by, search=search,
         ))
     spec = PipelineSpec(name=pipeline_name(intent.goal), goal=intent.goal, owner=owner, task_type=intent.task_type.value,
                         target=intent.target, dataset=dataset, steps=steps)
@@ -307,6 +312,7 @@ def store(session: Session, spec: PipelineSpec, catalog: dict[str, CatalogEntry]
             microservice_id=catalog[step.microservice].id, params=step.params, depends_on=step.depends_on,
             expected_io={"inputs": step.expected_inputs, "outputs": step.expected_outputs},
             alternatives=[{"id": catalog[name].id, "name": name} for name in step.alternatives], status="pending",
+            search=step.search.model_dump(mode="json") if step.search else {},
         ))
     session.flush()
     return spec.model_copy(update={"id": row.id})

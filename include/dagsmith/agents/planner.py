@@ -65,7 +65,8 @@ def build_pipeline(
     with session_scope(settings) as session:
         catalog = {entry.name: entry for entry in _entries(session, recommendation.mode)}
         spec = builder.build(profile, intent, recommendation, catalog, owner=user,
-                             dataset=str(Path(data).resolve()), choices=choices, reasoner=model_reasoner(settings))
+                             dataset=str(Path(data).resolve()), choices=choices, reasoner=model_reasoner(settings),
+                             search_seconds=(settings or Settings.from_env()).search_seconds)
         spec.schedule, spec.shared = schedule, shared
         if not save:
             return spec

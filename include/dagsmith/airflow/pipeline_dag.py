@@ -4,7 +4,8 @@ DAGs are generated from spec files (written from the pipeline's database row by 
 never queries the database. A run takes ``dataset`` as a parameter, so upstream systems can re-run a
 pipeline on new data (inside the data roots: ``run_dataset``); a spec may carry a cron schedule for
 retraining. Each step task resolves its microservice from the step's row when it runs, which is what lets
-healing swap services between tries.
+healing swap services between tries. A modelling step with a search is one task per candidate model and a
+selection task after them (``execution.search``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from dagsmith.config import Settings
 from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.execution import run as execution
+from dagsmith.execution import search
 from dagsmith.execution.specs import SPEC_SUFFIX, dag_id
 from dagsmith.runtime import RUNTIMES, runtime_named
 from dagsmith.runtime.base import Runtime, RuntimeUnavailable
@@ -92,25 +94,16 @@ def build(spec: dict) -> DAG:
             return execution.start(spec["pipeline_id"], dataset, user=params["user"], run_id=run_id, settings=settings)
 
         started = start()
-        tasks = {}
+        entries, exits = {}, {}  # per step position: the tasks its inputs feed, and the task its output comes from
         for step in steps:
-            position = step["position"]
-
-            @task(task_id=f"step_{position:02d}_{step['stage']}__{step['microservice']}", retries=retries,
-                  retry_delay=timedelta(seconds=spec.get("retry_delay_seconds", 5)), retry_exponential_backoff=True,
-                  on_retry_callback=_heal_on_retry)
-            def run_step(execution_id: int, position: int = position, params: dict | None = None) -> dict:
-                settings = Settings.from_env()
-                try:
-                    return execution.run_step(execution_id, position, runtime=runtime_for(params["runtime"], settings),
-                                              settings=settings)
-                except (execution.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
-                    raise AirflowFailException(str(exc)) from None
-
-            tasks[position] = run_step(started)
+            if step.get("search"):
+                entries[step["position"]], exits[step["position"]] = _search_tasks(step, started)
+            else:
+                node = _step_task(step, retries, spec)(started)
+                entries[step["position"]], exits[step["position"]] = [node], node
         for step in steps:  # every step also reads the execution id from start, which orders it after start
             for parent in step["depends_on"]:
-                tasks[parent] >> tasks[step["position"]]
+                exits[parent] >> entries[step["position"]]
 
         @task(task_id="finish", trigger_rule="all_done")
         def finish(execution_id: int | None) -> dict:
@@ -122,9 +115,58 @@ def build(spec: dict) -> DAG:
             return summary
 
         done = finish(started)
-        for node in tasks.values():
-            node >> done
+        for position, node in exits.items():
+            [*entries[position], node] >> done
     return dag
+
+
+def _step_task(step: dict, retries: int, spec: dict):
+    """One step, healed between tries: each try runs the step's current microservice."""
+    position = step["position"]
+
+    @task(task_id=f"step_{position:02d}_{step['stage']}__{step['microservice']}", retries=retries,
+          retry_delay=timedelta(seconds=spec.get("retry_delay_seconds", 5)), retry_exponential_backoff=True,
+          on_retry_callback=_heal_on_retry)
+    def run_step(execution_id: int, params: dict | None = None) -> dict:
+        settings = Settings.from_env()
+        try:
+            return execution.run_step(execution_id, position, runtime=runtime_for(params["runtime"], settings),
+                                      settings=settings)
+        except (execution.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
+            raise AirflowFailException(str(exc)) from None
+
+    return run_step
+
+
+def _search_tasks(step: dict, started) -> tuple[list, object]:
+    """A modelling search: one task per candidate model on the same input, then the task that picks the winner."""
+    position, stage = step["position"], step["stage"]
+
+    def candidate_task(name: str):
+        @task(task_id=f"step_{position:02d}_{stage}__{name}", retries=0)
+        def run_candidate(execution_id: int, params: dict | None = None) -> dict:
+            settings = Settings.from_env()
+            try:
+                return search.run_candidate(execution_id, position, name,
+                                            runtime=runtime_for(params["runtime"], settings), settings=settings)
+            except (execution.StepFailed, RuntimeUnavailable) as exc:  # one fewer model to choose from
+                raise AirflowFailException(str(exc)) from None
+
+        return run_candidate(started)
+
+    @task(task_id=f"step_{position:02d}_{stage}__select", trigger_rule="all_done")
+    def select(execution_id: int | None) -> dict:
+        if execution_id is None:
+            raise AirflowFailException("the run did not start; see the start task's log")
+        try:
+            return search.select_model(execution_id, position, settings=Settings.from_env())
+        except execution.CandidatesExhausted as exc:
+            raise AirflowFailException(str(exc)) from None
+
+    candidates = [candidate_task(name) for name in step["search"]["candidates"]]
+    chosen = select(started)
+    candidates >> chosen
+    return candidates, chosen
 
 
 def load_dags(folder: Path) -> dict[str, DAG]:

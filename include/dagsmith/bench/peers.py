@@ -14,7 +14,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 from sklearn.model_selection import train_test_split
 
-from dagsmith.bench.quality import classification_quality, regression_quality
+from dagsmith.execution.quality import classification_quality, regression_quality
 from dagsmith.bench.suite import CLASSIFICATION, BenchTask
 
 PEER = "flaml"

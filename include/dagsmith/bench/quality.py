@@ -9,7 +9,6 @@ trivial predictor on the held-out rows.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ from sklearn import metrics as skm
 from sklearn.linear_model import LinearRegression
 
 from dagsmith.bench.suite import CLASSIFICATION, SUPERVISED
+from dagsmith.execution.quality import Quality, supervised_quality
 from dagsmith.models.catalog import TaskType
 from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.bundle import PREDICTIONS_FILE
@@ -25,13 +25,6 @@ from dagsmith_kit.bundle import PREDICTIONS_FILE
 #: Statistics the EDA reference recomputes with pandas, and the tolerance the protocol allows.
 EDA_STATISTICS = ("count", "missing", "mean", "std", "min", "median", "max")
 EDA_TOLERANCE = 1e-6
-
-
-@dataclass
-class Quality:
-    valid: bool
-    metrics: dict[str, float] = field(default_factory=dict)
-    problem: str | None = None
 
 
 def final_bundle(workspace: Path) -> Bundle | None:
@@ -43,57 +36,6 @@ def final_bundle(workspace: Path) -> Bundle | None:
         except BundleError:
             continue
     return None
-
-
-def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataFrame | None,
-                           y_train: pd.Series) -> Quality:
-    """Accuracy, macro F1 and AUC (when probabilities exist), against a majority-class predictor."""
-    truth, predicted = y_true.astype(str).to_numpy(), y_pred.astype(str).to_numpy()
-    majority = np.full_like(truth, y_train.astype(str).mode().iloc[0])
-    result = {"accuracy": skm.accuracy_score(truth, predicted),
-              "balanced_accuracy": skm.balanced_accuracy_score(truth, predicted),
-              "f1": skm.f1_score(truth, predicted, average="macro"),
-              "trivial_f1": skm.f1_score(truth, majority, average="macro")}
-    labels = sorted(set(truth))
-    if proba is not None and len(labels) > 1:
-        proba = proba.rename(columns=lambda c: str(c).removeprefix("proba_"))
-        if set(labels) <= set(proba.columns):
-            values = proba[labels].to_numpy(dtype=float)
-            values = values / np.clip(values.sum(axis=1, keepdims=True), 1e-12, None)
-            if len(labels) == 2:
-                result["roc_auc"] = skm.roc_auc_score(truth == labels[1], values[:, 1])
-            else:
-                result["roc_auc"] = skm.roc_auc_score(truth, values, multi_class="ovr", labels=labels)
-    better = result["f1"] > result["trivial_f1"]
-    return Quality(better, result, None if better else "no better than predicting the majority class")
-
-
-def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series) -> Quality:
-    """RMSE and MAE (also divided by the held-out target's spread), against predicting the training mean."""
-    truth, predicted = y_true.to_numpy(dtype=float), y_pred.to_numpy(dtype=float)
-    if not np.isfinite(predicted).all():
-        return Quality(False, {}, "non-finite predictions")
-    spread = float(np.std(truth)) or 1.0
-    rmse = math.sqrt(skm.mean_squared_error(truth, predicted))
-    baseline = math.sqrt(skm.mean_squared_error(truth, np.full_like(truth, float(y_train.mean()))))
-    mae = skm.mean_absolute_error(truth, predicted)
-    result = {"rmse": rmse, "mae": mae, "nrmse": rmse / spread, "nmae": mae / spread,
-              "r2": skm.r2_score(truth, predicted), "baseline_rmse": baseline}
-    better = rmse < baseline
-    return Quality(better, result, None if better else "no better than predicting the training mean")
-
-
-def _supervised(bundle: Bundle, task_type: TaskType) -> Quality:
-    target = bundle.target
-    test, train = bundle.table("test"), bundle.table("train")
-    predictions = bundle.predictions()
-    if len(predictions) != len(test) or "prediction" not in predictions:
-        return Quality(False, {}, "predictions do not line up with the test table")
-    if task_type in CLASSIFICATION:
-        proba = predictions[[c for c in predictions.columns if c.startswith("proba_")]]
-        return classification_quality(test[target], predictions["prediction"], proba if len(proba.columns) else None,
-                                      train[target])
-    return regression_quality(test[target], predictions["prediction"], train[target])
 
 
 def _unsupervised(bundle: Bundle, task_type: TaskType, labels: pd.Series | None) -> Quality:
@@ -249,7 +191,7 @@ def assess(workspace: Path, task_type: TaskType, frame: pd.DataFrame, labels: pd
         if not (bundle.path / PREDICTIONS_FILE).is_file():
             return Quality(False, {}, "no predictions")
         if task_type in SUPERVISED:
-            return _supervised(bundle, task_type)
+            return supervised_quality(bundle, classification=task_type in CLASSIFICATION)
         return _unsupervised(bundle, task_type, labels)
     except (KeyError, ValueError, BundleError) as exc:
         return Quality(False, {}, f"outputs could not be assessed: {exc}")

@@ -20,6 +20,7 @@ from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.execution.history import execution_summary, service_names
+from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.runtime import check_runtime, runtime_named
@@ -83,18 +84,30 @@ def _progress_lines(settings: Settings, watch: _Watch) -> list[str]:
                                .where(schema.StepAttempt.execution_id == execution.id)
                                .order_by(schema.StepAttempt.id)).all()
         for attempt, step in rows:
-            key = (attempt.id, attempt.status, bool(attempt.decision))
+            action = attempt.decision.get("action")
+            key = (attempt.id, attempt.status, action)
             if key in seen or attempt.status == "running":
                 continue
             seen.add(key)
             label = f"{step.position:>2} {step.stage:<24} {names[attempt.microservice_id]}"
-            if attempt.status == "completed":
+            if action in ("candidate", "selected", "outperformed") and attempt.status != "failed":
+                lines.append(_search_line(label, attempt.status, action, attempt.decision.get("reason", "")))
+            elif attempt.status == "completed":
                 lines.append(f"[green]✓[/] {label}")
             else:
                 lines.append(f"[red]✗[/] {label}: {escape(attempt.error_class or '')}")
                 if attempt.decision:
                     lines.append(f"  [yellow]↻[/] {escape(attempt.decision.get('reason', ''))}")
     return lines
+
+
+def _search_line(label: str, status: str, action: str, reason: str) -> str:
+    """A model search's candidate as it finishes, then as chosen or outperformed."""
+    if action == "candidate":
+        return f"[green]✓[/] {label} [dim](candidate)[/]"
+    if action == "selected":
+        return f"[green]✓[/] {label} [bold](chosen)[/]\n  [green]★[/] {escape(reason)}"
+    return f"[dim]–  {label}: outperformed[/]"
 
 
 def _summary(settings: Settings, pipeline_id: int, airflow_run_id: str) -> dict:
@@ -170,8 +183,12 @@ def _show(summary: dict) -> None:
     style = "green" if summary["status"] == "completed" else "red"
     console.print(f"\n[{style}]{summary['status']}[/] in {summary['time_to_results_seconds']} s "
                   f"(execution {summary['execution_id']})", highlight=False)
+    quality = summary["quality"]
+    for row in Quality(**quality).beside_baselines() if quality else []:
+        console.print(f"  {row['metric']:<28} {row['value']:.4f}   trivial predictor {row['baseline']:.4f}",
+                      highlight=False)
     for key, value in summary["metrics"].items():
-        if isinstance(value, float):
+        if isinstance(value, float) and not (quality and key in quality["metrics"]):
             console.print(f"  {key:<28} {value:.4f}", highlight=False)
     for item in summary["substitutions"]:
         console.print(f"  [yellow]substituted[/] {item['stage']}: {item['from']} -> {item['to']}", highlight=False)

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from dagsmith.config import Settings
 from dagsmith.execution import run as execution
+from dagsmith.execution.search import run_search
 from dagsmith.runtime.base import Runtime, RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -26,14 +27,23 @@ def run_pipeline(pipeline_id: int, dataset: str, *, runtime: Runtime, settings: 
                  self_healing: bool = True, on_step: Callable[[dict], None] | None = None) -> dict:
     """Run every step of the pipeline; returns ``finish``'s summary plus the execution id and its trace."""
     with session_scope(settings) as session:
-        steps = [(s.position, list(s.depends_on), len(s.alternatives)) for s in session.scalars(
-            select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline_id)
-            .order_by(schema.PipelineStep.position))]
-    tries = (execution.retries_for([n for _, _, n in steps]) + 1) if self_healing else RETRY_ONLY_TRIES
+        steps = [(s.position, list(s.depends_on), len(s.alternatives), s.search.get("candidates"))
+                 for s in session.scalars(select(schema.PipelineStep).where(
+                     schema.PipelineStep.pipeline_id == pipeline_id).order_by(schema.PipelineStep.position))]
+    tries = (execution.retries_for([n for _, _, n, _ in steps]) + 1) if self_healing else RETRY_ONLY_TRIES
     execution_id = execution.start(pipeline_id, dataset, user=user, run_id=None, settings=settings)
     completed: set[int] = set()
-    for position, depends_on, _ in steps:
+    for position, depends_on, _, candidates in steps:
         if not set(depends_on) <= completed:
+            continue
+        if candidates:
+            try:
+                outcome = run_search(execution_id, position, candidates, runtime=runtime, settings=settings)
+            except (execution.CandidatesExhausted, RuntimeUnavailable):
+                continue
+            completed.add(position)
+            if on_step:
+                on_step(outcome)
             continue
         for _ in range(tries):
             try:

@@ -75,7 +75,8 @@ def artifact_paths(workspace: Path) -> list[Path]:
 
 
 def execution_summary(session: Session, execution: schema.Execution) -> dict[str, Any]:
-    """One run's outcome: status, metrics of every step, plots, report, substitutions and error."""
+    """One run's outcome: status, metrics of every step, held-out quality beside a trivial predictor's, the model
+    search, plots, report, substitutions and error."""
     workspace = Path(execution.workspace or "")
     metrics: dict[str, Any] = {}
     for folder in sorted(workspace.joinpath("steps").glob("*")):
@@ -89,5 +90,6 @@ def execution_summary(session: Session, execution: schema.Execution) -> dict[str
             "artifacts": [str(p) for p in artifact_paths(workspace)],
             "report": str(reports[-1]) if reports else None,
             "substitutions": substitutions(execution.trace, service_names(session)), "error": execution.error,
-            "isolation": execution.trace.get("isolation", [])}
+            "isolation": execution.trace.get("isolation", []), "quality": execution.trace.get("quality"),
+            "search": execution.trace.get("search", {})}
 

@@ -27,13 +27,14 @@ from dagsmith.execution.reaper import ATTEMPT_LABEL, close_lost, reap
 from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose, telling_line
 from dagsmith.healing.interpret import interpret
 from dagsmith.learning.record import record_execution
-from dagsmith.models.catalog import Analysis, AnalysisMode
+from dagsmith.execution.quality import Quality, supervised_quality
+from dagsmith.models.catalog import Analysis, AnalysisMode, Stage, TaskType
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide, model_reasoner
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime, RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from dagsmith_kit import Bundle
+from dagsmith_kit import Bundle, BundleError
 
 logger = logging.getLogger(__name__)
 #: Identical failures of one service after which it is not tried again, even for transient errors.
@@ -102,12 +103,12 @@ def _steps(session: Session, pipeline_id: int) -> list[schema.PipelineStep]:
                                 .order_by(schema.PipelineStep.position)))
 
 
-def _step(session: Session, execution: schema.Execution, position: int) -> schema.PipelineStep:
+def step_at(session: Session, execution: schema.Execution, position: int) -> schema.PipelineStep:
     return session.scalar(select(schema.PipelineStep).where(
         schema.PipelineStep.pipeline_id == execution.pipeline_id, schema.PipelineStep.position == position))
 
 
-def _attempts(session: Session, execution_id: int, step_id: int) -> list[schema.StepAttempt]:
+def tries_of(session: Session, execution_id: int, step_id: int) -> list[schema.StepAttempt]:
     return list(session.scalars(select(schema.StepAttempt).where(
         schema.StepAttempt.execution_id == execution_id, schema.StepAttempt.step_id == step_id)
         .order_by(schema.StepAttempt.attempt)))
@@ -184,8 +185,8 @@ def heal(execution_id: int, position: int, *, settings: Settings, self_healing: 
     """
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
-        step = _step(session, execution, position)
-        attempts = _attempts(session, execution_id, step.id)
+        step = step_at(session, execution, position)
+        attempts = tries_of(session, execution_id, step.id)
         if not attempts or attempts[-1].status != "failed":
             return None
         decision = attempts[-1].decision
@@ -209,8 +210,8 @@ def close_lost_tries(execution_id: int, position: int, *, settings: Settings) ->
     the reaper failed meanwhile is running again."""
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
-        step = _step(session, execution, position)
-        lost = [a for a in _attempts(session, execution_id, step.id) if a.status == "running"]
+        step = step_at(session, execution, position)
+        lost = [a for a in tries_of(session, execution_id, step.id) if a.status == "running"]
         for attempt in lost:
             close_lost(attempt, datetime.now(UTC))
         if execution.status == "failed" and execution.finished_at is not None:
@@ -240,10 +241,66 @@ def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> 
     return attempts[-1].microservice_id, dict(attempts[-1].params)
 
 
+@dataclass(frozen=True)
+class Try:
+    """One try of a step, as recorded: what runs, on which input, into which folder."""
+
+    attempt_id: int
+    attempt: int
+    service: str
+    files: dict
+    params: dict
+    expected_outputs: list[str]
+    target: str | None
+    workspace: Workspace
+    source: Path
+    output: Path
+
+
+def open_try(session: Session, execution: schema.Execution, step: schema.PipelineStep, service_id: int,
+             params: dict, *, decision: dict | None = None) -> Try:
+    """Record a new running try of ``step`` (numbered under a lock on the step: tries of one step may start side
+    by side, as a model search's candidates do)."""
+    session.execute(select(schema.PipelineStep.id).where(schema.PipelineStep.id == step.id).with_for_update())
+    number = len(tries_of(session, execution.id, step.id)) + 1
+    service, files, analysis = _service(session, service_id)
+    attempt = schema.StepAttempt(execution_id=execution.id, step_id=step.id, attempt=number,
+                                 microservice_id=service.id, params=params, status="running", decision=decision or {})
+    session.add(attempt)
+    step.status = "running"
+    session.flush()
+    workspace = Workspace(Path(execution.workspace))
+    source = workspace.step_output(step.depends_on[0]) if step.depends_on else workspace.input
+    target = session.get(schema.Pipeline, execution.pipeline_id).target
+    return Try(attempt.id, number, service.name, files, params, analysis.outputs, target, workspace, source,
+               workspace.attempt_output(step.position, number))
+
+
+def run_try(attempt: Try, position: int, *, runtime: Runtime, settings: Settings, limits: Limits | None = None,
+            promote: bool = True) -> tuple[InvocationResult, Diagnosis | None]:
+    """Run a recorded try (beating, so the reaper knows the worker lives), check its output and record the outcome;
+    with ``promote`` a good output becomes the step's output at once."""
+    invocation = Invocation(attempt.service, attempt.files, attempt.source, attempt.output, attempt.params,
+                            limits or settings.step_limits, {ATTEMPT_LABEL: str(attempt.attempt_id)})
+    with beating(attempt.attempt_id, settings):
+        try:
+            result = runtime.run(invocation)
+        except RuntimeUnavailable as exc:
+            result = InvocationResult(exit_code=-1, stdout="", stderr=f"error: {exc}", seconds=0.0)
+            _record_attempt(attempt, result, Diagnosis(ErrorClass.ENVIRONMENT, str(exc)), position, settings,
+                            promote=promote)
+            raise
+        problems = (check_bundle(attempt.output, target=attempt.target, expected_outputs=attempt.expected_outputs,
+                                 source=attempt.source) if result.ok else [])
+    diagnosis = diagnose(result) if not result.ok else _contract_diagnosis(problems)
+    _record_attempt(attempt, result, diagnosis, position, settings, promote=promote)
+    return result, diagnosis
+
+
 def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,
              limits: Limits | None = None, self_healing: bool = True) -> dict:
-    """Run one try of a step: close tries a dead worker left open, heal if the previous try failed, then run
-    (beating, so the reaper knows the worker lives), record and check the output.
+    """Run one try of a step: close tries a dead worker left open, heal if the previous try failed, then run,
+    record and check the output.
 
     Raises ``StepFailed`` when the try failed (Airflow retries), ``RuntimeUnavailable`` when the runtime cannot
     run anything here (no retry helps; the try is recorded as an environment failure with the reason). ``limits``
@@ -252,40 +309,15 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
     heal(execution_id, position, settings=settings, self_healing=self_healing)
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
-        pipeline = session.get(schema.Pipeline, execution.pipeline_id)
-        step = _step(session, execution, position)
-        attempts = _attempts(session, execution_id, step.id)
+        step = step_at(session, execution, position)
+        attempts = tries_of(session, execution_id, step.id)
         if _step_outcome(attempts) == "completed":
             return {"position": position, "status": "completed", "skipped": True}
-        service_id, params = _next_try(step, attempts)
-        service, files, analysis = _service(session, service_id)
-        attempt = schema.StepAttempt(execution_id=execution_id, step_id=step.id, attempt=len(attempts) + 1,
-                                     microservice_id=service.id, params=params, status="running")
-        session.add(attempt)
-        step.status = "running"
-        session.flush()
-        attempt_id, attempt_no, depends = attempt.id, attempt.attempt, list(step.depends_on)
-        service_name, target = service.name, pipeline.target
-        workspace = Workspace(Path(execution.workspace))
-    source = workspace.step_output(depends[0]) if depends else workspace.input
-    output = workspace.attempt_output(position, attempt_no)
-    invocation = Invocation(service_name, files, source, output, params, limits or settings.step_limits,
-                            {ATTEMPT_LABEL: str(attempt_id)})
-    with beating(attempt_id, settings):
-        try:
-            result = runtime.run(invocation)
-        except RuntimeUnavailable as exc:
-            result = InvocationResult(exit_code=-1, stdout="", stderr=f"error: {exc}", seconds=0.0)
-            _record_attempt(attempt_id, result, Diagnosis(ErrorClass.ENVIRONMENT, str(exc)), workspace, position,
-                            output, settings)
-            raise
-        problems = (check_bundle(output, target=target, expected_outputs=analysis.outputs, source=source)
-                    if result.ok else [])
-    diagnosis = diagnose(result) if not result.ok else _contract_diagnosis(problems)
-    _record_attempt(attempt_id, result, diagnosis, workspace, position, output, settings)
+        attempt = open_try(session, execution, step, *_next_try(step, attempts))
+    result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits)
     if diagnosis:
-        raise StepFailed(f"step {position} ({service_name}) failed: {diagnosis}")
-    return {"position": position, "status": "completed", "microservice": service_name, "attempt": attempt_no,
+        raise StepFailed(f"step {position} ({attempt.service}) failed: {diagnosis}")
+    return {"position": position, "status": "completed", "microservice": attempt.service, "attempt": attempt.attempt,
             "seconds": result.seconds}
 
 
@@ -297,30 +329,29 @@ def _contract_diagnosis(problems: list[str]) -> Diagnosis | None:
     return Diagnosis(ErrorClass.NUMERICAL if numeric else ErrorClass.CONTRACT, "; ".join(problems))
 
 
-def _record_attempt(attempt_id: int, result: InvocationResult, diagnosis: Diagnosis | None, workspace: Workspace,
-                    position: int, output: Path, settings: Settings) -> None:
+def _record_attempt(attempt: Try, result: InvocationResult, diagnosis: Diagnosis | None, position: int,
+                    settings: Settings, *, promote: bool) -> None:
     with session_scope(settings) as session:
-        attempt = session.get(schema.StepAttempt, attempt_id)
-        step = session.get(schema.PipelineStep, attempt.step_id)
-        attempt.finished_at = datetime.now(UTC)
+        row = session.get(schema.StepAttempt, attempt.attempt_id)
+        step = session.get(schema.PipelineStep, row.step_id)
+        row.finished_at = datetime.now(UTC)
         if result.isolation:  # what contained the services, in the run's trace (loud when nothing did)
-            execution = session.get(schema.Execution, attempt.execution_id)
+            execution = session.get(schema.Execution, row.execution_id, with_for_update=True)
             seen = set(execution.trace.get("isolation", [])) | {result.isolation}
             execution.trace = {**execution.trace, "isolation": sorted(seen)}
         if diagnosis:
-            attempt.status, attempt.error_class = "failed", diagnosis.error_class.value
-            attempt.error_text = (result.stderr or diagnosis.summary)[-8000:]
-            step.status = "pending"
+            row.status, row.error_class = "failed", diagnosis.error_class.value
+            row.error_text = (result.stderr or diagnosis.summary)[-8000:]
+            if promote:
+                step.status = "pending"
         else:
-            attempt.status, step.status = "completed", "completed"
-            final = workspace.step_output(position)
-            final.parent.mkdir(parents=True, exist_ok=True)
-            if final.exists():
-                shutil.rmtree(final)
-            output.rename(final)
-        number = attempt.attempt
+            row.status = "completed"
+            if promote:
+                step.status = "completed"
+                promote_output(attempt.output, attempt.workspace.step_output(position))
+    number = attempt.attempt
     # After the outcome is committed: a full disk must not lose the record of the try (nor leave it 'running').
-    log = workspace.root / "logs" / f"{position:02d}-{number}.log"
+    log = attempt.workspace.root / "logs" / f"{position:02d}-{number}.log"
     try:
         log.parent.mkdir(exist_ok=True)
         log.write_text(f"exit code {result.exit_code} in {result.seconds} s, isolation: {result.isolation or 'unknown'}\n"
@@ -330,28 +361,51 @@ def _record_attempt(attempt_id: int, result: InvocationResult, diagnosis: Diagno
         logger.warning("the log of step %s try %s was not written: %s", position, number, exc)
 
 
+def promote_output(output: Path, final: Path) -> None:
+    """A try's output becomes the step's output, the one the next steps read."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists():
+        shutil.rmtree(final)
+    output.rename(final)
+
+
 def _failure(session: Session, execution_id: int, steps: list[schema.PipelineStep], trace: list[dict]) -> str:
     """Which steps did not complete, each with its last try's error: what a person reads first."""
     failed = []
     for step, entry in zip(steps, trace, strict=True):
         if entry["status"] == "completed":
             continue
-        attempts = _attempts(session, execution_id, step.id)
+        attempts = tries_of(session, execution_id, step.id)
         last = attempts[-1] if attempts else None
         why = f" ({last.error_class}: {telling_line(last.error_text or '')})" if last and last.error_class else ""
         failed.append(f"{step.position} {step.stage}{why}")
     return f"{len(failed)} step(s) did not complete: " + ", ".join(failed)
 
 
+def _held_out_quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep],
+                      workspace: Workspace) -> Quality | None:
+    """A supervised pipeline's held-out quality beside a trivial predictor's, from its model step's output."""
+    task = TaskType(pipeline.task_type)
+    models = [s for s in steps if s.stage == Stage.MODELLING.value]
+    if not task.supervised or not models:
+        return None
+    try:
+        bundle = Bundle.open(workspace.step_output(models[-1].position))
+    except BundleError as exc:
+        return Quality(False, {}, f"not assessable: {exc}")
+    return supervised_quality(bundle, classification=task.classification)
+
+
 def finish(execution_id: int, *, settings: Settings) -> dict:
-    """Close the execution: its status, the trace of what ran, and the patterns learned from it."""
+    """Close the execution: its status, the trace of what ran, the held-out quality of a supervised model beside a
+    trivial predictor's (a model no better than it fails the run), and the patterns learned from it."""
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
         pipeline = session.get(schema.Pipeline, execution.pipeline_id)
         steps = _steps(session, pipeline.id)
         trace = []
         for step in steps:
-            attempts = _attempts(session, execution_id, step.id)
+            attempts = tries_of(session, execution_id, step.id)
             trace.append({
                 "position": step.position, "stage": step.stage, "status": _step_outcome(attempts),
                 "attempts": [{"microservice_id": a.microservice_id, "status": a.status, "error_class": a.error_class,
@@ -359,11 +413,17 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
                              for a in attempts],
             })
         ok = all(t["status"] == "completed" for t in trace)
+        execution.trace = {**execution.trace, "steps": trace}
+        execution.error = None if ok else _failure(session, execution_id, steps, trace)
+        answer = _held_out_quality(pipeline, steps, Workspace(Path(execution.workspace))) if ok else None
+        if answer is not None:
+            execution.trace = {**execution.trace, "quality": {"valid": answer.valid, "metrics": answer.metrics,
+                                                              "problem": answer.problem}}
+            if not answer.valid:
+                ok, execution.error = False, f"every step ran, but the model is {answer.problem}"
         execution.status = pipeline.status = "completed" if ok else "failed"
         execution.finished_at = datetime.now(UTC)
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
-        execution.trace = {**execution.trace, "steps": trace}
-        execution.error = None if ok else _failure(session, execution_id, steps, trace)
         record_execution(session, execution, steps)
         final = Path(execution.workspace) / "steps"
         return {"execution_id": execution_id, "status": execution.status, "seconds": execution.seconds,

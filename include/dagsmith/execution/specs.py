@@ -41,7 +41,8 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
             "dataset": pipeline.dataset, "schedule": pipeline.schedule,
             "retry_delay_seconds": retry_delay_seconds,
             "steps": [{"position": s.position, "stage": s.stage, "microservice": names[s.microservice_id],
-                       "depends_on": s.depends_on, "alternatives": len(s.alternatives)} for s in steps],
+                       "depends_on": s.depends_on, "alternatives": len(s.alternatives), "search": s.search}
+                      for s in steps],
         }
         spec["explanation"] = explanation(pipeline, spec["steps"])
     folder = specs_dir(settings)
@@ -66,7 +67,13 @@ def explanation(pipeline: schema.Pipeline, steps: list[dict]) -> str:
                if field in reasons),
              ""]
     for step in steps:
-        lines.append(f"**{step['position']}. {step['stage']}**: `{step['microservice']}`, among")
+        search = step.get("search")
+        if search:
+            tried = ", ".join(f"`{name}`" for name in search["candidates"])
+            lines.append(f"**{step['position']}. {step['stage']}**: the best on validation of {tried} "
+                         f"({plain(search['reason'])}), ranked among")
+        else:
+            lines.append(f"**{step['position']}. {step['stage']}**: `{step['microservice']}`, among")
         stage = ranked.get(step["stage"])
         lines += (stage.top_lines() if stage else []) or ["- (no ranking recorded)"]
         lines.append("")

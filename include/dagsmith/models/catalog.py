@@ -54,6 +54,19 @@ class TaskType(StrEnum):
     EXPLORATORY_ANALYSIS = "exploratory_analysis"
     TIME_SERIES_FORECASTING = "time_series_forecasting"
 
+    @property
+    def supervised(self) -> bool:
+        """Learns a target from labelled rows (and is judged against a trivial predictor of it)."""
+        return self in _SUPERVISED
+
+    @property
+    def classification(self) -> bool:
+        return self in (TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION)
+
+
+_SUPERVISED = frozenset({TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION, TaskType.REGRESSION,
+                         TaskType.TIME_SERIES_FORECASTING})
+
 
 class AnalysisMode(StrEnum):
     CODE = "code"

@@ -84,6 +84,22 @@ class PipelineStatus(StrEnum):
     FAILED = "failed"
 
 
+class ModelSearch(BaseModel):
+    """Several models fitted side by side on the same prepared bundle, each tuned within its budget on the
+    training rows; the best validation score wins (``execution.search``)."""
+
+    candidates: list[str] = Field(description="services tried, the recommender's order")
+    params: dict[str, dict[str, Any]] = Field(default_factory=dict, description="each candidate's inferred params")
+    budget_seconds: float = Field(gt=0, description="each candidate's tuning budget")
+    metric: str = Field(description="the validation metric that picks the winner (dagsmith_kit.search.SCORERS)")
+    reason: str
+
+    def params_for(self, candidate: str) -> dict[str, Any]:
+        """A candidate's params, with the search that makes it validate and tune itself."""
+        return {**self.params.get(candidate, {}),
+                "search": {"budget_seconds": self.budget_seconds, "metric": self.metric}}
+
+
 class PlannedStep(BaseModel):
     position: int
     stage: Stage
@@ -95,6 +111,7 @@ class PlannedStep(BaseModel):
     expected_outputs: list[str] = Field(default_factory=list)
     alternatives: list[str] = Field(default_factory=list, description="next-ranked services, for self-healing")
     chosen_by: str = Field(default="recommender", description="recommender | user")
+    search: ModelSearch | None = Field(default=None, description="a modelling step that tries several models")
 
 
 class ValidationCheck(BaseModel):

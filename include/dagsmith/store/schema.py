@@ -155,6 +155,8 @@ class PipelineStep(Base):
     depends_on: Mapped[list[Any]] = mapped_column(server_default="[]")
     expected_io: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
     alternatives: Mapped[list[Any]] = mapped_column(server_default="[]")
+    #: a modelling step's search (``models.plan.ModelSearch``); empty for a single service
+    search: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
     status: Mapped[str] = mapped_column(String(20), server_default="pending")
 
 

@@ -1,0 +1,84 @@
+"""The modelling stage's search: which models are fitted side by side, for how long, and what picks the winner.
+
+One default model is a guess. The builder turns the modelling step of a supervised pipeline into a search: the
+top-ranked model and the next ones that fit the data as well (by the recommender's compatibility signal) each
+tune themselves within a share of the pipeline's budget, scored on the training rows only, and the best
+validation score wins (``execution.search``). A person's explicit choice is honoured: their model alone is tuned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dagsmith.models.catalog import Stage, TaskType
+from dagsmith.models.intent import Intent
+from dagsmith.models.plan import ModelSearch, StageRecommendation
+from dagsmith.models.profile import DatasetProfile
+
+#: Models fitted side by side at most (the recommender's order).
+MAX_CANDIDATES = 3
+#: An alternative joins the search when its compatibility with the data is at least this share of the top pick's.
+COMPATIBLE_SHARE = 0.9
+#: The default search budget: seconds for a small table, one more per this many cells, and the bounds.
+BASE_SECONDS, CELLS_PER_SECOND, MIN_SECONDS, MAX_SECONDS = 10.0, 5_000, 15.0, 300.0
+#: The share of a goal's stated time budget the search may take (loading, preparing and evaluating need the rest).
+SEARCH_SHARE_OF_GOAL = 0.6
+#: What candidates are compared by when the goal names no metric.
+DEFAULT_METRIC = {TaskType.BINARY_CLASSIFICATION: "roc_auc", TaskType.MULTICLASS_CLASSIFICATION: "f1_macro",
+                  TaskType.REGRESSION: "r2", TaskType.TIME_SERIES_FORECASTING: "r2"}
+
+
+def _constraint(intent: Intent, kind: str):
+    return next((c for c in intent.constraints if c.kind == kind), None)
+
+
+def budget(profile: DatasetProfile, intent: Intent, configured: float | None) -> tuple[float, str]:
+    """The whole search's seconds and why: the goal's time budget, else the operator's setting, else the data's size."""
+    stated = _constraint(intent, "time_budget_seconds")
+    if stated:
+        seconds = max(3.0, float(stated.value) * SEARCH_SHARE_OF_GOAL)
+        return seconds, f"{SEARCH_SHARE_OF_GOAL:.0%} of the goal's time budget ({stated.reason})"
+    if configured:
+        return configured, "DAGSMITH_SEARCH_SECONDS"
+    cells = profile.n_rows * max(1, len(profile.columns))
+    seconds = min(MAX_SECONDS, max(MIN_SECONDS, BASE_SECONDS + cells / CELLS_PER_SECOND))
+    return seconds, f"sized to the table ({cells:,} cells)"
+
+
+def metric(intent: Intent) -> tuple[str, str]:
+    named = _constraint(intent, "metric")
+    if named:
+        return str(named.value), named.reason
+    chosen = DEFAULT_METRIC[intent.task_type]
+    return chosen, f"the usual measure for {intent.task_type.value.replace('_', ' ')}"
+
+
+def candidates(ranking: StageRecommendation, pick: str, chosen_by: str) -> list[str]:
+    """The pick first, then the models that fit the data best (compatibility weighs an estimator's usual strength
+    on tables this size), each at least about as well as the pick."""
+    if chosen_by == "user":
+        return [pick]
+    fit = {c.microservice: c.signals.compatibility for c in ranking.candidates}
+    floor = fit.get(pick, 0.0) * COMPATIBLE_SHARE
+    others = sorted((c for c in ranking.candidates if c.microservice != pick and fit[c.microservice] >= floor),
+                    key=lambda c: (-c.signals.compatibility, -c.score))
+    return [pick, *(c.microservice for c in others)][:MAX_CANDIDATES]
+
+
+def plan_search(stage: Stage, ranking: StageRecommendation | None, pick: str, chosen_by: str,
+                profile: DatasetProfile, intent: Intent, configured_seconds: float | None,
+                params_of: Callable[[str], dict[str, Any]]) -> ModelSearch | None:
+    """The search for a supervised modelling step (``params_of`` infers a candidate's params), or None for any
+    other step."""
+    if stage is not Stage.MODELLING or intent.task_type not in DEFAULT_METRIC or ranking is None:
+        return None
+    names = candidates(ranking, pick, chosen_by)
+    total, why_budget = budget(profile, intent, configured_seconds)
+    measure, why_metric = metric(intent)
+    each = max(1.0, round(total / len(names), 1))
+    who = "your choice, tuned" if chosen_by == "user" else f"{len(names)} model(s) that fit the data"
+    return ModelSearch(candidates=names, params={name: params_of(name) for name in names}, budget_seconds=each,
+                       metric=measure,
+                       reason=f"{who}; {each:g} s each ({why_budget}); the best {measure} on the training rows' "
+                              f"validation wins ({why_metric})")

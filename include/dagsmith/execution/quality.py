@@ -1,0 +1,98 @@
+"""Is a supervised result an answer? Held-out quality beside what a trivial predictor scores on the same rows.
+
+A run whose model does no better than predicting the majority class or the training mean completed nothing
+useful: ``finish`` fails it saying so, and every metric is shown beside its trivial counterpart (the CLI, the
+UI's run page, the benchmark). The figures are recomputed here from the predictions and the held-out table, so
+they do not depend on which evaluator the pipeline ran.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn import metrics as skm
+
+from dagsmith_kit import Bundle, BundleError
+
+#: Each held-out metric and the key of the trivial predictor's score on the same rows.
+BASELINE_OF = {"accuracy": "trivial_accuracy", "balanced_accuracy": "trivial_balanced_accuracy", "f1": "trivial_f1",
+               "roc_auc": "trivial_roc_auc", "rmse": "baseline_rmse", "mae": "baseline_mae", "r2": "baseline_r2"}
+
+
+@dataclass
+class Quality:
+    valid: bool
+    metrics: dict[str, float] = field(default_factory=dict)
+    problem: str | None = None
+
+    def beside_baselines(self) -> list[dict[str, float | str]]:
+        """Each held-out metric with the trivial predictor's score on the same rows, for people to read."""
+        return [{"metric": name, "value": self.metrics[name], "baseline": self.metrics[baseline]}
+                for name, baseline in BASELINE_OF.items() if name in self.metrics and baseline in self.metrics]
+
+
+def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataFrame | None,
+                           y_train: pd.Series) -> Quality:
+    """Accuracy, macro F1 and AUC (when probabilities exist), against a majority-class predictor."""
+    truth, predicted = y_true.astype(str).to_numpy(), y_pred.astype(str).to_numpy()
+    majority = np.full_like(truth, y_train.astype(str).mode().iloc[0])
+    result = {"accuracy": skm.accuracy_score(truth, predicted),
+              "trivial_accuracy": skm.accuracy_score(truth, majority),
+              "balanced_accuracy": skm.balanced_accuracy_score(truth, predicted),
+              "trivial_balanced_accuracy": skm.balanced_accuracy_score(truth, majority),
+              "f1": skm.f1_score(truth, predicted, average="macro"),
+              "trivial_f1": skm.f1_score(truth, majority, average="macro")}
+    labels = sorted(set(truth))
+    if proba is not None and len(labels) > 1:
+        proba = proba.rename(columns=lambda c: str(c).removeprefix("proba_"))
+        if set(labels) <= set(proba.columns):
+            values = proba[labels].to_numpy(dtype=float)
+            values = values / np.clip(values.sum(axis=1, keepdims=True), 1e-12, None)
+            if len(labels) == 2:
+                result["roc_auc"] = skm.roc_auc_score(truth == labels[1], values[:, 1])
+            else:
+                result["roc_auc"] = skm.roc_auc_score(truth, values, multi_class="ovr", labels=labels)
+            result["trivial_roc_auc"] = 0.5
+    better = result["f1"] > result["trivial_f1"]
+    return Quality(better, result, None if better else
+                   f"no better than predicting the majority class on the held-out rows (macro F1 {result['f1']:.4f}, "
+                   f"the majority class scores {result['trivial_f1']:.4f})")
+
+
+def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series) -> Quality:
+    """RMSE, MAE and R² (also RMSE and MAE divided by the held-out target's spread), against predicting the
+    training mean."""
+    truth, predicted = y_true.to_numpy(dtype=float), y_pred.to_numpy(dtype=float)
+    if not np.isfinite(predicted).all():
+        return Quality(False, {}, "non-finite predictions")
+    spread = float(np.std(truth)) or 1.0
+    mean = np.full_like(truth, float(y_train.mean()))
+    rmse = math.sqrt(skm.mean_squared_error(truth, predicted))
+    baseline = math.sqrt(skm.mean_squared_error(truth, mean))
+    mae = skm.mean_absolute_error(truth, predicted)
+    result = {"rmse": rmse, "mae": mae, "nrmse": rmse / spread, "nmae": mae / spread,
+              "r2": skm.r2_score(truth, predicted), "baseline_rmse": baseline,
+              "baseline_mae": skm.mean_absolute_error(truth, mean), "baseline_r2": skm.r2_score(truth, mean)}
+    better = rmse < baseline
+    return Quality(better, result, None if better else
+                   f"no better than predicting the training mean on the held-out rows (RMSE {rmse:.4g}, the mean "
+                   f"scores {baseline:.4g})")
+
+
+def supervised_quality(bundle: Bundle, *, classification: bool) -> Quality:
+    """The held-out quality of the predictions in ``bundle`` (a model step's output: train, test, predictions)."""
+    target = bundle.target
+    try:
+        test, train, predictions = bundle.table("test"), bundle.table("train"), bundle.predictions()
+    except (BundleError, OSError, ValueError) as exc:
+        return Quality(False, {}, f"the model's output cannot be assessed: {exc}")
+    if len(predictions) != len(test) or "prediction" not in predictions:
+        return Quality(False, {}, "predictions do not line up with the test table")
+    if classification:
+        proba = predictions[[c for c in predictions.columns if c.startswith("proba_")]]
+        return classification_quality(test[target], predictions["prediction"], proba if len(proba.columns) else None,
+                                      train[target])
+    return regression_quality(test[target], predictions["prediction"], train[target])

@@ -1,0 +1,138 @@
+"""A modelling step's search at run time: every candidate model runs on the step's input, the best one wins.
+
+The pipeline DAG runs one task per candidate (side by side where the executor allows) and then a selection
+task. Each candidate is a try of the step, tuned by the service itself within its budget and scored on the
+training rows (``dagsmith_kit.search``); a failed candidate is one fewer to choose from. The selection keeps the
+best validation score, makes its output the step's output with a table of what was tried, and marks the others
+as outperformed, so execution history credits the winner.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from sqlalchemy import select
+
+from dagsmith.config import Settings
+from dagsmith.execution.run import (CandidatesExhausted, StepFailed, Workspace, open_try, promote_output, run_try,
+                                    step_at, tries_of)
+from dagsmith.healing.classify import telling_line
+from dagsmith.models.plan import ModelSearch
+from dagsmith.runtime.base import Limits, Runtime
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+from dagsmith_kit import Bundle
+from dagsmith_kit.bundle import METRICS_FILE
+
+CANDIDATE = "candidate"
+
+
+def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: Runtime, settings: Settings,
+                  limits: Limits | None = None) -> dict:
+    """Run one candidate of the step's search as a try of the step; its output waits for the selection.
+
+    Raises ``StepFailed`` when the candidate failed (it is then out of the running) and ``RuntimeUnavailable``
+    when nothing can run here."""
+    with session_scope(settings) as session:
+        execution = session.get(schema.Execution, execution_id)
+        step = step_at(session, execution, position)
+        search = ModelSearch.model_validate(step.search)
+        if candidate not in search.candidates:
+            raise LookupError(f"'{candidate}' is not a candidate of step {position}'s search")
+        service_id = session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == candidate))
+        attempt = open_try(session, execution, step, service_id, search.params_for(candidate),
+                           decision={"action": CANDIDATE})
+    result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits, promote=False)
+    if diagnosis:
+        raise StepFailed(f"candidate {candidate} of step {position} failed: {diagnosis}")
+    return {"position": position, "candidate": candidate, "status": "completed", "seconds": result.seconds}
+
+
+def _validation(output: Path) -> dict:
+    """The validation figures a candidate wrote (its output is untrusted: anything unreadable counts as none)."""
+    try:
+        metrics = json.loads((output / METRICS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {key: float(value) for key, value in metrics.items() if key in
+            ("validation_score", "validation_baseline", "search_trials", "search_seconds")
+            and isinstance(value, int | float) and math.isfinite(value)}
+
+
+def _table(search: ModelSearch, rows: list[dict], winner: str) -> str:
+    lines = [f"## Model search\n\n{search.reason}.\n",
+             f"| model | validation {search.metric} | trivial predictor | configurations | seconds | outcome |",
+             "|---|---|---|---|---|---|"]
+    for row in rows:
+        figures = row["validation"]
+
+        def shown(key: str, digits: int = 4) -> str:
+            return f"{figures[key]:.{digits}f}" if key in figures else "–"
+
+        outcome = "chosen" if row["name"] == winner else f"failed: {row['error']}" if row["error"] else "outperformed"
+        lines.append(f"| {row['name']} | {shown('validation_score')} | {shown('validation_baseline')} | "
+                     f"{shown('search_trials', 0)} | {shown('search_seconds', 1)} | {outcome} |")
+    return "\n".join(lines)
+
+
+def select_model(execution_id: int, position: int, *, settings: Settings) -> dict:
+    """Choose the step's model among this run's completed candidates by validation score (the recommender's
+    order breaks ties and ranks candidates that report none), make its output the step's output, and record why.
+
+    Raises ``CandidatesExhausted`` when no candidate completed."""
+    with session_scope(settings) as session:
+        execution = session.get(schema.Execution, execution_id, with_for_update=True)
+        step = step_at(session, execution, position)
+        search = ModelSearch.model_validate(step.search)
+        workspace = Workspace(Path(execution.workspace))
+        names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
+        tried = [a for a in tries_of(session, execution_id, step.id) if a.decision.get("action") == CANDIDATE]
+        rows = []
+        for attempt in tried:
+            output = workspace.attempt_output(position, attempt.attempt)
+            rows.append({"name": names[attempt.microservice_id], "attempt": attempt, "output": output,
+                         "validation": _validation(output) if attempt.status == "completed" else {},
+                         "error": telling_line(attempt.error_text or "") if attempt.status == "failed" else None})
+        order = {name: i for i, name in enumerate(search.candidates)}
+        finished = sorted((r for r in rows if r["attempt"].status == "completed"),
+                          key=lambda r: (-r["validation"].get("validation_score", -math.inf), order[r["name"]]))
+        if not tried:
+            reason = f"step {position} ({step.stage}): no model ran, the steps before it did not complete"
+        elif not finished:
+            reason = (f"step {position} ({step.stage}): every model of the search failed: "
+                      + "; ".join(f"{r['name']} ({r['attempt'].error_class}: {r['error']})" for r in rows))
+            if tried:
+                tried[-1].decision = {**tried[-1].decision, "action": "give_up", "reason": reason}
+            step.status = "failed"
+        else:
+            best = finished[0]
+            score = best["validation"].get("validation_score")
+            reason = (f"'{best['name']}' has the best validation {search.metric} ({score:.4f}) of "
+                      f"{len(finished)} model(s) that completed" if score is not None else
+                      f"'{best['name']}' is the best-ranked model that completed (no validation score to compare)")
+            for row in finished[1:]:
+                row["attempt"].status = "skipped"
+                row["attempt"].decision = {"action": "outperformed", "reason": reason}
+            best["attempt"].decision = {"action": "selected", "reason": reason}
+            Bundle.open(best["output"]).append_report(_table(search, rows, best["name"]))
+            promote_output(best["output"], workspace.step_output(position))
+            step.status = "completed"
+        summary = {"metric": search.metric, "winner": finished[0]["name"] if finished else None, "reason": reason,
+                   "candidates": [{"name": r["name"], "error": r["error"], **r["validation"]} for r in rows]}
+        execution.trace = {**execution.trace, "search": {**execution.trace.get("search", {}), str(position): summary}}
+    if not finished:
+        raise CandidatesExhausted(reason)
+    return {"position": position, "status": "completed", **summary}
+
+
+def run_search(execution_id: int, position: int, candidates: list[str], *, runtime: Runtime,
+               settings: Settings) -> dict:
+    """Every candidate one after another, then the selection: the search without Airflow (the benchmark's driver)."""
+    for candidate in candidates:
+        try:
+            run_candidate(execution_id, position, candidate, runtime=runtime, settings=settings)
+        except StepFailed:
+            continue
+    return select_model(execution_id, position, settings=settings)

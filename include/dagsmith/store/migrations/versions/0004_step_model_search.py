@@ -1,0 +1,24 @@
+"""A modelling step's search: the candidates fitted side by side, their budget and the metric that picks one.
+
+Revision ID: 0004
+Revises: 0003
+Create Date: 2026-11-24 19:30:00
+"""
+
+from alembic import op
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+revision = '0004'
+down_revision = '0003'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.add_column('pipeline_steps', sa.Column('search', postgresql.JSONB(astext_type=sa.Text()), server_default='{}',
+                                              nullable=False))
+
+
+def downgrade() -> None:
+    op.drop_column('pipeline_steps', 'search')
