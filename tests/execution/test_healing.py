@@ -31,7 +31,7 @@ def _set_step(settings, planned, stage: str, service: str, alternatives: list[st
         if depends_on_stage:
             step.depends_on = by_stage[depends_on_stage].depends_on
         step.microservice_id = service_id(session, service)
-        step.params = params or {}
+        step.params, step.search = params or {}, {}  # one service, no model search: the step healing repairs
         step.alternatives = [{"id": service_id(session, name), "name": name} for name in alternatives]
 
 

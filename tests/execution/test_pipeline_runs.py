@@ -29,7 +29,7 @@ def _break_modelling(settings, planned, *, keep_alternatives: bool) -> list[dict
         step = session.scalar(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == planned.id,
                                                                 schema.PipelineStep.position == modelling.position))
         step.microservice_id = service_id(session, "svm_classifier")
-        step.params = {"max_rows": 50}
+        step.params, step.search = {"max_rows": 50}, {}  # one model, no search: the step healing repairs
         step.alternatives = [a for a in step.alternatives if a["name"] != "svm_classifier"] if keep_alternatives else []
         return step.alternatives
 
@@ -64,12 +64,20 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
     metrics = _metrics(outcome["workspace"])
     assert metrics["roc_auc"] > 0.6 and 0 < metrics["accuracy"] <= 1
     assert list(outcome["workspace"].glob("steps/*/artifacts/*.png")), "the plot step made a PNG"
+    modelling = next(s for s in planned.steps if s.stage == "modelling")
+    search = outcome["trace"]["search"][str(modelling.position)]
+    assert [c["name"] for c in search["candidates"]] == modelling.search.candidates and len(search["candidates"]) > 1
+    assert all(c["validation_score"] > c["validation_baseline"] for c in search["candidates"])
+    assert search["winner"] == max(search["candidates"], key=lambda c: c["validation_score"])["name"]
+    report = (outcome["workspace"] / "steps" / f"{modelling.position:02d}" / "report.md").read_text()
+    assert "## Model search" in report and f"| {search['winner']} |" in report
+    assert outcome["trace"]["quality"]["valid"] and outcome["trace"]["quality"]["metrics"]["trivial_roc_auc"] == 0.5
     with session_scope(store) as session:
         history = load_history(session, "ana")
-        model = next(s for s in planned.steps if s.stage == "modelling").microservice
-        model_id = service_id(session, model)
-        assert history.counts("modelling", model_id).successes == 1
-        assert history.signal("modelling", model_id) > 0
+        winner, losers = search["winner"], [c["name"] for c in search["candidates"] if c["name"] != search["winner"]]
+        assert history.counts("modelling", service_id(session, winner)).successes == 1, "history credits the winner"
+        assert history.signal("modelling", service_id(session, winner)) > 0
+        assert all(history.counts("modelling", service_id(session, name)).successes == 0 for name in losers)
         transitions = session.scalars(select(schema.Pattern).where(schema.Pattern.kind == "transition")).all()
         assert len(transitions) >= 2 * (len(planned.steps) - 1) - 2  # global and per user
 

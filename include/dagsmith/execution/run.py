@@ -426,5 +426,5 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
         record_execution(session, execution, steps)
         final = Path(execution.workspace) / "steps"
-        return {"execution_id": execution_id, "status": execution.status, "seconds": execution.seconds,
-                "workspace": execution.workspace, "outputs": sorted(str(p) for p in final.glob("*"))}
+        return {"execution_id": execution_id, "status": execution.status, "error": execution.error,
+                "seconds": execution.seconds, "workspace": execution.workspace, "outputs": sorted(str(p) for p in final.glob("*"))}

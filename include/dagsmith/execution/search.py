@@ -88,23 +88,25 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
         search = ModelSearch.model_validate(step.search)
         workspace = Workspace(Path(execution.workspace))
         names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
-        tried = [a for a in tries_of(session, execution_id, step.id) if a.decision.get("action") == CANDIDATE]
+        order = {name: i for i, name in enumerate(search.candidates)}
+        tried = sorted((a for a in tries_of(session, execution_id, step.id) if a.decision.get("action") == CANDIDATE),
+                       key=lambda a: (order.get(names[a.microservice_id], len(order)), a.attempt))
         rows = []
         for attempt in tried:
             output = workspace.attempt_output(position, attempt.attempt)
             rows.append({"name": names[attempt.microservice_id], "attempt": attempt, "output": output,
                          "validation": _validation(output) if attempt.status == "completed" else {},
                          "error": telling_line(attempt.error_text or "") if attempt.status == "failed" else None})
-        order = {name: i for i, name in enumerate(search.candidates)}
         finished = sorted((r for r in rows if r["attempt"].status == "completed"),
-                          key=lambda r: (-r["validation"].get("validation_score", -math.inf), order[r["name"]]))
+                          key=lambda r: -r["validation"].get("validation_score", -math.inf))  # stable: plan order breaks ties
         if not tried:
             reason = f"step {position} ({step.stage}): no model ran, the steps before it did not complete"
         elif not finished:
             reason = (f"step {position} ({step.stage}): every model of the search failed: "
                       + "; ".join(f"{r['name']} ({r['attempt'].error_class}: {r['error']})" for r in rows))
-            if tried:
-                tried[-1].decision = {**tried[-1].decision, "action": "give_up", "reason": reason}
+            if tried:  # on the last try, where a step's outcome is read
+                last = max(tried, key=lambda a: a.attempt)
+                last.decision = {**last.decision, "action": "give_up", "reason": reason}
             step.status = "failed"
         else:
             best = finished[0]
