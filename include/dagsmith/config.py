@@ -19,6 +19,7 @@ RESPONSE_FORMATS = ("json_schema", "json_object")
 DATA_ROOTS_VARIABLE = "DAGSMITH_DATA_ROOTS"
 #: Set to ``1`` only in the environment the local CLI gives its own Airflow runs (``airflow.local.airflow_env``).
 LOCAL_CLI_VARIABLE = "DAGSMITH_LOCAL_CLI"
+#: The model search's budget for pipelines built from now on (``agents.model_search``); unset: sized to the table.
 SEARCH_SECONDS_VARIABLE = "DAGSMITH_SEARCH_SECONDS"
 
 
@@ -69,15 +70,21 @@ class LLMConfig:
         return cls(reasoner=reasoner, model=model, response_format=response_format, **numbers)
 
 
-def _heartbeat_seconds() -> float:
-    value = os.environ.get("DAGSMITH_HEARTBEAT_SECONDS") or "10"
+def _positive_seconds(variable: str, default: str | None) -> float | None:
+    value = os.environ.get(variable) or default
+    if value is None:
+        return None
     try:
         seconds = float(value)
     except ValueError:
         seconds = 0.0
     if not seconds > 0:
-        raise ConfigurationError(f"DAGSMITH_HEARTBEAT_SECONDS must be a positive number of seconds, not '{value}'")
+        raise ConfigurationError(f"{variable} must be a positive number of seconds, not '{value}'")
     return seconds
+
+
+def _heartbeat_seconds() -> float:
+    return _positive_seconds("DAGSMITH_HEARTBEAT_SECONDS", "10")
 
 
 #: The limits every pipeline step runs under, by environment variable (the runtime's defaults when unset).
@@ -97,16 +104,7 @@ def _step_limits() -> Limits:
 
 
 def _search_seconds() -> float | None:
-    value = os.environ.get(SEARCH_SECONDS_VARIABLE)
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = 0.0
-    if not seconds > 0:
-        raise ConfigurationError(f"{SEARCH_SECONDS_VARIABLE} must be a positive number of seconds, not '{value}'")
-    return seconds
+    return _positive_seconds(SEARCH_SECONDS_VARIABLE, None)
 
 
 def _sandboxed() -> bool:

@@ -96,3 +96,34 @@ def ranked(names: list[str], weights: Any, top: int = 10) -> str:
     """A Markdown list of the ``top`` features by absolute weight (coefficients or importances)."""
     pairs = sorted(zip(names, [float(w) for w in weights]), key=lambda p: abs(p[1]), reverse=True)[:top]
     return "\n".join(f"- {name}: {weight:+.4g}" for name, weight in pairs)
+
+
+#: Characters LightGBM refuses in feature names (it writes them into JSON).
+LIGHTGBM_REFUSED = set('[]{}":,')
+
+
+def lightgbm_features(inp: Bundle, *, regression: bool = False) -> list[str]:
+    """The feature columns for a LightGBM model, after checking LightGBM accepts their names."""
+    features = native_features(inp, regression=regression)
+    awkward = [c for c in features if set(c) & LIGHTGBM_REFUSED]
+    if awkward:
+        raise ServiceError("LightGBM refuses feature names with JSON characters ([ ] { } \" : ,); rename these "
+                           f"columns first: {', '.join(awkward[:10])}")
+    return features
+
+
+def lightgbm_space(trial: Any) -> dict[str, Any]:
+    """The LightGBM hyperparameters worth searching (an Optuna trial's suggestions, see ``dagsmith_kit.search``)."""
+    return {"n_estimators": trial.suggest_int("n_estimators", 50, 600, log=True),
+            "learning_rate": trial.suggest_float("learning_rate", 0.01, 0.3, log=True),
+            "num_leaves": trial.suggest_int("num_leaves", 8, 128, log=True),
+            "min_child_samples": trial.suggest_int("min_child_samples", 5, 100, log=True),
+            "colsample_bytree": trial.suggest_float("colsample_bytree", 0.5, 1.0),
+            "reg_lambda": trial.suggest_float("reg_lambda", 1e-3, 10.0, log=True)}
+
+
+def forest_space(trial: Any) -> dict[str, Any]:
+    """The random and extra trees forests' hyperparameters worth searching."""
+    return {"min_samples_leaf": trial.suggest_int("min_samples_leaf", 1, 20, log=True),
+            "max_features": trial.suggest_categorical("max_features", ["sqrt", 0.5, 1.0]),
+            "max_depth": trial.suggest_categorical("max_depth", [None, 8, 16])}

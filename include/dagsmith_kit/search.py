@@ -38,6 +38,7 @@ SCORERS = {
     "roc_auc": "roc_auc", "auc": "roc_auc", "accuracy": "accuracy", "balanced_accuracy": "balanced_accuracy",
     "f1": "f1", "f1_macro": "f1_macro", "recall": "recall", "precision": "precision", "log_loss": "neg_log_loss",
     "r2": "r2", "rmse": "neg_root_mean_squared_error", "mae": "neg_mean_absolute_error",
+    "mape": "neg_mean_absolute_percentage_error",
 }
 #: Binary metrics about one class: the minority class is the one people ask about (churners, defaults, fraud).
 ONE_CLASS_METRICS = {"f1", "recall", "precision"}

@@ -16,7 +16,8 @@ def train(inp, out, params):
         min_samples_leaf=int(params.get("min_samples_leaf", 5)),
         random_state=int(params.get("random_state", 42)),
     )
-    features = fit_and_predict(inp, out, model, numeric_features(inp, regression=True, allow_missing=True), params=params)
+    features = numeric_features(inp, regression=True, allow_missing=True)
+    features = fit_and_predict(inp, out, model, features, params=params)
     report_depth = int(params.get("report_depth", 3))
     tree = export_text(model, feature_names=features, max_depth=report_depth, decimals=3)
     out.write_metrics({"tree_depth": int(model.get_depth()), "tree_leaves": int(model.get_n_leaves())})

@@ -7,7 +7,7 @@ Under a pipeline's model search it tunes leaf size, features per split and depth
 from sklearn.ensemble import ExtraTreesRegressor
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.models import numeric_features, ranked
+from dagsmith_kit.models import forest_space, numeric_features, ranked
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 
@@ -22,17 +22,11 @@ def forest(params):
     )
 
 
-def space(trial):
-    return {"min_samples_leaf": trial.suggest_int("min_samples_leaf", 1, 20, log=True),
-            "max_features": trial.suggest_categorical("max_features", ["sqrt", 0.5, 1.0]),
-            "max_depth": trial.suggest_categorical("max_depth", [None, 8, 16])}
-
-
 def train(inp, out, params):
     if int(params.get("n_estimators", 200)) < 1:
         raise ServiceError(f"n_estimators must be at least 1, got {params['n_estimators']}")
     features = numeric_features(inp, regression=True)
-    model, features = tune_fit_and_predict(inp, out, forest, params, features, space=space)
+    model, features = tune_fit_and_predict(inp, out, forest, params, features, space=forest_space)
     out.append_report("## Extra trees regressor\n\nMost important features:\n"
                       + ranked(features, model.feature_importances_, top=5))
 

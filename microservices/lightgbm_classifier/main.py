@@ -9,10 +9,8 @@ Under a pipeline's model search it tunes rounds, learning rate, leaves and regul
 from lightgbm import LGBMClassifier
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.models import native_features, ranked, with_native_categories
+from dagsmith_kit.models import lightgbm_features, lightgbm_space, ranked, with_native_categories
 from dagsmith_kit.supervised import tune_fit_and_predict
-
-JSON_CHARACTERS = set('[]{}":,')
 
 
 def booster(params):
@@ -31,24 +29,11 @@ def booster(params):
     ))
 
 
-def space(trial):
-    return {"n_estimators": trial.suggest_int("n_estimators", 50, 500, log=True),
-            "learning_rate": trial.suggest_float("learning_rate", 0.01, 0.3, log=True),
-            "num_leaves": trial.suggest_int("num_leaves", 8, 128, log=True),
-            "min_child_samples": trial.suggest_int("min_child_samples", 5, 100, log=True),
-            "colsample_bytree": trial.suggest_float("colsample_bytree", 0.5, 1.0),
-            "reg_lambda": trial.suggest_float("reg_lambda", 1e-3, 10.0, log=True)}
-
-
 def train(inp, out, params):
-    features = native_features(inp)
-    awkward = [c for c in features if set(c) & JSON_CHARACTERS]
-    if awkward:
-        raise ServiceError("LightGBM refuses feature names with JSON characters ([ ] { } \" : ,); rename these "
-                           f"columns first: {', '.join(awkward[:10])}")
+    features = lightgbm_features(inp)
     if int(params.get("n_estimators", 200)) < 1:
         raise ServiceError(f"n_estimators must be at least 1, got {params['n_estimators']}")
-    model, _ = tune_fit_and_predict(inp, out, booster, params, features, space=space)
+    model, _ = tune_fit_and_predict(inp, out, booster, params, features, space=lightgbm_space)
     fitted = model.named_steps["model"]
     categorical = list(model.named_steps["categories"].categories_)
     out.write_metrics({"boosting_rounds": int(fitted.n_estimators_)})

@@ -9,10 +9,9 @@ Under a pipeline's model search it tunes rounds, learning rate, leaves and regul
 from lightgbm import LGBMRegressor
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.models import native_features, ranked, with_native_categories
+from dagsmith_kit.models import lightgbm_features, lightgbm_space, ranked, with_native_categories
 from dagsmith_kit.supervised import tune_fit_and_predict
 
-JSON_CHARACTERS = set('[]{}":,')
 OBJECTIVES = ("regression", "regression_l1", "huber", "poisson")
 
 
@@ -32,27 +31,14 @@ def booster(params):
     ))
 
 
-def space(trial):
-    return {"n_estimators": trial.suggest_int("n_estimators", 50, 600, log=True),
-            "learning_rate": trial.suggest_float("learning_rate", 0.01, 0.3, log=True),
-            "num_leaves": trial.suggest_int("num_leaves", 8, 128, log=True),
-            "min_child_samples": trial.suggest_int("min_child_samples", 5, 100, log=True),
-            "colsample_bytree": trial.suggest_float("colsample_bytree", 0.5, 1.0),
-            "reg_lambda": trial.suggest_float("reg_lambda", 1e-3, 10.0, log=True)}
-
-
 def train(inp, out, params):
-    features = native_features(inp, regression=True)
-    awkward = [c for c in features if set(c) & JSON_CHARACTERS]
-    if awkward:
-        raise ServiceError("LightGBM refuses feature names with JSON characters ([ ] { } \" : ,); rename these "
-                           f"columns first: {', '.join(awkward[:10])}")
+    features = lightgbm_features(inp, regression=True)
     objective = params.get("objective", "regression")
     if objective not in OBJECTIVES:
         raise ServiceError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if objective == "poisson" and (inp.table("train")[inp.target] < 0).any():
         raise ServiceError("the poisson objective needs a non-negative target; use objective 'regression'")
-    model, _ = tune_fit_and_predict(inp, out, booster, params, features, space=space)
+    model, _ = tune_fit_and_predict(inp, out, booster, params, features, space=lightgbm_space)
     fitted = model.named_steps["model"]
     categorical = list(model.named_steps["categories"].categories_)
     out.write_metrics({"boosting_rounds": int(fitted.n_estimators_)})

@@ -7,7 +7,7 @@ Under a pipeline's model search it tunes leaf size, features per split and depth
 from sklearn.ensemble import RandomForestClassifier
 
 from dagsmith_kit import run_service
-from dagsmith_kit.models import ranked
+from dagsmith_kit.models import forest_space, ranked
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 
@@ -23,14 +23,8 @@ def forest(params):
     )
 
 
-def space(trial):
-    return {"min_samples_leaf": trial.suggest_int("min_samples_leaf", 1, 20, log=True),
-            "max_features": trial.suggest_categorical("max_features", ["sqrt", 0.5, 1.0]),
-            "max_depth": trial.suggest_categorical("max_depth", [None, 8, 16])}
-
-
 def train(inp, out, params):
-    model, features = tune_fit_and_predict(inp, out, forest, params, space=space)
+    model, features = tune_fit_and_predict(inp, out, forest, params, space=forest_space)
     out.append_report("## Random forest\n\nMost important features:\n"
                       + ranked(features, model.feature_importances_, top=5))
 

@@ -85,6 +85,9 @@ def _show(result: Plan) -> None:
     for step in spec.steps:
         params = ", ".join(f"{k}={v!r}" for k, v in step.params.items())
         label = f"[cyan]{step.stage.value}[/] {step.microservice}" + (f" [dim]({escape(params)})[/]" if params else "")
+        if step.search:
+            label = (f"[cyan]{step.stage.value}[/] best of {', '.join(step.search.candidates)} "
+                     f"[dim]({escape(step.search.reason)})[/]")
         parent = nodes.get(step.depends_on[0]) if step.depends_on else None
         nodes[step.position] = (parent or tree).add(label)
     console.print(tree)

@@ -36,28 +36,36 @@ def run_pipeline(pipeline_id: int, dataset: str, *, runtime: Runtime, settings: 
     for position, depends_on, _, candidates in steps:
         if not set(depends_on) <= completed:
             continue
-        if candidates:
-            try:
-                outcome = run_search(execution_id, position, candidates, runtime=runtime, settings=settings)
-            except (execution.CandidatesExhausted, RuntimeUnavailable):
-                continue
+        outcome = (_search(execution_id, position, candidates, runtime, settings) if candidates else
+                   _step(execution_id, position, tries, runtime, settings, self_healing))
+        if outcome is not None:
             completed.add(position)
             if on_step:
                 on_step(outcome)
-            continue
-        for _ in range(tries):
-            try:
-                outcome = execution.run_step(execution_id, position, runtime=runtime, settings=settings,
-                                             self_healing=self_healing)
-            except execution.StepFailed:
-                continue
-            except (execution.CandidatesExhausted, RuntimeUnavailable):
-                break
-            completed.add(position)
-            if on_step:
-                on_step(outcome)
-            break
     summary = execution.finish(execution_id, settings=settings)
     with session_scope(settings) as session:
         trace = session.get(schema.Execution, execution_id).trace
     return {**summary, "trace": trace}
+
+
+def _step(execution_id: int, position: int, tries: int, runtime: Runtime, settings: Settings,
+          self_healing: bool) -> dict | None:
+    """A step's tries until one completes; None when none did."""
+    for _ in range(tries):
+        try:
+            return execution.run_step(execution_id, position, runtime=runtime, settings=settings,
+                                      self_healing=self_healing)
+        except execution.StepFailed:
+            continue
+        except (execution.CandidatesExhausted, RuntimeUnavailable):
+            return None
+    return None
+
+
+def _search(execution_id: int, position: int, candidates: list[str], runtime: Runtime,
+            settings: Settings) -> dict | None:
+    """A model search's candidates, then its selection; None when no candidate completed."""
+    try:
+        return run_search(execution_id, position, candidates, runtime=runtime, settings=settings)
+    except (execution.CandidatesExhausted, RuntimeUnavailable):
+        return None

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from dagsmith.config import Settings
 from dagsmith.execution.history import artifact_paths, execution_summary, pipeline_detail, pipeline_rows
+from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import dag_id
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -55,6 +56,7 @@ def run(settings: Settings, viewer: Viewer, execution_id: int) -> dict[str, Any]
         summary = execution_summary(session, _visible_execution(session, viewer, execution_id))
     summary["plots"] = [{"name": Path(p).name, "url": f"{PREFIX}/runs/{execution_id}/plots/{i}"}
                         for i, p in enumerate(summary["artifacts"])]
+    summary["held_out"] = Quality(**summary["quality"]).beside_baselines() if summary["quality"] else []
     return summary
 
 
