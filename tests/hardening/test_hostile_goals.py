@@ -118,13 +118,18 @@ def _the_built_dag_shows_the_goal_as_text(pipeline_id: int, goal: str, store: Se
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
     assert spec["goal"] == goal
     dag = load_dags(specs_dir(store))[dag_id(pipeline_id)]
-    steps = [f"step_{s['position']:02d}_{s['stage']}__{s['microservice']}" for s in spec["steps"]]
+    steps = [f"step_{s['position']:02d}_{s['stage']}__{name}" for s in spec["steps"]
+             for name in ([*s["search"]["candidates"], "select"] if s["search"] else [s["microservice"]])]
     assert sorted(dag.task_ids) == sorted(["start", "finish", *steps])
     assert dag.params["user"] == "hostile"
     first, *rest = dag.doc_md.splitlines()
     assert first.endswith(f": {plain(goal)}") and "\n" not in plain(goal)
-    assert [line for line in rest if line.startswith("**")] == [
-        f"**{s['position']}. {s['stage']}**: `{s['microservice']}`, among" for s in spec["steps"]]
+    headings = [line for line in rest if line.startswith("**")]
+    assert len(headings) == len(spec["steps"])
+    for line, step in zip(headings, spec["steps"], strict=True):
+        shown = (f"the best on validation of {', '.join(f'`{n}`' for n in step['search']['candidates'])} ("
+                 if step["search"] else f"`{step['microservice']}`, among")
+        assert line.startswith(f"**{step['position']}. {step['stage']}**: {shown}"), line
 
 
 def test_template_syntax_in_a_goal_is_shown_not_run_in_the_choice_form():
