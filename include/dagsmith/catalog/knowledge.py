@@ -287,12 +287,15 @@ LITERALS: dict[str, Meaning] = {
     "dayofweek": Meaning(Stage.FEATURE_ENGINEERING, "extracts calendar features (year, month, day of week) from dates", 3.0),
 }
 
+#: The kit's functions that fit a model on ``train`` and predict ``test`` (the second also validates and tunes).
+FITS_AND_PREDICTS = ("fit_and_predict", "tune_fit_and_predict")
+
 #: Methods of a dagsmith_kit Bundle, mapped to the bundle files they read or write.
 BUNDLE_READS = {
     "table": "{arg}.parquet", "tables": "data or train/test tables", "fit_table": "data or train table",
     "load_model": "model.joblib", "predictions": "predictions.parquet", "metrics": "metrics.json",
     "source_file": "source file (raw dataset)", "transform_tables": "data or train/test tables",
-    "fit_and_predict": "train.parquet and test.parquet",
+    **dict.fromkeys(FITS_AND_PREDICTS, "train.parquet and test.parquet"),
     "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
     "reduce_tables": "data or train/test tables", "require_source": "source file (raw dataset)",
     "analysis_table": "data or train/test tables", "data_matrix": "data table",
@@ -302,7 +305,8 @@ BUNDLE_READS = {
 BUNDLE_WRITES = {
     "write_table": "{arg}.parquet", "save_model": "model.joblib", "write_predictions": "predictions.parquet",
     "write_metrics": "metrics.json", "artifact_path": "artifacts/*.png", "append_report": "report.md",
-    "transform_tables": "data or train/test tables", "fit_and_predict": "model.joblib, predictions.parquet",
+    "transform_tables": "data or train/test tables",
+    **dict.fromkeys(FITS_AND_PREDICTS, "model.joblib, predictions.parquet"),
     "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
     "reduce_tables": "data or train/test tables", "write_loaded": "data.parquet",
     "write_clusters": "predictions.parquet (cluster)", "write_anomalies": "predictions.parquet (anomaly_score, is_anomaly)",

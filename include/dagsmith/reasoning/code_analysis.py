@@ -15,6 +15,7 @@ from dagsmith.catalog.knowledge import (
     BUNDLE_READS,
     CLASSIFICATION,
     BUNDLE_WRITES,
+    FITS_AND_PREDICTS,
     FITS_ON_TRAIN,
     NATIVE_CATEGORICAL,
     PATTERNS,
@@ -32,7 +33,7 @@ from dagsmith.catalog.source import ServiceSource
 from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, TaskType
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.0"
+ANALYZER_VERSION = "1.1"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
@@ -136,7 +137,7 @@ def _collect(facts: CodeFacts) -> _Evidence:
     writes_tables = "write_table" in facts.methods or facts.uses(*_TABLE_WRITERS)
     if not writes_tables:
         _drop_transform_stages(evidence)
-    predicts = facts.uses("fit_and_predict", "write_clusters", "write_anomalies") or "write_predictions" in facts.methods
+    predicts = facts.uses(*FITS_AND_PREDICTS, "write_clusters", "write_anomalies") or "write_predictions" in facts.methods
     if predicts:
         for stage in (Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION):
             if evidence.score[stage]:
@@ -219,20 +220,20 @@ def _traits(facts: CodeFacts, evidence: _Evidence, primary: Stage) -> tuple[list
         capabilities.append("scales features internally")
     if facts.uses(*FITS_ON_TRAIN):
         capabilities.append("learns on the training table only and applies the result to every table")
-    if "require_target" in facts.methods or facts.uses("fit_and_predict"):
+    if "require_target" in facts.methods or facts.uses(*FITS_AND_PREDICTS):
         requirements.append("a target column")
-    if facts.uses("fit_and_predict") or {"train", "test"} & facts.method_args.get("table", set()):
+    if facts.uses(*FITS_AND_PREDICTS) or {"train", "test"} & facts.method_args.get("table", set()):
         requirements.append("a train/test split")
     if "predictions" in facts.methods:
         requirements.append("predictions from an earlier model step")
     if "load_model" in facts.methods:
         requirements.append("a trained model from an earlier step")
-    if facts.uses("save_model", "fit_and_predict"):
+    if facts.uses("save_model", *FITS_AND_PREDICTS):
         capabilities.append("produces a trained model")
-    if facts.uses("fit_and_predict", "write_predictions"):
+    if facts.uses(*FITS_AND_PREDICTS, "write_predictions"):
         capabilities.append("produces predictions")
     classifies = any(t in CLASSIFICATION for m in estimators for t in m.tasks)
-    if facts.uses("predict_proba") or (facts.uses("fit_and_predict") and classifies):
+    if facts.uses("predict_proba") or (facts.uses(*FITS_AND_PREDICTS) and classifies):
         capabilities.append("produces class probabilities when the model supports them")
     if "write_metrics" in facts.methods:
         capabilities.append("produces metrics")
