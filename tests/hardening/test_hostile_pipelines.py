@@ -113,6 +113,7 @@ def _plant(settings: Settings, pipeline_id: int, misbehaviours: list[Misbehaviou
                                  {"id": original.id, "name": original.name},
                                  *(a for a in step.alternatives if a["id"] not in {original.id, *hostiles})]
             step.microservice_id = hostiles[0]
+            step.search = {}  # a modelling step runs one service at a time here, as healing swaps them
             planted[step.position] = ([m.service for m in group], original.name)
     return planted
 

@@ -16,9 +16,13 @@ from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy import select
 
+from dagsmith.config import Settings
 from dagsmith.models.catalog import Stage
 from dagsmith.runtime.base import Invocation, InvocationResult, Runtime
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
 from dagsmith_kit import Bundle
 
 #: Every fifth run gets a fault (20%, as the protocol says), the kinds taking turns.
@@ -47,6 +51,14 @@ def main_step(steps: list[tuple[Stage, str]]) -> tuple[Stage, str] | None:
             if stage == wanted:
                 return stage, service
     return None
+
+
+def single_model(settings: Settings, pipeline_id: int) -> None:
+    """Turn the pipeline's model search into one model: the experiment measures how a failing step is repaired
+    (healing against plain retries), and a search absorbs a failed candidate by design whichever the mode."""
+    with session_scope(settings) as session:
+        for step in session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline_id)):
+            step.search = {}
 
 
 class FaultInjectingRuntime:

@@ -29,7 +29,7 @@ from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.stages import ordered
 from dagsmith.bench.degrade import degraded_catalog
 from dagsmith.bench.experiments import Degradation, Experiment
-from dagsmith.bench.faults import FaultInjectingRuntime, fault_for, main_step
+from dagsmith.bench.faults import FaultInjectingRuntime, fault_for, main_step, single_model
 from dagsmith.bench.peers import PeerResult, run_peer
 from dagsmith.bench.quality import assess
 from dagsmith.store.databases import drop_database, named_database
@@ -228,6 +228,7 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
     runtime = runtime_named(bench.runtime, settings)
     fault, target = fault_for(scheduled.index) if experiment.inject_faults else None, None
     if fault and (target := main_step([(step.stage, step.microservice) for step in spec.steps])):
+        single_model(settings, spec.id)
         runtime = FaultInjectingRuntime(runtime, target[1], fault, bench.out / "faults" / experiment.slug / task.id)
         result.fault = fault.value
     try:
