@@ -124,6 +124,10 @@ def large_catalog(server_home, tmp_path_factory, embedder):
         yield settings, engine, shipped_plan
 
 
+#: How far below the shipped third candidate's score a pick's shipped code may rank.
+NEAR_TIE = 0.02
+
+
 def _code_of(settings: Settings) -> dict[str, str]:
     """Every service's name -> the name of the shipped service whose code it carries (itself when shipped)."""
     with session_scope(settings) as session:
@@ -163,9 +167,15 @@ def test_planning_over_a_large_catalog_keeps_to_the_top_services(large_catalog, 
     assert large.pipeline.valid and large.pipeline.status.value == "ready"
     code_of = _code_of(settings)
     top = {stage.stage: stage.candidates[:3] for stage in shipped.recommendation.stages}
+    shipped_score = {(stage.stage, c.microservice): c.score for stage in shipped.recommendation.stages
+                     for c in stage.candidates}
     picked = {s.stage: code_of[s.microservice] for s in large.pipeline.steps}
     assert list(picked) == [s.stage for s in shipped.pipeline.steps]
-    assert all(picked[stage] in [c.microservice for c in top[stage]] for stage in picked), (picked, top)
+    # a variation's own wording moves its semantic score a little, so a shipped near-tie with the third may flip
+    outside = {stage.value: (picked[stage], [(c.microservice, c.score) for c in top[stage]])
+               for stage in picked if picked[stage] not in [c.microservice for c in top[stage]]
+               and shipped_score.get((stage, picked[stage]), 0) < top[stage][-1].score - NEAR_TIE}
+    assert not outside, outside
     compared = 0
     for stage in large.recommendation.stages:  # a shipped service's own score does not depend on the catalog's size
         real = [c for c in stage.candidates if code_of[c.microservice] == c.microservice]
