@@ -67,13 +67,11 @@ def explanation(pipeline: schema.Pipeline, steps: list[dict]) -> str:
                if field in reasons),
              ""]
     for step in steps:
-        search = step.get("search")
-        if search:
-            tried = ", ".join(f"`{name}`" for name in search["candidates"])
-            lines.append(f"**{step['position']}. {step['stage']}**: the best on validation of {tried} "
-                         f"({plain(search['reason'])}), ranked among")
-        else:
-            lines.append(f"**{step['position']}. {step['stage']}**: `{step['microservice']}`, among")
+        search, tried = step.get("search"), ""
+        if search:  # the models tried beside the pick, and why
+            others = ", ".join(f"`{name}`" for name in search["candidates"][1:])
+            tried = (f", searched with {others}" if others else ", tuned") + f" ({plain(search['reason'])})"
+        lines.append(f"**{step['position']}. {step['stage']}**: `{step['microservice']}`{tried}, among")
         stage = ranked.get(step["stage"])
         lines += (stage.top_lines() if stage else []) or ["- (no ranking recorded)"]
         lines.append("")
