@@ -21,7 +21,9 @@ from dagsmith.bench.faults import EVERY, Fault, fault_for
 from dagsmith import datasets
 from dagsmith.bench.quality import eda_quality, reconstruction_r2
 from dagsmith.execution.quality import classification_quality, regression_quality
-from dagsmith.bench.runner import Bench, run_experiment, schedule
+from dagsmith.bench.peers import PeerResult
+from dagsmith.bench.report import markdown, summarise
+from dagsmith.bench.runner import Bench, TaskResult, run_experiment, schedule
 from dagsmith.bench.suite import load_suite
 from tests.conftest import CATALOG, ROOT
 
@@ -48,6 +50,21 @@ def test_quality_figures_agree_with_scikit_learn():
     good = regression_quality(y, y + rng.normal(0, 0.5, 300), y)
     assert good.valid and good.metrics["nrmse"] == pytest.approx(good.metrics["rmse"] / np.std(y))
     assert not regression_quality(y, pd.Series(np.full(300, y.mean() + 3)), y).valid
+
+
+def test_the_peer_comparison_gives_per_task_differences_and_the_largest_shortfalls():
+    ours = [TaskResult(task=f"t{i}", experiment="full", task_type=kind, cohort=0, user="ana", success=True,
+                       seconds=10, quality={metric: value})
+            for i, (kind, metric, value) in enumerate([("binary_classification", "roc_auc", 0.80),
+                                                       ("binary_classification", "roc_auc", 0.90),
+                                                       ("regression", "r2", 0.70)])]
+    peers = [PeerResult(task=f"t{i}", budget_seconds=10, seconds=10, success=True, quality={metric: value})
+             for i, (metric, value) in enumerate([("roc_auc", 0.85), ("roc_auc", 0.88), ("r2", 0.60)])]
+    summary = summarise({"full": ours}, peers)
+    compared = summary["peers"]
+    assert compared["auc_difference"] == pytest.approx(-0.015) and compared["r2_difference"] == pytest.approx(0.1)
+    assert [(w["task"], w["difference"]) for w in compared["worst"]] == [("t0", -0.05), ("t1", 0.02), ("t2", 0.1)]
+    assert "Largest shortfalls: t0 -0.050 roc_auc." in markdown(summary)
 
 
 def test_eda_statistics_are_checked_against_pandas_within_1e_6():

@@ -139,6 +139,10 @@ def healing(healed: list[TaskResult], retried: list[TaskResult], baseline: list[
     }
 
 
+def _judging_metric(quality: dict[str, float]) -> str | None:
+    return "roc_auc" if "roc_auc" in quality else "r2" if "r2" in quality else None
+
+
 def peers_summary(ours: list[TaskResult], peers: list[PeerResult]) -> dict[str, Any]:
     """Quality and time ratios against the peer on the tasks both completed (ours / peer)."""
     mine = {r.task: r for r in ours if r.success}
@@ -146,7 +150,13 @@ def peers_summary(ours: list[TaskResult], peers: list[PeerResult]) -> dict[str, 
     auc = [(o.quality["roc_auc"], p.quality["roc_auc"]) for o, p in pairs
            if "roc_auc" in o.quality and "roc_auc" in p.quality]
     nrmse = [(o.quality["nrmse"], p.quality["nrmse"]) for o, p in pairs if "nrmse" in o.quality and "nrmse" in p.quality]
+    # per task, ours minus the peer's on the metric that judges it (greater is better for both)
+    differences = sorted(((o.task, metric, o.quality[metric] - p.quality[metric]) for o, p in pairs
+                          if (metric := _judging_metric(o.quality)) and metric in p.quality), key=lambda d: d[2])
     return {
+        "auc_difference": _mean([d for _, m, d in differences if m == "roc_auc"]),
+        "r2_difference": _mean([d for _, m, d in differences if m == "r2"]),
+        "worst": [{"task": task, "metric": metric, "difference": round(d, 4)} for task, metric, d in differences[:10]],
         "peer": peers[0].peer if peers else None, "tasks": len(peers), "peer_success_rate": _rate_of([p.success for p in peers]),
         "paired": len(pairs), "our_auc": _mean([a for a, _ in auc]), "peer_auc": _mean([b for _, b in auc]),
         "auc_ratio": _mean([a / b for a, b in auc if b]),
@@ -278,7 +288,11 @@ def markdown(summary: dict[str, Any]) -> str:
               _figure(peer["peer_nrmse"], False), _figure(peer["nrmse_ratio"], False)],
              ["time", "", "", _figure(peer["time_ratio"], False)]])
             + f"\n\n{peer['paired']} tasks completed by both; {peer['peer']} succeeded on "
-              f"{_figure(peer['peer_success_rate'])} of {peer['tasks']}.")
+              f"{_figure(peer['peer_success_rate'])} of {peer['tasks']}. Mean per-task difference (ours minus "
+              f"{peer['peer']}): AUC {_figure(peer.get('auc_difference'), False)}, R² "
+              f"{_figure(peer.get('r2_difference'), False)}. Largest shortfalls: "
+              + (", ".join(f"{w['task']} {w['difference']:+.3f} {w['metric']}" for w in peer.get("worst", [])
+                           if w["difference"] < 0) or "none") + ".")
     return "\n\n".join(parts) + "\n"
 
 
