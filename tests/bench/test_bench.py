@@ -20,7 +20,7 @@ from dagsmith.bench.experiments import FAULTS, Degradation
 from dagsmith.bench.faults import EVERY, Fault, fault_for
 from dagsmith import datasets
 from dagsmith.bench.quality import eda_quality, reconstruction_r2
-from dagsmith.execution.quality import classification_quality, regression_quality
+from dagsmith.execution.quality import BASELINE_OF, classification_quality, regression_quality
 from dagsmith.bench.peers import PeerResult
 from dagsmith.bench.report import markdown, summarise
 from dagsmith.bench.runner import Bench, TaskResult, run_experiment, schedule
@@ -52,9 +52,9 @@ def test_quality_figures_agree_with_scikit_learn():
     assert not regression_quality(y, pd.Series(np.full(300, y.mean() + 3)), y).valid
 
 
-def test_the_peer_comparison_gives_per_task_differences_and_the_largest_shortfalls():
+def test_the_report_shows_quality_beside_the_trivial_predictor_and_per_task_differences_with_the_peer():
     ours = [TaskResult(task=f"t{i}", experiment="full", task_type=kind, cohort=0, user="ana", success=True,
-                       seconds=10, quality={metric: value})
+                       seconds=10, quality={metric: value, BASELINE_OF[metric]: 0.5 if metric == "roc_auc" else 0.0})
             for i, (kind, metric, value) in enumerate([("binary_classification", "roc_auc", 0.80),
                                                        ("binary_classification", "roc_auc", 0.90),
                                                        ("regression", "r2", 0.70)])]
@@ -64,7 +64,8 @@ def test_the_peer_comparison_gives_per_task_differences_and_the_largest_shortfal
     compared = summary["peers"]
     assert compared["auc_difference"] == pytest.approx(-0.015) and compared["r2_difference"] == pytest.approx(0.1)
     assert [(w["task"], w["difference"]) for w in compared["worst"]] == [("t0", -0.05), ("t1", 0.02), ("t2", 0.1)]
-    assert "Largest shortfalls: t0 -0.050 roc_auc." in markdown(summary)
+    report = markdown(summary)
+    assert "Largest shortfalls: t0 -0.050 roc_auc." in report and "| roc_auc | 0.850 (2, trivial 0.500) |" in report
 
 
 def test_eda_statistics_are_checked_against_pandas_within_1e_6():

@@ -17,6 +17,7 @@ from typing import Any
 
 from dagsmith.bench.experiments import CONFIGURATIONS, Degradation
 from dagsmith.bench.peers import PeerResult
+from dagsmith.execution.quality import BASELINE_OF
 from dagsmith.bench.runner import COHORTS, TaskResult
 from dagsmith.bench.stats import percentile
 from dagsmith.models.catalog import Stage
@@ -78,9 +79,18 @@ def configuration_summary(results: list[TaskResult]) -> dict[str, Any]:
         "auc": _mean([r.quality["roc_auc"] for r in results if r.success and "roc_auc" in r.quality]),
         "nrmse": _mean([r.quality["nrmse"] for r in results if r.success and "nrmse" in r.quality]),
         "intent_accuracy": _rate_of([r.intent_ok for r in results]),
-        "quality": {metric: {"mean": _mean(values), "tasks": len(values)} for metric in QUALITY_METRICS
-                    if (values := [r.quality[metric] for r in results if r.success and metric in r.quality])},
+        "quality": {metric: _quality_figure(results, metric) for metric in QUALITY_METRICS
+                    if any(r.success and metric in r.quality for r in results)},
     }
+
+
+def _quality_figure(results: list[TaskResult], metric: str) -> dict[str, Any]:
+    """A metric's mean over the successful tasks that have it, beside the trivial predictor's on the same tasks."""
+    scored = [r for r in results if r.success and metric in r.quality]
+    baseline = BASELINE_OF.get(metric)
+    trivial = [r.quality[baseline] for r in scored if baseline in r.quality]
+    return {"mean": _mean([r.quality[metric] for r in scored]), "tasks": len(scored),
+            "trivial": _mean(trivial) if len(trivial) == len(scored) else None}
 
 
 def selection_accuracy(results: list[TaskResult]) -> dict[str, float | None]:
@@ -213,7 +223,10 @@ def _figure(value: float | None, percent: bool = True) -> str:
 
 
 def _quality_cell(figure: dict | None) -> str:
-    return f"{figure['mean']:.3f} ({figure['tasks']})" if figure else "–"
+    if not figure:
+        return "–"
+    trivial = f", trivial {figure['trivial']:.3f}" if figure.get("trivial") is not None else ""
+    return f"{figure['mean']:.3f} ({figure['tasks']}{trivial})"
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
