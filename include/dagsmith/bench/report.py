@@ -89,8 +89,10 @@ def _quality_figure(results: list[TaskResult], metric: str) -> dict[str, Any]:
     scored = [r for r in results if r.success and metric in r.quality]
     baseline = BASELINE_OF.get(metric)
     trivial = [r.quality[baseline] for r in scored if baseline in r.quality]
-    return {"mean": _mean([r.quality[metric] for r in scored]), "tasks": len(scored),
-            "trivial": _mean(trivial) if len(trivial) == len(scored) else None}
+    figure = {"mean": _mean([r.quality[metric] for r in scored]), "tasks": len(scored)}
+    if baseline and len(trivial) == len(scored):
+        figure["trivial"] = _mean(trivial)
+    return figure
 
 
 def selection_accuracy(results: list[TaskResult]) -> dict[str, float | None]:
@@ -225,7 +227,7 @@ def _figure(value: float | None, percent: bool = True) -> str:
 def _quality_cell(figure: dict | None) -> str:
     if not figure:
         return "–"
-    trivial = f", trivial {figure['trivial']:.3f}" if figure.get("trivial") is not None else ""
+    trivial = f", trivial {figure['trivial']:.3f}" if "trivial" in figure else ""
     return f"{figure['mean']:.3f} ({figure['tasks']}{trivial})"
 
 
