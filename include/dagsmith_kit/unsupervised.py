@@ -1,7 +1,7 @@
 """What clustering, anomaly-detection and dimensionality-reduction services share.
 
 They read the numeric feature columns of the whole ``data`` table (never the target or id columns),
-write one prediction row per data row (``cluster`` or ``anomaly_score``/``is_anomaly``), or replace the
+write one prediction row per data row (``cluster``, or anomaly scores: see ``anomalies``), or replace the
 numeric features with ``component_1..component_k``. scikit-learn is imported only where it is needed.
 """
 
@@ -86,18 +86,6 @@ def write_clusters(out: Bundle, values: np.ndarray, labels: Any, title: str,
     sizes = ", ".join(f"{c}: {int((labels == c).sum())}" for c in found + ([-1] if -1 in labels else []))
     out.append_report(f"## {title}\n\n" + "\n".join(f"- {k}: {v:.4g}" for k, v in metrics.items())
                       + f"\n- cluster sizes: {sizes}")
-    return metrics
-
-
-def write_anomalies(out: Bundle, scores: Any, is_anomaly: Any, title: str,
-                    metrics: dict[str, float] | None = None) -> dict:
-    """Write ``anomaly_score`` (higher is more anomalous) and ``is_anomaly`` per row, and the counts."""
-    scores = np.asarray(scores, dtype=float)
-    flags = np.asarray(is_anomaly, dtype=bool)
-    metrics = {"n_anomalies": int(flags.sum()), "anomaly_fraction": float(flags.mean()), **(metrics or {})}
-    out.write_predictions(pd.DataFrame({"anomaly_score": scores, "is_anomaly": flags}))
-    out.write_metrics(metrics)
-    out.append_report(f"## {title}\n\n" + "\n".join(f"- {k}: {v:.4g}" for k, v in metrics.items()))
     return metrics
 
 

@@ -1,8 +1,9 @@
 """Flag rows of the data table far from the bulk of the data under a robust Gaussian model (elliptic envelope:
 minimum covariance determinant estimate of the centre and covariance).
 
-Writes `anomaly_score` (the robust Mahalanobis distance) and `is_anomaly` (the `contamination` fraction of
-rows farthest out). Assumes roughly Gaussian, unimodal data. Needs numeric features without missing values or
+Writes `anomaly_score` (the robust Mahalanobis distance), `is_anomaly` (the goal's `contamination` fraction of rows, else the rows beyond the upper fence of the
+scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row.
+Assumes roughly Gaussian, unimodal data. Needs numeric features without missing values or
 constant columns, and more than twice as many rows as features, before any train/test split.
 """
 
@@ -10,13 +11,11 @@ import numpy as np
 from sklearn.covariance import EllipticEnvelope
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.unsupervised import data_matrix, write_anomalies
+from dagsmith_kit.anomalies import write_anomalies
+from dagsmith_kit.unsupervised import data_matrix
 
 
 def detect(inp, out, params):
-    contamination = float(params.get("contamination", 0.05))
-    if not 0 < contamination <= 0.5:
-        raise ServiceError(f"contamination must be a fraction in (0, 0.5], got {contamination}")
     data, columns, values = data_matrix(inp, standardize=False)
     constant = [c for c in columns if data[c].nunique() <= 1]
     if constant:
@@ -24,11 +23,9 @@ def detect(inp, out, params):
     if len(values) <= 2 * len(columns):
         raise ServiceError(f"a robust covariance of {len(columns)} features needs more than {2 * len(columns)} rows, "
                            f"the table has {len(values)}; reduce the features first")
-    model = EllipticEnvelope(contamination=contamination, support_fraction=params.get("support_fraction", None),
+    model = EllipticEnvelope(support_fraction=params.get("support_fraction", None),
                              random_state=int(params.get("random_state", 42))).fit(values)
-    distances = np.sqrt(model.mahalanobis(values))
-    write_anomalies(out, distances, model.predict(values) == -1, "Elliptic envelope anomalies",
-                    {"score_threshold": float(np.sqrt(-model.offset_))})
+    write_anomalies(out, data, columns, np.sqrt(model.mahalanobis(values)), "Elliptic envelope anomalies", params)
 
 
 if __name__ == "__main__":

@@ -1,26 +1,23 @@
 """Score every row of the data table for anomalies with an isolation forest on its numeric features.
 
-Writes `anomaly_score` (higher is more anomalous) and `is_anomaly` per row. Needs numeric features
-without missing values, before any train/test split.
+Writes `anomaly_score` (higher is more anomalous), `is_anomaly` (the goal's `contamination` fraction of rows, else the rows beyond the upper fence of the
+scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row.
+Needs numeric features without missing values, before any train/test split.
 """
 
 from sklearn.ensemble import IsolationForest
 
-from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.unsupervised import data_matrix, write_anomalies
+from dagsmith_kit import run_service
+from dagsmith_kit.anomalies import write_anomalies
+from dagsmith_kit.unsupervised import data_matrix
 
 
 def detect(inp, out, params):
-    contamination = params.get("contamination", "auto")
     n_estimators = int(params.get("n_estimators", 200))
     random_state = int(params.get("random_state", 42))
-    if contamination != "auto" and not (isinstance(contamination, (int, float)) and 0 < contamination <= 0.5):
-        raise ServiceError(f"contamination must be 'auto' or a fraction in (0, 0.5], got {contamination!r}")
-    _, _, values = data_matrix(inp, standardize=False)
-    model = IsolationForest(n_estimators=n_estimators, contamination=contamination,
-                            random_state=random_state).fit(values)
-    write_anomalies(out, -model.score_samples(values), model.predict(values) == -1, "Isolation forest anomalies",
-                    {"score_threshold": float(-model.offset_)})
+    data, columns, values = data_matrix(inp, standardize=False)
+    model = IsolationForest(n_estimators=n_estimators, random_state=random_state).fit(values)
+    write_anomalies(out, data, columns, -model.score_samples(values), "Isolation forest anomalies", params)
 
 
 if __name__ == "__main__":

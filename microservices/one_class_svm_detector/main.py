@@ -1,15 +1,17 @@
 """Flag rows of the data table that lie outside the region a one-class SVM learns around most of the data
 (RBF kernel on standardized numeric features).
 
-nu is an upper bound on the fraction of rows flagged. Writes `anomaly_score` (minus the SVM decision value:
-positive means outside) and `is_anomaly` per row. Kernel SVMs scale quadratically, so tables above max_rows
+nu bounds the share of rows the boundary leaves outside. Writes `anomaly_score` (minus the SVM decision value:
+positive means outside), `is_anomaly` (the goal's `contamination` fraction of rows, else the rows beyond the upper fence of the
+scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row. Kernel SVMs scale quadratically, so tables above max_rows
 (default 10,000) are refused. Needs numeric features without missing values, before any train/test split.
 """
 
 from sklearn.svm import OneClassSVM
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.unsupervised import data_matrix, write_anomalies
+from dagsmith_kit.anomalies import write_anomalies
+from dagsmith_kit.unsupervised import data_matrix
 
 
 def detect(inp, out, params):
@@ -20,10 +22,9 @@ def detect(inp, out, params):
         raise ServiceError(f"nu must be in (0, 1], got {nu}")
     if kernel not in ("rbf", "poly", "sigmoid", "linear"):
         raise ServiceError(f"kernel must be rbf, poly, sigmoid or linear, got {kernel!r}")
-    _, _, values = data_matrix(inp, standardize=True, max_rows=max_rows)
+    data, columns, values = data_matrix(inp, standardize=True, max_rows=max_rows)
     model = OneClassSVM(nu=nu, kernel=kernel, gamma=params.get("gamma", "scale")).fit(values)
-    scores = -model.decision_function(values)
-    write_anomalies(out, scores, scores > 0, "One-class SVM anomalies",
+    write_anomalies(out, data, columns, -model.decision_function(values), "One-class SVM anomalies", params,
                     {"nu": nu, "support_vectors": len(model.support_)})
 
 

@@ -1,5 +1,6 @@
 """Flag rows of the data table holding an extreme value: the robust z-score of each numeric feature is
-0.6745 * (x - median) / MAD (Iglewicz-Hoaglin), a row's score is its largest |z|, above threshold is an anomaly.
+0.6745 * (x - median) / MAD (Iglewicz-Hoaglin), a row's score is its largest |z|, above threshold is an anomaly (at most 5% of the rows, the most extreme, unless
+the goal gives a `contamination` fraction); `why` names the extreme values.
 
 Missing values are ignored (a row is scored on the values it has); constant columns never flag.
 """
@@ -7,14 +8,15 @@ Missing values are ignored (a row is scored on the values it has); constant colu
 import numpy as np
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.unsupervised import data_matrix, write_anomalies
+from dagsmith_kit.anomalies import write_anomalies
+from dagsmith_kit.unsupervised import data_matrix
 
 
 def detect(inp, out, params):
     threshold = float(params.get("threshold", 3.5))
     if threshold <= 0:
         raise ServiceError(f"threshold must be positive, got {threshold}")
-    _, columns, values = data_matrix(inp, standardize=False, allow_missing=True, min_rows=2)
+    data, columns, values = data_matrix(inp, standardize=False, allow_missing=True, min_rows=2)
     median = np.nanmedian(values, axis=0)
     deviation = np.abs(values - median)
     mad = np.nanmedian(deviation, axis=0) / 0.6745
@@ -22,8 +24,8 @@ def detect(inp, out, params):
     scale = np.where(mad > 0, mad, mean_ad)
     z = np.divide(deviation, scale, out=np.zeros_like(deviation), where=scale > 0)
     scores = np.nan_to_num(np.nanmax(np.where(np.isnan(z), -np.inf, z), axis=1), neginf=0.0)
-    metrics = write_anomalies(out, scores, scores > threshold, "Robust z-score anomalies",
-                              {"threshold": threshold, "max_robust_z": float(scores.max())})
+    metrics = write_anomalies(out, data, columns, scores, "Robust z-score anomalies", params,
+                              {"threshold": threshold, "max_robust_z": float(scores.max())}, flags=scores > threshold)
     if metrics["n_anomalies"]:
         out.append_report(f"Column with the most extreme values: {columns[np.argmax((z > threshold).sum(axis=0))]}")
 

@@ -164,6 +164,31 @@ def test_isolation_forest_finds_an_impossible_flower(run, iris_with_outlier):
     assert "no 'cluster' column" in result.stderr
 
 
+def test_detectors_flag_a_short_list_and_say_why_each_row_is_unusual(run, tmp_path):
+    """3% of 3,000 transactions are planted with one extreme amount or a rare channel: without a fraction from the
+    goal the detector flags a few percent, finds most planted rows and names the planted value as the reason."""
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"amount": rng.lognormal(4, 0.3, 3000), "items": rng.poisson(3, 3000).astype(float),
+                          "hour": rng.integers(8, 20, 3000).astype(float), "channel_phone": np.zeros(3000)})
+    planted = rng.choice(3000, 90, replace=False)
+    frame.loc[planted[:60], "amount"] *= 12
+    frame.loc[planted[60:], ["channel_phone", "items"]] = [1.0, 25.0]
+    transactions = Bundle.create(tmp_path / "tx", frame, task_type="anomaly_detection")
+    out = run("isolation_forest_detector", transactions).output
+    predictions = out.predictions()
+    flagged = predictions["is_anomaly"].to_numpy()
+    assert 0.01 <= flagged.mean() <= 0.05
+    assert flagged[planted].mean() > 0.8
+    assert sorted(predictions.loc[flagged, "anomaly_rank"]) == list(range(1, flagged.sum() + 1))
+    assert predictions["why"][~flagged].eq("").all()
+    assert all(predictions.at[row, "why"].startswith("amount = ") for row in planted[:60] if flagged[row])
+    assert any("channel_phone = 1 (only 1.0% of rows)" in predictions.at[row, "why"] for row in planted[60:])
+    report = (out.path / "report.md").read_text(encoding="utf-8")
+    assert f"{flagged.sum()} of 3000 rows flagged" in report and "upper fence" in report and "Most unusual rows" in report
+    asked = run("isolation_forest_detector", transactions, {"contamination": 0.1}).output
+    assert asked.predictions()["is_anomaly"].sum() == 300
+
+
 def test_lof_finds_an_impossible_flower(run, iris_with_outlier):
     out = run("lof_detector", iris_with_outlier, {"n_neighbors": 20, "contamination": 0.02}).output
     predictions = assert_outlier_found(out, 151)

@@ -1,0 +1,133 @@
+"""What anomaly detectors share: which rows to flag, why each flagged row is unusual, and how it is written.
+
+A detector only scores rows (higher is more anomalous). How many to flag is one rule for every detector, so a
+person gets a list short enough to act on whatever the method: the goal's fraction when it gives one, else the
+rows whose score lies beyond the upper Tukey fence of all scores, kept between ``AUTO_SHARE`` of the rows.
+Each flagged row is explained in the table's own terms: the values that sit farthest from the rest of the data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.service import ServiceError
+
+#: the least and most of the rows flagged when the goal gives no fraction: a short list, never a quarter of the table.
+AUTO_SHARE = (0.01, 0.05)
+#: features named per flagged row, and how unusual (in robust standard deviations) a value must be to be named.
+REASONS_PER_ROW = 3
+UNUSUAL_Z = 2.0
+#: rows listed in the report.
+REPORT_ROWS = 10
+
+
+def contamination(params: dict, default: Any = "auto") -> float | None:
+    """The ``contamination`` param as a fraction of rows, or None for the automatic rule."""
+    value = params.get("contamination", default)
+    if value in (None, "auto"):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 0.5:
+        raise ServiceError(f"contamination must be 'auto' or a fraction in (0, 0.5], got {value!r}")
+    return float(value)
+
+
+def flag_rows(scores: np.ndarray, fraction: float | None) -> tuple[np.ndarray, str]:
+    """The rows to flag (the highest scores) and the criterion in words."""
+    n = len(scores)
+    if fraction is not None:
+        count, criterion = round(fraction * n), f"the {fraction:.1%} of rows the goal asked for"
+    else:
+        q1, q3 = np.percentile(scores, [25, 75])
+        beyond = int((scores > q3 + 1.5 * (q3 - q1)).sum())
+        low, high = (max(1, round(share * n)) for share in AUTO_SHARE)
+        count = min(max(beyond, low), high)
+        criterion = (f"scores beyond the upper fence of all scores (third quartile + 1.5 x interquartile range: "
+                     f"{beyond} rows), kept between {AUTO_SHARE[0]:.0%} and {AUTO_SHARE[1]:.0%} of the rows")
+    flags = np.zeros(n, dtype=bool)
+    flags[np.argsort(-scores, kind="stable")[:max(1, count)]] = True
+    return flags, criterion
+
+
+def _capped(flags: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, str]:
+    """A method's own flags, limited to the most anomalous ``AUTO_SHARE[1]`` of the rows."""
+    most = max(1, round(AUTO_SHARE[1] * len(flags)))
+    if flags.sum() <= most:
+        return flags, "the method's own threshold"
+    kept = np.zeros(len(flags), dtype=bool)
+    kept[order[flags[order]][:most]] = True
+    return kept, (f"the method's own threshold ({int(flags.sum())} rows), limited to the most anomalous "
+                  f"{AUTO_SHARE[1]:.0%} of the rows")
+
+
+def _robust_z(values: pd.Series) -> pd.Series:
+    """How many robust standard deviations (MAD, else mean absolute deviation) each value lies from the median."""
+    median = values.median()
+    deviation = (values - median).abs()
+    scale = deviation.median() * 1.4826 or deviation.mean() * 1.2533
+    return deviation / scale if scale else deviation * 0.0
+
+
+def _rarity_z(values: pd.Series) -> pd.Series:
+    """A value's rarity on the scale of a normal z: a value held by a share p of rows scores the two-sided normal
+    quantile of p, so a category seen in 1% of rows weighs like a measurement 2.6 standard deviations out."""
+    from scipy.stats import norm
+
+    shares = values.map(values.value_counts(normalize=True))
+    return pd.Series(norm.isf(shares.to_numpy(dtype=float) / 2), index=values.index)
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def _describe(column: str, value: float, values: pd.Series) -> str:
+    if values.nunique() <= 2:
+        return f"{column} = {_number(value)} (only {(values == value).mean():.1%} of rows)"
+    low, high = values.quantile([0.25, 0.75])
+    if low == high:
+        return f"{column} = {_number(value)}, while most rows have {_number(low)}"
+    side = "above" if value > values.median() else "below"
+    return f"{column} = {_number(value)}, {side} the usual {_number(low)} to {_number(high)}"
+
+
+def reasons(frame: pd.DataFrame, columns: list[str], rows: np.ndarray) -> list[str]:
+    """For each of ``rows``, the features that make it unusual, most unusual first."""
+    numeric = frame[columns].astype(float)
+    unusual = pd.DataFrame({c: (_rarity_z if numeric[c].nunique() <= 2 else _robust_z)(numeric[c]) for c in columns})
+    described = []
+    for row in rows:
+        z = unusual.iloc[row].dropna().sort_values(ascending=False)
+        named = [_describe(c, numeric[c].iloc[row], numeric[c]) for c in z.index[:REASONS_PER_ROW] if z[c] >= UNUSUAL_Z]
+        described.append("; ".join(named) or "an unusual combination of ordinary values")
+    return described
+
+
+def write_anomalies(out: Bundle, frame: pd.DataFrame, columns: list[str], scores: Any, title: str,
+                    params: dict, metrics: dict[str, float] | None = None, *, flags: Any = None) -> dict:
+    """Flag rows (by ``flags`` when the method decides itself, else the shared rule), explain the flagged ones and
+    write ``anomaly_score``, ``is_anomaly``, ``anomaly_rank`` and ``why`` per row, the counts and a report."""
+    scores = np.asarray(scores, dtype=float)
+    order = np.argsort(-scores, kind="stable")
+    fraction = contamination(params)
+    if flags is None or fraction is not None:
+        flags, criterion = flag_rows(scores, fraction)
+    else:
+        flags, criterion = _capped(np.asarray(flags, dtype=bool), order)
+    rank = np.empty(len(scores), dtype=int)
+    rank[order] = np.arange(1, len(scores) + 1)
+    flagged = order[flags[order]]
+    why = np.full(len(scores), "", dtype=object)
+    why[flagged] = reasons(frame, columns, flagged)
+    metrics = {"n_anomalies": int(flags.sum()), "anomaly_fraction": float(flags.mean()), **(metrics or {})}
+    out.write_predictions(pd.DataFrame({"anomaly_score": scores, "is_anomaly": flags, "anomaly_rank": rank,
+                                        "why": why}))
+    out.write_metrics(metrics)
+    listed = [f"{i + 1}. row {row} (score {scores[row]:.3g}): {why[row]}" for i, row in enumerate(flagged[:REPORT_ROWS])]
+    out.append_report(f"## {title}\n\n{metrics['n_anomalies']} of {len(scores)} rows flagged "
+                      f"({metrics['anomaly_fraction']:.1%}) by {criterion}.\n\n"
+                      + "\n".join(f"- {k}: {v:.4g}" for k, v in metrics.items())
+                      + ("\n\nMost unusual rows and why:\n\n" + "\n".join(listed) if listed else ""))
+    return metrics
