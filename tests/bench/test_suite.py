@@ -102,7 +102,7 @@ def test_task_columns_exist_and_the_frame_is_what_the_pipeline_should_see(task_i
     assert not set(task.drop) & set(data.columns)
     assert task.labels is None or task.labels not in data.columns
     assert task.target is None or task.target in data.columns
-    assert len(data) == (task.rows if task.rows else len(raw))
+    assert len(data) == task.rows if task.rows else (len(data) == len(raw) or task.anomaly_share)
     assert task.rows is None or task.rows < len(raw)
     assert data.shape[1] >= 2
 
@@ -172,6 +172,14 @@ def test_reference_pipeline_fits_the_task_and_the_services_limits(task_id):
         assert "missing_row_dropper" not in task.reference.get(Stage.IMPUTATION, []), "rows must stay aligned"
 
 
+def test_anomaly_tasks_built_from_labelled_tables_make_their_anomalies_rare():
+    task = TASKS["biopsy-unusual-samples"]
+    truth = task.ground_truth().astype(str)
+    full = _loaded(task.dataset)[task.labels].astype(str).value_counts()
+    assert truth.value_counts()[full.idxmax()] == full.max()  # every ordinary row kept
+    assert truth.value_counts(normalize=True)[full.idxmin()] == pytest.approx(task.anomaly_share, abs=0.002)
+
+
 def test_invalid_suites_are_rejected(tmp_path):
     entry = {"id": "a-task", "dataset": "iris", "goal": "group the flowers", "task_type": "clustering",
              "reference": {"clustering": ["kmeans_clustering"]}, "metrics": ["silhouette"]}
@@ -185,6 +193,7 @@ def test_invalid_suites_are_rejected(tmp_path):
         {**entry, "metrics": ["adjusted_rand"]},
         {**entry, "task_type": "regression"},
         {**entry, "labels": "species", "drop": ["species"]},
+        {**entry, "labels": "species", "anomaly_share": 0.03},  # a clustering task
     ]
     for wrong in bad:
         with pytest.raises(ValidationError):

@@ -62,11 +62,14 @@ def _unsupervised(bundle: Bundle, task_type: TaskType, labels: pd.Series | None)
     scores = predictions["anomaly_score"].to_numpy(dtype=float)
     if not np.isfinite(scores).all():
         return Quality(False, {}, "non-finite anomaly scores")
-    result = {"anomaly_fraction": float(predictions["is_anomaly"].astype(bool).mean())}
+    flags = predictions["is_anomaly"].astype(bool).to_numpy()
+    result = {"anomaly_fraction": float(flags.mean())}
     if aligned:
         rare = labels.astype(str).to_numpy() == labels.astype(str).value_counts().idxmin()
         result["anomaly_roc_auc"] = skm.roc_auc_score(rare, scores)
         result["anomaly_average_precision"] = skm.average_precision_score(rare, scores)
+        result["anomaly_precision"] = float(rare[flags].mean()) if flags.any() else 0.0
+        result["anomaly_recall"] = float(flags[rare].mean())
     return Quality(True, result)
 
 

@@ -65,7 +65,8 @@ def _mean(values: list[float]) -> float | None:
 #: Quality figures the report averages per configuration (normalised ones only where scales differ by task).
 QUALITY_METRICS = ("roc_auc", "f1", "balanced_accuracy", "nrmse", "nmae", "r2", "adjusted_rand",
                    "normalized_mutual_info", "silhouette", "reconstruction_r2", "label_silhouette", "anomaly_roc_auc",
-                   "anomaly_average_precision", "statistics_match")
+                   "anomaly_average_precision", "anomaly_precision", "anomaly_recall", "anomaly_fraction",
+                   "statistics_match")
 
 
 def configuration_summary(results: list[TaskResult]) -> dict[str, Any]:

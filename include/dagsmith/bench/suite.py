@@ -32,19 +32,21 @@ _CLASSIFICATION_METRICS = frozenset({"roc_auc", "f1", "accuracy", "balanced_accu
 #: (clusters against the held-aside labels), reconstruction_r2 (share of the standardised numeric input a linear map
 #: from the components explains: the explained variance ratio for PCA, defined for any reducer), label_silhouette
 #: (how well the components keep the labelled groups apart), anomaly_roc_auc / anomaly_average_precision (anomaly
-#: scores against the rarer label, the anomalies) and statistics_match (EDA statistics equal a reference within 1e-6).
+#: scores against the rarer label, the anomalies), anomaly_precision / anomaly_recall (the flagged rows against those
+#: anomalies: how many flags are right, how many anomalies are flagged) and statistics_match (EDA statistics equal a reference within 1e-6).
 METRICS: dict[TaskType, frozenset[str]] = {
     TaskType.BINARY_CLASSIFICATION: _CLASSIFICATION_METRICS,
     TaskType.MULTICLASS_CLASSIFICATION: _CLASSIFICATION_METRICS,
     TaskType.REGRESSION: frozenset({"rmse", "mae", "nrmse", "nmae", "r2"}),
     TaskType.CLUSTERING: frozenset({"adjusted_rand", "normalized_mutual_info", "silhouette"}),
     TaskType.DIMENSIONALITY_REDUCTION: frozenset({"reconstruction_r2", "label_silhouette"}),
-    TaskType.ANOMALY_DETECTION: frozenset({"anomaly_roc_auc", "anomaly_average_precision", "anomaly_fraction"}),
+    TaskType.ANOMALY_DETECTION: frozenset({"anomaly_roc_auc", "anomaly_average_precision", "anomaly_precision",
+                                           "anomaly_recall", "anomaly_fraction"}),
     TaskType.EXPLORATORY_ANALYSIS: frozenset({"statistics_match"}),
 }
 #: Metrics that need ground truth: a task asking for them must hold labels aside.
 LABELLED_METRICS = frozenset({"adjusted_rand", "normalized_mutual_info", "label_silhouette", "anomaly_roc_auc",
-                              "anomaly_average_precision"})
+                              "anomaly_average_precision", "anomaly_precision", "anomaly_recall"})
 
 
 class BenchTask(BaseModel):
@@ -60,6 +62,8 @@ class BenchTask(BaseModel):
     task_type: TaskType
     target: str | None = None
     labels: str | None = Field(default=None, description="ground truth held aside from the pipeline's data")
+    anomaly_share: float | None = Field(default=None, gt=0, lt=0.5, description=(
+        "anomaly tasks: the rarer label class is sampled down to this share of the rows, so the anomalies are rare"))
     reference: dict[Stage, list[str]] = Field(min_length=1)
     metrics: list[str] = Field(min_length=1)
 
@@ -92,6 +96,8 @@ class BenchTask(BaseModel):
             raise ValueError(f"metrics {sorted(unknown)} do not apply to {self.task_type.value}")
         if not self.labels and LABELLED_METRICS & set(self.metrics):
             raise ValueError("metrics against ground truth need a labels column")
+        if self.anomaly_share and not (self.labels and self.task_type is TaskType.ANOMALY_DETECTION):
+            raise ValueError("anomaly_share applies to anomaly detection tasks with labels")
         return self
 
     def frame(self) -> pd.DataFrame:
@@ -110,9 +116,12 @@ class BenchTask(BaseModel):
         return self._table()[self.labels] if self.labels else None
 
     def _table(self) -> pd.DataFrame:
-        """Dataset minus ``drop``, cut to ``rows`` by a seeded sample, stratified by the class column when there
-        is one (the target of a classification, else the labels) so rare classes keep their share."""
+        """Dataset minus ``drop``, its anomalies made rare (``anomaly_share``), cut to ``rows`` by a seeded sample,
+        stratified by the class column when there is one (the target of a classification, else the labels) so rare
+        classes keep their share."""
         table = datasets.load(self.dataset).drop(columns=self.drop)
+        if self.anomaly_share:
+            table = _rarer_class_down_to(table, self.labels, self.anomaly_share)
         if self.rows is None or self.rows >= len(table):
             return table
         column = self.target if self.task_type in CLASSIFICATION else self.labels
@@ -124,6 +133,16 @@ class BenchTask(BaseModel):
         else:
             sample = table.sample(n=self.rows, random_state=SAMPLE_SEED)
         return sample.sort_index().reset_index(drop=True)
+
+
+def _rarer_class_down_to(table: pd.DataFrame, labels: str, share: float) -> pd.DataFrame:
+    """``table`` keeping every row of its other classes and a seeded sample of its rarer class, so that class is
+    ``share`` of the rows (row order kept)."""
+    classes = table[labels].astype(str)
+    rare = classes == classes.value_counts().idxmin()
+    keep = min(int(rare.sum()), max(1, round(share * (~rare).sum() / (1 - share))))
+    sampled = table[rare].sample(n=keep, random_state=SAMPLE_SEED)
+    return pd.concat([table[~rare], sampled]).sort_index().reset_index(drop=True)
 
 
 def load_suite(path: Path | str | None = None) -> list[BenchTask]:
