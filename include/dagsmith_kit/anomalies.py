@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.insight import readable_number
 from dagsmith_kit.service import ServiceError
 
 #: the least and most of the rows flagged when the goal gives no fraction: a short list, never a quarter of the table.
@@ -79,18 +80,14 @@ def _rarity_z(values: pd.Series) -> pd.Series:
     return pd.Series(norm.isf(shares.to_numpy(dtype=float) / 2), index=values.index)
 
 
-def _number(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
-
-
 def _describe(column: str, value: float, values: pd.Series) -> str:
     if values.nunique() <= 2:
-        return f"{column} = {_number(value)} (only {(values == value).mean():.1%} of rows)"
+        return f"{column} = {readable_number(value)} (only {(values == value).mean():.1%} of rows)"
     low, high = values.quantile([0.25, 0.75])
     if low == high:
-        return f"{column} = {_number(value)}, while most rows have {_number(low)}"
+        return f"{column} = {readable_number(value)}, while most rows have {readable_number(low)}"
     side = "above" if value > values.median() else "below"
-    return f"{column} = {_number(value)}, {side} the usual {_number(low)} to {_number(high)}"
+    return f"{column} = {readable_number(value)}, {side} the usual {readable_number(low)} to {readable_number(high)}"
 
 
 def reasons(frame: pd.DataFrame, columns: list[str], rows: np.ndarray) -> list[str]:

@@ -68,6 +68,11 @@ def markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def readable_number(value: float) -> str:
+    """A number as a person reads it in a sentence: thousands separated, else four significant digits."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
 def finite_metrics(values: dict[str, Any]) -> dict[str, float]:
     """Keep only the finite numbers (metrics.json holds numbers, and NaN is not valid JSON)."""
     cleaned = {}

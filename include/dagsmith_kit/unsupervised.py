@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.insight import readable_number
 from dagsmith_kit.service import ServiceError, transform_tables
 
 #: silhouette is O(n^2): above this many rows it is estimated on a random sample of this size.
@@ -70,9 +71,52 @@ def silhouette(values: np.ndarray, labels: np.ndarray, random_state: int = 42) -
     return float(silhouette_score(values, labels, sample_size=sample, random_state=random_state))
 
 
-def write_clusters(out: Bundle, values: np.ndarray, labels: Any, title: str,
-                   metrics: dict[str, float] | None = None, extra: dict[str, Any] | None = None) -> dict:
-    """Write ``cluster`` (plus ``extra`` columns) to predictions and cluster counts/silhouette to metrics."""
+def clusters_by_silhouette(values: np.ndarray, fit: Callable[[int], Any], requested: Any,
+                           max_clusters: int = 10) -> tuple[int, np.ndarray, str]:
+    """The requested number of clusters k or, for "auto", the k between 2 and ``max_clusters`` whose clusters are
+    best separated (highest silhouette); the labels ``fit(k)`` gave for it; and how k was chosen, in words."""
+    n = len(values)
+    if isinstance(requested, str) and requested.isdigit():
+        requested = int(requested)
+    if requested != "auto":
+        if isinstance(requested, bool) or not isinstance(requested, int) or not 2 <= requested < n:
+            raise ServiceError(f"the number of clusters must be 'auto' or an integer from 2 to {n - 1}, "
+                               f"got {requested!r}")
+        return requested, np.asarray(fit(requested), dtype=int), f"k = {requested}, as asked"
+    candidates = range(2, min(int(max_clusters), n - 1) + 1)
+    if not candidates:
+        raise ServiceError(f"choosing the number of clusters needs max_clusters of at least 2 and 3 rows or more, "
+                           f"got max_clusters={max_clusters} and {n} rows")
+    tried = []
+    for k in candidates:
+        labels = np.asarray(fit(k), dtype=int)
+        tried.append((silhouette(values, labels) or -1.0, k, labels))
+    score, k, labels = max(tried, key=lambda t: (t[0], -t[1]))
+    return k, labels, f"k = {k}, the best silhouette ({score:.3f}) of k = 2 to {candidates[-1]}"
+
+
+def describe_clusters(frame: pd.DataFrame, columns: list[str], labels: np.ndarray, top: int = 3) -> list[str]:
+    """What sets each cluster apart, in words: the features whose mean in the cluster differs most from the whole
+    table's, in the table's standard deviations (e.g. "higher income (82,000 against 51,000 overall)")."""
+    values = frame[columns].astype(float).reset_index(drop=True)
+    overall, spread = values.mean(), values.std(ddof=0).replace(0, np.nan)
+    described = []
+    for cluster in sorted(set(labels.tolist()) - {-1}):
+        members = values[labels == cluster]
+        shift = ((members.mean() - overall) / spread).dropna()
+        named = [f"{'higher' if shift[c] > 0 else 'lower'} {c} ({readable_number(members[c].mean())} against "
+                 f"{readable_number(overall[c])} overall)" for c in shift.abs().sort_values(ascending=False).index[:top]]
+        described.append(f"cluster {cluster} ({len(members)} rows, {len(members) / len(values):.0%}): "
+                         + ("; ".join(named) or "no feature sets it apart"))
+    return described
+
+
+def write_clusters(out: Bundle, frame: pd.DataFrame, columns: list[str], values: np.ndarray, labels: Any,
+                   title: str, metrics: dict[str, float] | None = None, extra: dict[str, Any] | None = None,
+                   *, chosen: str | None = None) -> dict:
+    """Write ``cluster`` (plus ``extra`` columns) to predictions, cluster counts/silhouette to metrics, and to the
+    report how the number of clusters was ``chosen`` and what sets each cluster apart (from ``frame``'s
+    ``columns``, in the table's own units)."""
     labels = np.asarray(labels, dtype=int)
     found = sorted(set(labels.tolist()) - {-1})
     metrics = {"n_clusters": len(found), **(metrics or {})}
@@ -83,9 +127,11 @@ def write_clusters(out: Bundle, values: np.ndarray, labels: Any, title: str,
         metrics["silhouette"] = score
     out.write_predictions(pd.DataFrame({"cluster": labels, **(extra or {})}))
     out.write_metrics(metrics)
-    sizes = ", ".join(f"{c}: {int((labels == c).sum())}" for c in found + ([-1] if -1 in labels else []))
-    out.append_report(f"## {title}\n\n" + "\n".join(f"- {k}: {v:.4g}" for k, v in metrics.items())
-                      + f"\n- cluster sizes: {sizes}")
+    noise = f"\n\n{int((labels == -1).sum())} rows belong to no cluster (noise)." if -1 in labels else ""
+    out.append_report(f"## {title}\n\n" + (f"Number of clusters: {chosen}.\n\n" if chosen else "")
+                      + "\n".join(f"- {k}: {v:.4g}" for k, v in metrics.items())
+                      + "\n\nWhat sets each cluster apart:\n\n"
+                      + "\n".join(f"- {line}" for line in describe_clusters(frame, columns, labels)) + noise)
     return metrics
 
 

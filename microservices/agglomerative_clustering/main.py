@@ -1,28 +1,36 @@
 """Hierarchical (agglomerative) clustering of the data table's standardized numeric features.
 
-It needs memory quadratic in the number of rows, so tables above max_rows are refused. Needs numeric
+The number of clusters is n_clusters, or with "auto" (the default) the k from 2 to max_clusters with the best
+silhouette, cut from one merge tree. It needs memory quadratic in the number of rows, so tables above max_rows
+are refused. Needs numeric
 features without missing values, before any train/test split.
 """
+
+import tempfile
 
 from sklearn.cluster import AgglomerativeClustering
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.unsupervised import data_matrix, write_clusters
+from dagsmith_kit.unsupervised import clusters_by_silhouette, data_matrix, write_clusters
 
 LINKAGES = ("ward", "complete", "average", "single")
 
 
 def cluster(inp, out, params):
-    n_clusters = int(params.get("n_clusters", 3))
     linkage = params.get("linkage", "ward")
     max_rows = int(params.get("max_rows", 10000))
     if linkage not in LINKAGES:
         raise ServiceError(f"linkage must be one of {', '.join(LINKAGES)}, got {linkage!r}")
-    _, _, values = data_matrix(inp, standardize=True, max_rows=max_rows)
-    if not 2 <= n_clusters <= len(values):
-        raise ServiceError(f"n_clusters must be between 2 and the number of rows ({len(values)}), got {n_clusters}")
-    labels = AgglomerativeClustering(n_clusters=n_clusters, linkage=linkage).fit_predict(values)
-    write_clusters(out, values, labels, f"Agglomerative clustering ({linkage} linkage)")
+    data, columns, values = data_matrix(inp, standardize=True, max_rows=max_rows)
+    with tempfile.TemporaryDirectory() as cache:  # the merge tree is built once and cut at every k tried
+
+        def fit(k):
+            return AgglomerativeClustering(n_clusters=k, linkage=linkage, memory=cache,
+                                           compute_full_tree=True).fit_predict(values)
+
+        _, labels, chosen = clusters_by_silhouette(values, fit, params.get("n_clusters", "auto"),
+                                                   int(params.get("max_clusters", 10)))
+    write_clusters(out, data, columns, values, labels, f"Agglomerative clustering ({linkage} linkage)", chosen=chosen)
 
 
 if __name__ == "__main__":

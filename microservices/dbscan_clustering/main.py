@@ -22,15 +22,18 @@ def knee_eps(values, k):
 def cluster(inp, out, params):
     eps = params.get("eps", "auto")
     min_samples = int(params.get("min_samples", 5))
-    _, _, values = data_matrix(inp, standardize=True)
+    data, columns, values = data_matrix(inp, standardize=True)
     if not 1 <= min_samples <= len(values):
         raise ServiceError(f"min_samples must be between 1 and the number of rows ({len(values)}), got {min_samples}")
+    how = "as given"
     if eps == "auto":
-        eps = knee_eps(values, min_samples)
+        eps, how = knee_eps(values, min_samples), "the knee of the sorted neighbour distances"
     elif not isinstance(eps, (int, float)) or eps <= 0:
         raise ServiceError(f"eps must be 'auto' or a positive number, got {eps!r}")
     labels = DBSCAN(eps=max(float(eps), 1e-9), min_samples=min_samples).fit_predict(values)
-    write_clusters(out, values, labels, "DBSCAN clustering", {"eps": float(eps), "min_samples": min_samples})
+    write_clusters(out, data, columns, values, labels, "DBSCAN clustering",
+                   {"eps": float(eps), "min_samples": min_samples},
+                   chosen=f"found by density (eps {float(eps):.3g}: {how}; min_samples {min_samples})")
 
 
 if __name__ == "__main__":

@@ -144,6 +144,21 @@ def test_tsne_caps_perplexity_and_refuses_large_tables(run, tmp_path, iris_unlab
     assert "max_rows=100" in result.stderr
 
 
+@pytest.mark.parametrize("service", ["kmeans_clustering", "minibatch_kmeans", "gaussian_mixture_clustering",
+                                     "agglomerative_clustering", "spectral_clustering"])
+def test_clustering_says_how_many_clusters_and_what_sets_each_apart(run, iris_unlabelled, iris_species, service):
+    out = run(service, iris_unlabelled).output
+    labels = assert_clusters(out, 150)
+    k = len(set(labels))
+    report = (out.path / "report.md").read_text(encoding="utf-8")
+    assert f"Number of clusters: k = {k}, the best silhouette" in report and "of k = 2 to 10" in report
+    described = [line for line in report.splitlines() if line.startswith("- cluster ")]
+    assert len(described) == k and all(" overall)" in line for line in described)
+    setosa = np.flatnonzero(iris_species == "setosa")
+    own = np.bincount(labels[setosa]).argmax()  # setosa's small petals are what sets its cluster apart
+    assert "lower petal length (cm)" in next(line for line in described if line.startswith(f"- cluster {own} "))
+
+
 # ---------------------------------------------------------------- anomaly detection
 
 

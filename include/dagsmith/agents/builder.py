@@ -140,7 +140,7 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
     elif stage is Stage.CLUSTERING:
         wanted = _constraint(intent, "n_clusters")
         k = int(wanted) if wanted else max(2, min(8, round(math.sqrt(n / 50)) or 2))
-        if _default(entry, "n_clusters") == "auto" and not wanted:
+        if "auto" in {_default(entry, "n_clusters"), _default(entry, "n_components")} and not wanted:
             reasons["n_clusters"] = "chosen by silhouette inside the service"
         else:
             why = "the goal asks for it" if wanted else f"about sqrt(n/50) for {n:,} rows"
