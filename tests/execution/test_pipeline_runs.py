@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from sqlalchemy import select
 
@@ -168,9 +170,33 @@ TASKS = {
     "clustering": ("iris", ["species"], "group the flowers into clusters", "silhouette"),
     "dimensionality_reduction": ("wine", None, "reduce the wine measurements to a few components",
                                  "explained_variance_ratio"),
-    "anomaly_detection": ("breast_cancer", ["diagnosis"], "find anomalous tumours", "n_anomalies"),
     "exploratory_analysis": ("penguins", None, "explore this dataset and describe it", "stat.rows"),
 }
+
+
+def test_an_anomaly_run_flags_about_the_planted_share_and_says_why(store, embedder, tmp_path):
+    """2,000 card payments, 3% planted: a tenfold amount, or a rare channel with many items. The run flags a few
+    percent of the rows, most of them planted, each with the values that make it unusual."""
+    rng = np.random.default_rng(3)
+    payments = pd.DataFrame({"amount": rng.lognormal(4, 0.3, 2000), "items": rng.poisson(3, 2000),
+                             "hour": rng.integers(8, 20, 2000), "channel": rng.choice(["web", "store"], 2000)})
+    planted = rng.choice(2000, 60, replace=False)
+    payments.loc[planted[:40], "amount"] *= 10
+    payments.loc[planted[40:], "channel"] = "phone"
+    payments.loc[planted[40:], "items"] = rng.integers(25, 40, 20)
+    path = tmp_path / "payments.csv"
+    payments.to_csv(path, index=False)
+    planned = plan(path, "find anomalous payments", settings=store, embedder=embedder).pipeline
+    assert planned.task_type == "anomaly_detection" and planned.valid
+    outcome = _run_dag(store, planned.id, path, tmp_path)
+    assert outcome["status"] == "completed", (outcome["error"], outcome["log"].read_text()[-3000:])
+    predictions = pd.read_parquet(next(f for f in sorted(outcome["workspace"].glob("steps/*/predictions.parquet"))
+                                       if "anomaly_score" in pd.read_parquet(f).columns))
+    flagged = predictions["is_anomaly"].to_numpy()
+    assert len(predictions) == 2000 and 0.01 <= flagged.mean() <= 0.05
+    assert flagged[planted].mean() > 0.7
+    assert predictions.loc[flagged, "why"].str.len().gt(0).all()
+    assert any(predictions.at[row, "why"].startswith("amount = ") for row in planted[:40])
 
 
 @pytest.mark.parametrize("runtime, task", [(r, t) for t in TASKS for r in ("local",)] + [("docker", "regression")])
