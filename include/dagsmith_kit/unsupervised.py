@@ -158,12 +158,31 @@ def reduce_tables(inp: Bundle, out: Bundle, make_model: Callable[[int, int], Any
     columns, model = transform_tables(inp, out, fit, apply)
     final = model[-1] if hasattr(model, "steps") else model
     ratios = getattr(final, "explained_variance_ratio_", None)
+    metrics = {"n_input_features": len(columns), "n_components": len(final.components_)}
     if ratios is None:  # NMF, factor analysis, ICA: no variance ratios, only components
-        metrics = {"n_input_features": len(columns), "n_components": len(final.components_)}
-        out.write_metrics(metrics)
-        out.append_report(f"## Dimensionality reduction\n\n{len(columns)} numeric features -> "
-                          f"{metrics['n_components']} components ({type(final).__name__})")
-        return model
+        summary = f"{len(columns)} numeric features -> {metrics['n_components']} components ({type(final).__name__})"
+    else:
+        metrics.update({"explained_variance_ratio": float(np.sum(ratios)),
+                        **{f"explained_variance_ratio_{i + 1}": float(r) for i, r in enumerate(ratios)}})
+        summary = (f"{len(columns)} numeric features -> {len(ratios)} components explaining "
+                   f"{metrics['explained_variance_ratio']:.1%} of the variance")
+    out.write_metrics(metrics)
+    out.append_report(f"## Dimensionality reduction\n\n{summary}\n\nWhat loads on each component:\n\n"
+                      + "\n".join(f"- {line}" for line in describe_components(final.components_, columns, ratios)))
+    return model
+
+
+def describe_components(components: np.ndarray, columns: list[str], ratios: np.ndarray | None = None,
+                        top: int = 3) -> list[str]:
+    """Per component, the share of variance it explains (when known) and the features that load on it most, with
+    their signed weights, so a person can name the component (e.g. "size: +0.58 petal length, +0.56 ...")."""
+    described = []
+    for i, weights in enumerate(np.asarray(components, dtype=float)):
+        order = np.argsort(-np.abs(weights))[:top]
+        share = f" ({ratios[i]:.1%} of the variance)" if ratios is not None else ""
+        described.append(f"component_{i + 1}{share}: "
+                         + ", ".join(f"{weights[j]:+.2f} {columns[j]}" for j in order))
+    return described
     metrics = {"n_input_features": len(columns), "n_components": len(ratios),
                "explained_variance_ratio": float(np.sum(ratios)),
                **{f"explained_variance_ratio_{i + 1}": float(r) for i, r in enumerate(ratios)}}

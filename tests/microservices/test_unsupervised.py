@@ -1,5 +1,7 @@
 """Clustering, dimensionality-reduction and anomaly-detection services, run on real data."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -101,6 +103,10 @@ def test_pca_keeps_variance_fraction_and_target(run, cancer):
     assert (data["diagnosis"] == cancer.table("data")["diagnosis"]).all()
     assert_finite(data[components])
     assert abs(data["component_1"].mean()) < 1e-9 and data["component_1"].var() > data["component_2"].var()
+    report = (out.path / "report.md").read_text(encoding="utf-8")
+    first = next(line for line in report.splitlines() if line.startswith("- component_1 "))
+    assert f"({metrics['explained_variance_ratio_1']:.1%} of the variance)" in first
+    assert len(re.findall(r"[+-]0\.\d\d ", first)) == 3  # its three heaviest features with their signed weights
 
 
 def test_pca_learns_from_train_only(run, split):
