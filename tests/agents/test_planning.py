@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from sqlalchemy import func, select
 
@@ -167,3 +168,19 @@ def test_a_person_can_choose_and_a_bad_choice_is_refused(catalog_settings, embed
     with pytest.raises(builder.ChoiceError, match="not a candidate"):
         plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False,
              choices={Stage.MODELLING: "kmeans_clustering"})
+
+
+def test_records_entered_twice_are_deduplicated_on_their_id_and_chance_repeats_are_kept(catalog_settings, embedder,
+                                                                                        churn_csv, tmp_path):
+    churn = datasets.load("wa_churn").assign(customer_id=lambda f: [f"C{i:05d}" for i in range(len(f))])
+    again = churn.head(15).assign(monthly_charges=lambda f: f["monthly_charges"] + 5)  # re-entered, one field changed
+    path = tmp_path / "customers.csv"
+    pd.concat([churn, again], ignore_index=True).to_csv(path, index=False)
+    result = plan(path, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False)
+    step = next(s for s in result.pipeline.steps if s.stage is Stage.DEDUPLICATION)
+    assert step.params["subset"] == ["customer_id"] and "one record" in step.param_reasons["subset"]
+
+    kept = plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder,
+                save=False)
+    assert Stage.DEDUPLICATION not in {s.stage for s in kept.pipeline.steps}
+    assert "coincide by chance" in kept.intent.reasons["stage.deduplication"]

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from dagsmith.agents.model_search import plan_search
 from dagsmith.agents.parameters_llm import read_params
 from dagsmith.agents.recommender import PRODUCER_STAGES
+from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.models.catalog import Stage, TaskType
@@ -125,6 +126,10 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
         widest = max((c.unique for c in profile.columns if c.semantic_type is SemanticType.CATEGORICAL), default=0)
         if widest > 20:
             put("max_categories", 20, f"a categorical column has {widest} levels; rare ones are grouped")
+    elif stage is Stage.DEDUPLICATION:
+        ids = list(repeated_ids(profile))
+        if ids:
+            put("subset", ids, "rows sharing a record id are one record entered more than once")
     elif stage is Stage.FEATURE_SELECTION:
         limit = _constraint(intent, "max_features")
         if limit:
