@@ -170,7 +170,7 @@ def test_supervised_stages_follow_the_data():
     assert {Stage.IMPUTATION, Stage.ENCODING, Stage.MODELLING, Stage.EVALUATION} <= set(found.required_stages)
     assert found.reasons["stage.imputation"] == "1 feature column with missing values (total_charges 0.2%)"
     assert found.reasons["stage.encoding"].startswith("10 categorical features (multiple_lines, ")
-    assert {Stage.DEDUPLICATION, Stage.SCALING, Stage.FEATURE_SELECTION, Stage.REPORTING} <= set(found.optional_stages)
+    assert {Stage.SCALING, Stage.FEATURE_SELECTION, Stage.REPORTING} <= set(found.optional_stages)
     complete = intent("concrete", "predict compressive strength")
     assert Stage.IMPUTATION not in complete.required_stages and Stage.ENCODING not in complete.required_stages
 
@@ -180,6 +180,53 @@ def test_repeats_are_kept_when_the_columns_allow_few_distinct_rows():
     survey = intent("wvs", "predict the opinion on poverty")
     assert profile("wvs").duplicate_rows > 1000
     assert Stage.DEDUPLICATION not in {*survey.required_stages, *survey.optional_stages}
+    assert "none of them stand alone" in survey.reasons["stage.deduplication"]
+
+
+def _planned(found: Intent) -> bool:
+    return Stage.DEDUPLICATION in {*found.required_stages, *found.optional_stages}
+
+
+def test_customers_whose_attributes_coincide_are_kept_and_the_plan_says_why():
+    """22 churn rows repeat: new customers without internet on the same plan price. Rows differing from them in one
+    column abound, while almost every other customer stands alone: chance, not copies."""
+    churn = intent("wa_churn", "predict churn")
+    assert not _planned(churn)
+    reason = churn.reasons["stage.deduplication"]
+    assert reason.startswith("left out: 22 repeated rows (0.3%), but 36% of them stand alone") and "98%" in reason
+    assert "coincide by chance" in reason
+
+
+def test_copied_records_are_removed():
+    """The same churn table with 40 customers entered twice: the copies stand alone like the rest, so they go."""
+    churn = datasets.load("wa_churn")
+    copied = pd.concat([churn, churn.sample(40, random_state=1)], ignore_index=True)
+    found = detect_intent("predict churn", profile_frame(copied))
+    assert Stage.DEDUPLICATION in found.optional_stages
+    assert found.reasons["stage.deduplication"].startswith("62 repeated rows") and "copies, not coincidences" in \
+        found.reasons["stage.deduplication"]
+
+
+def test_a_repeated_record_id_is_deduplication_even_when_the_rows_differ():
+    churn = datasets.load("wa_churn").assign(customer_id=lambda f: [f"C{i:05d}" for i in range(len(f))])
+    again = churn.head(15).assign(monthly_charges=lambda f: f["monthly_charges"] + 5)  # re-entered, one field changed
+    found = detect_intent("predict churn", profile_frame(pd.concat([churn, again], ignore_index=True)))
+    assert Stage.DEDUPLICATION in found.optional_stages
+    assert found.reasons["stage.deduplication"].startswith("repeated record ids (15 in 'customer_id')")
+    unique = detect_intent("predict churn", profile_frame(churn))
+    assert not _planned(unique), "an id makes no row repeat; coinciding attributes of other customers are no copies"
+
+
+@pytest.mark.parametrize(("goal", "wanted"), [
+    ("predict churn after removing duplicate rows", True),
+    ("deduplicate the customers, then predict churn", True),
+    ("predict churn without deduplication", False),
+])
+def test_a_goal_asking_for_deduplication_gets_it(goal, wanted):
+    found = intent("wa_churn", goal)
+    assert (Stage.DEDUPLICATION in found.required_stages) is wanted
+    if wanted:
+        assert found.reasons["stage.deduplication"].startswith("asked for: the goal says '")
 
 
 @pytest.mark.parametrize(("ref", "goal", "required", "optional"), [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from sqlalchemy import func, select
 
@@ -167,3 +168,37 @@ def test_a_person_can_choose_and_a_bad_choice_is_refused(catalog_settings, embed
     with pytest.raises(builder.ChoiceError, match="not a candidate"):
         plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False,
              choices={Stage.MODELLING: "kmeans_clustering"})
+
+
+def test_records_entered_twice_are_deduplicated_on_their_id_and_chance_repeats_are_kept(catalog_settings, embedder,
+                                                                                        churn_csv, tmp_path):
+    churn = datasets.load("wa_churn").assign(customer_id=lambda f: [f"C{i:05d}" for i in range(len(f))])
+    again = churn.head(15).assign(monthly_charges=lambda f: f["monthly_charges"] + 5)  # re-entered, one field changed
+    path = tmp_path / "customers.csv"
+    pd.concat([churn, again], ignore_index=True).to_csv(path, index=False)
+    result = plan(path, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False)
+    step = next(s for s in result.pipeline.steps if s.stage is Stage.DEDUPLICATION)
+    assert step.params["subset"] == ["customer_id"] and "one record" in step.param_reasons["subset"]
+
+    kept = plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder,
+                save=False)
+    assert Stage.DEDUPLICATION not in {s.stage for s in kept.pipeline.steps}
+    assert "coincide by chance" in kept.intent.reasons["stage.deduplication"]
+
+
+def test_a_model_that_encodes_and_imputes_itself_gets_the_raw_columns(catalog_settings, embedder, churn_csv):
+    """Churn has text columns and gaps; the top model splits on categories and routes gaps natively, so no one-hot
+    encoder or mean imputer runs before it, and only models that do the same are searched or healed with."""
+    result = plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False)
+    spec = result.pipeline
+    stages = {s.stage for s in spec.steps}
+    assert spec.valid and Stage.ENCODING not in stages and Stage.IMPUTATION not in stages
+    assert {Stage.ENCODING, Stage.IMPUTATION} <= set(result.intent.required_stages)
+    modelling = next(s for s in spec.steps if s.stage is Stage.MODELLING)
+    native = {"lightgbm_classifier", "gradient_boosting_classifier"}
+    assert set(modelling.search.candidates) <= native and set(modelling.alternatives) <= native
+    assert "imputation and encoding left to the models" in modelling.search.reason
+
+    chosen = plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False,
+                  choices={Stage.MODELLING: "logistic_regression"})
+    assert {Stage.ENCODING, Stage.IMPUTATION} <= {s.stage for s in chosen.pipeline.steps}

@@ -10,6 +10,7 @@ from dagsmith import datasets
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
 from dagsmith.execution.driver import run_pipeline
+from dagsmith.models.catalog import Stage
 from dagsmith.models.plan import PipelineSpec
 from dagsmith.runtime.base import Runtime
 from dagsmith.store import schema
@@ -27,6 +28,11 @@ def churn_csv(tmp_path_factory):
     path = tmp_path_factory.mktemp("data") / "churn.csv"
     datasets.load("wa_churn").head(1500).to_csv(path, index=False)
     return path
+
+
+#: Choices that keep an encoder and an imputer before the model (the builder leaves both to a native top model),
+#: for tests that swap in models reading numbers only.
+NUMERIC_PREPARATION = {Stage.ENCODING: "onehot_encoder", Stage.IMPUTATION: "median_imputer"}
 
 
 def service_id(session, name: str) -> int:

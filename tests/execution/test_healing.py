@@ -16,7 +16,7 @@ from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from tests.conftest import ROOT
-from tests.execution.conftest import run_in_process, service_id
+from tests.execution.conftest import NUMERIC_PREPARATION, run_in_process, service_id
 
 FAULTY = ROOT / "tests" / "data" / "faulty"
 
@@ -69,7 +69,8 @@ def test_an_uploaded_scaler_that_fails_is_replaced_by_the_next_candidate(store, 
 
 def test_a_type_mismatch_is_healed_by_a_model_that_reads_text(store, embedder, churn_csv):
     """The model is fed the table before encoding: a numeric-only forest fails, a native-categorical one works."""
-    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
+                   choices=NUMERIC_PREPARATION).pipeline
     _set_step(store, planned, "modelling", "random_forest_classifier", ["gradient_boosting_classifier"],
               params={"n_estimators": 50}, depends_on_stage="encoding")
     outcome = run_in_process(planned, churn_csv, LocalRuntime(), store)

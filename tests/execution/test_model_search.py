@@ -12,7 +12,7 @@ from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from tests.execution.conftest import run_in_process
+from tests.execution.conftest import NUMERIC_PREPARATION, run_in_process
 
 
 def _search_exactly(settings, planned, candidates: list[str], params: dict[str, dict]) -> int:
@@ -31,7 +31,8 @@ def _modelling_tries(outcome: dict) -> list[dict]:
 
 
 def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, embedder, churn_csv):
-    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
+                   choices=NUMERIC_PREPARATION).pipeline
     position = _search_exactly(store, planned, ["decision_tree_classifier", "gradient_boosting_classifier"],
                                {"decision_tree_classifier": {"max_depth": 1}})  # a stump, ranked first
     outcome = run_in_process(planned, churn_csv, LocalRuntime(), store)
@@ -46,7 +47,8 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
 
 
 def test_a_failed_candidate_is_one_fewer_to_choose_from(store, embedder, churn_csv):
-    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
+                   choices=NUMERIC_PREPARATION).pipeline
     position = _search_exactly(store, planned, ["svm_classifier", "logistic_regression"],
                                {"svm_classifier": {"max_rows": 50}})  # refuses 1,125 training rows
     outcome = run_in_process(planned, churn_csv, LocalRuntime(), store)

@@ -172,6 +172,28 @@ def test_fuzzy_deduplicator_catches_what_exact_deduplication_misses(run, tmp_pat
     assert "subset names columns" in run("fuzzy_deduplicator", leaky, {"subset": ["nope"]}, ok=False).stderr
 
 
+def test_fuzzy_deduplicator_never_merges_different_records_or_measurements(run, tmp_path):
+    """Rounding to 0 places would make 39.1 mm and 39.3 mm bills one penguin; ids differing only in case are two
+    records. Only the re-typed copies (case, spaces, float noise) go."""
+    penguins = datasets.load("penguins").dropna().reset_index(drop=True)
+    frame = penguins.assign(tag=[f"P{i}" for i in range(len(penguins))])
+    frame.loc[1, "tag"] = "p0"  # another bird whose tag differs from P0's in case only
+    retyped = frame.head(10).assign(island=lambda f: f["island"].str.lower() + "  ",
+                                    body_mass_g=lambda f: f["body_mass_g"] + 1e-9)
+    bundle = make(tmp_path, "tags", pd.concat([frame, retyped], ignore_index=True), target="species",
+                  task_type="multiclass_classification", id_columns=["tag"])
+    out = run("fuzzy_deduplicator", bundle, {"decimals": 0})
+    assert out.output.table("data").equals(frame)
+    assert out.output.metrics()["duplicates_removed_data"] == 10
+    report = (out.output.path / "report.md").read_text()
+    assert "bill_length_mm compared at 1 places: 0 would merge different values" in report
+    twins = penguins.head(2).assign(bill_length_mm=[39.1, 39.3])
+    twins.loc[1, penguins.columns.drop("bill_length_mm")] = twins.loc[0, penguins.columns.drop("bill_length_mm")]
+    bundle = make(tmp_path, "twins", twins, target="species", task_type="multiclass_classification")
+    assert len(run("fuzzy_deduplicator", bundle, {"decimals": 0}).output.table("data")) == 2
+    assert "decimals must be 0 or more" in run("fuzzy_deduplicator", bundle, {"decimals": -1}, ok=False).stderr
+
+
 def test_locale_number_parser_reads_european_numbers(run, tmp_path):
     churn = datasets.load("wa_churn").head(400)
     frame = churn.copy()

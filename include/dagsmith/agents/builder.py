@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session
 from dagsmith.agents.model_search import plan_search
 from dagsmith.agents.parameters_llm import read_params
 from dagsmith.agents.recommender import PRODUCER_STAGES
-from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER
+from dagsmith.agents.repeats import repeated_ids
+from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER, ordered
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import Intent
@@ -31,6 +32,10 @@ SUPERVISED = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION
 CLASSIFICATION = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION}
 MIN_ROWS = {True: 20, False: 10}  # supervised or not
 MIN_TEST_ROWS = 5
+#: Preparation a model can do itself, by the capability its code shows. When the modelling pick does it, no step
+#: does it before: one-hot columns hide the categories from a model that splits on them natively, and filled-in
+#: values hide that a value was missing from a model that learns where gaps go.
+DONE_BY_MODEL = {Stage.ENCODING: "categorical features natively", Stage.IMPUTATION: "handles missing values"}
 
 
 class ChoiceError(ValueError):
@@ -125,6 +130,10 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
         widest = max((c.unique for c in profile.columns if c.semantic_type is SemanticType.CATEGORICAL), default=0)
         if widest > 20:
             put("max_categories", 20, f"a categorical column has {widest} levels; rare ones are grouped")
+    elif stage is Stage.DEDUPLICATION:
+        ids = list(repeated_ids(profile))
+        if ids:
+            put("subset", ids, "rows sharing a record id are one record entered more than once")
     elif stage is Stage.FEATURE_SELECTION:
         limit = _constraint(intent, "max_features")
         if limit:
@@ -167,6 +176,28 @@ def _skewed(mean, std, low, high) -> bool:
     return abs(mean - (low + high) / 2) > std  # a long tail pulls the mean away from the middle of the range
 
 
+def _prepares_itself(entry: CatalogEntry) -> set[Stage]:
+    capabilities = " ".join(entry.analysis.capabilities)
+    return {stage for stage, capability in DONE_BY_MODEL.items() if capability in capabilities}
+
+
+def _left_to_model(chosen: list[tuple[Stage, str, list[str], str]], catalog: dict[str, CatalogEntry]) -> set[Stage]:
+    """The preparation stages the modelling pick does itself, so the chain leaves the columns raw for it."""
+    pick = next((name for stage, name, *_ in chosen if stage is Stage.MODELLING), None)
+    planned = {stage for stage, *_ in chosen}
+    return _prepares_itself(catalog[pick]) & planned if pick else set()
+
+
+def done_by_model(spec: PipelineSpec, catalog: dict[str, CatalogEntry]) -> set[Stage]:
+    """Stages no step runs because every model the modelling step may fit does them itself."""
+    step = next((s for s in spec.steps if s.stage is Stage.MODELLING), None)
+    if step is None:
+        return set()
+    models = step.search.candidates if step.search else [step.microservice]
+    present = {s.stage for s in spec.steps}
+    return set.intersection(*(_prepares_itself(catalog[m]) for m in models)) - present
+
+
 # ---------------------------------------------------------------- the graph
 def _wire(stages: list[Stage]) -> dict[int, list[int]]:
     """Edges as data flow: a chain through the transforming stages, branches off its end."""
@@ -197,7 +228,7 @@ def _ancestors(position: int, depends: dict[int, list[int]]) -> set[int]:
 def validate(spec: PipelineSpec, profile: DatasetProfile, intent: Intent, catalog: dict[str, CatalogEntry]) -> list[ValidationCheck]:
     depends = {s.position: s.depends_on for s in spec.steps}
     stage_of = {s.position: s.stage for s in spec.steps}
-    present = {s.stage for s in spec.steps}
+    present = {s.stage for s in spec.steps} | done_by_model(spec, catalog)
     missing = [s.value for s in intent.required_stages if s not in present]
     checks = [ValidationCheck(
         name="required stages", passed=not missing,
@@ -266,15 +297,23 @@ def build(
     there is one and its values hold up), the modelling step's search (``search_seconds`` overrides the budget
     sized to the data, a goal's own budget overrides both), edges, and its four checks."""
     chosen = _choose(recommendation, choices or {})
+    native = _left_to_model(chosen, catalog) - set(choices or {})
+    chosen = [item for item in chosen if item[0] not in native]
     order = {stage: i for i, stage in enumerate(STAGE_ORDER)}
     chosen.sort(key=lambda item: order[item[0]])
     depends = _wire([stage for stage, *_ in chosen])
     steps = []
     for position, (stage, name, alternatives, by) in enumerate(chosen):
         entry = catalog[name]
+        if stage is Stage.MODELLING and native:  # self-healing may only swap in models that read the raw columns
+            alternatives = [a for a in alternatives if native <= _prepares_itself(catalog[a])]
         params, reasons = infer_params(stage, entry, profile, intent)
         search = plan_search(stage, recommendation.for_stage(stage), name, by, profile, intent, search_seconds,
-                             lambda candidate, stage=stage: infer_params(stage, catalog[candidate], profile, intent)[0])
+                             lambda candidate, stage=stage: infer_params(stage, catalog[candidate], profile, intent)[0],
+                             lambda candidate: native <= _prepares_itself(catalog[candidate]))
+        if search and native:
+            search.reason += (f"; {' and '.join(s.value for s in ordered(native))} left to the models, which do it "
+                              f"natively, so no step before them does it")
         steps.append(PlannedStep(
             position=position, stage=stage, microservice=name, params=params, param_reasons=reasons,
             depends_on=depends[position], expected_inputs=entry.analysis.inputs,

@@ -10,12 +10,12 @@ instead of a guess. The goal is only ever data: it is split into words and compa
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import ordered
 from dagsmith.text import stem, words
 from dagsmith.models.catalog import Stage, TaskType
@@ -802,6 +802,7 @@ METRICS_FOR: dict[TaskType, set[str]] = {
 _N_CLUSTERS = re.compile(
     r"\b" + _NUMBER + r"\s+(?:\w+\s+)?(?:clusters?|groups?|segments?|personas?|cohorts?)\b|\bk (\d+)\b")
 _N_COMPONENTS = re.compile(r"\b" + _NUMBER + r"\s*(?:d|dimensions?|dims?|components?|axes)\b")
+_DEDUPLICATE = re.compile(r"\b(de ?dup\w*|duplicat\w*|repeated (?:rows|records|entries))\b")
 _VISUALISE = re.compile(r"\b(visuali[sz]\w*|plots?|plotting|charts?|graphs?|scatter|show me|picture)\b")
 
 
@@ -813,7 +814,7 @@ def parse_constraints(goal: str, task: TaskType) -> list[Constraint]:
     """Limits the goal states, each with the words it was read from."""
     text = " ".join(words(goal))
     return [*_time_budget(text), *_interpretability(text), *_excluded_families(text), *_max_features(text),
-            *_metrics(text), *_shape_requests(text, task)]
+            *_metrics(text), *_shape_requests(text, task), *_deduplication_request(text)]
 
 
 def _time_budget(text: str) -> list[Constraint]:
@@ -885,6 +886,11 @@ def _shape_requests(text: str, task: TaskType) -> list[Constraint]:
     return found
 
 
+def _deduplication_request(text: str) -> list[Constraint]:
+    said = next((m for m in _DEDUPLICATE.finditer(text) if not _ruled_out(text, m.start())), None)
+    return [Constraint(kind="deduplicate", value=True, reason=f"the goal says '{said.group(0)}'")] if said else []
+
+
 def _constraint(constraints: list[Constraint], kind: str) -> object:
     return next((c.value for c in constraints if c.kind == kind), None)
 
@@ -954,8 +960,8 @@ class DataView:
     constraints: list[Constraint]
 
 
-#: (stage, required, reason)
-StageDecision = tuple[Stage, bool, str]
+#: (stage, required, reason); required None: the data was checked and the stage is left out, the reason says why.
+StageDecision = tuple[Stage, bool | None, str]
 StageRule = Callable[[DataView], StageDecision | None]
 
 
@@ -1000,19 +1006,42 @@ def _column_filtering(view: DataView) -> StageDecision | None:
     return (Stage.COLUMN_FILTERING, True, "drops columns no model can use: " + "; ".join(what)) if what else None
 
 
-#: Below this many possible distinct rows per actual row (the product of the columns' distinct counts), repeated
-#: rows are what the data is like, not an error.
-NATURAL_REPEATS_FACTOR = 10
+#: Repeated rows are copies when at least this share as many of them stand alone (no other row differs from them in
+#: a single column) as of the rows that do not repeat; chance repeats rows where rows crowd, far less often alone.
+COPIES_ALONE_SHARE = 0.5
 
 
 def _deduplication(view: DataView) -> StageDecision | None:
-    """Duplicated rows, unless the columns allow so few distinct rows that repeats are expected (survey answers:
-    a country, a degree, a yes/no): removing those would throw away real observations."""
-    n, rows = view.profile.duplicate_rows, max(view.profile.n_rows, 1)
-    distinct_rows_possible = sum(math.log(max(c.unique, 1)) for c in view.profile.columns)
-    if not n or distinct_rows_possible < math.log(NATURAL_REPEATS_FACTOR * rows):
+    """Deduplicate records entered twice (a repeated id, or copies as alone as any other row), never rows that
+    coincide by chance (survey answers, a plan price every new customer pays): those are real observations.
+    A goal asking for it gets it."""
+    asked = next((c for c in view.constraints if c.kind == "deduplicate"), None)
+    evidence = _repeats(view.profile)
+    if asked:
+        return Stage.DEDUPLICATION, True, f"asked for: {asked.reason}" + (f"; {evidence[1]}" if evidence else "")
+    if evidence is None:
         return None
-    return Stage.DEDUPLICATION, False, f"{_count(n, 'duplicated row')} ({_percent(n / rows)})"
+    copies, why = evidence
+    return Stage.DEDUPLICATION, False if copies else None, why
+
+
+def _repeats(profile: DatasetProfile) -> tuple[bool, str] | None:
+    """(whether the repeats are copies, why), or None when no row and no record id repeats."""
+    ids = [f"{n} in '{name}'" for name, n in repeated_ids(profile).items()]
+    if ids:
+        return True, f"repeated record ids ({_names(ids)}): the same record entered more than once"
+    found = profile.repeated_rows
+    if found is None:
+        return None
+    alone, usual = found.isolated / found.rows, found.isolated_share
+    copies = found.isolated > 0 and alone >= COPIES_ALONE_SHARE * usual
+    what = f"{_count(found.rows, 'repeated row')} ({_percent(found.rows / max(found.checked_rows, 1))})"
+    shares = (f"{_percent(alone) if found.isolated else 'none'} of them stand alone (no other row differs from them "
+              f"in a single column), against {_percent(usual)} of the other rows")
+    if copies:
+        return True, f"{what}: {shares}, so they are copies, not coincidences"
+    return False, (f"{what}, but {shares}: they sit where rows crowd and coincide by chance, so removing them "
+                   f"would drop real observations")
 
 
 def _type_conversion(view: DataView) -> StageDecision | None:
@@ -1070,14 +1099,16 @@ def plan_stages(view: DataView) -> tuple[list[Stage], list[Stage], dict[str, str
     """Required and optional stages for the task and this data, each with its reason."""
     required = dict(BASE_STAGES[view.task])
     optional = {**_ALWAYS_OPTIONAL, **_EXTRA_OPTIONAL.get(view.task, {})}
+    left_out: dict[Stage, str] = {}
     if view.task in _MODEL_TASKS:
         for stage, is_required, reason in filter(None, (rule(view) for rule in STAGE_RULES)):
-            (required if is_required else optional).setdefault(stage, reason)
+            (left_out if is_required is None else required if is_required else optional).setdefault(stage, reason)
     chosen = _visualisation(view)
     if chosen:
         required[chosen[0]] = chosen[2]
     optional = {s: r for s, r in optional.items() if s not in required}
     reasons = {f"stage.{s.value}": r for s, r in (*required.items(), *optional.items())}
+    reasons |= {f"stage.{s.value}": f"left out: {r}" for s, r in left_out.items() if f"stage.{s.value}" not in reasons}
     return ordered(set(required)), ordered(set(optional)), reasons
 
 

@@ -54,26 +54,30 @@ def metric(intent: Intent) -> tuple[str, str]:
     return chosen, f"the usual measure for {intent.task_type.value.replace('_', ' ')}"
 
 
-def candidates(ranking: StageRecommendation, pick: str, chosen_by: str) -> list[str]:
+def candidates(ranking: StageRecommendation, pick: str, chosen_by: str,
+               takes: Callable[[str], bool] = lambda name: True) -> list[str]:
     """The pick first, then the models that fit the data best (compatibility weighs an estimator's usual strength
-    on tables this size), each at least about as well as the pick."""
+    on tables this size), each at least about as well as the pick and, by ``takes``, able to read the data as the
+    pipeline prepares it."""
     if chosen_by == "user":
         return [pick]
     fit = {c.microservice: c.signals.compatibility for c in ranking.candidates}
     floor = fit.get(pick, 0.0) * COMPATIBLE_SHARE
-    others = sorted((c for c in ranking.candidates if c.microservice != pick and fit[c.microservice] >= floor),
+    others = sorted((c for c in ranking.candidates
+                     if c.microservice != pick and fit[c.microservice] >= floor and takes(c.microservice)),
                     key=lambda c: (-c.signals.compatibility, -c.score))
     return [pick, *(c.microservice for c in others)][:MAX_CANDIDATES]
 
 
 def plan_search(stage: Stage, ranking: StageRecommendation | None, pick: str, chosen_by: str,
                 profile: DatasetProfile, intent: Intent, configured_seconds: float | None,
-                params_of: Callable[[str], dict[str, Any]]) -> ModelSearch | None:
-    """The search for a supervised modelling step (``params_of`` infers a candidate's params), or None for any
-    other step."""
+                params_of: Callable[[str], dict[str, Any]],
+                takes: Callable[[str], bool] = lambda name: True) -> ModelSearch | None:
+    """The search for a supervised modelling step (``params_of`` infers a candidate's params, ``takes`` says
+    whether a candidate reads the data as prepared), or None for any other step."""
     if stage is not Stage.MODELLING or intent.task_type not in DEFAULT_METRIC or ranking is None:
         return None
-    names = candidates(ranking, pick, chosen_by)
+    names = candidates(ranking, pick, chosen_by, takes)
     total, why_budget = budget(profile, intent, configured_seconds)
     measure, why_metric = metric(intent)
     each = max(1.0, round(total / len(names), 1))

@@ -23,6 +23,7 @@ import pandas as pd
 from pandas.api import types as ptypes
 from pandas.tseries.api import guess_datetime_format
 
+from dagsmith.agents.repeats import repeated_rows
 from dagsmith.data.readers import DatasetError, ReadInfo, count_rows, read_chunks, read_table, sniff
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.profile import (
@@ -232,7 +233,8 @@ def _profile(table: _Table, source: str, info: ReadInfo | None) -> DatasetProfil
     profiles = {column.name: column for column in columns}
     correlation = _pearson_matrix(sample, profiles)
     groups = _near_identical(sample, correlation)
-    duplicates, checked_rows = _duplicates(table)
+    checked = _checked_for_duplicates(table)
+    duplicates, checked_rows = int(checked.duplicated().sum()), len(checked)
     consistency, consistency_issues, skipped = _consistency(sample, profiles)
     completeness, completeness_issues = _completeness(columns)
     uniqueness, uniqueness_issues = _uniqueness(duplicates, checked_rows, groups, len(columns))
@@ -250,6 +252,7 @@ def _profile(table: _Table, source: str, info: ReadInfo | None) -> DatasetProfil
         sample_rows=len(sample) if sampled else None,
         columns=columns,
         duplicate_rows=duplicates,
+        repeated_rows=repeated_rows(checked, [c.name for c in columns if c.semantic_type is S.ID]),
         near_identical_columns=groups,
         quality=QualityScore(
             **{axis: round(value, 4) for axis, value in axes.items()},
@@ -528,10 +531,9 @@ def _completeness(columns: list[ColumnProfile]) -> tuple[float, list[str]]:
     return 1 - missing / cells, [f"{_percent(missing / cells)} of cells missing in {where}"]
 
 
-def _duplicates(table: _Table) -> tuple[int, int]:
-    """Duplicate rows and how many rows were checked: all of them unless the table is very wide or streamed."""
-    frame = table.full if table.full is not None and table.full.size <= DUPLICATE_CELLS else table.sample
-    return int(frame.duplicated().sum()), len(frame)
+def _checked_for_duplicates(table: _Table) -> pd.DataFrame:
+    """The rows duplicates are counted on: all of them unless the table is very wide or streamed."""
+    return table.full if table.full is not None and table.full.size <= DUPLICATE_CELLS else table.sample
 
 
 def _near_identical(sample: pd.DataFrame, correlation: pd.DataFrame) -> list[list[str]]:

@@ -78,6 +78,17 @@ class TargetCandidate(BaseModel):
     reasons: list[str] = Field(default_factory=list)
 
 
+class RepeatedRows(BaseModel):
+    """What tells copies of a record from rows that coincide by chance: chance repeats rows where rows crowd
+    (others differ from them in one column only), while a copied record is as alone as any other row."""
+
+    checked_rows: int
+    rows: int = Field(description="rows repeating an earlier row in every column but the identifiers")
+    isolated: int = Field(description="of those, rows no other row differs from in a single column")
+    isolated_share: float = Field(
+        description="share of the unrepeated rows no other row differs from in a single column")
+
+
 class DatasetProfile(BaseModel):
     source: str
     format: str = Field(description="csv, tsv, parquet, json, jsonl or excel")
@@ -89,6 +100,7 @@ class DatasetProfile(BaseModel):
     sample_rows: int | None = None
     columns: list[ColumnProfile]
     duplicate_rows: int
+    repeated_rows: RepeatedRows | None = Field(default=None, description="None when no row repeats another")
     near_identical_columns: list[list[str]] = Field(default_factory=list)
     quality: QualityScore
     correlations: list[Correlation] = Field(default_factory=list, description="strongest pairs first")
