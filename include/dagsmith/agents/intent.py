@@ -903,6 +903,7 @@ _SUPERVISED_BASE = {
     Stage.SPLITTING: "holds out a test set so the evaluation is honest",
     Stage.MODELLING: "learns to predict the target",
     Stage.EVALUATION: "measures the model on the held-out rows",
+    Stage.EXPLANATION: "names what drives the predictions, measured on the held-out rows",
 }
 #: The stages each task cannot do without, and why. Stages the data calls for are added by STAGE_RULES.
 BASE_STAGES: dict[TaskType, dict[Stage, str]] = {

@@ -58,6 +58,7 @@ STAGE_TERMS: dict[Stage, tuple[str, ...]] = {
     Stage.CLUSTERING: ("cluster", "group", "segment"),
     Stage.ANOMALY_DETECTION: ("anomal", "outlier", "unusual"),
     Stage.EVALUATION: ("evaluat", "metric", "score"),
+    Stage.EXPLANATION: ("explain", "importance", "driver"),
     Stage.EDA: ("statistic", "profil", "correlat", "explor"),
     Stage.VISUALISATION: ("plot", "chart", "visuali"),
     Stage.REPORTING: ("report", "summar", "markdown"),
@@ -75,7 +76,7 @@ TASK_TERMS: dict[TaskType, tuple[str, ...]] = {
 #: Stages whose services leave a model or predictions behind for later steps.
 PRODUCER_STAGES = {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION}
 #: Stages whose services must fit the task type (a regressor is no classifier).
-TASK_BOUND = {Stage.MODELLING, Stage.EVALUATION, Stage.VISUALISATION}
+TASK_BOUND = {Stage.MODELLING, Stage.EVALUATION, Stage.EXPLANATION, Stage.VISUALISATION}
 #: Task types a service's analysis may list that also fit the intent's task type.
 TASK_FAMILY = {
     TaskType.TIME_SERIES_FORECASTING: {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING},
@@ -199,6 +200,7 @@ def stage_query(stage: Stage, intent: Intent, state: DataState) -> str:
     """The text a stage is matched against: what it must do, for which task, on what data."""
     task = intent.task_type.value.replace("_", " ")
     words = {Stage.MODELLING: f"train a {task} model", Stage.EVALUATION: f"evaluate {task} predictions",
+             Stage.EXPLANATION: f"explain what drives a {task} model's predictions",
              Stage.VISUALISATION: f"plot {task} results"}
     parts = [words.get(stage, f"{stage.value.replace('_', ' ')} for {task}")]
     if state.has_missing:

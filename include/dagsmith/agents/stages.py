@@ -23,13 +23,15 @@ STAGE_ORDER: tuple[Stage, ...] = (
     Stage.CLUSTERING,
     Stage.ANOMALY_DETECTION,
     Stage.EVALUATION,
+    Stage.EXPLANATION,
     Stage.EDA,
     Stage.VISUALISATION,
     Stage.REPORTING,
 )
 #: Stages that read what the main chain produced and write only reports, metrics or plots: they branch
 #: off the last stage of the chain instead of extending it.
-BRANCH_STAGES: frozenset[Stage] = frozenset({Stage.EVALUATION, Stage.VISUALISATION, Stage.REPORTING})
+BRANCH_STAGES: frozenset[Stage] = frozenset({Stage.EVALUATION, Stage.EXPLANATION, Stage.VISUALISATION,
+                                             Stage.REPORTING})
 
 
 def ordered(stages: list[Stage] | set[Stage]) -> list[Stage]:

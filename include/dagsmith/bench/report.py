@@ -42,7 +42,7 @@ STAGE_GROUPS = {
                       Stage.COLUMN_FILTERING, Stage.IMPUTATION, Stage.OUTLIER_HANDLING, Stage.SPLITTING},
     "feature engineering": {Stage.ENCODING, Stage.SCALING, Stage.FEATURE_SELECTION, Stage.FEATURE_ENGINEERING},
     "modelling": {Stage.MODELLING, Stage.CLUSTERING, Stage.DIMENSIONALITY_REDUCTION, Stage.ANOMALY_DETECTION},
-    "evaluation": {Stage.EVALUATION, Stage.EDA, Stage.VISUALISATION, Stage.REPORTING},
+    "evaluation": {Stage.EVALUATION, Stage.EXPLANATION, Stage.EDA, Stage.VISUALISATION, Stage.REPORTING},
 }
 TYPE_GROUPS = {"binary_classification": "classification", "multiclass_classification": "classification",
                "regression": "regression", "clustering": "clustering",

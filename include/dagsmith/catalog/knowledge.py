@@ -205,6 +205,8 @@ SYMBOLS.update({
     "reduce_tables": Meaning(Stage.DIMENSIONALITY_REDUCTION, "replaces numeric features by a few components", 2.5, _REDUCTION),
     "without_columns": Meaning(Stage.COLUMN_FILTERING, "drops the feature columns chosen on the training table from every table", 3.0),
     "save_text_artifact": Meaning(Stage.REPORTING, "writes a results file (JSON or CSV) into artifacts/", 2.5),
+    "write_explanation": Meaning(Stage.EXPLANATION, "names the features that drive the model's predictions and their "
+                                 "direction, from permutation importance on held-out rows", 4.0, CLASSIFICATION + REGRESSION),
 })
 
 #: Words in identifiers (function names) and in documentation that point at a stage.
@@ -311,6 +313,7 @@ BUNDLE_WRITES = {
     "reduce_tables": "data or train/test tables", "write_loaded": "data.parquet",
     "write_clusters": "predictions.parquet (cluster)", "write_anomalies": "predictions.parquet (anomaly_score, is_anomaly)",
     "save_figure": "artifacts/*.png", "save_text_artifact": "artifacts/*.json or *.csv",
+    "write_explanation": "explanation.json",
 }
 
 USE_CASES: dict[Stage, list[str]] = {
@@ -331,6 +334,7 @@ USE_CASES: dict[Stage, list[str]] = {
     Stage.DIMENSIONALITY_REDUCTION: ["compress many numeric features into a few components", "visualise high-dimensional data"],
     Stage.ANOMALY_DETECTION: ["find unusual records such as fraud or faults"],
     Stage.EVALUATION: ["measure how good a model's predictions are on held-out data"],
+    Stage.EXPLANATION: ["explain which features drive a model's predictions and in which direction"],
     Stage.EDA: ["understand a dataset before modelling"],
     Stage.VISUALISATION: ["show results as charts"],
     Stage.REPORTING: ["summarise a pipeline run for people"],
@@ -348,7 +352,7 @@ NATIVE_CATEGORICAL = {"category", "from_dtype", "with_native_categories"}
 TERMINAL_STAGES = {
     Stage.VALIDATION,
     Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION,
-    Stage.EVALUATION, Stage.VISUALISATION, Stage.EDA, Stage.REPORTING,
+    Stage.EVALUATION, Stage.EXPLANATION, Stage.VISUALISATION, Stage.EDA, Stage.REPORTING,
 }
 
 #: Model families a goal can rule out, by the estimator names that belong to them (prefix match).

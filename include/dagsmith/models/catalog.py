@@ -39,6 +39,7 @@ class Stage(StrEnum):
     DIMENSIONALITY_REDUCTION = "dimensionality_reduction"
     ANOMALY_DETECTION = "anomaly_detection"
     EVALUATION = "evaluation"
+    EXPLANATION = "explanation"
     EDA = "eda"
     VISUALISATION = "visualisation"
     REPORTING = "reporting"

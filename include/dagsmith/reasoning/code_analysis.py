@@ -33,7 +33,7 @@ from dagsmith.catalog.source import ServiceSource
 from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, TaskType
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.1"
+ANALYZER_VERSION = "1.3"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
@@ -42,7 +42,7 @@ _STAGE_WORDS = {
     Stage.FEATURE_SELECTION: "feature selection", Stage.FEATURE_ENGINEERING: "feature engineering",
     Stage.MODELLING: "model training", Stage.CLUSTERING: "clustering",
     Stage.DIMENSIONALITY_REDUCTION: "dimensionality reduction", Stage.ANOMALY_DETECTION: "anomaly detection",
-    Stage.EVALUATION: "evaluation", Stage.EDA: "exploratory data analysis", Stage.VISUALISATION: "visualisation",
+    Stage.EVALUATION: "evaluation", Stage.EXPLANATION: "model explanation", Stage.EDA: "exploratory data analysis", Stage.VISUALISATION: "visualisation",
     Stage.REPORTING: "reporting",
 }
 
@@ -142,6 +142,8 @@ def _collect(facts: CodeFacts) -> _Evidence:
         for stage in (Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION):
             if evidence.score[stage]:
                 evidence.boost(stage, 3.0)
+    if facts.uses("write_explanation"):  # its charts illustrate the explanation, they are not its purpose
+        evidence.boost(Stage.EXPLANATION, 6.0)
     if "predictions" in facts.methods and evidence.score[Stage.EVALUATION]:
         evidence.boost(Stage.EVALUATION, 3.0)
     if "artifact_path" in facts.methods:

@@ -1,0 +1,112 @@
+"""What drives a model's predictions, in the form people and the product read.
+
+An explanation service measures how much each feature matters (by whatever method it implements) and hands
+the ranked features to ``write_explanation``, which adds each one's direction (how the prediction moves with the
+feature on the held-out rows), writes ``explanation.json`` for the product's answer and a report section in words.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.insight import readable_number
+
+EXPLANATION_FILE = "explanation.json"
+#: drivers named in the report and in explanation.json.
+TOP_DRIVERS = 10
+#: a feature moving the prediction by less than this (probability, or share of the predictions' spread) has no
+#: direction worth stating.
+MIN_EFFECT = 0.01
+#: categories held by fewer rows than this share are not tried, and at most this many of the most frequent are.
+MIN_CATEGORY_SHARE = 0.01
+MAX_CATEGORIES = 20
+
+
+@dataclass(frozen=True)
+class Driver:
+    """One feature's importance (the score lost when it is scrambled), its spread over repeats, and its direction."""
+
+    feature: str
+    importance: float
+    spread: float
+    direction: str | None = None
+
+
+def _scorer(model: Any, rows: pd.DataFrame) -> tuple[Any, str | None]:
+    """What a direction is read against: a function giving the mean predicted value of a regressor, or the mean
+    probability of the second class of a binary classifier (scikit-learn's positive class), and that class; None
+    for other models."""
+    classes = getattr(model, "classes_", None)
+    if classes is None:
+        return (lambda frame: float(np.mean(model.predict(frame)))), None
+    if len(classes) == 2 and hasattr(model, "predict_proba"):
+        return (lambda frame: float(np.mean(model.predict_proba(frame)[:, 1]))), str(classes[1])
+    return None, None
+
+
+def direction(model: Any, rows: pd.DataFrame, feature: str, target: str) -> str | None:
+    """How the prediction moves with one feature, all else held as it is in ``rows`` (partial dependence): from the
+    feature's lower to its upper quartile, or from its least to its most favourable frequent category. None when
+    the model gives no single score or the feature moves it by less than ``MIN_EFFECT`` of the scale."""
+    mean_score, positive = _scorer(model, rows)
+    if mean_score is None:
+        return None
+    values = rows[feature].dropna()
+    if pd.api.types.is_numeric_dtype(values) and values.nunique() > 2:
+        low, high = values.quantile([0.25, 0.75])
+        if low == high:
+            low, high = values.quantile([0.05, 0.95])
+        if low == high:
+            return None
+        settings = {low: mean_score(rows.assign(**{feature: low})), high: mean_score(rows.assign(**{feature: high}))}
+    else:
+        frequent = values.value_counts(normalize=True)
+        frequent = frequent[frequent >= MIN_CATEGORY_SHARE].index[:MAX_CATEGORIES]
+        if len(frequent) < 2:
+            return None
+        settings = {value: mean_score(rows.assign(**{feature: value})) for value in frequent}
+    lowest, highest = min(settings, key=settings.get), max(settings, key=settings.get)
+    scale = 1.0 if positive is not None else float(np.std(model.predict(rows))) or 1.0
+    if (settings[highest] - settings[lowest]) / scale < MIN_EFFECT:
+        return None
+    shown = (lambda v: f"{v:.0%}") if positive is not None else readable_number
+    outcome = f"{target} = {positive}" if positive is not None else target
+    if pd.api.types.is_numeric_dtype(values) and values.nunique() > 2:
+        up = settings[high] > settings[low]
+        verb = f"makes {outcome} {'more' if up else 'less'} likely" if positive is not None else \
+            f"{'raises' if up else 'lowers'} {target}"
+        return (f"raising {feature} from {readable_number(low)} to {readable_number(high)} {verb} "
+                f"({shown(settings[low])} to {shown(settings[high])} on average)")
+    peak = "most likely" if positive is not None else "highest"
+    return (f"{outcome} {peak} when {feature} is '{highest}' ({shown(settings[highest])} on average, against "
+            f"{shown(settings[lowest])} when it is '{lowest}')")
+
+
+def write_explanation(out: Bundle, model: Any, rows: pd.DataFrame, target: str, drivers: list[Driver], *,
+                      method: str, scoring: str, score: float) -> list[Driver]:
+    """Give the ``TOP_DRIVERS`` most important of ``drivers`` their direction on ``rows`` (held-out features), and
+    write ``explanation.json``, ``explanation.*`` metrics and a report section; returns the drivers written."""
+    ranked = sorted((d for d in drivers if np.isfinite(d.importance)), key=lambda d: -d.importance)[:TOP_DRIVERS]
+    ranked = [Driver(d.feature, d.importance, d.spread, direction(model, rows, d.feature, target)) for d in ranked]
+    document = {"method": method, "scoring": scoring, "score": score, "rows": len(rows), "target": target,
+                "drivers": [asdict(d) for d in ranked]}
+    (out.path / EXPLANATION_FILE).write_text(json.dumps(document, indent=2), encoding="utf-8")
+    out.write_metrics({f"explanation.{d.feature}": d.importance for d in ranked})
+    lines = [f"{i}. **{d.feature}**: {scoring} drops by {d.importance:.3g} (± {d.spread:.2g}) when it is scrambled"
+             + (f"; {d.direction}" if d.direction else "") for i, d in enumerate(ranked, 1)]
+    out.append_report(f"## What drives the predictions\n\n{method} on {len(rows):,} held-out rows ({scoring} "
+                      f"{score:.3g} with every feature intact):\n\n" + "\n".join(lines))
+    return ranked
+
+
+def read_explanation(bundle_path: str | Path) -> dict | None:
+    """``explanation.json`` of a bundle folder, or None when the bundle holds none."""
+    file = Path(bundle_path) / EXPLANATION_FILE
+    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else None

@@ -1,0 +1,81 @@
+"""Explain a trained classifier or regressor: which features drive its predictions on the held-out rows, and how.
+
+Each feature's importance is the drop in the task's score (ROC AUC for a binary classifier with probabilities,
+balanced accuracy for other classifiers, R² for a regressor) when that feature's test values are shuffled
+(scikit-learn's permutation importance). The model is called exactly as the model step called it, so raw text
+columns and gaps are fine whenever the model took them. Above sample_rows test rows a random sample is used, and the
+number of shuffles per feature (up to n_repeats) is cut so the work fits in budget_seconds.
+
+Writes explanation.json (the ranked drivers with their direction), explanation.* metrics, a bar chart and a
+report section naming the drivers in words. Needs a model step and a train/test split.
+"""
+
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from sklearn.inspection import permutation_importance  # noqa: E402
+from sklearn.metrics import get_scorer  # noqa: E402
+
+from dagsmith_kit import ServiceError, run_service  # noqa: E402
+from dagsmith_kit.explanation import Driver, write_explanation  # noqa: E402
+from dagsmith_kit.insight import save_figure  # noqa: E402
+
+
+def scoring_for(model, task_type):
+    if task_type == "regression" or not hasattr(model, "classes_"):
+        return "r2"
+    return "roc_auc" if len(model.classes_) == 2 and hasattr(model, "predict_proba") else "balanced_accuracy"
+
+
+def plot(out, drivers, scoring):
+    shown = drivers[:15][::-1]
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(shown) + 1.5))
+    ax.barh([d.feature for d in shown], [d.importance for d in shown], xerr=[d.spread for d in shown],
+            color="steelblue")
+    ax.set(xlabel=f"drop in {scoring} when the feature is shuffled", title="What drives the predictions")
+    save_figure(out, fig, "feature_importance.png")
+
+
+def explain(inp, out, params):
+    n_repeats = int(params.get("n_repeats", 5))
+    sample_rows = int(params.get("sample_rows", 2000))
+    budget = float(params.get("budget_seconds", 30))
+    random_state = int(params.get("random_state", 42))
+    if n_repeats < 1 or sample_rows < 10 or budget <= 0:
+        raise ServiceError("n_repeats must be at least 1, sample_rows at least 10 and budget_seconds positive")
+    target = inp.require_target()
+    if not inp.is_split():
+        raise ServiceError("the model is explained on the held-out rows; run a train/test splitter first")
+    model = inp.load_model()
+    test = inp.table("test")
+    test = test[test[target].notna()]
+    features = [str(c) for c in getattr(model, "feature_names_in_", inp.feature_columns(test))]
+    absent = [c for c in features if c not in test.columns]
+    if absent:
+        raise ServiceError(f"the test table lacks columns the model was trained on: {', '.join(absent[:10])}")
+    if len(test) > sample_rows:
+        test = test.sample(sample_rows, random_state=random_state)
+    rows, y = test[features], test[target]
+    scoring = params.get("scoring") or scoring_for(model, inp.task_type)
+    scorer = get_scorer(scoring)
+    started = time.perf_counter()
+    score = float(scorer(model, rows, y))
+    if not np.isfinite(score):
+        raise ServiceError(f"the model's {scoring} on the test rows is not a number")
+    per_shuffle = (time.perf_counter() - started) * len(features)
+    repeats = int(max(1, min(n_repeats, budget // max(per_shuffle, 1e-9))))
+    result = permutation_importance(model, rows, y, scoring=scorer, n_repeats=repeats, random_state=random_state)
+    drivers = [Driver(name, float(mean), float(std))
+               for name, mean, std in zip(features, result.importances_mean, result.importances_std)]
+    written = write_explanation(out, model, rows, target, drivers, scoring=scoring, score=score,
+                                method=f"Permutation importance ({repeats} shuffle{'s' * (repeats > 1)} per feature)")
+    plot(out, written, scoring)
+    out.append_report("![what drives the predictions](artifacts/feature_importance.png)")
+
+
+if __name__ == "__main__":
+    run_service(explain)
