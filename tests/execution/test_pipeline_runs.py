@@ -14,7 +14,7 @@ from sqlalchemy import select
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
-from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.execution.specs import write_spec
 from dagsmith.learning.patterns import load_history
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -38,7 +38,7 @@ def _run_dag(settings, pipeline_id: int, dataset: Path, tmp_path: Path, runtime:
     write_spec(pipeline_id, settings, retry_delay_seconds=0.1)
     log = tmp_path / f"airflow-{pipeline_id}.log"
     with open(log, "w") as output:
-        process = start_dag_test(dag_id(pipeline_id), {"dataset": str(dataset), "runtime": runtime, "user": "ana"},
+        process = start_dag_test(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": "ana"},
                                  settings, output)
         process.wait(timeout=900)
     result = dag_test_result(log)
