@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-llm bench bench-catalog bench-plan bench-run clean
+.PHONY: install run serve test test-llm bench bench-catalog bench-plan bench-run bench-parse clean
 
 install: $(STAMP)
 
@@ -64,6 +64,10 @@ bench-run: install
 	scripts/setup-sandbox.sh
 	scripts/setup-container-runtime.sh
 	$(PYTHON) -m dagsmith.bench.run_latency --repeats 3
+
+## How long Airflow takes to parse the pipeline DAGs with 0 to 5,000 pipelines built.
+bench-parse: install
+	$(PYTHON) -m dagsmith.bench.dag_parsing --pipelines 0 100 1000 5000
 
 clean:
 	rm -rf $(VENV) .dagsmith

@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
+from dagsmith.airflow.pipeline_shards import dag_file_name
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -47,7 +48,7 @@ def test_a_triggered_pipeline_run_refuses_a_link_out_of_the_roots_before_recordi
     link = inside.with_name("innocent.csv")
     link.symlink_to(outside)
 
-    state, output = run_dag(catalog_settings, {"dataset": str(link)}, dag_file="dagsmith_pipelines.py",
+    state, output = run_dag(catalog_settings, {"dataset": str(link)}, dag_file=dag_file_name(pipeline.id),
                             name=dag_id(pipeline.id))
     assert state == "failed" and f"the dataset {link} {REFUSED} (symbolic links followed)" in output, output[-4000:]
     assert CANARY not in output

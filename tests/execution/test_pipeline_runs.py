@@ -16,7 +16,8 @@ from sqlalchemy import select
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
-from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.airflow.pipeline_shards import SHARDS
+from dagsmith.execution.specs import spec_file, specs_dir, write_spec
 from dagsmith.learning.patterns import load_history
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -40,7 +41,7 @@ def _run_dag(settings, pipeline_id: int, dataset: Path, tmp_path: Path, runtime:
     write_spec(pipeline_id, settings, retry_delay_seconds=0.1)
     log = tmp_path / f"airflow-{pipeline_id}.log"
     with open(log, "w") as output:
-        process = start_dag_test(dag_id(pipeline_id), {"dataset": str(dataset), "runtime": runtime, "user": "ana"},
+        process = start_dag_test(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": "ana"},
                                  settings, output)
         process.wait(timeout=900)
     result = dag_test_result(log)
@@ -140,8 +141,13 @@ def test_rerun_on_new_data_through_the_dataset_parameter(store, embedder, churn_
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
     newer = tmp_path / "churn-next-month.csv"
     datasets.load("wa_churn").iloc[3000:4500].to_csv(newer, index=False)
+    others = [spec_file(specs_dir(store), planned.id + n * SHARDS) for n in range(1, 4)]  # in the run's DAG file
+    for other in others:
+        other.parent.mkdir(parents=True, exist_ok=True)
+        other.write_text("not json")  # reading one would log it, skipped
     outcome = _run_dag(store, planned.id, newer, tmp_path)
     assert outcome["status"] == "completed", outcome["error"]
+    assert "skipping pipeline spec" not in outcome["log"].read_text(), "a run parses its own pipeline's spec alone"
     with session_scope(store) as session:
         execution = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == planned.id))
         assert execution.dataset == str(newer)

@@ -23,7 +23,7 @@ from dagsmith.execution import run as execution
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.execution.heartbeat import beating
 from dagsmith.execution.reaper import ATTEMPT_LABEL, STALE_BEATS, reap
-from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.execution.specs import write_spec
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.runtime import runtime_named
 from dagsmith.store import schema
@@ -317,8 +317,8 @@ def test_a_container_engine_that_is_down_stops_the_run_at_once_with_how_to_fix_i
     write_spec(planned.id, store)
     log = tmp_path / "airflow.log"
     with open(log, "w", encoding="utf-8") as output:
-        airflow = start_dag_test(dag_id(planned.id), {"dataset": str(churn_csv), "runtime": "docker",
-                                                      "user": "ana"}, store, output)
+        airflow = start_dag_test(planned.id, {"dataset": str(churn_csv), "runtime": "docker", "user": "ana"},
+                                 store, output)
         assert airflow.wait(timeout=600) == 0
     assert dag_test_result(log)["state"] == "failed"
     with session_scope(store) as session:

@@ -18,7 +18,7 @@ from dagsmith.airflow.meta_dag import build as build_meta_dag
 from dagsmith.airflow.pipeline_dag import load_dags
 from dagsmith.cli.app import app
 from dagsmith.config import Settings
-from dagsmith.execution.specs import dag_id, plain, specs_dir, write_spec
+from dagsmith.execution.specs import dag_id, plain, write_spec
 from dagsmith.store import schema
 from dagsmith.store.db import get_engine, session_scope
 
@@ -117,7 +117,7 @@ def _the_built_dag_shows_the_goal_as_text(pipeline_id: int, goal: str, store: Se
     spec_path = write_spec(pipeline_id, store)
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
     assert spec["goal"] == goal
-    dag = load_dags(specs_dir(store))[dag_id(pipeline_id)]
+    dag = load_dags([spec_path])[dag_id(pipeline_id)]
     steps = [f"step_{s['position']:02d}_{s['stage']}__{name}" for s in spec["steps"]
              for name in ([*s["search"]["candidates"], "select"] if s["search"] else [s["microservice"]])]
     assert sorted(dag.task_ids) == sorted(["start", "finish", *steps])

@@ -16,7 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+from dagsmith.airflow.pipeline_shards import dag_file_name
 from dagsmith.config import LOCAL_CLI_VARIABLE, Settings
+from dagsmith.execution.specs import dag_id
 
 DAGS_FOLDER = Path(__file__).resolve().parents[3] / "dags"
 
@@ -66,12 +68,15 @@ def _migrate_once(marker: Path, env: dict[str, str]) -> None:
         marker.touch()
 
 
+# Parsing for this DAG alone, as a worker does, builds just its pipeline: the run's own parse and dag.test()'s
+# re-parse of the DAGs folder each read one spec file (``pipeline_shards``).
 _RUN_DAG = """
 import json, os, runpy, shutil, sys
+from airflow.sdk.definitions._internal.dag_parsing_context import _airflow_parsing_context_manager
 try:
-    namespace = runpy.run_path(sys.argv[1])
-    dag = namespace[sys.argv[2]]
-    run = dag.test(run_conf=json.loads(sys.argv[3]))
+    with _airflow_parsing_context_manager(dag_id=sys.argv[2]):
+        dag = runpy.run_path(sys.argv[1])[sys.argv[2]]
+        run = dag.test(run_conf=json.loads(sys.argv[3]))
     print("DAGSMITH_RESULT " + json.dumps({"state": str(run.state), "run_id": run.run_id}))
 finally:
     shutil.rmtree(os.environ["AIRFLOW_HOME"], ignore_errors=True)  # the run's own metadata: done with it
@@ -89,11 +94,12 @@ def _private_home(settings: Settings, env: dict[str, str]) -> dict[str, str]:
     return {**env, "AIRFLOW_HOME": str(home)}
 
 
-def start_dag_test(dag_id: str, conf: dict, settings: Settings, output: IO[str]) -> subprocess.Popen:
-    """Run a dagsmith DAG once with ``dag.test()`` in a child process writing its log to ``output``."""
+def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[str]) -> subprocess.Popen:
+    """Run a pipeline's DAG once with ``dag.test()`` in a child process writing its log to ``output``."""
     env = _private_home(settings, ensure_metadata_db(settings))
     return subprocess.Popen(
-        [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER / "dagsmith_pipelines.py"), dag_id, json.dumps(conf)],
+        [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER / dag_file_name(pipeline_id)), dag_id(pipeline_id),
+         json.dumps(conf)],
         env=env, stdout=output, stderr=subprocess.STDOUT, text=True,
     )
 

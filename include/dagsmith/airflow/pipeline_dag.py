@@ -15,14 +15,15 @@ import logging
 from datetime import timedelta
 from pathlib import Path
 
-from airflow.sdk import DAG, Param, task
+from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
+from dagsmith.airflow.pipeline_shards import shard_specs
 from dagsmith.config import Settings
 from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.execution import run as execution
 from dagsmith.execution import search
-from dagsmith.execution.specs import SPEC_SUFFIX, dag_id
+from dagsmith.execution.specs import dag_id, specs_dir
 from dagsmith.runtime import RUNTIMES, runtime_named
 from dagsmith.runtime.base import Runtime, RuntimeUnavailable
 
@@ -169,14 +170,21 @@ def _search_tasks(step: dict, started) -> tuple[list, object]:
     return candidates, chosen
 
 
-def load_dags(folder: Path) -> dict[str, DAG]:
-    """Every pipeline DAG whose spec file is in ``folder`` (a broken spec is logged and skipped)."""
+def load_dags(specs: list[Path]) -> dict[str, DAG]:
+    """The pipeline DAGs of these spec files (a broken or vanished spec is logged and skipped)."""
     dags = {}
-    for path in sorted(folder.glob(f"*{SPEC_SUFFIX}")):
+    for path in specs:
         try:
             dag = build(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError) as exc:
             log.error("skipping pipeline spec %s: %s", path, exc)
             continue
         dags[dag.dag_id] = dag
     return dags
+
+
+def shard_dags(shard: int) -> dict[str, DAG]:
+    """What ``dags/dagsmith_pipelines_<shard>.py`` defines: its shard's pipeline DAGs, or only the one DAG Airflow
+    parses for (``pipeline_shards``). A deleted spec file retires its DAG at the next parse."""
+    folder = specs_dir(Settings.from_env())
+    return load_dags(shard_specs(folder, shard, get_parsing_context().dag_id))

@@ -28,7 +28,7 @@ from dagsmith.store.databases import scratch_database
 from dagsmith.bench.stats import percentile
 from dagsmith.catalog.upload import sync
 from dagsmith.embeddings import default_embedder
-from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.execution.specs import write_spec
 from dagsmith.runtime.sandbox import UNSANDBOXED_VARIABLE
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -57,8 +57,8 @@ def _one_run(path: Path, goal: str, runtime: str, settings, embedder, logs: Path
         os.environ[UNSANDBOXED_VARIABLE] = "1"  # read by the Airflow run's process, which inherits it
     try:
         with open(log, "w", encoding="utf-8") as output:
-            start_dag_test(dag_id(pipeline.id), {"dataset": str(path), "runtime": runtime.split("-")[0],
-                                                 "user": "bench"}, settings, output).wait()
+            start_dag_test(pipeline.id, {"dataset": str(path), "runtime": runtime.split("-")[0], "user": "bench"},
+                           settings, output).wait()
     finally:
         os.environ.pop(UNSANDBOXED_VARIABLE, None)
     total = time.perf_counter() - started

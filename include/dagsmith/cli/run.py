@@ -21,7 +21,7 @@ from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.execution.history import execution_summary, service_names
 from dagsmith.execution.quality import Quality
-from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.execution.specs import write_spec
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
@@ -157,7 +157,7 @@ def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str
     log_file.parent.mkdir(parents=True, exist_ok=True)
     watch = _Watch(pipeline_id, str(dataset), datetime.now(UTC) - CLOCK_SKEW)
     with open(log_file, "w", encoding="utf-8") as output:
-        process = start_dag_test(dag_id(pipeline_id), {"dataset": str(dataset), "runtime": runtime, "user": user},
+        process = start_dag_test(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": user},
                                  settings, output)
         while process.poll() is None:
             time.sleep(POLL_SECONDS)

@@ -15,6 +15,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -27,7 +28,6 @@ from dagsmith.execution.reaper import ATTEMPT_LABEL, close_lost, reap
 from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose, telling_line
 from dagsmith.healing.interpret import interpret
 from dagsmith.learning.record import record_execution
-from dagsmith.execution.quality import Quality, supervised_quality
 from dagsmith.models.catalog import Analysis, AnalysisMode, Stage, TaskType
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide, model_reasoner
@@ -35,6 +35,9 @@ from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime,
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith_kit import Bundle, BundleError
+
+if TYPE_CHECKING:
+    from dagsmith.execution.quality import Quality
 
 logger = logging.getLogger(__name__)
 #: Identical failures of one service after which it is not tried again, even for transient errors.
@@ -385,6 +388,9 @@ def _failure(session: Session, execution_id: int, steps: list[schema.PipelineSte
 def _held_out_quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep],
                       workspace: Workspace) -> Quality | None:
     """A supervised pipeline's held-out quality beside a trivial predictor's, from its model step's output."""
+    # Imported here: scikit-learn would otherwise load on every parse of a pipeline DAG file.
+    from dagsmith.execution.quality import Quality, supervised_quality
+
     task = TaskType(pipeline.task_type)
     models = [s for s in steps if s.stage == Stage.MODELLING.value]
     if not task.supervised or not models:

@@ -21,12 +21,32 @@ SPEC_SUFFIX = ".pipeline.json"
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
 
 
+_DAG_ID_PREFIX = "dagsmith_pipeline_"
+
+
 def dag_id(pipeline_id: int) -> str:
-    return f"dagsmith_pipeline_{pipeline_id}"
+    return f"{_DAG_ID_PREFIX}{pipeline_id}"
+
+
+def pipeline_id_of(dag_id_: str) -> int | None:
+    """The pipeline a DAG id names, or None for any other DAG."""
+    number = dag_id_.removeprefix(_DAG_ID_PREFIX)
+    return int(number) if number != dag_id_ and number.isdecimal() else None
 
 
 def specs_dir(settings: Settings) -> Path:
     return settings.home / "pipelines"
+
+
+def spec_file(folder: Path, pipeline_id: int) -> Path:
+    """Where a pipeline's spec lives: named by its id, so a parse finds one pipeline's spec without reading others."""
+    return folder / f"{pipeline_id}{SPEC_SUFFIX}"
+
+
+def spec_ids(folder: Path) -> list[int]:
+    """The pipelines with a spec file in ``folder``, by id (a file of any other name is no spec)."""
+    names = (path.name.removesuffix(SPEC_SUFFIX) for path in folder.glob(f"*{SPEC_SUFFIX}"))
+    return sorted(int(name) for name in names if name.isdecimal())
 
 
 def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: float = 5.0) -> Path:
@@ -47,7 +67,7 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
         spec["explanation"] = explanation(pipeline, spec["steps"])
     folder = specs_dir(settings)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{pipeline_id}{SPEC_SUFFIX}"
+    path = spec_file(folder, pipeline_id)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(spec, indent=2), encoding="utf-8")
     tmp.replace(path)
