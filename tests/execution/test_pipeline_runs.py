@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +76,17 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
     report = (outcome["workspace"] / "steps" / f"{modelling.position:02d}" / "report.md").read_text()
     assert "## Model search" in report and f"| {search['winner']} |" in report
     assert outcome["trace"]["quality"]["valid"] and outcome["trace"]["quality"]["metrics"]["trivial_roc_auc"] == 0.5
+    # The answer: the model, its held-out quality beside the trivial predictor's and what drives it, then every plot
+    answer = outcome["trace"]["answer"]
+    assert answer.startswith(f"Predicts churn (binary classification) with {search['winner']}. On ")
+    assert re.search(r"ROC AUC 0\.\d{3} and macro F1 0\.\d{3}, against 0\.500 and 0\.\d{3} for a trivial predictor", answer)
+    explained = json.loads(next(outcome["workspace"].glob("steps/*/explanation.json")).read_text())
+    assert f"What drives the predictions most: {explained['drivers'][0]['feature']}" in answer
+    document = (outcome["workspace"] / "answer.md").read_text()
+    assert document.startswith(f"# predict customer churn\n\n{answer}\n")
+    assert all(f"]({plot.relative_to(outcome['workspace']).as_posix()})" in document
+               for plot in outcome["workspace"].glob("steps/*/artifacts/*.png"))
+    assert "## How the pipeline was chosen" in document and document.count("# ") - document.count("## ") == 1
     with session_scope(store) as session:
         history = load_history(session, "ana")
         winner, losers = search["winner"], [c["name"] for c in search["candidates"] if c["name"] != search["winner"]]
@@ -203,6 +215,8 @@ def test_an_anomaly_run_flags_about_the_planted_share_and_says_why(store, embedd
     assert flagged[planted].mean() > 0.7
     assert predictions.loc[flagged, "why"].str.len().gt(0).all()
     assert any(predictions.at[row, "why"].startswith("amount = ") for row in planted[:40])
+    assert outcome["trace"]["answer"].startswith(f"Flagged {flagged.sum()} of 2,000 rows ")
+    assert "The most unusual: row " in outcome["trace"]["answer"]
 
 
 @pytest.mark.parametrize("runtime, task", [(r, t) for t in TASKS for r in ("local",)] + [("docker", "regression")])

@@ -183,6 +183,8 @@ def _show(summary: dict) -> None:
     style = "green" if summary["status"] == "completed" else "red"
     console.print(f"\n[{style}]{summary['status']}[/] in {summary['time_to_results_seconds']} s "
                   f"(execution {summary['execution_id']})", highlight=False)
+    if summary["answer"] and summary["status"] == "completed":
+        console.print(f"\n{escape(summary['answer'])}\n", highlight=False)
     quality = summary["quality"]
     for row in Quality(**quality).beside_baselines() if quality else []:
         console.print(f"  {row['metric']:<28} {row['value']:.4f}   trivial predictor {row['baseline']:.4f}",

@@ -75,8 +75,8 @@ def artifact_paths(workspace: Path) -> list[Path]:
 
 
 def execution_summary(session: Session, execution: schema.Execution) -> dict[str, Any]:
-    """One run's outcome: status, metrics of every step, held-out quality beside a trivial predictor's, the model
-    search, plots, report, substitutions and error."""
+    """One run's outcome: status, the answer to the goal, metrics of every step, held-out quality beside a trivial
+    predictor's, the model search, plots, report, substitutions and error."""
     workspace = Path(execution.workspace or "")
     metrics: dict[str, Any] = {}
     for folder in sorted(workspace.joinpath("steps").glob("*")):
@@ -84,11 +84,13 @@ def execution_summary(session: Session, execution: schema.Execution) -> dict[str
         if file.is_file():
             metrics.update(load_json(file.read_text()))
     reports = sorted(workspace.glob("steps/*/report.md"))
+    answer = workspace / "answer.md"
     return {"pipeline_id": execution.pipeline_id, "execution_id": execution.id, "status": execution.status,
             "owner": execution.owner, "dataset": execution.dataset, "started_at": execution.started_at,
             "seconds": execution.seconds, "workspace": str(workspace), "metrics": metrics,
             "artifacts": [str(p) for p in artifact_paths(workspace)],
-            "report": str(reports[-1]) if reports else None,
+            "report": str(answer) if answer.is_file() else str(reports[-1]) if reports else None,
+            "answer": execution.trace.get("answer"),
             "substitutions": substitutions(execution.trace, service_names(session)), "error": execution.error,
             "isolation": execution.trace.get("isolation", []), "quality": execution.trace.get("quality"),
             "search": execution.trace.get("search", {})}

@@ -402,9 +402,30 @@ def _held_out_quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep
     return supervised_quality(bundle, classification=task.classification)
 
 
+def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.PipelineStep],
+            execution: schema.Execution, quality: Quality | None) -> str:
+    """The paragraph that answers the goal (or says why there is none), with ``answer.md`` written beside the
+    run's steps."""
+    # Imported here, like the quality: pandas and scikit-learn would otherwise load on every DAG file parse.
+    from dagsmith.execution.answer import StepOutcome, summarise, write_answer
+    from dagsmith.execution.history import service_names
+    from dagsmith.execution.specs import explanation
+
+    names = service_names(session)
+    workspace = Workspace(Path(execution.workspace))
+    outcomes = [StepOutcome(s.position, s.stage, names.get(s.microservice_id, "?"), workspace.step_output(s.position),
+                            list(s.depends_on)) for s in steps]
+    summary = summarise(TaskType(pipeline.task_type), pipeline.target, outcomes, quality, execution.error)
+    chosen = explanation(pipeline, [{"position": o.position, "stage": o.stage, "microservice": o.service,
+                                     "search": s.search} for o, s in zip(outcomes, steps)])
+    write_answer(workspace.root, pipeline.goal, summary, outcomes, chosen)
+    return summary
+
+
 def finish(execution_id: int, *, settings: Settings) -> dict:
     """Close the execution: its status, the trace of what ran, the held-out quality of a supervised model beside a
-    trivial predictor's (a model no better than it fails the run), and the patterns learned from it."""
+    trivial predictor's (a model no better than it fails the run), the answer to the goal (``answer.md``) and the
+    patterns learned from it."""
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
         pipeline = session.get(schema.Pipeline, execution.pipeline_id)
@@ -421,12 +442,14 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         ok = all(t["status"] == "completed" for t in trace)
         execution.trace = {**execution.trace, "steps": trace}
         execution.error = None if ok else _failure(session, execution_id, steps, trace)
-        answer = _held_out_quality(pipeline, steps, Workspace(Path(execution.workspace))) if ok else None
-        if answer is not None:
-            execution.trace = {**execution.trace, "quality": {"valid": answer.valid, "metrics": answer.metrics,
-                                                              "problem": answer.problem}}
-            if not answer.valid:
-                ok, execution.error = False, f"every step ran, but the model is {answer.problem}"
+        quality = _held_out_quality(pipeline, steps, Workspace(Path(execution.workspace))) if ok else None
+        if quality is not None:
+            execution.trace = {**execution.trace, "quality": {"valid": quality.valid, "metrics": quality.metrics,
+                                                              "problem": quality.problem}}
+            if not quality.valid:
+                ok, execution.error = False, f"every step ran, but the model is {quality.problem}"
+        if execution.workspace:
+            execution.trace = {**execution.trace, "answer": _answer(session, pipeline, steps, execution, quality)}
         execution.status = pipeline.status = "completed" if ok else "failed"
         execution.finished_at = datetime.now(UTC)
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()

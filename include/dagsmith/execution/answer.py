@@ -1,0 +1,152 @@
+"""The answer to the goal, written when a run finishes: what was predicted or found and how good it is, read from the
+run's own outputs, then every plot the run made, how the pipeline was chosen and what each step reported.
+
+The summary paragraph is what ``dagsmith run``, the run page and the report open with; ``answer.md`` at the root of
+the run's workspace is the whole report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from dagsmith.execution.quality import Quality
+from dagsmith.models.catalog import Stage, TaskType
+from dagsmith_kit import Bundle, BundleError
+from dagsmith_kit.explanation import read_explanation
+from dagsmith_kit.insight import readable_number
+from dagsmith_kit.unsupervised import describe_clusters
+
+ANSWER_FILE = "answer.md"
+#: drivers, anomalous rows and cluster traits named in the summary paragraph (the report lists them all).
+NAMED = 3
+#: metrics named in the summary, most telling first.
+HEADLINE_METRICS = ("roc_auc", "f1", "accuracy", "r2", "nrmse", "rmse")
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """One step of the finished run as the answer reads it: its stage, the service that ran, and its output."""
+
+    position: int
+    stage: str
+    service: str
+    output: Path
+    depends_on: list[int] = field(default_factory=list)
+
+    def bundle(self) -> Bundle | None:
+        try:
+            return Bundle.open(self.output)
+        except BundleError:
+            return None
+
+
+def summarise(task: TaskType, target: str | None, steps: list[StepOutcome], quality: Quality | None,
+              error: str | None) -> str:
+    """One paragraph that answers the goal, or says why the run gives no answer."""
+    if error:
+        return f"No answer: {error}"
+    by_stage = {step.stage: step for step in steps}
+    if task.supervised and Stage.MODELLING in by_stage:
+        return _supervised(task, target, by_stage, quality)
+    for stage, describe in ((Stage.ANOMALY_DETECTION, _anomalies), (Stage.CLUSTERING, _clusters),
+                            (Stage.DIMENSIONALITY_REDUCTION, _components)):
+        if stage in by_stage and (bundle := by_stage[stage].bundle()) is not None:
+            return describe(bundle)
+    rows = next((len(b.table(n)) for s in steps if (b := s.bundle()) for n in b.table_names()[:1]), None)
+    return (f"Explored the table{f' ({rows:,} rows)' if rows else ''}: the report below holds every statistic, "
+            "distribution and plot the pipeline made.")
+
+
+def _supervised(task: TaskType, target: str | None, by_stage: dict[str, StepOutcome], quality: Quality | None) -> str:
+    model = by_stage[Stage.MODELLING]
+    bundle = model.bundle()
+    rows = len(bundle.table("test")) if bundle is not None and "test" in bundle.table_names() else None
+    kind = task.value.replace("_", " ")
+    text = f"Predicts {target} ({kind}) with {model.service}"
+    if quality is not None:
+        shown = sorted(quality.beside_baselines(), key=lambda r: HEADLINE_METRICS.index(r["metric"])
+                       if r["metric"] in HEADLINE_METRICS else len(HEADLINE_METRICS))[:2]
+        scores = (" and ".join(f"{_metric_name(r['metric'])} {r['value']:.3f}" for r in shown) + ", against "
+                  + " and ".join(f"{r['baseline']:.3f}" for r in shown) + " for a trivial predictor")
+        text += f". On {rows:,} held-out rows: {scores}" if rows else f": {scores}"
+    explained = by_stage.get(Stage.EXPLANATION)
+    drivers = (read_explanation(explained.output) or {}).get("drivers", []) if explained else []
+    if drivers:
+        text += ". What drives the predictions most: " + "; ".join(
+            d["feature"] + (f" ({d['direction']})" if d.get("direction") else "") for d in drivers[:NAMED])
+    return text + "."
+
+
+def _metric_name(metric: str) -> str:
+    return {"roc_auc": "ROC AUC", "f1": "macro F1", "r2": "R²", "rmse": "RMSE", "nrmse": "normalised RMSE"}.get(
+        metric, metric.replace("_", " "))
+
+
+def _anomalies(bundle: Bundle) -> str:
+    predictions = bundle.predictions()
+    flagged = predictions[predictions["is_anomaly"].astype(bool)]
+    if "anomaly_rank" in flagged.columns:
+        flagged = flagged.sort_values("anomaly_rank")
+    text = f"Flagged {len(flagged):,} of {len(predictions):,} rows ({len(flagged) / max(len(predictions), 1):.1%}) " \
+           "as unusual"
+    data = bundle.table("data")
+    ids = [c for c in bundle.id_columns if c in data.columns]
+    why = flagged["why"] if "why" in flagged.columns else pd.Series("", index=flagged.index)
+    named = [(f"{ids[0]} {data.at[row, ids[0]]}" if ids else f"row {row}") + (f" ({why[row]})" if why[row] else "")
+             for row in flagged.index[:NAMED]]
+    return text + (". The most unusual: " + "; ".join(named) if named else "") + "."
+
+
+def _clusters(bundle: Bundle) -> str:
+    labels = bundle.predictions()["cluster"].to_numpy()
+    data = bundle.table("data")
+    columns = bundle.feature_columns(data, numeric=True)
+    metrics = bundle.metrics()
+    found = len(set(labels.tolist()) - {-1})
+    quality = f" (silhouette {metrics['silhouette']:.2f})" if "silhouette" in metrics else ""
+    described = describe_clusters(data, columns, labels, top=2)
+    return f"Found {found} groups{quality}: " + "; ".join(described[:6]) + "."
+
+
+def _components(bundle: Bundle) -> str:
+    metrics = bundle.metrics()
+    text = (f"Reduced {readable_number(metrics.get('n_input_features', 0))} numeric features to "
+            f"{readable_number(metrics.get('n_components', 0))} components")
+    if "explained_variance_ratio" in metrics:
+        text += f" that keep {metrics['explained_variance_ratio']:.1%} of the variance"
+    return text + "; the report below says what loads on each."
+
+
+def write_answer(workspace: Path, goal: str, summary: str, steps: list[StepOutcome], chosen: str) -> Path:
+    """``answer.md``: the goal and its answer, every plot, how the pipeline was chosen (``chosen``, Markdown) and
+    what each step added to the report, so the shared start of parallel branches appears once."""
+    plots = sorted(workspace.glob("steps/*/artifacts/*.png"))
+    reports = {step.position: _report(step.output) for step in steps}
+    sections = []
+    for step in steps:
+        before = max((reports.get(p, "") for p in step.depends_on), key=len, default="")
+        own = reports[step.position]
+        added = own[len(before):] if own.startswith(before) else own
+        if added.strip():
+            folder = step.output.relative_to(workspace).as_posix()
+            text = _demote(added.strip()).replace("](artifacts/", f"]({folder}/artifacts/")
+            sections.append(f"### {step.position}. {step.stage}: {step.service}\n\n{text}")
+    lines = [f"# {goal}", "", summary, "", "## Plots", ""]
+    lines += [f"![{plot.stem}]({plot.relative_to(workspace).as_posix()})" for plot in plots] or ["No plots."]
+    lines += ["", "## How the pipeline was chosen", "", chosen, "", "## What each step reported", "", *sections]
+    path = workspace / ANSWER_FILE
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _report(folder: Path) -> str:
+    file = folder / "report.md"
+    return file.read_text(encoding="utf-8") if file.is_file() else ""
+
+
+def _demote(markdown: str) -> str:
+    """Step headings below the answer's own, so the report keeps one title."""
+    return "\n".join("##" + line if line.startswith("#") else line for line in markdown.splitlines())
