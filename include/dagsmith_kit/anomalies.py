@@ -25,9 +25,8 @@ UNUSUAL_Z = 2.0
 REPORT_ROWS = 10
 
 
-def contamination(params: dict, default: Any = "auto") -> float | None:
-    """The ``contamination`` param as a fraction of rows, or None for the automatic rule."""
-    value = params.get("contamination", default)
+def fraction_of(value: Any) -> float | None:
+    """A ``contamination`` param as a fraction of rows, or None for the automatic rule."""
     if value in (None, "auto"):
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 0.5:
@@ -103,12 +102,13 @@ def reasons(frame: pd.DataFrame, columns: list[str], rows: np.ndarray) -> list[s
 
 
 def write_anomalies(out: Bundle, frame: pd.DataFrame, columns: list[str], scores: Any, title: str,
-                    params: dict, metrics: dict[str, float] | None = None, *, flags: Any = None) -> dict:
-    """Flag rows (by ``flags`` when the method decides itself, else the shared rule), explain the flagged ones and
-    write ``anomaly_score``, ``is_anomaly``, ``anomaly_rank`` and ``why`` per row, the counts and a report."""
+                    contamination: Any = "auto", metrics: dict[str, float] | None = None, *, flags: Any = None) -> dict:
+    """Flag rows (the ``contamination`` fraction when given, else ``flags`` when the method decides itself, else the
+    shared rule), explain the flagged ones and write ``anomaly_score``, ``is_anomaly``, ``anomaly_rank`` and ``why``
+    per row, the counts and a report."""
     scores = np.asarray(scores, dtype=float)
     order = np.argsort(-scores, kind="stable")
-    fraction = contamination(params)
+    fraction = fraction_of(contamination)
     if flags is None or fraction is not None:
         flags, criterion = flag_rows(scores, fraction)
     else:
@@ -122,7 +122,8 @@ def write_anomalies(out: Bundle, frame: pd.DataFrame, columns: list[str], scores
     out.write_predictions(pd.DataFrame({"anomaly_score": scores, "is_anomaly": flags, "anomaly_rank": rank,
                                         "why": why}))
     out.write_metrics(metrics)
-    listed = [f"{i + 1}. row {row} (score {scores[row]:.3g}): {why[row]}" for i, row in enumerate(flagged[:REPORT_ROWS])]
+    listed = [f"{i + 1}. row {row} (score {scores[row]:.3g}): {why[row]}"
+              for i, row in enumerate(flagged[:REPORT_ROWS])]
     out.append_report(f"## {title}\n\n{metrics['n_anomalies']} of {len(scores)} rows flagged "
                       f"({metrics['anomaly_fraction']:.1%}) by {criterion}.\n\n"
                       + "\n".join(f"- {k}: {v:.4g}" for k, v in metrics.items())

@@ -104,8 +104,9 @@ def describe_clusters(frame: pd.DataFrame, columns: list[str], labels: np.ndarra
     for cluster in sorted(set(labels.tolist()) - {-1}):
         members = values[labels == cluster]
         shift = ((members.mean() - overall) / spread).dropna()
+        strongest = shift.abs().sort_values(ascending=False).index[:top]
         named = [f"{'higher' if shift[c] > 0 else 'lower'} {c} ({readable_number(members[c].mean())} against "
-                 f"{readable_number(overall[c])} overall)" for c in shift.abs().sort_values(ascending=False).index[:top]]
+                 f"{readable_number(overall[c])} overall)" for c in strongest]
         described.append(f"cluster {cluster} ({len(members)} rows, {len(members) / len(values):.0%}): "
                          + ("; ".join(named) or "no feature sets it apart"))
     return described
@@ -160,7 +161,8 @@ def reduce_tables(inp: Bundle, out: Bundle, make_model: Callable[[int, int], Any
     ratios = getattr(final, "explained_variance_ratio_", None)
     metrics = {"n_input_features": len(columns), "n_components": len(final.components_)}
     if ratios is None:  # NMF, factor analysis, ICA: no variance ratios, only components
-        summary = f"{len(columns)} numeric features -> {metrics['n_components']} components ({type(final).__name__})"
+        summary = (f"{len(columns)} numeric features -> {metrics['n_components']} components "
+                   f"({type(final).__name__})")
     else:
         metrics.update({"explained_variance_ratio": float(np.sum(ratios)),
                         **{f"explained_variance_ratio_{i + 1}": float(r) for i, r in enumerate(ratios)}})
@@ -183,10 +185,3 @@ def describe_components(components: np.ndarray, columns: list[str], ratios: np.n
         described.append(f"component_{i + 1}{share}: "
                          + ", ".join(f"{weights[j]:+.2f} {columns[j]}" for j in order))
     return described
-    metrics = {"n_input_features": len(columns), "n_components": len(ratios),
-               "explained_variance_ratio": float(np.sum(ratios)),
-               **{f"explained_variance_ratio_{i + 1}": float(r) for i, r in enumerate(ratios)}}
-    out.write_metrics(metrics)
-    out.append_report(f"## Dimensionality reduction\n\n{len(columns)} numeric features -> {len(ratios)} components "
-                      f"explaining {metrics['explained_variance_ratio']:.1%} of the variance")
-    return model

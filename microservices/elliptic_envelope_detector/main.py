@@ -1,8 +1,9 @@
 """Flag rows of the data table far from the bulk of the data under a robust Gaussian model (elliptic envelope:
 minimum covariance determinant estimate of the centre and covariance).
 
-Writes `anomaly_score` (the robust Mahalanobis distance), `is_anomaly` (the goal's `contamination` fraction of rows, else the rows beyond the upper fence of the
-scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row.
+Writes `anomaly_score` (the robust Mahalanobis distance), 
+`is_anomaly` (the `contamination` fraction of rows when the goal gives one, else the rows beyond the upper
+fence of the scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row.
 Assumes roughly Gaussian, unimodal data. Needs numeric features without missing values or
 constant columns, and more than twice as many rows as features, before any train/test split.
 """
@@ -16,6 +17,7 @@ from dagsmith_kit.unsupervised import data_matrix
 
 
 def detect(inp, out, params):
+    contamination = params.get("contamination", "auto")
     data, columns, values = data_matrix(inp, standardize=False)
     constant = [c for c in columns if data[c].nunique() <= 1]
     if constant:
@@ -25,7 +27,8 @@ def detect(inp, out, params):
                            f"the table has {len(values)}; reduce the features first")
     model = EllipticEnvelope(support_fraction=params.get("support_fraction", None),
                              random_state=int(params.get("random_state", 42))).fit(values)
-    write_anomalies(out, data, columns, np.sqrt(model.mahalanobis(values)), "Elliptic envelope anomalies", params)
+    write_anomalies(out, data, columns, np.sqrt(model.mahalanobis(values)), "Elliptic envelope anomalies",
+                    contamination)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Writes each row's most likely component as `cluster` and its membership probability as `probability`,
 plus BIC/AIC to metrics. The number of components is n_components, or with "auto" (the default) the k from 2
-to max_clusters whose clusters have the best silhouette. Needs numeric features without missing values, before any train/test split.
+to max_clusters whose clusters have the best silhouette. Needs numeric features without missing values, before
+any train/test split.
 """
 
 from sklearn.mixture import GaussianMixture

@@ -1,8 +1,9 @@
 """Flag rows of the data table whose local density is much lower than their neighbours' (Local Outlier
 Factor on standardized numeric features).
 
-Writes `anomaly_score` (the outlier factor, about 1 for inliers), `is_anomaly` (the goal's `contamination` fraction of rows, else the rows beyond the upper fence of the
-scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row.
+Writes `anomaly_score` (the outlier factor, about 1 for inliers), 
+`is_anomaly` (the `contamination` fraction of rows when the goal gives one, else the rows beyond the upper
+fence of the scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row.
 Needs numeric features without missing values, before any train/test split.
 """
 
@@ -14,13 +15,14 @@ from dagsmith_kit.unsupervised import data_matrix
 
 
 def detect(inp, out, params):
+    contamination = params.get("contamination", "auto")
     n_neighbors = int(params.get("n_neighbors", 20))
     if n_neighbors < 1:
         raise ServiceError(f"n_neighbors must be at least 1, got {n_neighbors}")
     data, columns, values = data_matrix(inp, standardize=True)
     model = LocalOutlierFactor(n_neighbors=min(n_neighbors, len(values) - 1)).fit(values)
-    write_anomalies(out, data, columns, -model.negative_outlier_factor_, "Local outlier factor anomalies", params,
-                    {"n_neighbors": model.n_neighbors_})
+    write_anomalies(out, data, columns, -model.negative_outlier_factor_, "Local outlier factor anomalies",
+                    contamination, {"n_neighbors": model.n_neighbors_})
 
 
 if __name__ == "__main__":

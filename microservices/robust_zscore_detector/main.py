@@ -1,6 +1,7 @@
 """Flag rows of the data table holding an extreme value: the robust z-score of each numeric feature is
-0.6745 * (x - median) / MAD (Iglewicz-Hoaglin), a row's score is its largest |z|, above threshold is an anomaly (at most 5% of the rows, the most extreme, unless
-the goal gives a `contamination` fraction); `why` names the extreme values.
+0.6745 * (x - median) / MAD (Iglewicz-Hoaglin), a row's score is its largest |z|, above threshold is an anomaly
+(at most the 5% most extreme rows, or the `contamination` fraction when the goal gives one); `why` names the
+extreme values.
 
 Missing values are ignored (a row is scored on the values it has); constant columns never flag.
 """
@@ -13,6 +14,7 @@ from dagsmith_kit.unsupervised import data_matrix
 
 
 def detect(inp, out, params):
+    contamination = params.get("contamination", "auto")
     threshold = float(params.get("threshold", 3.5))
     if threshold <= 0:
         raise ServiceError(f"threshold must be positive, got {threshold}")
@@ -24,7 +26,7 @@ def detect(inp, out, params):
     scale = np.where(mad > 0, mad, mean_ad)
     z = np.divide(deviation, scale, out=np.zeros_like(deviation), where=scale > 0)
     scores = np.nan_to_num(np.nanmax(np.where(np.isnan(z), -np.inf, z), axis=1), neginf=0.0)
-    metrics = write_anomalies(out, data, columns, scores, "Robust z-score anomalies", params,
+    metrics = write_anomalies(out, data, columns, scores, "Robust z-score anomalies", contamination,
                               {"threshold": threshold, "max_robust_z": float(scores.max())}, flags=scores > threshold)
     if metrics["n_anomalies"]:
         out.append_report(f"Column with the most extreme values: {columns[np.argmax((z > threshold).sum(axis=0))]}")

@@ -295,6 +295,10 @@ def test_shape_requests_for_unsupervised_tasks():
     assert {(c.kind, c.value) for c in clusters.constraints} == {("n_clusters", 4)}
     projection = intent("olive", "reduce the fatty acids to 2 dimensions and plot them")
     assert {(c.kind, c.value) for c in projection.constraints} == {("n_components", 2), ("visualise", True)}
+    flagged = intent("credit_data", "flag the 2% most unusual credit applicants")
+    assert flagged.task_type is TaskType.ANOMALY_DETECTION
+    assert {(c.kind, c.value) for c in flagged.constraints} == {("anomaly_fraction", 0.02)}
+    assert intent("wa_churn", "predict churn for the 10% riskiest customers").constraints == []  # not a share to flag
 
 
 # ------------------------------------------------------------------------------------------------ validation errors

@@ -202,3 +202,13 @@ def test_a_model_that_encodes_and_imputes_itself_gets_the_raw_columns(catalog_se
     chosen = plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False,
                   choices={Stage.MODELLING: "logistic_regression"})
     assert {Stage.ENCODING, Stage.IMPUTATION} <= {s.stage for s in chosen.pipeline.steps}
+
+
+def test_a_share_of_anomalies_in_the_goal_reaches_the_detector(catalog_settings, embedder, tmp_path):
+    path = tmp_path / "credit.csv"
+    datasets.load("credit_data").to_csv(path, index=False)
+    planned = plan(path, "flag the 2% most unusual credit applicants", settings=catalog_settings,
+                   embedder=embedder).pipeline
+    detector = next(s for s in planned.steps if s.stage == Stage.ANOMALY_DETECTION)
+    assert detector.params["contamination"] == 0.02
+    assert detector.param_reasons["contamination"] == "the goal asks for the 2.0% most unusual rows"

@@ -155,6 +155,10 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
             why = "the goal asks for it" if wanted else f"about sqrt(n/50) for {n:,} rows"
             put("n_clusters", k, why)
             put("n_components", k, why)
+    elif stage is Stage.ANOMALY_DETECTION:
+        share = _constraint(intent, "anomaly_fraction")
+        if share:
+            put("contamination", share, f"the goal asks for the {share:.1%} most unusual rows")
     elif stage is Stage.DIMENSIONALITY_REDUCTION:
         visual = _constraint(intent, "visualise") or re.search(r"\b(plot|visuali[sz]e|2d|map|see)\b", intent.goal, re.I)
         numeric = sum(c.semantic_type is SemanticType.NUMERIC for c in profile.columns)

@@ -802,6 +802,8 @@ METRICS_FOR: dict[TaskType, set[str]] = {
 _N_CLUSTERS = re.compile(
     r"\b" + _NUMBER + r"\s+(?:\w+\s+)?(?:clusters?|groups?|segments?|personas?|cohorts?)\b|\bk (\d+)\b")
 _N_COMPONENTS = re.compile(r"\b" + _NUMBER + r"\s*(?:d|dimensions?|dims?|components?|axes)\b")
+#: a share of the rows: "the top 2%", "about 1 percent of the transactions", "0.5 % most unusual"
+_SHARE = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)")
 _DEDUPLICATE = re.compile(r"\b(de ?dup\w*|duplicat\w*|repeated (?:rows|records|entries))\b")
 _VISUALISE = re.compile(r"\b(visuali[sz]\w*|plots?|plotting|charts?|graphs?|scatter|show me|picture)\b")
 
@@ -814,7 +816,17 @@ def parse_constraints(goal: str, task: TaskType) -> list[Constraint]:
     """Limits the goal states, each with the words it was read from."""
     text = " ".join(words(goal))
     return [*_time_budget(text), *_interpretability(text), *_excluded_families(text), *_max_features(text),
-            *_metrics(text), *_shape_requests(text, task), *_deduplication_request(text)]
+            *_metrics(text), *_shape_requests(text, task), *_anomaly_share(goal.lower(), task),
+            *_deduplication_request(text)]
+
+
+def _anomaly_share(goal: str, task: TaskType) -> list[Constraint]:
+    """The share of rows to flag, read from the goal as written (word splitting drops the percent sign)."""
+    share = _SHARE.search(goal)
+    if not share or task is not TaskType.ANOMALY_DETECTION or not 0 < float(share.group(1)) <= 50:
+        return []
+    return [Constraint(kind="anomaly_fraction", value=float(share.group(1)) / 100,
+                       reason=f"the goal says '{share.group(0)}'")]
 
 
 def _time_budget(text: str) -> list[Constraint]:
