@@ -267,4 +267,14 @@ def test_a_person_searches_uploads_plans_and_triggers_in_the_browser(served, tmp
         plot = page.locator("#plots img").first
         plot.wait_for()
         assert plot.evaluate("img => img.complete && img.naturalWidth > 0")  # the plot is served and rendered
+        assert page.locator("#answer").inner_text().startswith("Predicts species (multiclass classification) with ")
         ui.screenshot("run")
+        page.click("#report-link")
+        report = page.locator("#report")
+        assert report.locator("h1").inner_text() == "predict the species"
+        assert report.locator("h2", has_text="How the pipeline was chosen").count() == 1
+        images = report.locator("img")
+        images.first.wait_for()
+        page.wait_for_load_state("networkidle")
+        assert images.evaluate_all("all => all.every(img => img.complete && img.naturalWidth > 0)")
+        ui.screenshot("report")

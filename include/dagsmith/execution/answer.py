@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dagsmith.execution.history import artifact_paths
 from dagsmith.execution.quality import Quality
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith_kit import Bundle, BundleError
@@ -123,7 +124,7 @@ def _components(bundle: Bundle) -> str:
 def write_answer(workspace: Path, goal: str, summary: str, steps: list[StepOutcome], chosen: str) -> Path:
     """``answer.md``: the goal and its answer, every plot, how the pipeline was chosen (``chosen``, Markdown) and
     what each step added to the report, so the shared start of parallel branches appears once."""
-    plots = sorted(workspace.glob("steps/*/artifacts/*.png"))
+    plots = artifact_paths(workspace)
     reports = {step.position: _report(step.output) for step in steps}
     sections = []
     for step in steps:

@@ -11,6 +11,7 @@ from fastapi.responses import FileResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from dagsmith.config import Settings
+from dagsmith.execution.answer import ANSWER_FILE
 from dagsmith.execution.history import artifact_paths, execution_summary, pipeline_detail, pipeline_rows
 from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import dag_id
@@ -18,6 +19,7 @@ from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith.ui.access import Viewer, ViewerDep
 from dagsmith.ui.app import PREFIX, page, settings_of
+from dagsmith.ui.report import render_report
 
 router = APIRouter()
 SettingsDep = Annotated[Settings, Depends(settings_of)]
@@ -110,6 +112,20 @@ def share_page(pipeline_id: int, viewer: ViewerDep, settings: SettingsDep,
 @router.get("/runs/{execution_id}")
 def run_page(request: Request, execution_id: int, viewer: ViewerDep, settings: SettingsDep) -> Response:
     return page(request, "run.html", viewer=viewer, run=run(settings, viewer, execution_id))
+
+
+@router.get("/runs/{execution_id}/report")
+def report_page(request: Request, execution_id: int, viewer: ViewerDep, settings: SettingsDep) -> Response:
+    """The run's answer.md, rendered; its plots are served by position like the run page's."""
+    with session_scope(settings) as session:
+        workspace = Path(_visible_execution(session, viewer, execution_id).workspace or "")
+    file = workspace / ANSWER_FILE
+    if not file.is_file():
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"run {execution_id} has no report yet")
+    plots = {p.relative_to(workspace).as_posix(): i for i, p in enumerate(artifact_paths(workspace))}
+    body = render_report(file.read_text(encoding="utf-8"),
+                         lambda src: f"{PREFIX}/runs/{execution_id}/plots/{plots[src]}" if src in plots else None)
+    return page(request, "report.html", viewer=viewer, execution_id=execution_id, body=body)
 
 
 @router.get("/runs/{execution_id}/plots/{index}")
