@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-llm bench bench-catalog bench-plan bench-run bench-parse clean
+.PHONY: install run serve test test-fast test-llm bench bench-catalog bench-plan bench-run bench-parse clean
 
 install: $(STAMP)
 
@@ -41,6 +41,10 @@ test: install
 	scripts/setup-container-runtime.sh
 	scripts/setup-browser.sh
 	$(PYTHON) -m pytest -n 2 --dist loadgroup tests
+
+## The tests that need no database, services, containers or Airflow deployment (lanes: tests/conftest.py).
+test-fast: install
+	$(PYTHON) -m pytest -n 2 -m "not db and not services and not containers and not airflow" tests
 
 ## Opt-in: the model reasoner against a real local OpenAI-compatible server (llama.cpp serving a 270M model in
 ## .venv-llm; the first run builds it, about 4 min on 2 cores).

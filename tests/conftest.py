@@ -20,6 +20,15 @@ from dagsmith.store.embedded import embedded_url
 # check what the search does, not how good its models get (the benchmark measures that).
 os.environ.setdefault("DAGSMITH_SEARCH_SECONDS", "3")
 
+#: Test lanes, read from the fixtures a test uses (its fixture closure), so a new test lands in the right lane by
+#: what it asks for: `make test-fast` runs the tests in none of them. A fixture named here starts what its lane names.
+LANES = {
+    "db": ("the embedded PostgreSQL server", {"server_home"}),
+    "services": ("shipped microservices run as processes", {"run"}),
+    "containers": ("the container runtime (podman)", {"runtime", "engine"}),
+    "airflow": ("an Airflow deployment: api-server, scheduler, dag-processor", {"served", "deployment"}),
+}
+
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "microservices"
 UPLOADS = ROOT / "tests" / "data" / "uploads"
@@ -61,3 +70,16 @@ def catalog_settings(server_home, tmp_path_factory, embedder) -> Iterator[Settin
         rejected = [(r.name, [str(f) for f in r.findings]) for r in results if r.outcome == "rejected"]
         assert not rejected, f"shipped microservices were rejected: {rejected}"
         yield settings
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for lane, (what, _) in LANES.items():
+        config.addinivalue_line("markers", f"{lane}: needs {what} (set from the test's fixtures)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for lane, (_, fixtures) in LANES.items():
+            if used & fixtures:
+                item.add_marker(lane)
