@@ -123,7 +123,8 @@ def _components(bundle: Bundle) -> str:
 
 def write_answer(workspace: Path, goal: str, summary: str, steps: list[StepOutcome], chosen: str) -> Path:
     """``answer.md``: the goal and its answer, every plot, how the pipeline was chosen (``chosen``, Markdown) and
-    what each step added to the report, so the shared start of parallel branches appears once."""
+    what each step added to the report (its plots shown once, above), so the shared start of parallel branches
+    appears once."""
     plots = artifact_paths(workspace)
     reports = {step.position: _report(step.output) for step in steps}
     sections = []
@@ -132,8 +133,7 @@ def write_answer(workspace: Path, goal: str, summary: str, steps: list[StepOutco
         own = reports[step.position]
         added = own[len(before):] if own.startswith(before) else own
         if added.strip():
-            folder = step.output.relative_to(workspace).as_posix()
-            text = _demote(added.strip()).replace("](artifacts/", f"]({folder}/artifacts/")
+            text = _demote("\n".join(line for line in added.strip().splitlines() if not line.startswith("![")))
             sections.append(f"### {step.position}. {step.stage}: {step.service}\n\n{text}")
     lines = [f"# {goal}", "", summary, "", "## Plots", ""]
     lines += [f"![{plot.stem}]({plot.relative_to(workspace).as_posix()})" for plot in plots] or ["No plots."]
