@@ -92,8 +92,9 @@ def direction(model: Any, rows: pd.DataFrame, feature: str, target: str) -> str 
 def write_explanation(out: Bundle, model: Any, rows: pd.DataFrame, target: str, drivers: list[Driver], *,
                       method: str, scoring: str, score: float) -> list[Driver]:
     """Give the ``TOP_DRIVERS`` most important of ``drivers`` their direction on ``rows`` (held-out features), and
-    write ``explanation.json``, ``explanation.*`` metrics and a report section; returns the drivers written."""
-    ranked = sorted((d for d in drivers if np.isfinite(d.importance)), key=lambda d: -d.importance)[:TOP_DRIVERS]
+    write ``explanation.json``, ``explanation.*`` metrics and a report section; returns the drivers written. A
+    feature whose scrambling costs nothing (or helps) drives nothing and is left out."""
+    ranked = sorted((d for d in drivers if d.importance > 0), key=lambda d: -d.importance)[:TOP_DRIVERS]
     ranked = [Driver(d.feature, d.importance, d.spread, direction(model, rows, d.feature, target)) for d in ranked]
     document = {"method": method, "scoring": scoring, "score": score, "rows": len(rows), "target": target,
                 "drivers": [asdict(d) for d in ranked]}
@@ -102,7 +103,9 @@ def write_explanation(out: Bundle, model: Any, rows: pd.DataFrame, target: str, 
     lines = [f"{i}. **{d.feature}**: {scoring} drops by {d.importance:.3g} (± {d.spread:.2g}) when it is scrambled"
              + (f"; {d.direction}" if d.direction else "") for i, d in enumerate(ranked, 1)]
     out.append_report(f"## What drives the predictions\n\n{method} on {len(rows):,} held-out rows ({scoring} "
-                      f"{score:.3g} with every feature intact):\n\n" + "\n".join(lines))
+                      f"{score:.3g} with every feature intact):\n\n"
+                      + ("\n".join(lines) or "No feature lowers the score when it is scrambled: the model leans on none "
+                                             "of them alone."))
     return ranked
 
 

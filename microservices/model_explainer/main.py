@@ -73,8 +73,9 @@ def explain(inp, out, params):
                for name, mean, std in zip(features, result.importances_mean, result.importances_std)]
     written = write_explanation(out, model, rows, target, drivers, scoring=scoring, score=score,
                                 method=f"Permutation importance ({repeats} shuffle{'s' * (repeats > 1)} per feature)")
-    plot(out, written, scoring)
-    out.append_report("![what drives the predictions](artifacts/feature_importance.png)")
+    if written:
+        plot(out, written, scoring)
+        out.append_report("![what drives the predictions](artifacts/feature_importance.png)")
 
 
 if __name__ == "__main__":
