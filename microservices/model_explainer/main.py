@@ -7,7 +7,9 @@ columns and gaps are fine whenever the model took them. Above sample_rows test r
 number of shuffles per feature (up to n_repeats) is cut so the work fits in budget_seconds.
 
 Writes explanation.json (the ranked drivers with their direction), explanation.* metrics, a bar chart and a
-report section naming the drivers in words. Needs a model step and a train/test split.
+report section naming the drivers in words; then where the model errs on the same rows: a classifier's confusion
+matrix (and calibration, for two classes with probabilities), a regressor's residuals, as a chart and a sentence.
+Needs a model step and a train/test split.
 """
 
 import time
@@ -17,12 +19,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from sklearn.calibration import calibration_curve  # noqa: E402
 from sklearn.inspection import permutation_importance  # noqa: E402
-from sklearn.metrics import get_scorer  # noqa: E402
+from sklearn.metrics import ConfusionMatrixDisplay, brier_score_loss, confusion_matrix, get_scorer  # noqa: E402
 
 from dagsmith_kit import ServiceError, run_service  # noqa: E402
 from dagsmith_kit.explanation import Driver, write_explanation  # noqa: E402
-from dagsmith_kit.insight import save_figure  # noqa: E402
+from dagsmith_kit.insight import (binary_scores, classification_results, readable_number,  # noqa: E402
+                                  regression_results, save_figure)
 
 
 def scoring_for(model, task_type):
@@ -38,6 +42,60 @@ def plot(out, drivers, scoring):
             color="steelblue")
     ax.set(xlabel=f"drop in {scoring} when the feature is shuffled", title="What drives the predictions")
     save_figure(out, fig, "feature_importance.png")
+
+
+def where_it_errs(inp, out):
+    """A classifier's confusion matrix (and, for two classes with probabilities, its calibration), or a
+    regressor's residuals, on the held-out rows: a chart, metrics and a sentence on the largest error."""
+    if inp.task_type == "regression":
+        y_true, predicted = regression_results(inp)
+        known = y_true.notna().to_numpy()
+        residual = (y_true - predicted).to_numpy()[known]
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+        left.scatter(predicted.to_numpy()[known], residual, s=8, alpha=0.6)
+        left.axhline(0, color="black", lw=1)
+        left.set(xlabel="predicted", ylabel="actual - predicted", title="Residuals")
+        right.hist(residual, bins=30, color="steelblue")
+        right.set(xlabel="actual - predicted", title="Residual distribution")
+        save_figure(out, fig, "residuals.png")
+        top = predicted.to_numpy()[known] >= np.quantile(predicted.to_numpy()[known], 0.9)
+        out.write_metrics({"errors.mean_residual": float(residual.mean()),
+                           "errors.mean_residual_top_decile": float(residual[top].mean())})
+        side = "under" if residual[top].mean() > 0 else "over"
+        out.append_report(f"## Where the model errs\n\nOn average the predictions are off by "
+                          f"{readable_number(np.abs(residual).mean())} ({readable_number(residual.mean())} bias); "
+                          f"the highest tenth of predictions {side}estimates by "
+                          f"{readable_number(abs(residual[top].mean()))} on average.\n\n"
+                          "![residuals](artifacts/residuals.png)")
+        return
+    y_true, predictions = classification_results(inp)
+    predicted = predictions["prediction"].astype(str).to_numpy()
+    labels = sorted(set(y_true) | set(predicted))
+    matrix = confusion_matrix(y_true, predicted, labels=labels)
+    panels = 2 if len(labels) == 2 and any(c.startswith("proba_") for c in predictions.columns) else 1
+    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.5), squeeze=False)
+    ConfusionMatrixDisplay(matrix, display_labels=labels).plot(ax=axes[0][0], colorbar=False)
+    axes[0][0].set_title("Confusion matrix (held-out rows)")
+    errors = matrix.copy()
+    np.fill_diagonal(errors, 0)
+    actual, guessed = np.unravel_index(errors.argmax(), errors.shape)
+    text = (f"The most common mistake: '{labels[actual]}' predicted as '{labels[guessed]}' ({errors.max()} of "
+            f"{matrix[actual].sum()} '{labels[actual]}' rows).")
+    metrics = {"errors.most_common_mistake": float(errors.max())}
+    if panels == 2:
+        is_positive, proba, positive = binary_scores(y_true, predictions, None, "calibration")
+        observed, expected = calibration_curve(is_positive, proba, n_bins=10, strategy="quantile")
+        axes[0][1].plot(expected, observed, marker="o")
+        axes[0][1].plot([0, 1], [0, 1], ls="--", color="grey")
+        axes[0][1].set(xlabel=f"predicted probability of {positive}", ylabel="observed share",
+                       title="Calibration")
+        gap = float(proba.mean() - is_positive.mean())
+        metrics.update({"errors.brier": float(brier_score_loss(is_positive, proba)), "errors.calibration_gap": gap})
+        text += (f" Predicted probabilities of '{positive}' average {proba.mean():.0%} against {is_positive.mean():.0%}"
+                 f" observed ({'too high' if gap > 0.02 else 'too low' if gap < -0.02 else 'well calibrated'}).")
+    save_figure(out, fig, "confusion_matrix.png")
+    out.write_metrics(metrics)
+    out.append_report(f"## Where the model errs\n\n{text}\n\n![confusion matrix](artifacts/confusion_matrix.png)")
 
 
 def explain(inp, out, params):
@@ -76,6 +134,7 @@ def explain(inp, out, params):
     if written:
         plot(out, written, scoring)
         out.append_report("![what drives the predictions](artifacts/feature_importance.png)")
+    where_it_errs(inp, out)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,10 @@ def test_a_churn_model_on_raw_columns_is_explained_in_words(run, churn_split):
     assert "## What drives the predictions" in report and "1. **" in report
     assert (out.path / "artifacts" / "feature_importance.png").stat().st_size > 5000
     assert out.metrics()[f"explanation.{explanation['drivers'][0]['feature']}"] > 0
+    # where it errs: the held-out confusion matrix and calibration, with the most common mistake in words
+    assert re.search(r"The most common mistake: '(Yes|No)' predicted as '(No|Yes)' \(\d+ of \d+ '\w+' rows\)", report)
+    assert "Predicted probabilities of 'Yes' average" in report and 0 < out.metrics()["errors.brier"] < 0.25
+    assert (out.path / "artifacts" / "confusion_matrix.png").is_file()
 
 
 def test_a_regression_names_the_feature_it_was_built_from(run, tmp_path):
@@ -41,13 +45,17 @@ def test_a_regression_names_the_feature_it_was_built_from(run, tmp_path):
     frame["price"] = 3000 * frame["size"] - 500 * frame["floor"] + rng.normal(0, 20000, 600)
     bundle = split_bundle(tmp_path / "homes", frame, "price", "regression")
     modelled = run("ridge_regression", bundle).output
-    explanation = explanation_of(run("model_explainer", modelled).output)
+    explained = run("model_explainer", modelled).output
+    explanation = explanation_of(explained)
     assert explanation["scoring"] == "r2"
     first, *rest = explanation["drivers"]
     assert first["feature"] == "size" and first["direction"].startswith("raising size from ")
     assert " raises price (" in first["direction"]
     assert " lowers price (" in next(d for d in rest if d["feature"] == "floor")["direction"]
     assert all(d["importance"] < 0.01 for d in rest if d["feature"] == "noise")  # absent when it costs nothing
+    assert abs(explained.metrics()["errors.mean_residual"]) < 10_000  # a linear truth: residuals centred on zero
+    assert "## Where the model errs" in (explained.path / "report.md").read_text(encoding="utf-8")
+    assert (explained.path / "artifacts" / "residuals.png").is_file()
 
 
 def test_the_explainer_needs_a_split_and_a_model(run, churn, churn_split):
