@@ -17,6 +17,7 @@ import pandas as pd
 
 from dagsmith_kit.bundle import Bundle
 from dagsmith_kit.insight import readable_number
+from dagsmith_kit.service import ServiceError
 
 EXPLANATION_FILE = "explanation.json"
 #: drivers named in the report and in explanation.json.
@@ -37,6 +38,19 @@ class Driver:
     importance: float
     spread: float
     direction: str | None = None
+
+
+def held_out_model(inp: Bundle, target: str) -> tuple[Any, pd.DataFrame, list[str]]:
+    """The trained model, the test rows whose target is known, and the features the model was trained on (its
+    ``feature_names_in_``, else the bundle's feature columns), checked to be in the test table."""
+    model = inp.load_model()
+    test = inp.table("test")
+    test = test[test[target].notna()]
+    features = [str(c) for c in getattr(model, "feature_names_in_", inp.feature_columns(test))]
+    absent = [c for c in features if c not in test.columns]
+    if absent:
+        raise ServiceError(f"the test table lacks columns the model was trained on: {', '.join(absent[:10])}")
+    return model, test, features
 
 
 def _scorer(model: Any, rows: pd.DataFrame) -> tuple[Any, str | None]:

@@ -24,7 +24,7 @@ from sklearn.inspection import permutation_importance  # noqa: E402
 from sklearn.metrics import ConfusionMatrixDisplay, brier_score_loss, confusion_matrix, get_scorer  # noqa: E402
 
 from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.explanation import Driver, write_explanation  # noqa: E402
+from dagsmith_kit.explanation import Driver, held_out_model, write_explanation  # noqa: E402
 from dagsmith_kit.insight import (binary_scores, classification_results, readable_number,  # noqa: E402
                                   regression_results, save_figure)
 
@@ -108,13 +108,7 @@ def explain(inp, out, params):
     target = inp.require_target()
     if not inp.is_split():
         raise ServiceError("the model is explained on the held-out rows; run a train/test splitter first")
-    model = inp.load_model()
-    test = inp.table("test")
-    test = test[test[target].notna()]
-    features = [str(c) for c in getattr(model, "feature_names_in_", inp.feature_columns(test))]
-    absent = [c for c in features if c not in test.columns]
-    if absent:
-        raise ServiceError(f"the test table lacks columns the model was trained on: {', '.join(absent[:10])}")
+    model, test, features = held_out_model(inp, target)
     if len(test) > sample_rows:
         test = test.sample(sample_rows, random_state=random_state)
     rows, y = test[features], test[target]

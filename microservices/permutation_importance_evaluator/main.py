@@ -13,6 +13,7 @@ from sklearn.inspection import permutation_importance
 from sklearn.metrics import get_scorer
 
 from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.explanation import held_out_model
 from dagsmith_kit.insight import markdown_table
 
 
@@ -27,13 +28,7 @@ def evaluate_importance(inp, out, params):
         raise ServiceError("permutation importance is measured on the test table; run a train/test splitter first")
     if n_repeats < 1:
         raise ServiceError(f"n_repeats must be at least 1, got {n_repeats}")
-    model = inp.load_model()
-    test = inp.table("test")
-    test = test[test[target].notna()]
-    features = [str(c) for c in getattr(model, "feature_names_in_", inp.feature_columns(test))]
-    absent = [c for c in features if c not in test.columns]
-    if absent:
-        raise ServiceError(f"the test table lacks columns the model was trained on: {', '.join(absent[:10])}")
+    model, test, features = held_out_model(inp, target)
     text = inp.feature_columns(test[features], numeric=False)
     if text:
         raise ServiceError(f"permutation importance needs numeric test features; encode these columns first: "
