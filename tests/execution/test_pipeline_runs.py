@@ -87,6 +87,8 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
     assert all(f"]({plot.relative_to(outcome['workspace']).as_posix()})" in document
                for plot in outcome["workspace"].glob("steps/*/artifacts/*.png"))
     assert "## How the pipeline was chosen" in document and document.count("# ") - document.count("## ") == 1
+    spec = json.loads(spec_file(specs_dir(store), planned.id).read_text())  # the DAG's docs open with the answer
+    assert spec["explanation"].startswith("**Latest answer** (run ") and spec["retry_delay_seconds"] == 0.1
     with session_scope(store) as session:
         history = load_history(session, "ana")
         winner, losers = search["winner"], [c["name"] for c in search["candidates"] if c["name"] != search["winner"]]

@@ -25,6 +25,7 @@ from dagsmith.config import Settings
 from dagsmith.execution.contract import check_bundle
 from dagsmith.execution.heartbeat import beating
 from dagsmith.execution.reaper import ATTEMPT_LABEL, close_lost, reap
+from dagsmith.execution.specs import write_spec
 from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose, telling_line
 from dagsmith.healing.interpret import interpret
 from dagsmith.learning.record import record_execution
@@ -455,5 +456,10 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
         record_execution(session, execution, steps)
         final = Path(execution.workspace) / "steps"
-        return {"execution_id": execution_id, "status": execution.status, "error": execution.error,
-                "seconds": execution.seconds, "workspace": execution.workspace, "outputs": sorted(str(p) for p in final.glob("*"))}
+        result = {"execution_id": execution_id, "status": execution.status, "error": execution.error,
+                  "seconds": execution.seconds, "workspace": execution.workspace,
+                  "outputs": sorted(str(p) for p in final.glob("*"))}
+        pipeline_id = pipeline.id
+    if result["status"] == "completed":  # the pipeline's DAG docs open with its latest answer
+        write_spec(pipeline_id, settings)
+    return result

@@ -18,6 +18,7 @@ from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
 SPEC_SUFFIX = ".pipeline.json"
+DEFAULT_RETRY_DELAY_SECONDS = 5.0
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
 
 
@@ -49,8 +50,13 @@ def spec_ids(folder: Path) -> list[int]:
     return sorted(int(name) for name in names if name.isdecimal())
 
 
-def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: float = 5.0) -> Path:
-    """Write the spec file the DAG factory reads, from the pipeline's rows (the single source of truth)."""
+def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: float | None = None) -> Path:
+    """Write the spec file the DAG factory reads, from the pipeline's rows (the single source of truth), with the
+    latest run's answer on top of its docs. Without ``retry_delay_seconds`` the spec keeps the delay it has."""
+    path = spec_file(specs_dir(settings), pipeline_id)
+    if retry_delay_seconds is None:
+        current = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        retry_delay_seconds = current.get("retry_delay_seconds", DEFAULT_RETRY_DELAY_SECONDS)
     with session_scope(settings) as session:
         pipeline = session.get(schema.Pipeline, pipeline_id)
         steps = session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline_id)
@@ -64,10 +70,13 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
                        "depends_on": s.depends_on, "alternatives": len(s.alternatives), "search": s.search}
                       for s in steps],
         }
-        spec["explanation"] = explanation(pipeline, spec["steps"])
-    folder = specs_dir(settings)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = spec_file(folder, pipeline_id)
+        latest = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id,
+                                                               schema.Execution.status == "completed")
+                                .order_by(schema.Execution.id.desc()).limit(1))
+        answer = latest.trace.get("answer") if latest else None
+        spec["explanation"] = ((f"**Latest answer** (run {latest.id}): {plain(answer)}\n\n" if answer else "")
+                               + explanation(pipeline, spec["steps"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(spec, indent=2), encoding="utf-8")
     tmp.replace(path)
