@@ -207,6 +207,12 @@ SYMBOLS.update({
     "save_text_artifact": Meaning(Stage.REPORTING, "writes a results file (JSON or CSV) into artifacts/", 2.5),
     "write_explanation": Meaning(Stage.EXPLANATION, "names the features that drive the model's predictions and their "
                                  "direction, from permutation importance on held-out rows", 4.0, CLASSIFICATION + REGRESSION),
+    "write_exploration": Meaning(Stage.EDA, "describes distributions, missing values, correlations and outliers per "
+                                 "column, and ranks how every column goes with a focus column", 4.0,
+                                 (TaskType.EXPLORATORY_ANALYSIS,)),
+    "strongest_pairs": Meaning(Stage.EDA, "computes correlations between columns", 2.5, (TaskType.EXPLORATORY_ANALYSIS,)),
+    "correlation_heatmap": Meaning(Stage.VISUALISATION, "draws a correlation heatmap", 1.5),
+    "distribution_grid": Meaning(Stage.VISUALISATION, "draws a histogram or bar chart of every column", 3.0),
 })
 
 #: Words in identifiers (function names) and in documentation that point at a stage.
@@ -268,7 +274,8 @@ METHODS: dict[str, Meaning] = {
 PLOT_SUBJECTS: dict[str, str] = {
     "hist": "histograms of column distributions", "confusion_matrix": "a confusion matrix", "roc_curve": "a ROC curve",
     "roc_auc_score": "a ROC curve", "feature_importances_": "feature importances", "coef_": "model coefficients",
-    "corr": "a correlation heatmap", "cluster": "rows coloured by cluster in a 2D scatter plot",
+    "corr": "a correlation heatmap", "correlation_heatmap": "a correlation heatmap",
+    "distribution_grid": "histograms of column distributions", "cluster": "rows coloured by cluster in a 2D scatter plot",
     "residual": "residuals", "boxplot": "box plots", "value_counts": "bar charts of category frequencies",
     "precision_recall_curve": "a precision-recall curve", "anomaly_score": "anomaly scores",
     "regression_results": "regression predictions against the actual test target",
@@ -313,7 +320,8 @@ BUNDLE_WRITES = {
     "reduce_tables": "data or train/test tables", "write_loaded": "data.parquet",
     "write_clusters": "predictions.parquet (cluster)", "write_anomalies": "predictions.parquet (anomaly_score, is_anomaly)",
     "save_figure": "artifacts/*.png", "save_text_artifact": "artifacts/*.json or *.csv",
-    "write_explanation": "explanation.json",
+    "write_explanation": "explanation.json", "write_exploration": "exploration.json",
+    "correlation_heatmap": "artifacts/*.png", "distribution_grid": "artifacts/*.png",
 }
 
 USE_CASES: dict[Stage, list[str]] = {

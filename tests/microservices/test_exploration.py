@@ -1,0 +1,73 @@
+"""The exploratory analysis on tables whose structure is known: it finds the planted correlation, the planted
+outliers with their rows, and ranks what goes with a focus column across numeric and categorical columns."""
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from dagsmith import datasets
+from dagsmith_kit import Bundle
+
+
+def exploration_of(out: Bundle) -> dict:
+    return json.loads((out.path / "exploration.json").read_text(encoding="utf-8"))
+
+
+def staff(rows: int = 800) -> pd.DataFrame:
+    """Weekly hours follow overtime pay and the role, not the shoe size; two salaries are typed with extra zeros."""
+    rng = np.random.default_rng(3)
+    role = rng.choice(["engineer", "nurse", "clerk"], rows)
+    overtime = rng.uniform(0, 20, rows)
+    hours = 35 + 0.8 * overtime + np.select([role == "nurse", role == "engineer"], [6.0, 2.0], 0.0) + rng.normal(0, 1.5, rows)
+    salary = rng.normal(50_000, 8_000, rows)
+    salary[[17, 402]] = [5_100_000, 4_700_000]
+    frame = pd.DataFrame({"role": role, "overtime_pay": overtime, "shoe_size": rng.normal(42, 2, rows),
+                          "salary": salary, "weekly_hours": hours})
+    frame.loc[rng.choice(rows, 40, replace=False), "shoe_size"] = np.nan
+    return frame
+
+
+def test_correlations_and_outliers_are_both_found(run, tmp_path):
+    bundle = Bundle.create(tmp_path / "staff", staff())
+    out = run("exploratory_analysis", bundle, {"analyses": ["correlations", "outliers"]}).output
+    found = exploration_of(out)
+    assert set(found) >= {"correlations", "outliers"} and "distributions" not in found
+    strongest = found["correlations"][0]
+    assert {strongest["a"], strongest["b"]} == {"overtime_pay", "weekly_hours"} and strongest["value"] > 0.8
+    salary = next(c for c in found["outliers"] if c["column"] == "salary")
+    assert sorted(row for row, _ in salary["extremes"][:2]) == [17, 402]
+    report = (out.path / "report.md").read_text(encoding="utf-8")
+    assert "## Outliers per column" in report and "5,100,000 (row 17)" in report
+    assert "## Spearman correlations" in report and (out.path / "artifacts" / "correlation_spearman.png").is_file()
+
+
+def test_what_goes_with_a_focus_column_is_ranked_across_types(run, tmp_path):
+    bundle = Bundle.create(tmp_path / "staff", staff())
+    out = run("exploratory_analysis", bundle, {"analyses": ["missingness"], "focus": "weekly_hours"}).output
+    found = exploration_of(out)
+    ranked = [a["column"] for a in found["associations"]]
+    assert ranked[:2] == ["overtime_pay", "role"] and "weekly_hours" not in ranked
+    by_column = {a["column"]: a for a in found["associations"]}
+    assert by_column["shoe_size"]["strength"] < 0.15 and by_column["overtime_pay"]["measure"] == "Spearman |rho|"
+    assert by_column["role"]["direction"].startswith("weekly_hours is highest when role is 'nurse'")
+    assert found["missingness"]["columns"] == {"shoe_size": 0.05}
+    assert (out.path / "artifacts" / "associations.png").is_file()
+    assert "Association is not cause" in (out.path / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_categorical_focus_is_ranked_with_class_rates(run, tmp_path):
+    bundle = Bundle.create(tmp_path / "churn", datasets.load("wa_churn"))
+    found = exploration_of(run("exploratory_analysis", bundle, {"analyses": [], "focus": "churn"}).output)
+    by_column = {a["column"]: a for a in found["associations"]}
+    assert found["associations"][0]["column"] in {"contract", "tenure"}
+    assert by_column["contract"]["measure"] == "Cramér's V"
+    assert by_column["contract"]["direction"].startswith("churn is 'Yes' most often when contract is 'Month-to-month'")
+    assert by_column["tenure"]["direction"].startswith("tenure is highest where churn is 'No'")
+
+
+def test_unknown_analyses_and_focus_are_refused(run, tmp_path):
+    bundle = Bundle.create(tmp_path / "staff", staff())
+    assert "unknown analyses clustering" in run("exploratory_analysis", bundle, {"analyses": ["clustering"]},
+                                                 ok=False).stderr
+    assert "no column 'pay'" in run("exploratory_analysis", bundle, {"focus": "pay"}, ok=False).stderr
