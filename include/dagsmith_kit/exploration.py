@@ -143,7 +143,7 @@ def associate(frame: pd.DataFrame, focus: str, column: str) -> Association | Non
             return None
         way = "higher" if rho > 0 else "lower"
         return Association(column, abs(rho), "Spearman |rho|", len(pair),
-                           f"higher {column} goes with {way} {focus} (rho {rho:+.2f})")
+                           f"higher {column} goes with {way} {focus}")
     if is_numeric(y) and categorical(x):
         means = _level_means(y.astype("float64"), x)
         return Association(column, _eta(y.astype("float64"), x.astype(str)), "correlation ratio eta", len(pair),

@@ -234,3 +234,31 @@ def test_every_task_type_runs_end_to_end(store, embedder, tmp_path, runtime, tas
     assert metric in metrics and all(isinstance(v, (int, float)) for v in metrics.values())
     if task == "regression":
         assert metrics["rmse"] < metrics["baseline_rmse"], "better than predicting the mean"
+
+
+def test_an_exploration_answers_the_analyses_it_was_asked_for(store, embedder, tmp_path):
+    """Weekly hours follow overtime and the role; two salaries are typed with extra zeros. Asked for correlations,
+    outliers and what drives the hours, the run lists the typos with their rows and ranks overtime and role first."""
+    rng = np.random.default_rng(5)
+    role = rng.choice(["engineer", "nurse", "clerk"], 600)
+    overtime = rng.uniform(0, 20, 600)
+    salary = rng.normal(50_000, 8_000, 600)
+    salary[[41, 388]] = [5_200_000, 4_900_000]
+    staff = pd.DataFrame({"role": role, "overtime_pay": overtime, "shoe_size": rng.normal(42, 2, 600),
+                          "salary": salary, "weekly_hours": 35 + 0.8 * overtime + 5.0 * (role == "nurse")
+                          + rng.normal(0, 1.5, 600)})
+    path = tmp_path / "staff.csv"
+    staff.to_csv(path, index=False)
+    planned = plan(path, "show correlations and outliers, and what drives weekly hours?", settings=store,
+                   embedder=embedder).pipeline
+    eda = next(s for s in planned.steps if s.stage == "eda")
+    assert planned.task_type == "exploratory_analysis" and eda.microservice == "exploratory_analysis"
+    assert eda.params == {"focus": "weekly_hours", "analyses": ["correlations", "outliers"]}
+    outcome = _run_dag(store, planned.id, path, tmp_path)
+    assert outcome["status"] == "completed", (outcome["error"], outcome["log"].read_text()[-3000:])
+    answer = outcome["trace"]["answer"]
+    assert answer.startswith("Explored 600 rows and 5 columns. What goes most with weekly_hours: overtime_pay "), answer
+    assert "; role (correlation ratio eta" in answer and re.search(r"; outliers in .*salary \(\d+, ", answer), answer
+    report = (outcome["workspace"] / "answer.md").read_text(encoding="utf-8")
+    assert "5,200,000 (row 41)" in report and "#### Spearman correlations (with weekly_hours)" in report
+    assert report.count("associations.png") == 1  # a plot passed on by later steps is shown once

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from dagsmith.agents.model_search import plan_search
 from dagsmith.agents.parameters_llm import read_params
-from dagsmith.agents.recommender import PRODUCER_STAGES
+from dagsmith.agents.recommender import PRODUCER_STAGES, needs_model
 from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER, ordered
 from dagsmith.catalog.repository import CatalogEntry
@@ -159,6 +159,14 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
         share = _constraint(intent, "anomaly_fraction")
         if share:
             put("contamination", share, f"the goal asks for the {share:.1%} most unusual rows")
+    elif stage is Stage.EDA:
+        focus = _constraint(intent, "focus")
+        analyses = _constraint(intent, "analyses")
+        if focus:
+            put("focus", focus, f"the goal asks what goes with {focus}")
+        if analyses or focus:
+            put("analyses", analyses or [], f"the goal asks for {', '.join(analyses)}" if analyses
+                else f"the goal asks only what goes with {focus}")
     elif stage is Stage.DIMENSIONALITY_REDUCTION:
         visual = _constraint(intent, "visualise") or re.search(r"\b(plot|visuali[sz]e|2d|map|see)\b", intent.goal, re.I)
         numeric = sum(c.semantic_type is SemanticType.NUMERIC for c in profile.columns)
@@ -245,7 +253,7 @@ def validate(spec: PipelineSpec, profile: DatasetProfile, intent: Intent, catalo
         upstream = {stage_of[p] for p in _ancestors(step.position, depends)}
         if "a train/test split" in needs and Stage.SPLITTING not in upstream:
             problems.append(f"{step.microservice} needs a train/test split upstream")
-        if ("predictions" in needs or "a trained model" in needs) and not upstream & PRODUCER_STAGES:
+        if needs_model(catalog[step.microservice]) and not upstream & PRODUCER_STAGES:
             problems.append(f"{step.microservice} needs a model step upstream")
         if step.stage is Stage.LOADING and step.depends_on:
             problems.append(f"{step.microservice} reads the raw file and must come first")

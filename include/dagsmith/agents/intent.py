@@ -80,7 +80,7 @@ TASK_RULES: dict[Family, dict[float, str]] = {
     Family.SUPERVISED: {
         3: "classify, classification, classifier, regression, regressor, regress",
         2: "predict, prediction, predictive, forecast, categorise, categorize, supervised, who will, tell apart, "
-           "distinguish, diagnose, anticipate, foresee, what drives",
+           "distinguish, diagnose, anticipate, foresee",
         1.5: "estimate, estimation, whether, likelihood, probability, guess, driver, how much, how many, how heavy, "
              "how big, how large, how long, how tall, how high, how old, how strong, how fast, how far",
         1: "likely to, about to, chance, risk of, determine, identify, why, model, target, label, flag, screen",
@@ -108,13 +108,24 @@ TASK_RULES: dict[Family, dict[float, str]] = {
     },
     Family.EXPLORATION: {
         3: "explore, exploration, exploratory, eda, whats in, what is in",
-        2.5: "describe, descriptive, summarise, summarize, summary, overview, get to know, tell me about, audit",
+        2.5: "describe, descriptive, summarise, summarize, summary, overview, get to know, tell me about, audit, "
+             "what drives, what affects, what influences, what explains, factors behind, "
+             "related to, relates to, associated with, association with, relationship with, correlated with, "
+             "correlations with, which factors, what factors, factors that, factors influencing, factors affecting",
         2: "insight, statistic, stats, profile",
         1.5: "understand, distribution, correlation, correlated, investigate, inspect",
         1: "relationship, pattern, look at, analyse, analyze, analysis, visualise, visualize, plot, chart, "
            "missing values",
     },
 }
+#: "Outliers" beside other analyses ("distributions, correlations and outliers") asks for a list per column in an
+#: exploration, not for rows to score.
+OUTLIER_STEM = stem("outliers")
+#: Words after which an exploratory goal names the column the others are related to ("what drives weekly hours").
+FOCUS_PHRASES = tuple(_stems(phrase) for phrase in (
+    "drives", "drive", "affects", "affect", "influences", "influence", "determines", "explains", "behind",
+    "related to", "relates to", "associated with", "association with", "relationship with", "correlated with",
+    "correlations with", "impact on", "effect on"))
 #: Below this total no family has been asked for: the goal is a question back to the user.
 MIN_TASK_SCORE = 0.5
 #: What naming a column adds to "predict it": enough for a bare "churn?", less than any task word.
@@ -535,6 +546,9 @@ def family_scores(goal: Goal, masked: set[int], named_target: bool = False) -> d
             found.setdefault(family, []).append((said, weight * (input_weight if in_inputs else 1)))
     if goal.question:
         found.setdefault(Family.SUPERVISED, []).append(("a question about the rows", QUESTION_WEIGHT))
+    anomaly = found.get(Family.ANOMALY, [])
+    if Family.EXPLORATION in found and anomaly and all(stem(said) == OUTLIER_STEM for said, _ in anomaly):
+        found[Family.EXPLORATION] += found.pop(Family.ANOMALY)  # outliers listed among analyses are one more analysis
     return {family: hits for family, hits in found.items() if any(weight for _, weight in hits)}
 
 
@@ -633,6 +647,17 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
             f"to predict to be sure",
         )
     return TargetChoice(None, 0.2, "the goal names no column and the profile found no target candidate")
+
+
+def focus_column(goal: Goal, matches: list[Match]) -> Match | None:
+    """The column an exploration relates the others to: the one named nearest after "drives", "related to", ...;
+    else the only column the goal names outright ("explore price"). None when the goal names no single column."""
+    after = [at + len(phrase) for phrase in FOCUS_PHRASES for at in _find(goal.stems, phrase)]
+    named = [m for m in matches if m.start >= min(after)] if after else []
+    if named:
+        return min(named, key=lambda m: _rank_key(m, goal.stems, after))
+    strong = {m.column: m for m in matches if m.score >= STRONG_MATCH}
+    return next(iter(strong.values())) if len(strong) == 1 else None
 
 
 def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: DatasetProfile) -> Match:
@@ -812,12 +837,22 @@ def _number(said: str) -> float:
     return float(said) if said[0].isdigit() else float(_NUMBER_WORDS[said])
 
 
+#: What each analysis of an exploration is called in goals (the names are the exploration service's ``analyses``).
+ANALYSIS_WORDS = {
+    "statistics": re.compile(r"\b(statistics?|stats|averages?|means?|medians?)\b"),
+    "distributions": re.compile(r"\b(distributions?|distributed|histograms?|spread|skew\w*)\b"),
+    "missingness": re.compile(r"\b(missing\w*|gaps|nulls?|nan|completeness|empty values)\b"),
+    "correlations": re.compile(r"\b(correlat\w*|relationships? between)\b"),
+    "outliers": re.compile(r"\b(outliers?|extreme values?|anomal\w*|unusual values?)\b"),
+}
+
+
 def parse_constraints(goal: str, task: TaskType) -> list[Constraint]:
     """Limits the goal states, each with the words it was read from."""
     text = " ".join(words(goal))
     return [*_time_budget(text), *_interpretability(text), *_excluded_families(text), *_max_features(text),
             *_metrics(text), *_shape_requests(text, task), *_anomaly_share(goal.lower(), task),
-            *_deduplication_request(text)]
+            *_deduplication_request(text), *_analyses(text, task)]
 
 
 def _anomaly_share(goal: str, task: TaskType) -> list[Constraint]:
@@ -896,6 +931,17 @@ def _shape_requests(text: str, task: TaskType) -> list[Constraint]:
     if visual:
         found.append(Constraint(kind="visualise", value=True, reason=f"the goal says '{visual.group(0)}'"))
     return found
+
+
+def _analyses(text: str, task: TaskType) -> list[Constraint]:
+    """The analyses an exploratory goal names ("distributions, correlations and outliers"); none named: all run."""
+    if task is not TaskType.EXPLORATORY_ANALYSIS:
+        return []
+    named = {name: found.group(0) for name, pattern in ANALYSIS_WORDS.items() if (found := pattern.search(text))}
+    if not named:
+        return []
+    said = ", ".join(f"'{word}'" for word in named.values())
+    return [Constraint(kind="analyses", value=list(named), reason=f"the goal asks for {said}")]
 
 
 def _deduplication_request(text: str) -> list[Constraint]:
@@ -1148,22 +1194,27 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
     reasons = {}
     if read.corrections:
         reasons["spelling"] = "read " + ", ".join(f"'{a}' as '{b}'" for a, b in read.corrections)
+    focus = None
     if family is Family.SUPERVISED:
         choice = _supervised_target(read, explicit, absent, matches, profile)
         task, why = supervised_type(read, profile, choice.column)
     else:
         choice = TargetChoice(None, 1.0, "none: an unsupervised task works on all the columns")
         task, why = _FAMILY_TASK[family], "nothing to predict"
+        focus = focus_column(read, matches) if family is Family.EXPLORATION else None
     reasons["target"] = choice.reason
     reasons["task_type"] = f"{task.value.replace('_', ' ')}: {_evidence(scores, family)}; {why}"
-    return compose_intent(goal, profile, task, choice.column, reasons, task_confidence * choice.confidence)
+    return compose_intent(goal, profile, task, choice.column, reasons, task_confidence * choice.confidence,
+                          focus=Constraint(kind="focus", value=focus.column, reason=f"the goal asks what goes with "
+                                           f"{_target_reason(focus)}") if focus else None)
 
 
 def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: str | None, reasons: dict[str, str],
-                   confidence: float) -> Intent:
-    """The intent for a reading of the goal (by any reasoner): its constraints and the stages the data needs."""
+                   confidence: float, *, focus: Constraint | None = None) -> Intent:
+    """The intent for a reading of the goal (by any reasoner): its constraints and the stages the data needs;
+    ``focus`` is the column an exploration relates the others to."""
     reasons = dict(reasons)
-    constraints = parse_constraints(goal, task)
+    constraints = parse_constraints(goal, task) + ([focus] if focus else [])
     for c in constraints:
         reasons[f"constraint.{c.kind}" + (f".{c.value}" if c.kind in {"exclude_family", "metric"} else "")] = c.reason
     view = DataView(profile, task, profile.column(target) if target else None, _features(profile, target, task),

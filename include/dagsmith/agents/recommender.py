@@ -73,6 +73,10 @@ TASK_TERMS: dict[TaskType, tuple[str, ...]] = {
     TaskType.ANOMALY_DETECTION: ("anomal",),
     TaskType.EXPLORATORY_ANALYSIS: ("statistic",),
 }
+#: How what a service's code does names each analysis an exploration can ask for (the intent's ``analyses``, plus
+#: ``associations`` when the goal names a focus column).
+ANALYSIS_TERMS = {"statistics": "statistic", "distributions": "distribution", "missingness": "missing",
+                  "correlations": "correlat", "outliers": "outlier", "associations": "focus column"}
 #: Stages whose services leave a model or predictions behind for later steps.
 PRODUCER_STAGES = {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION}
 #: Stages whose services must fit the task type (a regressor is no classifier).
@@ -131,6 +135,32 @@ def _fits_task(entry: CatalogEntry, stage: Stage, task: TaskType) -> bool:
     return bool(set(entry.analysis.task_types) & TASK_FAMILY.get(task, {task}))
 
 
+def needs_model(entry: CatalogEntry) -> bool:
+    """Whether the code reads a trained model or predictions, which only a producer stage upstream leaves behind."""
+    analysis = entry.analysis
+    read = " ".join([*analysis.requirements_on_input, *analysis.inputs])
+    return "predictions" in read or "a trained model" in read or "model.joblib" in read
+
+
+def asked_analyses(intent: Intent) -> list[str]:
+    """The analyses an exploratory goal names (every one but associations when it names none and no focus), and
+    ``associations`` when it names a column to relate the rest to."""
+    named = next((list(c.value) for c in intent.constraints if c.kind == "analyses"), None)
+    focus = any(c.kind == "focus" for c in intent.constraints)
+    if named is None and not focus and intent.task_type is TaskType.EXPLORATORY_ANALYSIS:
+        named = [name for name in ANALYSIS_TERMS if name != "associations"]
+    return (named or []) + (["associations"] if focus else [])
+
+
+def _coverage(entry: CatalogEntry, asked: list[str]) -> tuple[float, str]:
+    """The share of the asked analyses the code does, as a factor on compatibility, and the reason."""
+    does = " ".join([entry.analysis.description, *entry.analysis.capabilities]).lower()
+    missing = [name for name in asked if ANALYSIS_TERMS[name] not in does]
+    if not missing:
+        return 1.0, f"does every analysis asked for ({', '.join(asked)})"
+    return 0.4 + 0.6 * (1 - len(missing) / len(asked)), f"does not do {', '.join(missing)}, which were asked for"
+
+
 def _ruled_out(entry: CatalogEntry, intent: Intent) -> bool:
     """Whether the goal excludes the family of the service's estimator ("no neural nets", "avoid SVMs")."""
     excluded = [MODEL_FAMILY_ALGORITHMS.get(c.value, ()) for c in intent.constraints if c.kind == "exclude_family"]
@@ -160,8 +190,12 @@ def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent, state: Dat
         reasons.append("handles categorical columns natively")
     if "a target column" in needs and not intent.target:
         return 0.0, []
-    if ("predictions" in needs or "a trained model" in needs) and not state.before & PRODUCER_STAGES:
+    if needs_model(entry) and not state.before & PRODUCER_STAGES:
         return 0.0, []
+    if stage is Stage.EDA and (asked := asked_analyses(intent)):
+        factor, why = _coverage(entry, asked)
+        score *= factor
+        reasons.append(why)
     if "a train/test split" in needs and Stage.SPLITTING not in state.before:
         score *= 0.3
         reasons.append("needs a train/test split that comes later")
@@ -201,7 +235,8 @@ def stage_query(stage: Stage, intent: Intent, state: DataState) -> str:
     task = intent.task_type.value.replace("_", " ")
     words = {Stage.MODELLING: f"train a {task} model", Stage.EVALUATION: f"evaluate {task} predictions",
              Stage.EXPLANATION: f"explain what drives a {task} model's predictions",
-             Stage.VISUALISATION: f"plot {task} results"}
+             Stage.VISUALISATION: f"plot {task} results",
+             Stage.EDA: f"explore the data: {', '.join(asked_analyses(intent)) or 'describe every column'}"}
     parts = [words.get(stage, f"{stage.value.replace('_', ' ')} for {task}")]
     if state.has_missing:
         parts.append("the data has missing values")

@@ -207,8 +207,8 @@ SYMBOLS.update({
     "save_text_artifact": Meaning(Stage.REPORTING, "writes a results file (JSON or CSV) into artifacts/", 2.5),
     "write_explanation": Meaning(Stage.EXPLANATION, "names the features that drive the model's predictions and their "
                                  "direction, from permutation importance on held-out rows", 4.0, CLASSIFICATION + REGRESSION),
-    "write_exploration": Meaning(Stage.EDA, "describes distributions, missing values, correlations and outliers per "
-                                 "column, and ranks how every column goes with a focus column", 4.0,
+    "write_exploration": Meaning(Stage.EDA, "describes summary statistics, distributions, missing values, correlations "
+                                 "and outliers per column, and ranks how every column goes with a focus column", 4.0,
                                  (TaskType.EXPLORATORY_ANALYSIS,)),
     "strongest_pairs": Meaning(Stage.EDA, "computes correlations between columns", 2.5, (TaskType.EXPLORATORY_ANALYSIS,)),
     "correlation_heatmap": Meaning(Stage.VISUALISATION, "draws a correlation heatmap", 1.5),

@@ -17,6 +17,7 @@ from dagsmith.execution.quality import Quality
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.explanation import read_explanation
+from dagsmith_kit.exploration import read_exploration
 from dagsmith_kit.insight import readable_number
 from dagsmith_kit.unsupervised import describe_clusters
 
@@ -56,9 +57,41 @@ def summarise(task: TaskType, target: str | None, steps: list[StepOutcome], qual
                             (Stage.DIMENSIONALITY_REDUCTION, _components)):
         if stage in by_stage and (bundle := by_stage[stage].bundle()) is not None:
             return describe(bundle)
+    explored = next((found for step in steps if (found := read_exploration(step.output))), None)
+    if explored:
+        return _exploration(explored)
     rows = next((len(b.table(n)) for s in steps if (b := s.bundle()) for n in b.table_names()[:1]), None)
     return (f"Explored the table{f' ({rows:,} rows)' if rows else ''}: the report below holds every statistic, "
             "distribution and plot the pipeline made.")
+
+
+def _exploration(found: dict) -> str:
+    """The headline of each analysis an exploration ran: what goes with the focus first, as that was the question."""
+    parts = []
+    if found.get("associations"):
+        parts.append(f"What goes most with {found['focus']}: " + "; ".join(
+            f"{a['column']} ({a['measure']} {a['strength']:.2f}" + (f", {a['direction']})" if a["direction"] else ")")
+            for a in found["associations"][:NAMED]))
+    elif found.get("focus") and "associations" in found:
+        parts.append(f"No column could be compared with {found['focus']}")
+    if found.get("correlations"):
+        parts.append("strongest correlations: " + ", ".join(
+            f"{p['a']} and {p['b']} ({p['value']:+.2f})" for p in found["correlations"][:NAMED]))
+    if "outliers" in found:
+        outliers = found["outliers"]
+        parts.append("outliers in " + ", ".join(f"{c['column']} ({c['count']:,}, {c['share']:.1%})"
+                                                for c in outliers[:NAMED]) if outliers
+                     else "no column has values outside its usual range")
+    if found.get("missingness", {}).get("columns"):
+        gaps = found["missingness"]["columns"]
+        parts.append(f"gaps in {len(gaps)} columns, most in " + ", ".join(
+            f"{c} ({share:.0%})" for c, share in list(gaps.items())[:NAMED]))
+    skewed = [c for c, shape in found.get("distributions", {}).items() if "skewed" in shape]
+    if skewed:
+        parts.append(f"skewed: {', '.join(skewed[:NAMED + 2])}")
+    body = "; ".join(parts)
+    return f"Explored {found['rows']:,} rows and {found['columns']} columns" + (
+        f". {body[0].upper()}{body[1:]}" if body else "") + "."
 
 
 def _supervised(task: TaskType, target: str | None, by_stage: dict[str, StepOutcome], quality: Quality | None) -> str:

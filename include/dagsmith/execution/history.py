@@ -6,6 +6,8 @@ results, substitutions and artifacts are.
 
 from __future__ import annotations
 
+import hashlib
+
 from json import loads as load_json
 from pathlib import Path
 from typing import Any
@@ -70,8 +72,15 @@ def pipeline_detail(session: Session, pipeline: schema.Pipeline) -> dict[str, An
 
 
 def artifact_paths(workspace: Path) -> list[Path]:
-    """The plots a run's steps wrote, in step order."""
-    return sorted(workspace.glob("steps/*/artifacts/*.png"))
+    """The plots a run's steps wrote, in step order; one a step passes on unchanged is listed where it was made."""
+    seen: set[tuple[str, bytes]] = set()
+    plots = []
+    for path in sorted(workspace.glob("steps/*/artifacts/*.png")):
+        key = (path.name, hashlib.blake2b(path.read_bytes(), digest_size=16).digest())
+        if key not in seen:
+            seen.add(key)
+            plots.append(path)
+    return plots
 
 
 def execution_summary(session: Session, execution: schema.Execution) -> dict[str, Any]:

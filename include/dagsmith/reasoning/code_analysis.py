@@ -33,7 +33,7 @@ from dagsmith.catalog.source import ServiceSource
 from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, TaskType
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.3"
+ANALYZER_VERSION = "1.4"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
