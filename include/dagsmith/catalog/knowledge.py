@@ -211,8 +211,8 @@ SYMBOLS.update({
                                  "and outliers per column, and ranks how every column goes with a focus column", 4.0,
                                  (TaskType.EXPLORATORY_ANALYSIS,)),
     "strongest_pairs": Meaning(Stage.EDA, "computes correlations between columns", 2.5, (TaskType.EXPLORATORY_ANALYSIS,)),
-    "correlation_heatmap": Meaning(Stage.VISUALISATION, "draws a correlation heatmap", 1.5),
-    "distribution_grid": Meaning(Stage.VISUALISATION, "draws a histogram or bar chart of every column", 3.0),
+    "correlation_heatmap": Meaning(Stage.VISUALISATION, "saves a correlation heatmap as an image", 5.0),
+    "distribution_grid": Meaning(Stage.VISUALISATION, "saves a histogram or bar chart of every column as an image", 5.0),
 })
 
 #: Words in identifiers (function names) and in documentation that point at a stage.
