@@ -126,8 +126,13 @@ def _cramers_v(a: pd.Series, b: pd.Series) -> float:
     return float(np.sqrt(chi2 / (table.sum() * (min(table.shape) - 1))))
 
 
-def _level_means(values: pd.Series, groups: pd.Series) -> pd.Series:
-    return values.groupby(groups.astype(str), observed=True).mean().sort_values()
+def _by_level(column: str, values: pd.Series, groups: pd.Series, measured: str, grouped: str, rows: int) -> Association:
+    """A number against categories: the correlation ratio, and the levels where the number is highest and lowest."""
+    values, groups = values.astype("float64"), groups.astype(str)
+    means = values.groupby(groups, observed=True).mean().sort_values()
+    return Association(column, _eta(values, groups), "correlation ratio eta", rows,
+                       f"{measured} is highest where {grouped} is '{means.index[-1]}' ({readable_number(means.iloc[-1])} "
+                       f"on average) and lowest where it is '{means.index[0]}' ({readable_number(means.iloc[0])})")
 
 
 def associate(frame: pd.DataFrame, focus: str, column: str) -> Association | None:
@@ -145,17 +150,9 @@ def associate(frame: pd.DataFrame, focus: str, column: str) -> Association | Non
         return Association(column, abs(rho), "Spearman |rho|", len(pair),
                            f"higher {column} goes with {way} {focus}")
     if is_numeric(y) and categorical(x):
-        means = _level_means(y.astype("float64"), x)
-        return Association(column, _eta(y.astype("float64"), x.astype(str)), "correlation ratio eta", len(pair),
-                           f"{focus} is highest when {column} is '{means.index[-1]}' "
-                           f"({readable_number(means.iloc[-1])} on average) and lowest when it is '{means.index[0]}' "
-                           f"({readable_number(means.iloc[0])})")
+        return _by_level(column, y, x, focus, column, len(pair))
     if is_numeric(x) and categorical(y):
-        means = _level_means(x.astype("float64"), y)
-        return Association(column, _eta(x.astype("float64"), y.astype(str)), "correlation ratio eta", len(pair),
-                           f"{column} is highest where {focus} is '{means.index[-1]}' "
-                           f"({readable_number(means.iloc[-1])} on average, against {readable_number(means.iloc[0])} "
-                           f"where it is '{means.index[0]}')")
+        return _by_level(column, x, y, column, focus, len(pair))
     if categorical(x) and categorical(y):
         return Association(column, _cramers_v(x.astype(str), y.astype(str)), "Cramér's V", len(pair),
                            _most_common_with(x.astype(str), y.astype(str), focus, column))

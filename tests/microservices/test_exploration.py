@@ -50,7 +50,7 @@ def test_what_goes_with_a_focus_column_is_ranked_across_types(run, tmp_path):
     assert ranked[:2] == ["overtime_pay", "role"] and "weekly_hours" not in ranked
     by_column = {a["column"]: a for a in found["associations"]}
     assert by_column["shoe_size"]["strength"] < 0.15 and by_column["overtime_pay"]["measure"] == "Spearman |rho|"
-    assert by_column["role"]["direction"].startswith("weekly_hours is highest when role is 'nurse'")
+    assert by_column["role"]["direction"].startswith("weekly_hours is highest where role is 'nurse'")
     assert found["missingness"]["columns"] == {"shoe_size": 0.05}
     assert (out.path / "artifacts" / "associations.png").is_file()
     assert "Association is not cause" in (out.path / "report.md").read_text(encoding="utf-8")
