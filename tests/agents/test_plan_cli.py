@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
 import subprocess
 import sys
 
@@ -12,11 +14,18 @@ import pytest
 from dagsmith import datasets
 
 
+def _env(settings) -> dict:
+    return {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(settings.home),
+            "COLUMNS": "200"}
+
+
+def _cli(settings, command, *args):
+    return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", command, *map(str, args)],
+                          capture_output=True, text=True, env=_env(settings), timeout=600)
+
+
 def _plan(settings, *args):
-    env = {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(settings.home),
-           "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "plan", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=600)
+    return _cli(settings, "plan", *args)
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +71,31 @@ def test_bad_input_gets_one_clear_paragraph(catalog_settings, penguins_csv, tmp_
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.startswith("error:") and expected in proc.stderr.lower()
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["plan", "run"])
+def test_a_choice_for_a_stage_the_plan_lacks_names_the_plans_stages(catalog_settings, penguins_csv, command):
+    proc = _cli(catalog_settings, command, penguins_csv, "which species is this penguin?",
+                "--choose", "clustering=kmeans_clustering")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("error: this plan has no clustering stage to choose for; its stages are loading, ")
+    assert "modelling" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_interactive_planning_asks_at_a_terminal_and_builds_what_was_chosen(catalog_settings, penguins_csv):
+    """Answering 2 everywhere builds each stage's second candidate; the data is profiled and ranked once."""
+    leader, follower = pty.openpty()
+    with subprocess.Popen([sys.executable, "-m", "dagsmith.cli.app", "plan", str(penguins_csv),
+                           "which species is this penguin?", "--interactive"], stdin=follower, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=_env(catalog_settings)) as proc:
+        os.close(follower)
+        os.write(leader, b"2\n" * 30)
+        out, err = proc.communicate(timeout=600)
+    os.close(leader)
+    assert proc.returncode == 0, err
+    asked = re.findall(r"^(\w+)\n  1\. \S+ .*\n  2\. (\S+) ", out, re.M)
+    assert len(asked) >= 3 and out.count("choose") == len(asked)
+    tree = out[out.index("Pipeline"):]
+    for stage, second in asked:
+        assert re.search(rf"{stage} (best of )?{second}\b", tree), (stage, second, tree)
+    assert len(re.findall(r"^profile \d+ ms", out, re.M)) == 1

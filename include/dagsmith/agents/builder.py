@@ -68,6 +68,11 @@ def top_choices_markdown(recommendation: Recommendation) -> str:
 
 
 def _choose(recommendation: Recommendation, choices: dict[Stage, str]) -> list[tuple[Stage, str, list[str], str]]:
+    planned = [stage.stage for stage in recommendation.stages]
+    unknown = [stage.value for stage in choices if stage not in planned]
+    if unknown:
+        raise ChoiceError(f"this plan has no {' or '.join(unknown)} stage to choose for; its stages are "
+                          f"{', '.join(stage.value for stage in planned)}")
     chosen = []
     for stage_rec in recommendation.stages:
         names = [c.microservice for c in stage_rec.candidates]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy.orm import Session
@@ -90,8 +91,10 @@ def plan(
     settings: Settings | None = None,
     embedder: Embedder | None = None,
     save: bool = True,
+    ask: Callable[[Recommendation], dict[Stage, str]] | None = None,
 ) -> Plan:
     """Profile, understand, recommend and build; with ``save`` the pipeline is stored (status ready or draft).
+    ``ask`` lets a person choose among the ranked candidates before the build (interactive mode).
 
     Raises ``DatasetError`` (unreadable data), ``AmbiguousGoal``, ``InvalidIntent`` (e.g. unknown target),
     ``EmptyCatalog`` and ``builder.ChoiceError``, each with a message meant for the user.
@@ -108,6 +111,8 @@ def plan(
     intent = timed("intent", lambda: understand(goal, profile, model_reasoner(settings)))
     recommendation = timed("recommend", lambda: recommend_stages(
         profile, intent, user=user, mode=mode, weights=weights, settings=settings, embedder=embedder))
+    if ask:
+        choices = {**(choices or {}), **ask(recommendation)}
     spec = timed("build", lambda: build_pipeline(profile, intent, recommendation, data=data, user=user,
                                                  choices=choices, settings=settings, save=save))
     return Plan(profile=profile, intent=intent, recommendation=recommendation, pipeline=spec, timings=timings)

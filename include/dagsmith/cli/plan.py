@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -20,27 +21,43 @@ from dagsmith.models.plan import Plan, RankingMode, Recommendation
 from dagsmith.models.reasoning import Provenance
 
 
-def _parse_choices(values: list[str]) -> dict[Stage, str]:
+#: The options ``plan`` and ``run`` share for choosing services in place of the recommender.
+Interactive = Annotated[bool, typer.Option("--interactive", help="Choose among the top 3 per stage.")]
+Choose = Annotated[list[str], typer.Option(help="STAGE=MICROSERVICE, to override the recommender.")]
+
+
+def read_choices(choose: list[str], interactive: bool) -> tuple[dict[Stage, str], Callable | None]:
+    """``--choose`` lines as choices, and with ``--interactive`` the question put to the person once the plan's
+    candidates are ranked (for the stages ``--choose`` left open)."""
     try:
-        return parse_choices(values)
+        choices = parse_choices(choose)
     except ChoiceError as exc:
         fail(f"--choose: {exc}", code=2)
+    if interactive and not sys.stdin.isatty():
+        fail("--interactive needs a terminal; use --choose STAGE=MICROSERVICE instead", code=2)
+    return choices, (lambda recommendation: _ask(recommendation, set(choices))) if interactive else None
 
 
-def _ask(recommendation: Recommendation) -> dict[Stage, str]:
+def _ask(recommendation: Recommendation, chosen: set[Stage]) -> dict[Stage, str]:
     """Interactive mode: a person picks among the top 3 of each stage (Enter keeps the first)."""
     choices = {}
     for stage in recommendation.stages:
         top = stage.top
-        if len(top) < 2:
+        if len(top) < 2 or stage.stage in chosen:
             continue
         console.print(f"\n[bold]{stage.stage.value}[/]")
         for i, candidate in enumerate(top, 1):
             console.print(f"  {i}. {candidate.microservice} [dim]({candidate.score:.3f}: {escape(candidate.reason)})[/]",
                           highlight=False)
-        pick = typer.prompt("  choose", default=1, type=typer.IntRange(1, len(top)))
-        choices[stage.stage] = top[pick - 1].microservice
+        choices[stage.stage] = top[_pick(len(top)) - 1].microservice
     return choices
+
+
+def _pick(count: int) -> int:
+    """A number from 1 to ``count`` typed at the prompt, asked again until it is one."""
+    while not 1 <= (pick := typer.prompt("  choose", default=1, type=int)) <= count:
+        console.print(f"  [yellow]choose a number from 1 to {count}[/]")
+    return pick
 
 
 def _show_provenance(label: str, made: Provenance) -> None:
@@ -103,20 +120,15 @@ def plan_command(
     data: Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")],
     goal: Annotated[str, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn".')],
     user: Annotated[str, typer.Option(help="Who the pipeline belongs to; their history weighs in.")] = "anonymous",
-    interactive: Annotated[bool, typer.Option("--interactive", help="Choose among the top 3 per stage.")] = False,
-    choose: Annotated[list[str], typer.Option(help="STAGE=MICROSERVICE, to override the recommender.")] = [],  # noqa: B006
+    interactive: Interactive = False,
+    choose: Choose = [],  # noqa: B006
     mode: Annotated[RankingMode, typer.Option(help="Ranking mode (the others are ablations).")] = RankingMode.FULL,
     json: Annotated[bool, typer.Option("--json", help="Print the whole plan as JSON.")] = False,
 ) -> None:
     """Profile the data, read the goal, rank microservices per stage, build and store a validated pipeline."""
-    choices = _parse_choices(choose)
+    choices, ask = read_choices(choose, interactive)
     try:
-        if interactive:
-            if not sys.stdin.isatty():
-                fail("--interactive needs a terminal; use --choose STAGE=MICROSERVICE instead", code=2)
-            draft = plan(data, goal, user=user, mode=mode, choices=choices, save=False)
-            choices |= _ask(draft.recommendation)
-        result = plan(data, goal, user=user, mode=mode, choices=choices)
+        result = plan(data, goal, user=user, mode=mode, choices=choices, ask=ask)
     except (DatasetError, AmbiguousGoal, InvalidIntent, EmptyCatalog, ChoiceError) as exc:
         fail(str(exc), code=2)
     if json:

@@ -17,6 +17,7 @@ from dagsmith.agents.builder import ChoiceError
 from dagsmith.agents.planner import EmptyCatalog, plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.cli.output import console, fail, print_json, progress
+from dagsmith.cli.plan import Choose, Interactive, read_choices
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.execution.history import execution_summary, service_names
@@ -125,14 +126,17 @@ def run_command(
     goal: Annotated[str, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn".')],
     runtime: Annotated[str, typer.Option(help="Where steps run: local (subprocesses) or docker (containers).")] = "local",
     user: Annotated[str, typer.Option(help="Who runs it; their history weighs in and learns from the run.")] = "anonymous",
+    interactive: Interactive = False,
+    choose: Choose = [],  # noqa: B006
     json: Annotated[bool, typer.Option("--json", help="Print the run's summary as JSON.")] = False,
 ) -> None:
     """Plan a pipeline (profile, intent, recommend, build), then run it through Airflow with self-healing."""
     require_reachable(runtime)
+    choices, ask = read_choices(choose, interactive)
     settings = Settings.from_env()
     started = time.monotonic()
     try:
-        result = plan(data, goal, user=user, settings=settings)
+        result = plan(data, goal, user=user, settings=settings, choices=choices, ask=ask)
     except (DatasetError, AmbiguousGoal, InvalidIntent, EmptyCatalog, ChoiceError) as exc:
         fail(str(exc), code=2)
     spec = result.pipeline
