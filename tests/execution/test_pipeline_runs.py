@@ -22,7 +22,7 @@ from dagsmith.execution.specs import spec_file, specs_dir, write_spec
 from dagsmith.learning.patterns import load_history
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from tests.execution.conftest import service_id
+from tests.execution.conftest import NUMERIC_PREPARATION, service_id
 from tests.reasoning.chat_server import Reply, chat_server
 
 
@@ -100,7 +100,8 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
 
 
 def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, churn_csv, tmp_path):
-    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
+                   choices=NUMERIC_PREPARATION).pipeline
     alternatives = _break_modelling(store, planned, keep_alternatives=True)
     expected_substitute = alternatives[0]["name"]
     outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
@@ -120,7 +121,8 @@ def test_a_configured_model_reads_the_failure_and_chooses_the_substitute(store, 
                                                                          monkeypatch):
     """With a model configured (a scripted stand-in for a hosted one), its choice among the untried candidates is
     the one run, and the decision records who made it and at what cost."""
-    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
+                   choices=NUMERIC_PREPARATION).pipeline
     alternatives = _break_modelling(store, planned, keep_alternatives=True)
     pick = alternatives[1]["name"]  # not the best-ranked: the rules alone would not choose it
     answer = {"error_class": "resource_exhaustion", "action": "substitute", "substitute": pick,
@@ -139,7 +141,8 @@ def test_a_configured_model_reads_the_failure_and_chooses_the_substitute(store, 
 
 
 def test_when_every_candidate_fails_the_pipeline_fails_with_diagnostics(store, embedder, churn_csv, tmp_path):
-    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
+                   choices=NUMERIC_PREPARATION).pipeline
     modelling = next(s for s in planned.steps if s.stage == "modelling")
     _break_modelling(store, planned, keep_alternatives=False)
     outcome = _run_dag(store, planned.id, churn_csv, tmp_path)

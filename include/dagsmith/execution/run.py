@@ -406,7 +406,7 @@ def _held_out_quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep
 def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.PipelineStep],
             execution: schema.Execution, quality: Quality | None) -> str:
     """The paragraph that answers the goal (or says why there is none), with ``answer.md`` written beside the
-    run's steps."""
+    run's steps when the disk takes it."""
     # Imported here, like the quality: pandas and scikit-learn would otherwise load on every DAG file parse.
     from dagsmith.execution.answer import StepOutcome, summarise, write_answer
     from dagsmith.execution.history import service_names
@@ -419,7 +419,10 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
     summary = summarise(TaskType(pipeline.task_type), pipeline.target, outcomes, quality, execution.error)
     chosen = explanation(pipeline, [{"position": o.position, "stage": o.stage, "microservice": o.service,
                                      "search": s.search} for o, s in zip(outcomes, steps)])
-    write_answer(workspace.root, pipeline.goal, summary, outcomes, chosen)
+    try:
+        write_answer(workspace.root, pipeline.goal, summary, outcomes, chosen)
+    except OSError as exc:  # a full disk loses the report, not the run's record: the answer stays in the trace
+        logger.warning("could not write the report of execution %s: %s", execution.id, exc)
     return summary
 
 
