@@ -185,18 +185,18 @@ def test_invalid_suites_are_rejected(tmp_path):
              "reference": {"clustering": ["kmeans_clustering"]}, "metrics": ["silhouette"]}
     assert BenchTask.model_validate(entry).target is None
     bad = [
-        {**entry, "task_type": "forecasting"},
-        {**entry, "reference": {"modeling": ["kmeans_clustering"]}},
-        {**entry, "dataset": "no_such_data"},
-        {**entry, "id": "Not Kebab"},
-        {**entry, "metrics": ["rmse"]},
-        {**entry, "metrics": ["adjusted_rand"]},
-        {**entry, "task_type": "regression"},
-        {**entry, "labels": "species", "drop": ["species"]},
-        {**entry, "labels": "species", "anomaly_share": 0.03},  # a clustering task
+        ({**entry, "task_type": "forecasting"}, "task_type"),
+        ({**entry, "reference": {"modeling": ["kmeans_clustering"]}}, "reference.modeling"),
+        ({**entry, "dataset": "no_such_data"}, "unknown dataset 'no_such_data'"),
+        ({**entry, "id": "Not Kebab"}, "String should match pattern"),
+        ({**entry, "metrics": ["rmse"]}, r"metrics \['rmse'\] do not apply to clustering"),
+        ({**entry, "metrics": ["adjusted_rand"]}, "metrics against ground truth need a labels column"),
+        ({**entry, "task_type": "regression"}, "supervised tasks need a target"),
+        ({**entry, "labels": "species", "drop": ["species"]}, "the target and the labels cannot also be dropped"),
+        ({**entry, "labels": "species", "anomaly_share": 0.03}, "anomaly_share applies to anomaly detection"),
     ]
-    for wrong in bad:
-        with pytest.raises(ValidationError):
+    for wrong, why in bad:
+        with pytest.raises(ValidationError, match=why):
             BenchTask.model_validate(wrong)
     path = tmp_path / "tasks.yaml"
     path.write_text(f"- {entry}\n- {entry}\n")
