@@ -69,6 +69,7 @@ class Bundle:
         task_type: str | None = None,
         id_columns: list[str] | None = None,
         time_column: str | None = None,
+        excluded_columns: list[str] | None = None,
     ) -> Bundle:
         """Create a new bundle, optionally holding ``table`` as ``data.parquet``."""
         path = Path(path)
@@ -81,6 +82,7 @@ class Bundle:
                 "target": target,
                 "id_columns": list(id_columns or []),
                 "time_column": time_column,
+                "excluded_columns": list(excluded_columns or []),
                 "lineage": [],
             },
         )
@@ -106,6 +108,11 @@ class Bundle:
     @property
     def id_columns(self) -> list[str]:
         return list(self.meta.get("id_columns") or [])
+
+    @property
+    def excluded_columns(self) -> list[str]:
+        """Columns the person ruled out of the analysis ("without the size column"): never features."""
+        return list(self.meta.get("excluded_columns") or [])
 
     @property
     def time_column(self) -> str | None:
@@ -155,7 +162,7 @@ class Bundle:
 
         ``numeric=True`` keeps numeric (and boolean) columns, ``numeric=False`` keeps the others.
         """
-        excluded = set(self.id_columns) | ({self.target} if self.target else set())
+        excluded = set(self.id_columns) | set(self.excluded_columns) | ({self.target} if self.target else set())
         time = self.time_column
         if time in frame.columns and not pd.api.types.is_numeric_dtype(frame[time]):
             excluded.add(time)

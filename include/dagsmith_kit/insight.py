@@ -30,8 +30,9 @@ def is_numeric(series: pd.Series) -> bool:
 
 
 def described_columns(bundle: Bundle, frame: pd.DataFrame, *, numeric: bool | None = None) -> list[str]:
-    """Columns worth describing: every column but the id columns (the target included)."""
-    ids = set(bundle.id_columns)
+    """Columns worth describing: every column but the id columns and those the person ruled out (the target
+    included)."""
+    ids = set(bundle.id_columns) | set(bundle.excluded_columns)
     columns = [c for c in frame.columns if c not in ids]
     if numeric is None:
         return columns

@@ -287,7 +287,7 @@ def test_constraints_are_parsed(goal, kind, value):
 
 def test_no_constraint_is_invented():
     assert intent("wa_churn", "predict churn").constraints == []
-    assert intent("wa_churn", "predict churn with a random forest").constraints == []
+    assert [c.kind for c in intent("wa_churn", "predict churn with a random forest").constraints] == ["model"]
 
 
 def test_shape_requests_for_unsupervised_tasks():

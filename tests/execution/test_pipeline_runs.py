@@ -22,6 +22,7 @@ from dagsmith.execution.specs import spec_file, specs_dir, write_spec
 from dagsmith.learning.patterns import load_history
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from dagsmith_kit import Bundle
 from tests.execution.conftest import NUMERIC_PREPARATION, service_id
 from tests.reasoning.chat_server import Reply, chat_server
 
@@ -265,3 +266,18 @@ def test_an_exploration_answers_the_analyses_it_was_asked_for(store, embedder, t
     report = (outcome["workspace"] / "answer.md").read_text(encoding="utf-8")
     assert "5,200,000 (row 41)" in report and "#### Spearman correlations (with weekly_hours)" in report
     assert report.count("associations.png") == 1  # a plot passed on by later steps is shown once
+
+
+def test_the_requested_model_is_fitted_without_the_columns_ruled_out(store, embedder, churn_csv, tmp_path):
+    planned = plan(churn_csv, "use a random forest to predict churn, without the tenure column", settings=store,
+                   embedder=embedder).pipeline
+    modelling = next(s for s in planned.steps if s.stage == "modelling")
+    assert modelling.search.candidates == ["random_forest_classifier"]
+    outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
+    assert outcome["status"] == "completed", (outcome["error"], outcome["log"].read_text()[-3000:])
+    fitted = Bundle.open(outcome["workspace"] / "steps" / f"{modelling.position:02d}")
+    assert type(fitted.load_model()).__name__ == "RandomForestClassifier"
+    assert fitted.excluded_columns == ["tenure"] and "tenure" in fitted.table("test").columns
+    assert "tenure" not in fitted.feature_columns(fitted.table("test"))
+    assert list(fitted.load_model().feature_names_in_) == fitted.feature_columns(fitted.table("test"))
+    assert "tenure" not in outcome["trace"]["answer"]

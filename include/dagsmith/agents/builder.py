@@ -12,6 +12,7 @@ import re
 
 from sqlalchemy.orm import Session
 
+from dagsmith.agents.model_mentions import covers
 from dagsmith.agents.model_search import plan_search
 from dagsmith.agents.parameters_llm import read_params
 from dagsmith.agents.recommender import PRODUCER_STAGES, needs_model
@@ -86,6 +87,31 @@ def _choose(recommendation: Recommendation, choices: dict[Stage, str]) -> list[t
                                   f"choose one of {', '.join(names[:TOP_CANDIDATES])}")
         chosen.append((stage_rec.stage, pick, [n for n in names if n != pick], by))
     return chosen
+
+
+def _honour_model_request(recommendation: Recommendation, intent: Intent,
+                          catalog: dict[str, CatalogEntry]) -> Recommendation:
+    """The ranking with only the models the goal asks for at the modelling stage, in their order; a request no
+    catalog model meets is refused, naming the closest ones."""
+    labels = _constraint(intent, "model")
+    if not labels:
+        return recommendation
+    asked = " or ".join(labels)
+    ranking = recommendation.for_stage(Stage.MODELLING)
+    if ranking is None:
+        raise ChoiceError(f"the goal asks for {asked}, a model that predicts a column, but it reads as "
+                          f"{intent.task_type.value.replace('_', ' ')}, which fits no such model; name the column to "
+                          f"predict, or leave the model out")
+    kept = [c for c in ranking.candidates
+            if any(covers(label, catalog[c.microservice].analysis.algorithms) for label in labels)]
+    if not kept:
+        closest = ", ".join(c.microservice for c in ranking.top) or "none"
+        raise ChoiceError(f"the goal asks for {asked}, but no model of that kind in the catalog fits "
+                          f"{intent.task_type.value.replace('_', ' ')}; the closest are {closest}. Upload one "
+                          f"(dagsmith catalog add) or leave the model out of the goal")
+    stages = [s.model_copy(update={"candidates": kept}) if s.stage is Stage.MODELLING else s
+              for s in recommendation.stages]
+    return recommendation.model_copy(update={"stages": stages})
 
 
 # ---------------------------------------------------------------- parameter inference
@@ -313,6 +339,8 @@ def build(
     """The pipeline for this intent: chosen services, inferred parameters (reviewed by the configured model when
     there is one and its values hold up), the modelling step's search (``search_seconds`` overrides the budget
     sized to the data, a goal's own budget overrides both), edges, and its four checks."""
+    if Stage.MODELLING not in (choices or {}):
+        recommendation = _honour_model_request(recommendation, intent, catalog)
     chosen = _choose(recommendation, choices or {})
     native = _left_to_model(chosen, catalog) - set(choices or {})
     chosen = [item for item in chosen if item[0] not in native]
@@ -328,6 +356,8 @@ def build(
         search = plan_search(stage, recommendation.for_stage(stage), name, by, profile, intent, search_seconds,
                              lambda candidate, stage=stage: infer_params(stage, catalog[candidate], profile, intent)[0],
                              lambda candidate: native <= _prepares_itself(catalog[candidate]))
+        if search and _constraint(intent, "model"):
+            search.reason = f"the goal asks for {' or '.join(_constraint(intent, 'model'))}: {search.reason}"
         if search and native:
             search.reason += (f"; {' and '.join(s.value for s in ordered(native))} left to the models, which do it "
                               f"natively, so no step before them does it")

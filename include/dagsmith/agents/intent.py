@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from dagsmith.agents.column_requests import column_constraints, excluded_columns
+from dagsmith.agents.model_mentions import mentions
 from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import ordered
 from dagsmith.text import stem, words
@@ -737,11 +739,17 @@ def _classes(column: ColumnProfile) -> TaskType:
 
 
 def supervised_task(goal: Goal, target: ColumnProfile | None, profile: DatasetProfile) -> tuple[TaskType, str]:
-    """Classification or regression from the target's type; goal words decide only where the type cannot."""
-    said = set(goal.stems)
+    """Classification or regression from the target's type; goal words decide only where the type cannot. Words
+    inside a model's name ("logistic regression") force nothing; the task the name implies is a hint."""
+    text = " ".join(goal.words)
+    named = mentions(text)
+    inside = {text[: m.start].count(" ") + i for m in named for i in range(m.said.count(" ") + 1)}
+    said = {s for i, s in enumerate(goal.stems) if i not in inside}
+    hinted = {m.task for m in named if m.task}
     forced = ("classification" if said & FORCE_CLASSIFICATION else "regression" if said & FORCE_REGRESSION else None)
     if target is None:
-        task = TaskType.REGRESSION if forced == "regression" else TaskType.BINARY_CLASSIFICATION
+        task = TaskType.REGRESSION if "regression" in {forced, *hinted} - {"classification"} else \
+            TaskType.BINARY_CLASSIFICATION
         return task, "no target column to decide from; read from the goal's words only"
     shape = f"'{target.name}' has " + (f"{target.unique} distinct values" if target.unique != 1 else "a single value")
     if forced == "regression":
@@ -751,7 +759,8 @@ def supervised_task(goal: Goal, target: ColumnProfile | None, profile: DatasetPr
     if target.unique <= 2:
         return TaskType.BINARY_CLASSIFICATION, f"{shape}: a numeric yes/no"
     if target.unique <= FEW_VALUES:
-        votes = len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
+        votes = (len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
+                 + ("classification" in hinted) - ("regression" in hinted))
         suggested = next((c.suggested_task for c in profile.target_candidates if c.column == target.name), None)
         if votes > 0 or (votes == 0 and suggested in CLASSIFICATION):
             return TaskType.MULTICLASS_CLASSIFICATION, f"{shape}, few enough to be classes, as the goal or profile says"
@@ -784,17 +793,6 @@ _INTERPRETABLE = re.compile(
 )
 _BLACK_BOX = re.compile(r"\bblack ?box(?:es)?\b")
 #: Model families a goal can rule out ("no neural nets", "without deep learning", "avoid SVMs").
-MODEL_FAMILIES = {
-    "neural_network": r"neural ?net\w*|deep learning|deep nets?|\bnns?\b|\bmlps?\b|perceptrons?",
-    "svm": r"\bsvms?\b|\bsvcs?\b|support vector",
-    "gradient_boosting": r"\w*boost\w*|\bgbms?\b|lightgbm|catboost",
-    "random_forest": r"random forests?",
-    "tree_ensemble": r"\bensembles?\b",
-    "knn": r"\bk ?nn\b|nearest neighbou?rs?",
-    "naive_bayes": r"naive bayes",
-    "decision_tree": r"decision trees?",
-    "linear_model": r"linear models?|linear regressions?|logistic regressions?",
-}
 _MAX_FEATURES = re.compile(
     r"\b(at most|no more than|max|maximum|up to|only|just|limit(?:ed)? to|top|fewer than|less than|under|"
     r"a maximum of)\s+" + _NUMBER + r"\s+(?:\w+\s+)?(?:features?|variables?|columns?|predictors?|inputs?|attributes?)\b"
@@ -850,7 +848,7 @@ ANALYSIS_WORDS = {
 def parse_constraints(goal: str, task: TaskType) -> list[Constraint]:
     """Limits the goal states, each with the words it was read from."""
     text = " ".join(words(goal))
-    return [*_time_budget(text), *_interpretability(text), *_excluded_families(text), *_max_features(text),
+    return [*_time_budget(text), *_interpretability(text), *_model_requests(text), *_max_features(text),
             *_metrics(text), *_shape_requests(text, task), *_anomaly_share(goal.lower(), task),
             *_deduplication_request(text), *_analyses(text, task)]
 
@@ -895,12 +893,20 @@ def _interpretability(text: str) -> list[Constraint]:
     return [Constraint(kind="interpretable", value=True, reason=f"the goal says '{said.group(0)}'")] if said else []
 
 
-def _excluded_families(text: str) -> list[Constraint]:
-    found = []
-    for family, pattern in MODEL_FAMILIES.items():
-        hit = next((m for m in re.finditer(pattern, text) if _ruled_out(text, m.start())), None)
-        if hit:
-            found.append(Constraint(kind="exclude_family", value=family, reason=f"the goal rules out '{hit.group(0)}'"))
+def _model_requests(text: str) -> list[Constraint]:
+    """Models the goal rules out (their whole family) and the ones it asks for, each read from the names."""
+    excluded: dict[str, str] = {}
+    requested: dict[str, str] = {}
+    for mention in mentions(text):
+        if _ruled_out(text, mention.start):
+            excluded.setdefault(mention.name.family, mention.said)
+        else:
+            requested.setdefault(mention.label, mention.said)
+    found = [Constraint(kind="exclude_family", value=family, reason=f"the goal rules out '{said}'")
+             for family, said in excluded.items()]
+    if requested:
+        said = ", ".join(f"'{s}'" for s in requested.values())
+        found.append(Constraint(kind="model", value=list(requested), reason=f"the goal asks for {said}"))
     return found
 
 
@@ -1185,7 +1191,8 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
         raise AmbiguousGoal(_vague_goal_question(goal, profile))
     read = read_goal(goal, profile)
     explicit, absent = explicit_target(goal, profile)
-    matches = column_matches(read, profile)
+    ruled = {name for c in column_constraints(goal, lambda phrase: _column_named(phrase, profile)) for name in c.value}
+    matches = [m for m in column_matches(read, profile) if m.column not in ruled] or column_matches(read, profile)
     masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
     named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and m.start < read.features_from for m in matches)
     scores = family_scores(read, masked, named)
@@ -1214,16 +1221,25 @@ def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: s
     """The intent for a reading of the goal (by any reasoner): its constraints and the stages the data needs;
     ``focus`` is the column an exploration relates the others to."""
     reasons = dict(reasons)
-    constraints = parse_constraints(goal, task) + ([focus] if focus else [])
+    constraints = (parse_constraints(goal, task) + ([focus] if focus else [])
+                   + column_constraints(goal, lambda phrase: _column_named(phrase, profile)))
     for c in constraints:
         reasons[f"constraint.{c.kind}" + (f".{c.value}" if c.kind in {"exclude_family", "metric"} else "")] = c.reason
-    view = DataView(profile, task, profile.column(target) if target else None, _features(profile, target, task),
-                    constraints)
+    excluded = set(excluded_columns(constraints, profile.column_names, {target}))
+    features = [c for c in _features(profile, target, task) if c.name not in excluded]
+    view = DataView(profile, task, profile.column(target) if target else None, features, constraints)
     required, optional, stage_reasons = plan_stages(view)
     return Intent(
         goal=goal, task_type=task, target=target, required_stages=required, optional_stages=optional,
         constraints=constraints, reasons={**reasons, **stage_reasons}, confidence=round(confidence, 3),
     )
+
+
+def _column_named(phrase: str, profile: DatasetProfile) -> str | None:
+    """The column a short phrase of the goal names ("the size", "zip code"), by the same matching as the target."""
+    found = [m for m in column_matches(read_goal(phrase, profile), profile)
+             if m.kind not in {MatchKind.VALUE, MatchKind.CLASSES} and m.score >= MATCH_SCORE[MatchKind.PARTIAL]]
+    return max(found, key=lambda m: m.score).column if found else None
 
 
 def _supervised_target(read: Goal, explicit: Match | None, absent: str | None, matches: list[Match],
@@ -1286,7 +1302,7 @@ def _warning(code: str, message: str) -> IntentIssue:
 def validate_intent(intent: Intent, profile: DatasetProfile) -> Intent:
     """Check an intent (from any reasoner) against the data: errors block planning, warnings inform."""
     found = [*_goal_issues(intent), *_size_issues(intent, profile), *_target_issues(intent, profile),
-             *_leakage_issues(intent, profile), *_metric_issues(intent)]
+             *_leakage_issues(intent, profile), *_metric_issues(intent), *_column_issues(intent, profile)]
     return intent.model_copy(update={"issues": intent.issues + [i for i in found if i not in intent.issues]})
 
 
@@ -1329,6 +1345,23 @@ def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
                                f"({_percent(target.missing_ratio)}); those rows cannot be used for training."))
     if intent.task_type in CLASSIFICATION and target.unique >= 2:
         issues += _imbalance(target)
+    return issues
+
+
+def _column_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
+    """Columns the goal rules in or out must exist, and must leave the target and a feature to learn from."""
+    issues = []
+    for constraint in intent.constraints:
+        if constraint.kind in {"exclude_columns", "only_columns"}:
+            issues += [_error("column_missing", _missing_target_message(name, profile))
+                       for name in constraint.value if profile.column(name) is None]
+    excluded = excluded_columns(intent.constraints, profile.column_names, set())
+    if intent.target in excluded and any(c.kind == "exclude_columns" for c in intent.constraints):
+        issues.append(_error("target_excluded", f"The goal leaves out '{intent.target}', the column it asks to "
+                             f"predict. Say which column to predict, or keep it in."))
+    if intent.target and not set(profile.column_names) - set(excluded) - {intent.target}:
+        issues.append(_error("no_features", "The goal leaves out every column but the target: there is nothing "
+                             "left to learn from."))
     return issues
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from dagsmith.agents import builder
+from dagsmith.agents.column_requests import excluded_columns
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import analysis_mode, recommend
 from dagsmith.agents.understanding import understand
@@ -76,7 +77,9 @@ def build_pipeline(
                   "profile_summary": {"n_rows": profile.n_rows, "n_columns": profile.n_columns,
                                       "quality": profile.quality.model_dump(mode="json")},
                   "roles": {"id_columns": [c.name for c in profile.columns if c.semantic_type is SemanticType.ID],
-                            "time_column": profile.time_column}}
+                            "time_column": profile.time_column,
+                            "excluded_columns": excluded_columns(intent.constraints, profile.column_names,
+                                                                 {intent.target})}}
         return builder.store(session, spec, catalog, record)
 
 

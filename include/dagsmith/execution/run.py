@@ -90,7 +90,8 @@ def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, sett
         root = settings.home / "workspaces" / f"pipeline-{pipeline_id}-{stamp}-{secrets.token_hex(3)}"  # never shared
         roles = pipeline.plan.get("roles", {})
         bundle = Bundle.create(root / "input", target=pipeline.target, task_type=pipeline.task_type,
-                               id_columns=roles.get("id_columns"), time_column=roles.get("time_column"))
+                               id_columns=roles.get("id_columns"), time_column=roles.get("time_column"),
+                               excluded_columns=roles.get("excluded_columns"))
         bundle.add_source(source)
         execution = schema.Execution(pipeline_id=pipeline_id, owner=user, status="running", dataset=str(source),
                                      workspace=str(root), airflow_run_id=run_id, trace={})

@@ -1,0 +1,59 @@
+"""Columns a goal rules in or out: "without the size column", "ignore zip code and city", "only from age and
+income". Each named column becomes a typed constraint the pipeline honours (the column is no feature of any step);
+a name that is no column of the table is kept as said, so validation can refuse it and list the columns there are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from dagsmith.models.intent import Constraint
+
+_EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|leav(?:e|ing) out|"
+                      r"do not use|don'?t use|not using|apart from|other than|no)\s+(?P<what>[^,;.!?()]+)")
+_ONLY = re.compile(r"\b(?:only (?:from|using|use|with|on)|using only|use only|just (?:from|using))\s+"
+                   r"(?P<what>[^;.!?()]+)")
+#: Where a list of names ends: the goal goes on to say something else.
+_END = re.compile(r"\s(?:to|for|so|because|when|in|as|but|then|while|if|predict\w*|classify\w*|estimat\w*)\s")
+_SPLIT = re.compile(r"\s*(?:,|\band\b|\bor\b|\bnor\b|&)\s*")
+_FILLER = re.compile(r"^(?:the|a|an|any|its|their|his|her|my|our)\s+|\s+(?:columns?|features?|variables?|fields?|"
+                     r"attributes?)$")
+#: Words that make a phrase a column reference even when no column matches it ("without the foo column").
+_COLUMN_WORD = re.compile(r"\b(?:columns?|features?|variables?|fields?|attributes?)\b")
+
+
+def _names(what: str) -> list[str]:
+    what = _END.split(f"{what} ", maxsplit=1)[0]
+    return [name for part in _SPLIT.split(what) if (name := _FILLER.sub("", part.strip()).strip())]
+
+
+def column_constraints(goal: str, column_of: Callable[[str], str | None]) -> list[Constraint]:
+    """``exclude_columns`` and ``only_columns`` read from ``goal``; ``column_of`` finds the column a phrase names.
+
+    A phrase after "without"/"ignore"/... that names no column and says no "column" is no exclusion ("without
+    overfitting"); one that says "column" but matches none is kept as written, for validation to refuse.
+    """
+    text = goal.lower()
+    found = []
+    for kind, pattern, verb in (("exclude_columns", _EXCLUDE, "leave out"), ("only_columns", _ONLY, "use only")):
+        named: dict[str, str] = {}
+        for hit in pattern.finditer(text):
+            said_column = bool(_COLUMN_WORD.search(hit.group("what")))
+            for phrase in _names(hit.group("what")):
+                column = column_of(phrase)
+                if column or said_column:
+                    named.setdefault(column or phrase, phrase)
+        if named:
+            said = ", ".join(f"'{phrase}'" for phrase in named.values())
+            found.append(Constraint(kind=kind, value=list(named), reason=f"the goal says to {verb} {said}"))
+    return found
+
+
+def excluded_columns(constraints: list[Constraint], columns: list[str], keep: set[str | None]) -> list[str]:
+    """The columns no step may use as a feature: those ruled out, and with "only from ..." every other one (the
+    columns in ``keep``, such as the target, stay)."""
+    ruled_out = {name for c in constraints if c.kind == "exclude_columns" for name in c.value}
+    only = next((set(c.value) for c in constraints if c.kind == "only_columns"), None)
+    return [name for name in columns if name not in keep and (name in ruled_out or (only is not None
+                                                                                  and name not in only))]
