@@ -106,6 +106,14 @@ def column_outliers(frame: pd.DataFrame, columns: list[str], factor: float = 1.5
     return sorted(found, key=lambda c: -c.share)
 
 
+def column_statistics(series: pd.Series) -> dict[str, float]:
+    """Count, gaps, mean, standard deviation (n - 1), extremes and median of a numeric column."""
+    values = series.astype("float64")
+    return {"count": float(values.count()), "missing": float(values.isna().sum()), "mean": float(values.mean()),
+            "std": float(values.std(ddof=1)), "min": float(values.min()), "median": float(values.median()),
+            "max": float(values.max())}
+
+
 # ---------------------------------------------------------------- pairs
 def _eta(values: pd.Series, groups: pd.Series) -> float:
     """Correlation ratio: the share of the spread of ``values`` that the groups explain, square-rooted."""
@@ -252,12 +260,13 @@ def read_exploration(bundle_path: str | Path) -> dict | None:
 
 
 def _statistics(out: Bundle, frame: pd.DataFrame, columns: list[str], numeric: list[str]) -> dict[str, Any]:
-    rows = [[c, float(frame[c].mean()), float(frame[c].median()), float(frame[c].std()), float(frame[c].min()),
-             float(frame[c].max())] for c in numeric]
+    figures = {c: column_statistics(frame[c]) for c in numeric}
+    rows = [[c, *(figures[c][name] for name in ("mean", "median", "std", "min", "max"))] for c in numeric]
     others = [[c, int(frame[c].nunique()), str(frame[c].mode().iloc[0]) if frame[c].notna().any() else ""]
               for c in columns if c not in numeric]
     repeated = int(frame[columns].duplicated().sum())
-    out.write_metrics({"stat.rows": len(frame), "stat.columns": len(columns), "stat.duplicate_rows": repeated})
+    out.write_metrics({"stat.rows": len(frame), "stat.columns": len(columns), "stat.duplicate_rows": repeated}
+                      | {f"stat.{c}.{name}": value for c, stats in figures.items() for name, value in stats.items()})
     out.append_report(
         f"## Statistics\n\n{len(frame):,} rows, {len(columns)} columns ({len(numeric)} numeric)"
         + (f"; {repeated:,} rows repeat an earlier one exactly" if repeated else "") + ".\n\n"
@@ -315,7 +324,7 @@ def _correlations(out: Bundle, frame: pd.DataFrame, numeric: list[str], method: 
 
 def _outliers(out: Bundle, frame: pd.DataFrame, numeric: list[str], factor: float) -> list[dict[str, Any]]:
     found = column_outliers(frame, numeric, factor)
-    out.write_metrics({f"outliers.{c.column}": c.count for c in found}
+    out.write_metrics({f"outliers.{c.column}.iqr": c.count for c in found}
                       | {"outliers.total": sum(c.count for c in found)})
     rows = [[c.column, c.count, f"{c.share:.1%}", f"{readable_number(c.low)} to {readable_number(c.high)}",
              ", ".join(f"{readable_number(v)} (row {r})" for r, v in c.extremes)] for c in found]

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from dagsmith import datasets
 from dagsmith_kit import Bundle
@@ -30,12 +31,16 @@ def staff(rows: int = 800) -> pd.DataFrame:
 
 def test_correlations_and_outliers_are_both_found(run, tmp_path):
     bundle = Bundle.create(tmp_path / "staff", staff())
-    out = run("exploratory_analysis", bundle, {"analyses": ["correlations", "outliers"]}).output
+    out = run("exploratory_analysis", bundle, {"analyses": ["statistics", "correlations", "outliers"]}).output
     found = exploration_of(out)
-    assert set(found) >= {"correlations", "outliers"} and "distributions" not in found
+    assert set(found) >= {"statistics", "correlations", "outliers"} and "distributions" not in found
+    metrics = out.metrics()
+    assert metrics["stat.salary.mean"] == pytest.approx(staff()["salary"].mean()) and metrics["stat.salary.count"] == 800
+    assert "stat.role.mean" not in metrics  # figures per numeric column, as the evaluators read them
     strongest = found["correlations"][0]
     assert {strongest["a"], strongest["b"]} == {"overtime_pay", "weekly_hours"} and strongest["value"] > 0.8
     salary = next(c for c in found["outliers"] if c["column"] == "salary")
+    assert metrics["outliers.salary.iqr"] == salary["count"] >= 2
     assert sorted(row for row, _ in salary["extremes"][:2]) == [17, 402]
     report = (out.path / "report.md").read_text(encoding="utf-8")
     assert "## Outliers per column" in report and "5,100,000 (row 17)" in report
