@@ -4,8 +4,11 @@ traceback, and a refused one leaves nothing in the store."""
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
 import json
+import lzma
 import os
 import subprocess
 import zipfile
@@ -53,11 +56,18 @@ def _xlsx(frame: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def _zip(payload: bytes) -> bytes:
+def _zip(*payloads: bytes) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("data.csv", payload)
+        for number, payload in enumerate(payloads, 1):
+            archive.writestr(f"data-{number}.csv", payload)
     return buffer.getvalue()
+
+
+def _nested(frame: pd.DataFrame) -> pd.DataFrame:
+    """A struct column holding a struct, and a list column."""
+    return frame.assign(account=[{"tier": plan, "since": {"year": 2020}} for plan in frame.pop("plan")],
+                        logins=[[1, 2, 3]] * len(frame))
 
 
 def _with(column: str, values) -> pd.DataFrame:
@@ -128,7 +138,11 @@ CASES = [
     Case("over-a-set-limit.csv", _csv(_frame()), env={MAX_BYTES_VARIABLE: "1000"},
          error=f"over the limit of 1,000 bytes set by {MAX_BYTES_VARIABLE}"),
     Case("report.pdf", b"%PDF-1.7\n" + os.urandom(2048), error="PDF"),
-    Case("archive.zip", _zip(_csv(_frame())), error="zip"),
+    Case("two-tables.zip", _zip(_csv(_frame()), _csv(_frame())), error="zip archive holding 2 files: 'data-1.csv'"),
+    Case("truncated.csv.gz", gzip.compress(_csv(_frame()))[:300], error="gzip-compressed but could not be decompressed"),
+    Case("empty.csv.gz", gzip.compress(b""), error="gzip-compressed but holds nothing"),
+    Case("bomb.csv.gz", gzip.compress(b"1,2\n" * 1_000_000), env={MAX_BYTES_VARIABLE: "100000"},
+         error=f"decompresses to more than 100,000 bytes (97.7 KiB), the limit set by {MAX_BYTES_VARIABLE}"),
     Case("truncated.xlsx", _xlsx(_frame())[:3000], error="ZIP archive but not an Excel workbook"),
     Case("truncated.parquet", _parquet(_frame())[:1500], error="looks like Parquet but could not be parsed"),
     Case("no-rows.parquet", _parquet(_frame().head(0)), error="holds no rows"),
@@ -162,6 +176,20 @@ CASES = [
          task="binary_classification", expect={"n_rows": 120}),
     Case("records.json", _frame().to_json(orient="records").encode(), task="binary_classification",
          expect={"format": "json", "n_rows": 120}),
+    # packed and nested
+    Case("archive.zip", _zip(_csv(_frame())), task="binary_classification",
+         expect={"format": "csv", "n_rows": 120, "note": "Decompressed from zip"}),
+    Case("gzipped.csv.gz", gzip.compress(_csv(_frame())), task="binary_classification",
+         expect={"format": "csv", "n_rows": 120, "note": "Decompressed from gzip"}),
+    Case("bzipped.jsonl.bz2", bz2.compress(_frame().to_json(orient="records", lines=True).encode()),
+         task="binary_classification", expect={"format": "jsonl", "n_rows": 120}),
+    Case("xz.tsv.xz", lzma.compress(_frame().to_csv(index=False, sep="\t").encode()), task="binary_classification",
+         expect={"format": "tsv", "columns": ["age", "income", "plan", "label"]}),
+    Case("nested.parquet", _parquet(_nested(_frame())), task="binary_classification",
+         expect={"columns": ["age", "income", "label", "account.tier", "account.since.year"], "note": "'logins'"}),
+    Case("nested.json", _nested(_frame()).to_json(orient="records").encode(), task="binary_classification",
+         expect={"columns": ["age", "income", "label", "account.tier", "account.since.year"],
+                 "note": "Nested fields became columns: 'account' into 'account.tier', 'account.since.year'"}),
     # shapes
     Case("one-row.csv", _csv(_frame(1)), error="has 1 rows", read=False),
     Case("three-rows.csv", _csv(_frame(3)), error="has 3 rows", read=False),
@@ -244,6 +272,8 @@ def _check(profile: dict, expect: dict) -> None:
             assert {v["value"] for v in columns[name]["top_values"]} >= wanted, columns[name]["top_values"]
         elif kind == "missing":
             assert columns[name]["missing"] == wanted
+        elif kind == "note":
+            assert any(wanted in note for note in profile["notes"]), profile["notes"]
         elif kind == "numeric":
             assert all(columns[c]["mean"] is not None for c in wanted), [columns[c] for c in wanted]
         else:

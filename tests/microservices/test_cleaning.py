@@ -1,10 +1,17 @@
 """The data-cleaning services (loaders, validation, types, imputation, outliers, splitting) on real data."""
 
+import bz2
+import gzip
+import lzma
+import zipfile
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from dagsmith import datasets
+from dagsmith.agents.profiler import profile_dataset
+from dagsmith.data.staging import loadable
 from dagsmith_kit import Bundle
 from tests.microservices.conftest import assert_finite
 
@@ -49,6 +56,42 @@ def test_tabular_loader_reads_other_formats(run, tmp_path, fmt):
     assert (data["island"] == "Biscoé").sum() == 168
     assert data["bill_length_mm"].isna().sum() == 2
     np.testing.assert_allclose(data["body_mass_g"].mean(), frame["body_mass_g"].mean())
+
+
+def _nested_penguins(frame: pd.DataFrame) -> pd.DataFrame:
+    """The measurements as a struct with a struct inside, and a list column no step can use."""
+    bill = [{"size": {"length_mm": a, "depth_mm": b}} for a, b in zip(frame.pop("bill_length_mm"),
+                                                                       frame.pop("bill_depth_mm"))]
+    return frame.assign(bill=bill, sightings=[[1, 2]] * len(frame))
+
+
+@pytest.mark.parametrize("name", ["penguins.csv.gz", "penguins.jsonl.bz2", "penguins.csv.xz", "penguins.zip",
+                                  "nested.parquet", "nested.jsonl", "nested.json.gz"])
+def test_a_run_stages_compressed_and_nested_tables_as_the_profile_read_them(run, tmp_path, name):
+    """The loader in the container sees the columns the plan was made from, whatever the file's packing."""
+    frame = datasets.load("penguins")
+    table = _nested_penguins(frame.copy()) if name.startswith("nested") else frame
+    fmt = "csv" if name.endswith(".zip") else name.split(".")[1]
+    text = table.to_csv(index=False).encode() if fmt == "csv" else table.to_json(orient="records",
+                                                                                  lines=fmt == "jsonl").encode()
+    file = tmp_path / name
+    if fmt == "parquet":
+        table.to_parquet(file)
+    elif name.endswith(".zip"):
+        with zipfile.ZipFile(file, "w") as archive:
+            archive.writestr("penguins.csv", text)
+    else:
+        file.write_bytes({"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}.get(
+            name.rsplit(".", 1)[1], bytes)(text))
+    profiled = [column.name for column in profile_dataset(file).columns]
+    with loadable(file) as staged:
+        data = run("tabular_loader", raw_bundle(tmp_path, staged)).output.table("data")
+    assert list(data.columns) == profiled
+    if name.startswith("nested"):
+        assert "sightings" not in profiled and {"bill.size.length_mm", "bill.size.depth_mm"} <= set(profiled)
+    else:
+        assert profiled == list(frame.columns)
+    assert len(data) == 344 and data["species"].value_counts().to_dict() == frame["species"].value_counts().to_dict()
 
 
 def test_csv_loader_reads_plain_csv_and_rejects_others(run, raw_csv, tmp_path):

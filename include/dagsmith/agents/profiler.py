@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,8 @@ from pandas.api import types as ptypes
 from pandas.tseries.api import guess_datetime_format
 
 from dagsmith.agents.repeats import repeated_rows
-from dagsmith.data.readers import DatasetError, ReadInfo, count_rows, read_chunks, read_table, sniff
+from dagsmith.data.compression import compression, decompressed
+from dagsmith.data.readers import DatasetError, ReadInfo, count_rows, read_chunks, read_table, size_text, sniff
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.profile import (
     ColumnProfile,
@@ -114,11 +115,15 @@ NOT_TARGETS = NOT_FEATURES | {S.POSTAL_CODE, S.GEO}
 # ---------------------------------------------------------------- public API
 def profile_dataset(path: Path | str, *, sample_rows: int = SAMPLE_ROWS) -> DatasetProfile:
     """Read and profile a file; delimited text above ``CHUNKED_BYTES`` is streamed in chunks instead of loaded."""
-    info = sniff(path)
-    if info.format in ("csv", "tsv") and info.size_bytes > CHUNKED_BYTES:
-        return _profile(_streamed(Path(path), info, sample_rows), str(path), info)
-    frame, info = read_table(path, info=info)
-    return profile_frame(frame, source=str(path), read_info=info, sample_rows=sample_rows)
+    kind = compression(path)
+    with decompressed(path) as plain:
+        info = sniff(plain)
+        if kind:
+            info = replace(info, notes=(f"Decompressed from {kind}: {size_text(info.size_bytes)} of table.", *info.notes))
+        if info.format in ("csv", "tsv") and info.size_bytes > CHUNKED_BYTES:
+            return _profile(_streamed(plain, info, sample_rows), str(path), info)
+        frame, info = read_table(plain, info=info)
+        return profile_frame(frame, source=str(path), read_info=info, sample_rows=sample_rows)
 
 
 def profile_frame(
@@ -287,6 +292,8 @@ def _notes(table: _Table, info: ReadInfo | None, checked_rows: int, skipped: lis
         )
     if info and info.format in ("csv", "tsv") and not info.header:
         notes.append(f"No header row was detected; columns are named column_1 to column_{table.sample.shape[1]}.")
+    if info:
+        notes.extend(info.notes)
     if skipped:
         notes.append(f"Quality checks that could not run: {', '.join(skipped)}.")
     return notes

@@ -19,12 +19,14 @@ import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from pandas.api import types as ptypes
 
 from dagsmith.config import ConfigurationError
 
@@ -75,12 +77,14 @@ class ReadInfo:
     header: bool = True
     size_bytes: int = 0
     decimal: str = "."
+    #: What reading changed, for the profile's notes: nested columns flattened or dropped.
+    notes: tuple[str, ...] = ()
 
 
 def sniff(path: Path | str) -> ReadInfo:
     """Detect how ``path`` is stored without parsing it; raises ``DatasetError`` when it cannot be a table."""
     path = Path(path)
-    head, size = _head(path)
+    head, size = file_head(path)
     binary = _binary_format(path, head)
     if binary:
         return ReadInfo(binary, size_bytes=size)
@@ -108,7 +112,8 @@ def read_table(
     with _as_dataset_error(path, info.format):
         frame = _READERS[info.format](path, info, max_rows)
     _check_shape(path, info, frame)
-    return frame, info
+    frame, notes = flattened(frame)
+    return frame, replace(info, notes=(*info.notes, *notes))
 
 
 def read_chunks(path: Path | str, info: ReadInfo, rows: int) -> Iterator[pd.DataFrame]:
@@ -146,14 +151,15 @@ def max_dataset_bytes() -> int:
     return int(value)
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
     """'2,147,483,649 bytes (2.0 GiB)': exact, and readable."""
     power, unit = next(((p, u) for p, u in ((3, "GiB"), (2, "MiB"), (1, "KiB")) if count >= 1024**p), (0, ""))
     return f"{count:,} bytes" + (f" ({count / 1024**power:.1f} {unit})" if unit else "")
 
 
 # ---------------------------------------------------------------- detection
-def _head(path: Path) -> tuple[bytes, int]:
+def file_head(path: Path) -> tuple[bytes, int]:
+    """The first MiB of a readable, regular file within the size limit, and its size; else a ``DatasetError``."""
     if not path.exists():
         raise DatasetError(
             f"'{path}' does not exist. Check the spelling and the directory (relative paths start from {Path.cwd()})."
@@ -167,7 +173,7 @@ def _head(path: Path) -> tuple[bytes, int]:
         size, limit = path.stat().st_size, max_dataset_bytes()
         if size > limit:
             raise DatasetError(
-                f"'{path}' is {_size(size)}, over the limit of {_size(limit)} set by {MAX_BYTES_VARIABLE}. "
+                f"'{path}' is {size_text(size)}, over the limit of {size_text(limit)} set by {MAX_BYTES_VARIABLE}. "
                 f"Use a sample or a subset of its columns, or raise the limit on a machine with the memory for it."
             )
         with path.open("rb") as file:
@@ -186,7 +192,7 @@ def _binary_format(path: Path, head: bytes) -> str | None:
     if head.startswith(b"\xd0\xcf\x11\xe0"):  # legacy .xls (OLE2 compound document)
         return "excel"
     if head.startswith(b"PK\x03\x04"):
-        if _is_workbook(path):
+        if is_workbook(path):
             return "excel"
         raise DatasetError(
             f"'{path}' is a ZIP archive but not an Excel workbook. Extract the table inside it and use that file "
@@ -205,7 +211,7 @@ def _binary_format(path: Path, head: bytes) -> str | None:
     return None
 
 
-def _is_workbook(path: Path) -> bool:
+def is_workbook(path: Path) -> bool:
     try:
         with zipfile.ZipFile(path) as archive:
             return "xl/workbook.xml" in archive.namelist()
@@ -415,6 +421,53 @@ def _as_dataset_error(path: Path, fmt: str) -> Iterator[None]:
         ) from exc
 
 
+# ---------------------------------------------------------------- nested values
+def flattened(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Struct (object) columns become one column per field, named ``address.city``; columns holding lists, arrays
+    or maps, which no step can use as a feature, are dropped. Both are said in the returned notes."""
+    notes: list[str] = []
+    structs = {name: _fields(frame[name]) for name in _nested(frame, "struct")}
+    if structs:
+        notes.append(f"Nested fields became columns: {_listed(structs)}.")
+        frame = pd.concat([structs.get(name, frame[[name]]) for name in frame.columns], axis=1)
+    lists = _nested(frame, "list")
+    if lists:
+        held = "holds lists or maps" if len(lists) == 1 else "hold lists or maps"
+        notes.append(f"Dropped {', '.join(map(repr, lists))}: {held}, which cannot be used as features.")
+        frame = frame.drop(columns=lists)
+    return frame, notes
+
+
+def _nested(frame: pd.DataFrame, kind: str) -> list[str]:
+    return [name for name in frame.columns if frame[name].dtype == object and _nesting(frame[name]) == kind]
+
+
+def _nesting(series: pd.Series) -> str | None:
+    """'struct' when every value is a mapping of fields, 'list' when any is a list, array, map or mixed container."""
+    values = series.dropna()
+    if values.empty or ptypes.infer_dtype(values, skipna=True) not in ("mixed", "empty"):
+        return None
+    containers = values.map(lambda value: isinstance(value, (dict, list, tuple, set, np.ndarray)))
+    if not containers.any():
+        return None
+    return "struct" if values.map(lambda value: isinstance(value, dict)).all() else "list"
+
+
+def _fields(series: pd.Series) -> pd.DataFrame:
+    records = [value if isinstance(value, dict) else {} for value in series]
+    fields = pd.json_normalize(records)
+    fields.columns = [f"{series.name}.{field}" for field in fields.columns]
+    fields.index = series.index
+    return fields
+
+
+def _listed(fields: dict[str, pd.DataFrame]) -> str:
+    def names(part: pd.DataFrame) -> str:
+        return ", ".join(map(repr, part.columns[:4])) + (f" and {len(part.columns) - 4} more" if part.shape[1] > 4 else "")
+
+    return "; ".join(f"'{name}' into {names(part)}" for name, part in fields.items())
+
+
 # ---------------------------------------------------------------- parsing
 def _csv_options(info: ReadInfo) -> dict[str, Any]:
     header = 0 if info.header else None
@@ -464,7 +517,7 @@ def _json_table(path: Path, data: Any) -> pd.DataFrame:
         if len(lists) == 1:
             data = lists[0]
     if isinstance(data, list) and all(isinstance(record, dict) for record in data):
-        return pd.json_normalize(data)
+        return pd.DataFrame.from_records(data)
     raise DatasetError(
         f"'{path}' is JSON but not a table: expected a list of records ([{{...}}, ...]), an object of equal-length "
         f"column lists, or an object with one key holding a list of records."
@@ -475,7 +528,7 @@ def _read_jsonl(path: Path, info: ReadInfo, max_rows: int | None) -> pd.DataFram
     with path.open(encoding=info.encoding) as file:
         numbered = ((number, line) for number, line in enumerate(file, 1) if line.strip())
         records = [_json_record(path, number, line) for number, line in islice(numbered, max_rows)]
-    return pd.json_normalize(records)
+    return pd.DataFrame.from_records(records)
 
 
 def _json_record(path: Path, number: int, line: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from dagsmith.catalog import repository
 from dagsmith.config import Settings
+from dagsmith.data.staging import loadable
 from dagsmith.execution.contract import check_bundle
 from dagsmith.execution.heartbeat import beating
 from dagsmith.execution.reaper import ATTEMPT_LABEL, close_lost, reap
@@ -92,7 +93,8 @@ def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, sett
         bundle = Bundle.create(root / "input", target=pipeline.target, task_type=pipeline.task_type,
                                id_columns=roles.get("id_columns"), time_column=roles.get("time_column"),
                                excluded_columns=roles.get("excluded_columns"))
-        bundle.add_source(source)
+        with loadable(source) as table:
+            bundle.add_source(table)
         execution = schema.Execution(pipeline_id=pipeline_id, owner=user, status="running", dataset=str(source),
                                      workspace=str(root), airflow_run_id=run_id, trace={})
         session.add(execution)
