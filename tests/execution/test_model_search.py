@@ -55,6 +55,7 @@ def test_a_failed_candidate_is_one_fewer_to_choose_from(store, embedder, churn_c
     assert outcome["status"] == "completed", outcome["error"]
     search = outcome["trace"]["search"][str(position)]
     assert search["winner"] == "logistic_regression"
+    assert outcome["trace"]["answer"].startswith("Predicts churn (binary classification) with logistic_regression")
     assert "max_rows" in search["candidates"][0]["error"] or "too slow" in search["candidates"][0]["error"]
     assert [t["status"] for t in _modelling_tries(outcome)] == ["failed", "completed"]
 

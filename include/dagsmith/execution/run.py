@@ -417,8 +417,10 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
 
     names = service_names(session)
     workspace = Workspace(Path(execution.workspace))
-    outcomes = [StepOutcome(s.position, s.stage, names.get(s.microservice_id, "?"), workspace.step_output(s.position),
-                            list(s.depends_on)) for s in steps]
+    winners = {int(position): found["winner"] for position, found in execution.trace.get("search", {}).items()
+               if found.get("winner")}
+    outcomes = [StepOutcome(s.position, s.stage, winners.get(s.position) or names.get(s.microservice_id, "?"),
+                            workspace.step_output(s.position), list(s.depends_on)) for s in steps]
     summary = summarise(TaskType(pipeline.task_type), pipeline.target, outcomes, quality, execution.error)
     chosen = explanation(pipeline, [{"position": o.position, "stage": o.stage, "microservice": o.service,
                                      "search": s.search} for o, s in zip(outcomes, steps)])
