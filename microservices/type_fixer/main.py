@@ -1,5 +1,6 @@
 """Give text columns their real type, decided on the training table: numeric-looking text becomes numbers,
-yes/no and true/false text becomes booleans, date-looking text becomes datetimes. Target and ids are kept.
+yes/no and true/false text becomes booleans, date-looking text becomes datetimes. Ids are kept; so is the target,
+except a regression target of numbers stored as text, whose stray words ('n/a') become missing values.
 """
 
 import pandas as pd
@@ -13,7 +14,7 @@ def as_number(values):
     text = values.astype("string").str.strip().str.replace(r"^[$€£]|%$", "", regex=True)
     thousands = text.str.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", na=False)
     text = text.where(~thousands, text.str.replace(",", ""))
-    return pd.to_numeric(text.replace("", pd.NA), errors="coerce")
+    return pd.to_numeric(text.replace("", pd.NA), errors="coerce").astype("float64")  # NaN, not pd.NA, for sklearn
 
 
 def as_boolean(values):
@@ -26,6 +27,7 @@ def as_datetime(values):
     return pd.to_datetime(text, errors="coerce", format="mixed")
 
 
+NUMERIC_TASKS = ("regression", "time_series_forecasting")
 CONVERTERS = {"number": as_number, "boolean": as_boolean, "datetime": as_datetime}
 
 
@@ -47,6 +49,10 @@ def fix_types(inp, out, params):
                 plan[column] = "boolean"
             elif as_datetime(values).notna().mean() >= date_threshold:
                 plan[column] = "datetime"
+        target = inp.target
+        if inp.task_type in NUMERIC_TASKS and target in train.columns and not pd.api.types.is_numeric_dtype(
+                train[target]) and as_number(train[target].dropna()).notna().mean() >= numeric_threshold:
+            plan[target] = "number"
         return plan
 
     def apply(frame, plan):

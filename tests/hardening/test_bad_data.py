@@ -220,6 +220,14 @@ CASES = [
     Case("spaced-column-names.csv", _csv(_frame().rename(columns={"age": "  Age (years) ", "label": "Label"})),
          goal="predict the Label", task="binary_classification", expect={"columns": ["  Age (years) ", "income",
                                                                                      "plan", "Label"]}),
+    Case("dirty-number-target.csv", _csv(_with("income", np.where(np.arange(120) % 40 == 0, "n/a (call us)",
+                                                                   RNG.normal(5e4, 9e3, 120).round(2).astype(str)))),
+         goal="predict the income", task="regression", expect={"semantic:income": "numeric"}),
+    Case("identifier-target.csv", _csv(_with("label", [f"C-{i:05d}" for i in range(120)])), goal="predict the label",
+         error="'label' holds an identifier, a different value on nearly every row", read=False),
+    Case("dates-only.csv", _csv(pd.DataFrame({"opened": pd.date_range("2024-01-01", periods=120).astype(str),
+                                              "closed": pd.date_range("2024-03-01", periods=120).astype(str)})),
+         goal="group similar rows", error="nothing to learn from: every column is", read=False),
     Case("regression-gappy-target.csv", _csv(_with("income", np.where(RNG.random(120) < 0.3, np.nan,
                                                                       RNG.normal(5, 1, 120)))),
          goal="predict the income", task="regression"),
@@ -272,6 +280,8 @@ def _check(profile: dict, expect: dict) -> None:
             assert {v["value"] for v in columns[name]["top_values"]} >= wanted, columns[name]["top_values"]
         elif kind == "missing":
             assert columns[name]["missing"] == wanted
+        elif kind == "semantic":
+            assert columns[name]["semantic_type"] == wanted, columns[name]
         elif kind == "note":
             assert any(wanted in note for note in profile["notes"]), profile["notes"]
         elif kind == "numeric":

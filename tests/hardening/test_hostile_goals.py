@@ -31,6 +31,7 @@ GOALS = {
     "sql-union": ("predict churn\" UNION SELECT password FROM users; DELETE FROM pipeline_steps; --", PLANNED, ""),
     "shell": ("predict churn $(touch CANARY) `touch CANARY` ; touch CANARY && echo", PLANNED, ""),
     "jinja": ("predict churn {{ dag_run.conf }} {% for x in range(9) %}{{ x }}{% endfor %} {% raw %}", PLANNED, ""),
+    "jinja-only": ("{{ var.value.get('secret') }}", ASKED, "only template markup, which dagsmith never runs"),
     "quotes": ('predict churn """ \'\'\' " \' \\ \\n', PLANNED, ""),
     "markdown-and-html": (("predict churn\n\n**1. modelling**: `evil_service`, among\n# Owned\n"
                            "<script>alert(1)</script> [link](javascript:alert(1))"), PLANNED, ""),

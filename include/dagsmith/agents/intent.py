@@ -132,6 +132,8 @@ FOCUS_PHRASES = tuple(_stems(phrase) for phrase in (
 MIN_TASK_SCORE = 0.5
 #: What naming a column adds to "predict it": enough for a bare "churn?", less than any task word.
 NAMED_COLUMN_WEIGHT = 0.5
+#: Jinja expressions, statements and comments (Airflow's templates), closed or cut off at the end of the goal.
+TEMPLATE_MARKUP = re.compile(r"\{\{.*?(?:\}\}|$)|\{%.*?(?:%\}|$)|\{#.*?(?:#\}|$)", re.DOTALL)
 #: Weight of task words that come after "based on"/"from": they describe inputs, not the task. Once a column
 #: to predict is named before the inputs, they carry no weight at all ("from the applicant's credit profile").
 INPUT_WORD_WEIGHT = 0.5
@@ -579,11 +581,11 @@ def _tie_rank(family: Family, named_target: bool) -> int:
     return -1 if family is Family.SUPERVISED and named_target else TIE_ORDER.index(family)
 
 
-def _vague_goal_question(goal: str, profile: DatasetProfile) -> str:
+def _vague_goal_question(goal: str, profile: DatasetProfile, why: str = "") -> str:
     examples = [c.column for c in profile.target_candidates[:3]] or profile.column_names[:3]
     shown = f"'{goal.strip()}'" if goal.strip() else "an empty goal"
     return (
-        f"I could not tell what you want from {shown}. Do you want to predict a column (which one? e.g. "
+        f"I could not tell what you want from {shown}.{why} Do you want to predict a column (which one? e.g. "
         f"{', '.join(examples)}), group similar rows, reduce the columns to a few components, find unusual rows, "
         f"or explore the data?"
     )
@@ -717,6 +719,13 @@ _CLASS_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN, SemanticType.TEX
 _CATEGORY_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN}
 #: Columns no model learns from as they are: identifiers, free text and contact details.
 _NOT_FEATURES = {SemanticType.ID, SemanticType.TEXT, SemanticType.EMAIL, SemanticType.PHONE, SemanticType.URL}
+#: Columns no model predicts: one value per row, or free-form text.
+_UNPREDICTABLE = _NOT_FEATURES | {SemanticType.POSTAL_CODE}
+_KIND_NAMES = {
+    SemanticType.ID: "an identifier", SemanticType.TEXT: "free text",
+    SemanticType.EMAIL: "email addresses", SemanticType.PHONE: "phone numbers", SemanticType.URL: "URLs",
+    SemanticType.POSTAL_CODE: "postal codes", SemanticType.DATETIME: "dates",
+}
 CLASSIFICATION = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION}
 SUPERVISED_TASKS = CLASSIFICATION | {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING}
 #: A numeric target with at most this many values can be classes when the goal hints so.
@@ -732,6 +741,18 @@ _FAMILY_TASK = {
 
 def is_numeric(column: ColumnProfile) -> bool:
     return bool(_NUMERIC_DTYPE.match(column.dtype)) and column.semantic_type is not SemanticType.DATETIME
+
+
+def holds_numbers(column: ColumnProfile) -> bool:
+    """Numbers, stored as such or as text with a few stray words ('n/a', 'call us'), which a pipeline reads as
+    missing: a price column with three such words is still a price, not 350 classes."""
+    return is_numeric(column) or (column.semantic_type is SemanticType.NUMERIC and column.mean is not None)
+
+
+def _stray(column: ColumnProfile) -> str:
+    if not column.not_numbers:
+        return ""
+    return f" ({_count(column.not_numbers, 'value')} in it are not numbers and are read as missing)"
 
 
 def _classes(column: ColumnProfile) -> TaskType:
@@ -754,18 +775,24 @@ def supervised_task(goal: Goal, target: ColumnProfile | None, profile: DatasetPr
     shape = f"'{target.name}' has " + (f"{target.unique} distinct values" if target.unique != 1 else "a single value")
     if forced == "regression":
         return TaskType.REGRESSION, f"the goal asks for regression ({shape})"
-    if forced == "classification" or not is_numeric(target):
+    if forced == "classification" or not holds_numbers(target):
         return _classes(target), f"{shape} ({_class_list(target)}), so it is predicted as classes"
+    task, why = _numeric_task(target, said, hinted, profile)
+    return task, f"{shape}{why}{_stray(target)}"
+
+
+def _numeric_task(target: ColumnProfile, said: set[str], hinted: set[str],
+                  profile: DatasetProfile) -> tuple[TaskType, str]:
     if target.unique <= 2:
-        return TaskType.BINARY_CLASSIFICATION, f"{shape}: a numeric yes/no"
+        return TaskType.BINARY_CLASSIFICATION, ": a numeric yes/no"
     if target.unique <= FEW_VALUES:
         votes = (len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
                  + ("classification" in hinted) - ("regression" in hinted))
         suggested = next((c.suggested_task for c in profile.target_candidates if c.column == target.name), None)
         if votes > 0 or (votes == 0 and suggested in CLASSIFICATION):
-            return TaskType.MULTICLASS_CLASSIFICATION, f"{shape}, few enough to be classes, as the goal or profile says"
-        return TaskType.REGRESSION, f"{shape}, numeric and ordered, so its value is predicted"
-    return TaskType.REGRESSION, f"{shape}: a continuous number, so its value is predicted"
+            return TaskType.MULTICLASS_CLASSIFICATION, ", few enough to be classes, as the goal or profile says"
+        return TaskType.REGRESSION, ", numeric and ordered, so its value is predicted"
+    return TaskType.REGRESSION, ": a continuous number, so its value is predicted"
 
 
 def _class_list(column: ColumnProfile, limit: int = 4) -> str:
@@ -1044,7 +1071,8 @@ def _names(names: list[str], limit: int = 4) -> str:
 
 def _imputation(view: DataView) -> StageDecision | None:
     gaps = sorted((c for c in view.features if c.missing), key=lambda c: -c.missing_ratio)
-    target_gaps = view.target.missing if view.target and view.task in SUPERVISED_TASKS else 0
+    target_gaps = view.target.missing + view.target.not_numbers if view.target and view.task in SUPERVISED_TASKS \
+        else 0
     if not gaps and not target_gaps:
         return None
     parts = []
@@ -1052,7 +1080,7 @@ def _imputation(view: DataView) -> StageDecision | None:
         worst = _names([f"{c.name} {_percent(c.missing_ratio)}" for c in gaps], 3)
         parts.append(f"{_count(len(gaps), 'feature column')} with missing values ({worst})")
     if target_gaps:
-        parts.append(f"{_count(target_gaps, 'row')} without a target must be dropped")
+        parts.append(f"{_count(target_gaps, 'row')} without a target" + (" (missing, or not a number)" if view.target.not_numbers else "") + " must be dropped")
     return Stage.IMPUTATION, True, "; ".join(parts)
 
 
@@ -1112,7 +1140,11 @@ def _repeats(profile: DatasetProfile) -> tuple[bool, str] | None:
 def _type_conversion(view: DataView) -> StageDecision | None:
     stored = [c.name for c in view.profile.columns
               if not is_numeric(c) and c.semantic_type in {SemanticType.NUMERIC, SemanticType.DATETIME}]
-    return (Stage.TYPE_CONVERSION, False, f"{_names(stored)} stored as text") if stored else None
+    if not stored:
+        return None
+    if view.target and view.target.name in stored and view.task not in CLASSIFICATION:
+        return Stage.TYPE_CONVERSION, True, f"the target {view.target.name} is numbers stored as text{_stray(view.target)}"
+    return Stage.TYPE_CONVERSION, False, f"{_names(stored)} stored as text"
 
 
 def _continuous(view: DataView) -> list[ColumnProfile]:
@@ -1187,11 +1219,14 @@ def _features(profile: DatasetProfile, target: str | None, task: TaskType) -> li
 
 def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
     """Read the task, target, stages and constraints from the goal and the profile, with a reason for each."""
-    if not any(w.isalpha() for w in words(goal)):
-        raise AmbiguousGoal(_vague_goal_question(goal, profile))
-    read = read_goal(goal, profile)
-    explicit, absent = explicit_target(goal, profile)
-    ruled = {name for c in column_constraints(goal, lambda phrase: _column_named(phrase, profile)) for name in c.value}
+    text = TEMPLATE_MARKUP.sub(" ", goal)  # template expressions are code, never words of the goal
+    if not any(w.isalpha() for w in words(text)):
+        markup = " It holds only template markup, which dagsmith never runs and which says no task." \
+            if text != goal else ""
+        raise AmbiguousGoal(_vague_goal_question(goal, profile, markup))
+    read = read_goal(text, profile)
+    explicit, absent = explicit_target(text, profile)
+    ruled = {name for c in column_constraints(text, lambda phrase: _column_named(phrase, profile)) for name in c.value}
     matches = [m for m in column_matches(read, profile) if m.column not in ruled] or column_matches(read, profile)
     masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
     named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and m.start < read.features_from for m in matches)
@@ -1302,7 +1337,8 @@ def _warning(code: str, message: str) -> IntentIssue:
 def validate_intent(intent: Intent, profile: DatasetProfile) -> Intent:
     """Check an intent (from any reasoner) against the data: errors block planning, warnings inform."""
     found = [*_goal_issues(intent), *_size_issues(intent, profile), *_target_issues(intent, profile),
-             *_leakage_issues(intent, profile), *_metric_issues(intent), *_column_issues(intent, profile)]
+             *_feature_issues(intent, profile), *_leakage_issues(intent, profile), *_metric_issues(intent),
+             *_column_issues(intent, profile)]
     return intent.model_copy(update={"issues": intent.issues + [i for i in found if i not in intent.issues]})
 
 
@@ -1348,6 +1384,22 @@ def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     return issues
 
 
+def _feature_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
+    """Something to learn from: a column that is not an identifier, free text, a contact detail or constant (nor,
+    without a target, a date: dates alone give rows no shape to group or stand out from)."""
+    if intent.task_type in {TaskType.EXPLORATORY_ANALYSIS, TaskType.TIME_SERIES_FORECASTING}:
+        return []
+    others = [c for c in profile.columns if c.name != intent.target and c.count]
+    unusable = _NOT_FEATURES if intent.task_type in SUPERVISED_TASKS else _NOT_FEATURES | {SemanticType.DATETIME}
+    if not others or any(c.semantic_type not in unusable and c.unique > 1 for c in others):
+        return []
+    listed = _names([f"{c.name} ({'constant' if c.unique <= 1 else _KIND_NAMES[c.semantic_type]})" for c in others])
+    aim = f"predict '{intent.target}' from" if intent.target else "learn from"
+    return [_error("no_features", f"There is nothing to {aim}: every column is an identifier, free text, a contact "
+                   f"detail{'' if intent.target else ', a date'} or constant ({listed}). Add columns that measure or "
+                   f"describe the rows.")]
+
+
 def _column_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
     """Columns the goal rules in or out must exist, and must leave the target and a feature to learn from."""
     issues = []
@@ -1375,7 +1427,12 @@ def _missing_target_message(name: str, profile: DatasetProfile) -> str:
 
 
 def _type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
-    if task in {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING} and not is_numeric(target):
+    if target.semantic_type in _UNPREDICTABLE:
+        kind = _KIND_NAMES[target.semantic_type] + (", a different value on nearly every row"
+                                                    if target.semantic_type is SemanticType.ID else "")
+        return [_error("target_unusable", f"'{target.name}' holds {kind} ({_class_list(target, 3)}): nothing a "
+                       f"model can learn to predict. Name the column whose value you want predicted.")]
+    if task in {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING} and not holds_numbers(target):
         return [_error("target_not_numeric", f"Regression needs a numeric target, but '{target.name}' is "
                        f"{target.semantic_type.value} ({_class_list(target)}). Ask to classify it instead.")]
     if task not in CLASSIFICATION:
@@ -1383,7 +1440,7 @@ def _type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
     if target.unique == 1:
         return [_error("single_class", f"'{target.name}' has a single class ('{_class_list(target)}'): there is "
                        f"nothing to tell apart.")]
-    if is_numeric(target) and target.unique > MAX_NUMERIC_CLASSES:
+    if holds_numbers(target) and target.unique > MAX_NUMERIC_CLASSES:
         return [_error("target_not_categorical", f"Classification needs classes, but '{target.name}' is a number "
                        f"with {target.unique} distinct values. Ask for regression, or bin it into classes first.")]
     if task is TaskType.BINARY_CLASSIFICATION and target.unique > 2:

@@ -236,8 +236,9 @@ def _profile(table: _Table, source: str, info: ReadInfo | None) -> DatasetProfil
         if column.name in table.moments:
             table.moments[column.name].apply(column)
     profiles = {column.name: column for column in columns}
-    correlation = _pearson_matrix(sample, profiles)
-    groups = _near_identical(sample, correlation)
+    related = _as_numbers(sample, profiles)
+    correlation = _pearson_matrix(related, profiles)
+    groups = _near_identical(related, correlation)
     checked = _checked_for_duplicates(table)
     duplicates, checked_rows = int(checked.duplicated().sum()), len(checked)
     consistency, consistency_issues, skipped = _consistency(sample, profiles)
@@ -265,7 +266,7 @@ def _profile(table: _Table, source: str, info: ReadInfo | None) -> DatasetProfil
             weights=QUALITY_WEIGHTS,
             issues=completeness_issues + consistency_issues + uniqueness_issues,
         ),
-        correlations=_correlations(correlation, sample, profiles, candidates),
+        correlations=_correlations(correlation, related, profiles, candidates),
         target_candidates=candidates,
         time_column=_time_column(columns),
         notes=_notes(table, info, checked_rows, skipped),
@@ -500,7 +501,8 @@ def _summary(series: pd.Series, semantic: SemanticType) -> dict[str, Any]:
     """Mean, std, min and max of numbers (numeric text coerced); the range of dates as ISO strings."""
     if _is_numeric(series) or (semantic is S.NUMERIC and _is_text(series) and series.count()):
         numbers = series if _is_numeric(series) else pd.to_numeric(series, errors="coerce")
-        return {key: _finite(getattr(numbers, key)()) for key in ("mean", "std", "min", "max")}
+        stray = int(numbers.isna().sum() - series.isna().sum())
+        return {"not_numbers": stray, **{key: _finite(getattr(numbers, key)()) for key in ("mean", "std", "min", "max")}}
     if semantic is S.DATETIME:
         dates = _as_dates(series).dropna()
         return {"min": dates.min().isoformat(), "max": dates.max().isoformat()} if len(dates) else {}
@@ -761,6 +763,14 @@ def _percent(share: float) -> str:
 
 
 # ---------------------------------------------------------------- correlations
+def _as_numbers(sample: pd.DataFrame, profiles: dict[str, ColumnProfile]) -> pd.DataFrame:
+    """Numbers stored as text, as numbers (stray words missing), so they correlate as what they are."""
+    stored = [name for name in sample.columns if profiles[name].not_numbers or (
+        profiles[name].semantic_type is S.NUMERIC and _is_text(sample[name]))]
+    return sample.assign(**{name: pd.to_numeric(sample[name], errors="coerce") for name in stored}) if stored \
+        else sample
+
+
 def _pearson_matrix(sample: pd.DataFrame, profiles: dict[str, ColumnProfile]) -> pd.DataFrame:
     numeric = [
         name for name in sample.columns

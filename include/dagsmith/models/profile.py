@@ -43,6 +43,8 @@ class ColumnProfile(BaseModel):
     std: float | None = None
     min: float | str | None = None
     max: float | str | None = None
+    not_numbers: int = Field(0, description="values of a numeric column stored as text that are not numbers (stray "
+                                            "words such as 'n/a'); a pipeline reads them as missing")
     top_values: list[ValueCount] = Field(default_factory=list)
     issues: list[str] = Field(default_factory=list, description="e.g. 'constant', 'values out of range'")
 
