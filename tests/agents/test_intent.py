@@ -95,6 +95,7 @@ def test_vague_goals_ask_what_to_do(goal):
 @pytest.mark.parametrize(("ref", "goal", "named"), [
     ("diamonds", "predict price and cut", {"price", "cut"}),
     ("wa_churn", "predict churn and tenure", {"churn", "tenure"}),
+    ("diamonds", "predict the price and also the number of carats", {"price", "carat"}),
     ("wa_churn", "predict charges", {"monthly_charges", "total_charges"}),
     ("iris", "predict length", {"sepal length (cm)", "petal length (cm)"}),
 ])

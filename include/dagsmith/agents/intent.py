@@ -54,6 +54,8 @@ GENERIC_NOUNS = frozenset(_stems(
 #: Words between two named columns that mean the goal asks for both ("price and cut").
 CONJUNCTIONS = frozenset(_stems("and or plus also well as both either the a an its their of"))
 JOINING_WORDS = frozenset(_stems("and or plus both either"))
+#: Words that lead a column's mention without naming another thing ("and also the number of rooms").
+QUANTITY_WORDS = frozenset(_stems("number amount count total level rate share percentage quantity"))
 #: Words between a verb and its object ("cancel their contract", "default on the loan").
 OBJECT_LINKS = frozenset(_stems("the a an their his her its my our your on with of"))
 #: Words skipped when looking for the noun a task verb governs ("predict whether the customer will ...").
@@ -625,7 +627,7 @@ def _two_targets(first: Match, second: Match, stems: tuple[str, ...]) -> bool:
         return False
     left, right = sorted((first, second), key=lambda m: m.start)
     between = set(stems[left.end : right.start])
-    return left.end <= right.start and between <= CONJUNCTIONS and bool(between & JOINING_WORDS)
+    return left.end <= right.start and between <= CONJUNCTIONS | QUANTITY_WORDS and bool(between & JOINING_WORDS)
 
 
 def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: DatasetProfile) -> TargetChoice:
@@ -676,7 +678,8 @@ def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: Data
         if tied or _two_targets(first, rival, goal.stems):
             raise AmbiguousGoal(
                 f"The goal could mean two columns to predict: '{first.column}' or '{rival.column}'. Which one "
-                f"should the model predict? One pipeline predicts one column."
+                f"should the model predict? One pipeline predicts one column; for both, plan one goal per column "
+                f"('predict {first.column}', then 'predict {rival.column}')."
             )
     return first
 
