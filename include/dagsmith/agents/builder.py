@@ -20,7 +20,7 @@ from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER, ordered
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.models.catalog import Stage, TaskType
-from dagsmith.models.intent import Intent
+from dagsmith.models.intent import ConstraintKind, Intent
 from dagsmith.models.plan import PipelineSpec, PipelineStatus, PlannedStep, Recommendation, ValidationCheck
 from dagsmith.models.plan import TOP_CANDIDATES
 from dagsmith.models.profile import DatasetProfile, SemanticType
@@ -93,7 +93,7 @@ def _honour_model_request(recommendation: Recommendation, intent: Intent,
                           catalog: dict[str, CatalogEntry]) -> Recommendation:
     """The ranking with only the models the goal asks for at the modelling stage, in their order; a request no
     catalog model meets is refused, naming the closest ones."""
-    labels = _constraint(intent, "model")
+    labels = intent.asks(ConstraintKind.MODEL)
     if not labels:
         return recommendation
     asked = " or ".join(labels)
@@ -125,10 +125,6 @@ def _default(entry: CatalogEntry, name: str):
 
 def _imbalanced(intent: Intent) -> bool:
     return any(issue.code == "class_imbalance" for issue in intent.issues)
-
-
-def _constraint(intent: Intent, kind: str):
-    return next((c.value for c in intent.constraints if c.kind == kind), None)
 
 
 def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, intent: Intent) -> tuple[dict, dict]:
@@ -166,19 +162,19 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
         if ids:
             put("subset", ids, "rows sharing a record id are one record entered more than once")
     elif stage is Stage.FEATURE_SELECTION:
-        limit = _constraint(intent, "max_features")
+        limit = intent.asks(ConstraintKind.MAX_FEATURES)
         if limit:
             put("k", int(limit), "the goal limits the number of features")
     elif stage is Stage.MODELLING:
         if intent.task_type in CLASSIFICATION and _imbalanced(intent):
             put("class_weight", "balanced", "the classes are imbalanced")
-        budget = _constraint(intent, "time_budget_seconds")
+        budget = intent.asks(ConstraintKind.TIME_BUDGET)
         trees = 100 if n > 100_000 or (budget and budget < 120) else 200
         put("n_estimators", trees, "fewer trees for a large table or a tight time budget" if trees == 100
             else "enough trees for a stable ensemble")
         put("n_jobs", 1, "one core per step; steps run side by side")
     elif stage is Stage.CLUSTERING:
-        wanted = _constraint(intent, "n_clusters")
+        wanted = intent.asks(ConstraintKind.N_CLUSTERS)
         k = int(wanted) if wanted else max(2, min(8, round(math.sqrt(n / 50)) or 2))
         if "auto" in {_default(entry, "n_clusters"), _default(entry, "n_components")} and not wanted:
             reasons["n_clusters"] = "chosen by silhouette inside the service"
@@ -187,21 +183,22 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
             put("n_clusters", k, why)
             put("n_components", k, why)
     elif stage is Stage.ANOMALY_DETECTION:
-        share = _constraint(intent, "anomaly_fraction")
+        share = intent.asks(ConstraintKind.ANOMALY_FRACTION)
         if share:
             put("contamination", share, f"the goal asks for the {share:.1%} most unusual rows")
     elif stage is Stage.EDA:
-        focus = _constraint(intent, "focus")
-        analyses = _constraint(intent, "analyses")
+        focus = intent.asks(ConstraintKind.FOCUS)
+        analyses = intent.asks(ConstraintKind.ANALYSES)
         if focus:
             put("focus", focus, f"the goal asks what goes with {focus}")
         if analyses or focus:
             put("analyses", analyses or [], f"the goal asks for {', '.join(analyses)}" if analyses
                 else f"the goal asks only what goes with {focus}")
     elif stage is Stage.DIMENSIONALITY_REDUCTION:
-        visual = _constraint(intent, "visualise") or re.search(r"\b(plot|visuali[sz]e|2d|map|see)\b", intent.goal, re.I)
+        visual = intent.asks(ConstraintKind.VISUALISE) or re.search(r"\b(plot|visuali[sz]e|2d|map|see)\b", intent.goal,
+                                                                    re.I)
         numeric = sum(c.semantic_type is SemanticType.NUMERIC for c in profile.columns)
-        wanted = _constraint(intent, "n_components")
+        wanted = intent.asks(ConstraintKind.N_COMPONENTS)
         if wanted:
             put("n_components", int(wanted), "the goal asks for it")
         elif visual:
@@ -356,8 +353,8 @@ def build(
         search = plan_search(stage, recommendation.for_stage(stage), name, by, profile, intent, search_seconds,
                              lambda candidate, stage=stage: infer_params(stage, catalog[candidate], profile, intent)[0],
                              lambda candidate: native <= _prepares_itself(catalog[candidate]))
-        if search and _constraint(intent, "model"):
-            search.reason = f"the goal asks for {' or '.join(_constraint(intent, 'model'))}: {search.reason}"
+        if search and intent.asks(ConstraintKind.MODEL):
+            search.reason = f"the goal asks for {' or '.join(intent.asks(ConstraintKind.MODEL))}: {search.reason}"
         if search and native:
             search.reason += (f"; {' and '.join(s.value for s in ordered(native))} left to the models, which do it "
                               f"natively, so no step before them does it")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from dagsmith.models.intent import Constraint
+from dagsmith.models.intent import Constraint, ConstraintKind
 
 _EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|leav(?:e|ing) out|"
                       r"do not use|don'?t use|not using|apart from|other than|no)\s+(?P<what>[^,;.!?()]+)")
@@ -36,7 +36,8 @@ def column_constraints(goal: str, column_of: Callable[[str], str | None]) -> lis
     """
     text = goal.lower()
     found = []
-    for kind, pattern, verb in (("exclude_columns", _EXCLUDE, "leave out"), ("only_columns", _ONLY, "use only")):
+    for kind, pattern, verb in ((ConstraintKind.EXCLUDE_COLUMNS, _EXCLUDE, "leave out"),
+                                (ConstraintKind.ONLY_COLUMNS, _ONLY, "use only")):
         named: dict[str, str] = {}
         for hit in pattern.finditer(text):
             said_column = bool(_COLUMN_WORD.search(hit.group("what")))
@@ -53,7 +54,7 @@ def column_constraints(goal: str, column_of: Callable[[str], str | None]) -> lis
 def excluded_columns(constraints: list[Constraint], columns: list[str], keep: set[str | None]) -> list[str]:
     """The columns no step may use as a feature: those ruled out, and with "only from ..." every other one (the
     columns in ``keep``, such as the target, stay)."""
-    ruled_out = {name for c in constraints if c.kind == "exclude_columns" for name in c.value}
-    only = next((set(c.value) for c in constraints if c.kind == "only_columns"), None)
+    ruled_out = {name for c in constraints if c.kind is ConstraintKind.EXCLUDE_COLUMNS for name in c.value}
+    only = next((set(c.value) for c in constraints if c.kind is ConstraintKind.ONLY_COLUMNS), None)
     return [name for name in columns if name not in keep and (name in ruled_out or (only is not None
                                                                                   and name not in only))]

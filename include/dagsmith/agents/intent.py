@@ -21,7 +21,15 @@ from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import ordered
 from dagsmith.text import stem, words
 from dagsmith.models.catalog import Stage, TaskType
-from dagsmith.models.intent import AmbiguousGoal, Constraint, Intent, IntentIssue, InvalidIntent, IssueLevel
+from dagsmith.models.intent import (
+    AmbiguousGoal,
+    Constraint,
+    ConstraintKind,
+    Intent,
+    IntentIssue,
+    InvalidIntent,
+    IssueLevel,
+)
 from dagsmith.models.profile import ColumnProfile, DatasetProfile, SemanticType
 
 __all__ = ["detect_intent", "understand", "validate_intent"]
@@ -888,7 +896,7 @@ def _anomaly_share(goal: str, task: TaskType) -> list[Constraint]:
     share = _SHARE.search(goal)
     if not share or task is not TaskType.ANOMALY_DETECTION or not 0 < float(share.group(1)) <= 50:
         return []
-    return [Constraint(kind="anomaly_fraction", value=float(share.group(1)) / 100,
+    return [Constraint(kind=ConstraintKind.ANOMALY_FRACTION, value=float(share.group(1)) / 100,
                        reason=f"the goal says '{share.group(0)}'")]
 
 
@@ -898,10 +906,10 @@ def _time_budget(text: str) -> list[Constraint]:
         amount, unit = found.group(1), found.group(2)
         value = 0.5 if amount.startswith("half") else _number(amount)
         seconds = int(value * _UNIT_SECONDS[unit[0]])
-        return [Constraint(kind="time_budget_seconds", value=seconds, reason=f"the goal says '{found.group(0)}'")]
+        return [Constraint(kind=ConstraintKind.TIME_BUDGET, value=seconds, reason=f"the goal says '{found.group(0)}'")]
     quick = _QUICK.search(text)
     if quick:
-        return [Constraint(kind="time_budget_seconds", value=QUICK_BUDGET_SECONDS,
+        return [Constraint(kind=ConstraintKind.TIME_BUDGET, value=QUICK_BUDGET_SECONDS,
                            reason=f"'{quick.group(0)}' read as a {QUICK_BUDGET_SECONDS // 60}-minute budget")]
     return []
 
@@ -917,10 +925,12 @@ def _ruled_out(text: str, at: int) -> bool:
 def _interpretability(text: str) -> list[Constraint]:
     black_box = _BLACK_BOX.search(text)
     if black_box and _ruled_out(text, black_box.start()):
-        return [Constraint(kind="interpretable", value=True,
+        return [Constraint(kind=ConstraintKind.INTERPRETABLE, value=True,
                            reason=f"the goal rules out black boxes ('{black_box.group(0)}')")]
     said = next((m for m in _INTERPRETABLE.finditer(text) if not _ruled_out(text, m.start())), None)
-    return [Constraint(kind="interpretable", value=True, reason=f"the goal says '{said.group(0)}'")] if said else []
+    if not said:
+        return []
+    return [Constraint(kind=ConstraintKind.INTERPRETABLE, value=True, reason=f"the goal says '{said.group(0)}'")]
 
 
 def _model_requests(text: str) -> list[Constraint]:
@@ -932,11 +942,11 @@ def _model_requests(text: str) -> list[Constraint]:
             excluded.setdefault(mention.name.family, mention.said)
         else:
             requested.setdefault(mention.label, mention.said)
-    found = [Constraint(kind="exclude_family", value=family, reason=f"the goal rules out '{said}'")
+    found = [Constraint(kind=ConstraintKind.EXCLUDE_FAMILY, value=family, reason=f"the goal rules out '{said}'")
              for family, said in excluded.items()]
     if requested:
         said = ", ".join(f"'{s}'" for s in requested.values())
-        found.append(Constraint(kind="model", value=list(requested), reason=f"the goal asks for {said}"))
+        found.append(Constraint(kind=ConstraintKind.MODEL, value=list(requested), reason=f"the goal asks for {said}"))
     return found
 
 
@@ -945,27 +955,29 @@ def _max_features(text: str) -> list[Constraint]:
     if not found:
         return []
     limit = int(_number(found.group(2))) - (1 if found.group(1) in {"fewer than", "less than"} else 0)
-    return [Constraint(kind="max_features", value=limit, reason=f"the goal says '{found.group(0)}'")]
+    return [Constraint(kind=ConstraintKind.MAX_FEATURES, value=limit, reason=f"the goal says '{found.group(0)}'")]
 
 
 def _metrics(text: str) -> list[Constraint]:
     hits = sorted((m.start(), name, m.group(0)) for name, pattern in METRICS.items() if (m := re.search(pattern, text)))
-    return [Constraint(kind="metric", value=name, reason=f"the goal mentions '{said}'") for _, name, said in hits]
+    return [Constraint(kind=ConstraintKind.METRIC, value=name, reason=f"the goal mentions '{said}'")
+            for _, name, said in hits]
 
 
 def _shape_requests(text: str, task: TaskType) -> list[Constraint]:
     found = []
     clusters = _N_CLUSTERS.search(text)
     if clusters and task is TaskType.CLUSTERING:
-        found.append(Constraint(kind="n_clusters", value=int(_number(clusters.group(1) or clusters.group(2))),
+        count = int(_number(clusters.group(1) or clusters.group(2)))
+        found.append(Constraint(kind=ConstraintKind.N_CLUSTERS, value=count,
                                 reason=f"the goal says '{clusters.group(0)}'"))
     components = _N_COMPONENTS.search(text)
     if components and task in {TaskType.DIMENSIONALITY_REDUCTION, TaskType.CLUSTERING}:
-        found.append(Constraint(kind="n_components", value=int(_number(components.group(1))),
+        found.append(Constraint(kind=ConstraintKind.N_COMPONENTS, value=int(_number(components.group(1))),
                                 reason=f"the goal says '{components.group(0)}'"))
     visual = _VISUALISE.search(text)
     if visual:
-        found.append(Constraint(kind="visualise", value=True, reason=f"the goal says '{visual.group(0)}'"))
+        found.append(Constraint(kind=ConstraintKind.VISUALISE, value=True, reason=f"the goal says '{visual.group(0)}'"))
     return found
 
 
@@ -977,16 +989,14 @@ def _analyses(text: str, task: TaskType) -> list[Constraint]:
     if not named:
         return []
     said = ", ".join(f"'{word}'" for word in named.values())
-    return [Constraint(kind="analyses", value=list(named), reason=f"the goal asks for {said}")]
+    return [Constraint(kind=ConstraintKind.ANALYSES, value=list(named), reason=f"the goal asks for {said}")]
 
 
 def _deduplication_request(text: str) -> list[Constraint]:
     said = next((m for m in _DEDUPLICATE.finditer(text) if not _ruled_out(text, m.start())), None)
-    return [Constraint(kind="deduplicate", value=True, reason=f"the goal says '{said.group(0)}'")] if said else []
-
-
-def _constraint(constraints: list[Constraint], kind: str) -> object:
-    return next((c.value for c in constraints if c.kind == kind), None)
+    if not said:
+        return []
+    return [Constraint(kind=ConstraintKind.DEDUPLICATE, value=True, reason=f"the goal says '{said.group(0)}'")]
 
 
 # --------------------------------------------------------------------------------------------- stages
@@ -1083,7 +1093,8 @@ def _imputation(view: DataView) -> StageDecision | None:
         worst = _names([f"{c.name} {_percent(c.missing_ratio)}" for c in gaps], 3)
         parts.append(f"{_count(len(gaps), 'feature column')} with missing values ({worst})")
     if target_gaps:
-        parts.append(f"{_count(target_gaps, 'row')} without a target" + (" (missing, or not a number)" if view.target.not_numbers else "") + " must be dropped")
+        why = " (missing, or not a number)" if view.target.not_numbers else ""
+        parts.append(f"{_count(target_gaps, 'row')} without a target{why} must be dropped")
     return Stage.IMPUTATION, True, "; ".join(parts)
 
 
@@ -1111,7 +1122,7 @@ def _deduplication(view: DataView) -> StageDecision | None:
     """Deduplicate records entered twice (a repeated id, or copies as alone as any other row), never rows that
     coincide by chance (survey answers, a plan price every new customer pays): those are real observations.
     A goal asking for it gets it."""
-    asked = next((c for c in view.constraints if c.kind == "deduplicate"), None)
+    asked = next((c for c in view.constraints if c.kind is ConstraintKind.DEDUPLICATE), None)
     evidence = _repeats(view.profile)
     if asked:
         return Stage.DEDUPLICATION, True, f"asked for: {asked.reason}" + (f"; {evidence[1]}" if evidence else "")
@@ -1169,7 +1180,7 @@ def _scaling(view: DataView) -> StageDecision | None:
 def _feature_selection(view: DataView) -> StageDecision | None:
     if view.task not in SUPERVISED_TASKS:
         return None
-    limit = _constraint(view.constraints, "max_features")
+    limit = next((c.value for c in view.constraints if c.kind is ConstraintKind.MAX_FEATURES), None)
     if limit is not None:
         return Stage.FEATURE_SELECTION, True, f"the goal allows at most {limit} features"
     return Stage.FEATURE_SELECTION, False, f"{len(view.features)} features; fewer can be simpler and as accurate"
@@ -1183,7 +1194,7 @@ def _feature_engineering(view: DataView) -> StageDecision | None:
 
 
 def _visualisation(view: DataView) -> StageDecision | None:
-    said = next((c for c in view.constraints if c.kind == "visualise"), None)
+    said = next((c for c in view.constraints if c.kind is ConstraintKind.VISUALISE), None)
     return (Stage.VISUALISATION, True, f"plots were asked for: {said.reason}") if said else None
 
 
@@ -1249,9 +1260,10 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
         focus = focus_column(read, matches) if family is Family.EXPLORATION else None
     reasons["target"] = choice.reason
     reasons["task_type"] = f"{task.value.replace('_', ' ')}: {_evidence(scores, family)}; {why}"
+    asked = Constraint(kind=ConstraintKind.FOCUS, value=focus.column,
+                       reason=f"the goal asks what goes with {_target_reason(focus)}") if focus else None
     return compose_intent(goal, profile, task, choice.column, reasons, task_confidence * choice.confidence,
-                          focus=Constraint(kind="focus", value=focus.column, reason=f"the goal asks what goes with "
-                                           f"{_target_reason(focus)}") if focus else None)
+                          focus=asked)
 
 
 def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: str | None, reasons: dict[str, str],
@@ -1262,7 +1274,8 @@ def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: s
     constraints = (parse_constraints(goal, task) + ([focus] if focus else [])
                    + column_constraints(goal, lambda phrase: _column_named(phrase, profile)))
     for c in constraints:
-        reasons[f"constraint.{c.kind}" + (f".{c.value}" if c.kind in {"exclude_family", "metric"} else "")] = c.reason
+        several = c.kind in {ConstraintKind.EXCLUDE_FAMILY, ConstraintKind.METRIC}  # one reason per value
+        reasons[f"constraint.{c.kind}" + (f".{c.value}" if several else "")] = c.reason
     excluded = set(excluded_columns(constraints, profile.column_names, {target}))
     features = [c for c in _features(profile, target, task) if c.name not in excluded]
     view = DataView(profile, task, profile.column(target) if target else None, features, constraints)
@@ -1407,11 +1420,11 @@ def _column_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     """Columns the goal rules in or out must exist, and must leave the target and a feature to learn from."""
     issues = []
     for constraint in intent.constraints:
-        if constraint.kind in {"exclude_columns", "only_columns"}:
+        if constraint.kind in {ConstraintKind.EXCLUDE_COLUMNS, ConstraintKind.ONLY_COLUMNS}:
             issues += [_error("column_missing", _missing_target_message(name, profile))
                        for name in constraint.value if profile.column(name) is None]
     excluded = excluded_columns(intent.constraints, profile.column_names, set())
-    if intent.target in excluded and any(c.kind == "exclude_columns" for c in intent.constraints):
+    if intent.target in excluded and any(c.kind is ConstraintKind.EXCLUDE_COLUMNS for c in intent.constraints):
         issues.append(_error("target_excluded", f"The goal leaves out '{intent.target}', the column it asks to "
                              f"predict. Say which column to predict, or keep it in."))
     if intent.target and not set(profile.column_names) - set(excluded) - {intent.target}:
@@ -1513,5 +1526,5 @@ def _metric_issues(intent: Intent) -> list[IntentIssue]:
     return [
         _warning("metric_mismatch", f"The metric '{c.value}' does not fit {task}; the evaluator's default metrics "
                  f"are used instead.")
-        for c in intent.constraints if c.kind == "metric" and c.value not in fits
+        for c in intent.constraints if c.kind is ConstraintKind.METRIC and c.value not in fits
     ]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dagsmith.models.catalog import Stage, TaskType
-from dagsmith.models.intent import Intent
+from dagsmith.models.intent import ConstraintKind, Intent, find_constraint
 from dagsmith.models.plan import ModelSearch, StageRecommendation
 from dagsmith.models.profile import DatasetProfile
 
@@ -29,13 +29,9 @@ DEFAULT_METRIC = {TaskType.BINARY_CLASSIFICATION: "roc_auc", TaskType.MULTICLASS
                   TaskType.REGRESSION: "r2", TaskType.TIME_SERIES_FORECASTING: "r2"}
 
 
-def _constraint(intent: Intent, kind: str):
-    return next((c for c in intent.constraints if c.kind == kind), None)
-
-
 def budget(profile: DatasetProfile, intent: Intent, configured: float | None) -> tuple[float, str]:
     """The whole search's seconds and why: the goal's time budget, else the operator's setting, else the data's size."""
-    stated = _constraint(intent, "time_budget_seconds")
+    stated = find_constraint(intent.constraints, ConstraintKind.TIME_BUDGET)
     if stated:
         seconds = max(3.0, float(stated.value) * SEARCH_SHARE_OF_GOAL)
         return seconds, f"{SEARCH_SHARE_OF_GOAL:.0%} of the goal's time budget ({stated.reason})"
@@ -47,7 +43,7 @@ def budget(profile: DatasetProfile, intent: Intent, configured: float | None) ->
 
 
 def metric(intent: Intent) -> tuple[str, str]:
-    named = _constraint(intent, "metric")
+    named = find_constraint(intent.constraints, ConstraintKind.METRIC)
     if named:
         return str(named.value), named.reason
     chosen = DEFAULT_METRIC[intent.task_type]

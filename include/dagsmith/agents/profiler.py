@@ -119,7 +119,8 @@ def profile_dataset(path: Path | str, *, sample_rows: int = SAMPLE_ROWS) -> Data
     with decompressed(path) as plain:
         info = sniff(plain)
         if kind:
-            info = replace(info, notes=(f"Decompressed from {kind}: {size_text(info.size_bytes)} of table.", *info.notes))
+            unpacked = f"Decompressed from {kind}: {size_text(info.size_bytes)} of table."
+            info = replace(info, notes=(unpacked, *info.notes))
         if info.format in ("csv", "tsv") and info.size_bytes > CHUNKED_BYTES:
             return _profile(_streamed(plain, info, sample_rows), str(path), info)
         frame, info = read_table(plain, info=info)
@@ -502,7 +503,8 @@ def _summary(series: pd.Series, semantic: SemanticType) -> dict[str, Any]:
     if _is_numeric(series) or (semantic is S.NUMERIC and _is_text(series) and series.count()):
         numbers = series if _is_numeric(series) else pd.to_numeric(series, errors="coerce")
         stray = int(numbers.isna().sum() - series.isna().sum())
-        return {"not_numbers": stray, **{key: _finite(getattr(numbers, key)()) for key in ("mean", "std", "min", "max")}}
+        moments = {key: _finite(getattr(numbers, key)()) for key in ("mean", "std", "min", "max")}
+        return {"not_numbers": stray, **moments}
     if semantic is S.DATETIME:
         dates = _as_dates(series).dropna()
         return {"min": dates.min().isoformat(), "max": dates.max().isoformat()} if len(dates) else {}

@@ -23,7 +23,7 @@ from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.embeddings import Embedder
 from dagsmith.learning.patterns import History, load_history
 from dagsmith.models.catalog import AnalysisMode, Stage, TaskType
-from dagsmith.models.intent import Intent
+from dagsmith.models.intent import ConstraintKind, Intent
 from dagsmith.models.plan import Candidate, RankingMode, Recommendation, Signals, StageRecommendation, Weights
 from dagsmith.models.profile import DatasetProfile, SemanticType
 
@@ -145,8 +145,8 @@ def needs_model(entry: CatalogEntry) -> bool:
 def asked_analyses(intent: Intent) -> list[str]:
     """The analyses an exploratory goal names (every one but associations when it names none and no focus), and
     ``associations`` when it names a column to relate the rest to."""
-    named = next((list(c.value) for c in intent.constraints if c.kind == "analyses"), None)
-    focus = any(c.kind == "focus" for c in intent.constraints)
+    named = next((list(c.value) for c in intent.constraints if c.kind is ConstraintKind.ANALYSES), None)
+    focus = any(c.kind is ConstraintKind.FOCUS for c in intent.constraints)
     if named is None and not focus and intent.task_type is TaskType.EXPLORATORY_ANALYSIS:
         named = [name for name in ANALYSIS_TERMS if name != "associations"]
     return (named or []) + (["associations"] if focus else [])
@@ -163,7 +163,8 @@ def _coverage(entry: CatalogEntry, asked: list[str]) -> tuple[float, str]:
 
 def _ruled_out(entry: CatalogEntry, intent: Intent) -> bool:
     """Whether the goal excludes the family of the service's estimator ("no neural nets", "avoid SVMs")."""
-    excluded = [MODEL_FAMILY_ALGORITHMS.get(c.value, ()) for c in intent.constraints if c.kind == "exclude_family"]
+    excluded = [MODEL_FAMILY_ALGORITHMS.get(c.value, ())
+                for c in intent.constraints if c.kind is ConstraintKind.EXCLUDE_FAMILY]
     return any(algorithm.startswith(prefixes) for prefixes in excluded for algorithm in entry.analysis.algorithms)
 
 
@@ -210,7 +211,7 @@ def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent, state: Dat
     if stage in REPAIR_STAGES and state.quality < REPAIR_QUALITY:
         score = min(1.0, score + 0.1)
         reasons.append(f"data quality {state.quality:.2f} favours repair")
-    if stage is Stage.MODELLING and any(c.kind == "interpretable" and c.value for c in intent.constraints):
+    if stage is Stage.MODELLING and any(c.kind is ConstraintKind.INTERPRETABLE and c.value for c in intent.constraints):
         if set(analysis.algorithms) & INTERPRETABLE:
             reasons.append("interpretable, as the goal asks")
         elif set(analysis.algorithms) & OPAQUE or "boost" in entry.name or "forest" in entry.name:

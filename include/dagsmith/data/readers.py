@@ -463,7 +463,8 @@ def _fields(series: pd.Series) -> pd.DataFrame:
 
 def _listed(fields: dict[str, pd.DataFrame]) -> str:
     def names(part: pd.DataFrame) -> str:
-        return ", ".join(map(repr, part.columns[:4])) + (f" and {len(part.columns) - 4} more" if part.shape[1] > 4 else "")
+        more = f" and {part.shape[1] - 4} more" if part.shape[1] > 4 else ""
+        return ", ".join(map(repr, part.columns[:4])) + more
 
     return "; ".join(f"'{name}' into {names(part)}" for name, part in fields.items())
 

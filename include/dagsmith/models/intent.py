@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
@@ -22,12 +23,36 @@ class IntentIssue(BaseModel):
     message: str
 
 
-class Constraint(BaseModel):
-    """A limit the goal states: time budget, interpretability, excluded model families, ..."""
+class ConstraintKind(StrEnum):
+    """What a goal can state beside its task and target; the builder obeys each one or refuses the plan."""
 
-    kind: str = Field(description="time_budget_seconds | interpretable | exclude_family | max_features | ...")
+    TIME_BUDGET = "time_budget_seconds"  # seconds for the modelling search
+    INTERPRETABLE = "interpretable"  # a model a person can read
+    EXCLUDE_FAMILY = "exclude_family"  # a model family ruled out ("no neural nets")
+    MODEL = "model"  # the model labels asked for ("a random forest")
+    MAX_FEATURES = "max_features"
+    METRIC = "metric"  # the measure to optimise ("optimise recall")
+    N_CLUSTERS = "n_clusters"
+    N_COMPONENTS = "n_components"
+    ANOMALY_FRACTION = "anomaly_fraction"  # share of rows to flag
+    ANALYSES = "analyses"  # the analyses an exploration names
+    FOCUS = "focus"  # the column an exploration relates the others to
+    VISUALISE = "visualise"
+    DEDUPLICATE = "deduplicate"
+    EXCLUDE_COLUMNS = "exclude_columns"  # columns never used as features
+    ONLY_COLUMNS = "only_columns"  # the only columns used as features
+
+
+class Constraint(BaseModel):
+    """A limit the goal states, with the words that state it."""
+
+    kind: ConstraintKind
     value: Any
     reason: str
+
+
+def find_constraint(constraints: Iterable[Constraint], kind: ConstraintKind) -> Constraint | None:
+    return next((c for c in constraints if c.kind is kind), None)
 
 
 class Intent(BaseModel):
@@ -49,6 +74,11 @@ class Intent(BaseModel):
     @property
     def warnings(self) -> list[IntentIssue]:
         return [i for i in self.issues if i.level is IssueLevel.WARNING]
+
+    def asks(self, kind: ConstraintKind) -> Any:
+        """The value of the goal's constraint of this kind, or None when the goal states none."""
+        found = find_constraint(self.constraints, kind)
+        return found.value if found else None
 
 
 class AmbiguousGoal(ValueError):
