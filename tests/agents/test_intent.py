@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -104,6 +105,32 @@ def test_two_possible_targets_ask_which_one(ref, goal, named):
         detect_intent(goal, profile(ref))
     message = str(raised.value)
     assert "Which one" in message and all(f"'{name}'" in message for name in named)
+
+
+@functools.cache
+def _members() -> DatasetProfile:
+    """Members named by an id column, as many tables are; the goals speak of them as 'customers' or 'applicants'."""
+    rng, n = np.random.default_rng(5), 300
+    return profile_frame(pd.DataFrame({
+        "customer": [f"C{i:05d}" for i in range(n)], "age": rng.integers(18, 80, n),
+        "signupnewsletter": rng.choice(["yes", "no"], n), "loan_status": rng.choice(["approved", "rejected"], n),
+        "monthly_fee": rng.normal(40, 9, n).round(2)}))
+
+
+@pytest.mark.parametrize(("goal", "target"), [
+    ("which customers sign up for the newsletter?", "signupnewsletter"),
+    ("predict whether the customer signs up for the newsletter", "signupnewsletter"),
+    ("will the customer's loan be approved or rejected", "loan_status"),
+    ("predict the monthly fee of each customer", "monthly_fee"),
+])
+def test_the_rows_subject_is_not_the_target(goal, target):
+    """An identifier the goal's subject names is who the rows are; the column asked about is the target."""
+    assert detect_intent(goal, _members()).target == target
+
+
+def test_an_identifier_is_refused_as_a_target():
+    found = validate_intent(detect_intent("predict the customer", _members()), _members())
+    assert "'customer' holds an identifier, a different value on nearly every row" in _issue(found, "target_unusable")
 
 
 def test_two_different_tasks_ask_which_one():

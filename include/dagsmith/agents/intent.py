@@ -62,6 +62,8 @@ GENERIC_NOUNS = frozenset(_stems(
 #: Words between two named columns that mean the goal asks for both ("price and cut").
 CONJUNCTIONS = frozenset(_stems("and or plus also well as both either the a an its their of"))
 JOINING_WORDS = frozenset(_stems("and or plus both either"))
+#: The most goal words, small ones included, read as one run-together column name.
+RUN_TOGETHER_WORDS = 7
 #: Words that lead a column's mention without naming another thing ("and also the number of rooms").
 QUANTITY_WORDS = frozenset(_stems("number amount count total level rate share percentage quantity"))
 #: Words between a verb and its object ("cancel their contract", "default on the loan").
@@ -441,12 +443,19 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
 
 
 def _run_together(name: ColumnName, goal: Goal, at: int) -> int | None:
-    """Where a run of two to four goal words starting at ``at`` spells a one-word name ("lowbirthweight")."""
+    """Where goal words starting at ``at`` spell a one-word name, as written or by their stems, small words between
+    allowed: "low birth weight" for lowbirthweight, "signs up for the newsletter" for signupnewsletter."""
     if len(name.spelled) != 1 or len(name.joined) < 6:
         return None
-    for end in range(at + 2, min(at + 5, len(goal.words) + 1)):
-        if "".join(goal.words[at:end]) == name.joined:
-            return end
+    rest, used = name.joined, 0
+    for end in range(at, min(at + RUN_TOGETHER_WORDS, len(goal.words))):
+        piece = next((p for p in (goal.words[end], goal.stems[end]) if rest.startswith(p)), None)
+        if piece:
+            rest, used = rest[len(piece):], used + 1
+            if not rest:
+                return end + 1 if used >= 2 else None
+        elif end == at or goal.stems[end] not in STOPWORDS:
+            return None
     return None
 
 
@@ -641,11 +650,14 @@ def _two_targets(first: Match, second: Match, stems: tuple[str, ...]) -> bool:
 def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: DatasetProfile) -> TargetChoice:
     """The column the goal names (nearest a task verb, inputs after "based on"/"from" aside), else the profile's.
 
-    A column also named among the inputs ("... from its sales volume") is one the user predicts from, not the target.
+    A column also named among the inputs ("... from its sales volume") is one the user predicts from, not the target;
+    an identifier the goal's subject happens to name ("will the *customer* sign up ..." over `customer`) is who the
+    rows are, not what to predict, unless nothing else is named.
     """
     inputs = {m.column for m in matches if m.start >= goal.features_from}
     zone = [m for m in matches if m.start < goal.features_from] or matches
     zone = [m for m in zone if m.column not in inputs] or zone
+    zone = [m for m in zone if _predictable(profile.column(m.column))] or zone
     if zone:
         best = _named_target(goal, zone, verbs, profile)
         return TargetChoice(best.column, best.score, _target_reason(best))
@@ -672,6 +684,10 @@ def focus_column(goal: Goal, matches: list[Match]) -> Match | None:
         return min(named, key=lambda m: _rank_key(m, goal.stems, after))
     strong = {m.column: m for m in matches if m.score >= STRONG_MATCH}
     return next(iter(strong.values())) if len(strong) == 1 else None
+
+
+def _predictable(column: ColumnProfile | None) -> bool:
+    return column is None or column.semantic_type not in _UNPREDICTABLE
 
 
 def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: DatasetProfile) -> Match:
