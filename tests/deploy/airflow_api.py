@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 import urllib.error
 import urllib.request
+
+from tests.waiting import wait_until
 
 FINISHED = {"success", "failed"}
 
@@ -30,30 +31,38 @@ class Api:
     def trigger(self, dag: str, conf: dict) -> str:
         return self.call("POST", f"/api/v2/dags/{dag}/dagRuns", {"logical_date": None, "conf": conf})["dag_run_id"]
 
+    def state(self, dag: str, run_id: str) -> str:
+        return self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}")["state"]
+
     def wait(self, dag: str, run_id: str, timeout: float = 900) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            state = self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}")["state"]
-            if state in FINISHED:
-                return state
-            time.sleep(5)
-        raise AssertionError(f"{dag} run {run_id} still not finished after {timeout:.0f} s")
+        def finished() -> str | None:
+            state = self.state(dag, run_id)
+            return state if state in FINISHED else None
+
+        return wait_until(finished, timeout=timeout, what=f"{dag} run {run_id} to finish")
 
     def question(self, dag: str, run_id: str, task: str, timeout: float = 600) -> dict:
         """What ``task`` asks a person in the UI, once it asks (human-in-the-loop)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                return self.call("GET", self._hitl(dag, run_id, task))
-            except urllib.error.HTTPError as error:
-                if error.code != 404:
-                    raise
-            state = self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}")["state"]
-            if state in FINISHED or time.monotonic() > deadline:
-                tasks = self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances")["task_instances"]
-                raise AssertionError(f"{task} never asked in {dag} run {run_id}, which is {state}: "
-                                     f"{ {t['task_id']: t['state'] for t in tasks} }")
-            time.sleep(5)
+        def asked() -> dict | None:
+            found = self._found("GET", self._hitl(dag, run_id, task))
+            if found is None and self.state(dag, run_id) in FINISHED:
+                raise AssertionError(f"{task} never asked in {dag} run {run_id}: {self._states(dag, run_id)}")
+            return found
+
+        return wait_until(asked, timeout=timeout,
+                          what=lambda: f"{task} to ask in {dag} run {run_id}: {self._states(dag, run_id)}")
+
+    def _states(self, dag: str, run_id: str) -> dict[str, str]:
+        return {task: found["state"] for task, found in self.task_instances(dag, run_id).items()}
+
+    def _found(self, method: str, path: str) -> dict | None:
+        """The response, or None while the API answers 404."""
+        try:
+            return self.call(method, path)
+        except urllib.error.HTTPError as error:
+            if error.code != 404:
+                raise
+            return None
 
     def respond(self, dag: str, run_id: str, task: str, option: str, params_input: dict) -> None:
         self.call("PATCH", self._hitl(dag, run_id, task), {"chosen_options": [option], "params_input": params_input})
@@ -64,14 +73,8 @@ class Api:
 
     def wait_for_dag(self, dag: str, timeout: float = 300) -> dict:
         """The DAG, once the dag-processor has registered it."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                return self.call("GET", f"/api/v2/dags/{dag}")
-            except urllib.error.HTTPError as error:
-                if error.code != 404 or time.monotonic() > deadline:
-                    raise
-            time.sleep(2)
+        return wait_until(lambda: self._found("GET", f"/api/v2/dags/{dag}"), timeout=timeout,
+                          what=f"the dag-processor to register {dag}")
 
     def task_instances(self, dag: str, run_id: str) -> dict[str, dict]:
         """The run's task instances by task id."""

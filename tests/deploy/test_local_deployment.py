@@ -8,7 +8,6 @@ triggers naming a dataset outside the data roots refused at once."""
 from __future__ import annotations
 
 import re
-import time
 import urllib.error
 
 import pytest
@@ -24,6 +23,7 @@ from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
 from tests.deploy.airflow_api import FINISHED, Api, free_port
 from tests.deploy.browser import airflow_ui
+from tests.waiting import wait_until
 
 META_DAG = "dagsmith_build_pipeline"
 #: Written into a file outside the data roots: no refusal may quote it.
@@ -110,11 +110,10 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
             executions = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id))
             assert {e.dataset for e in executions} >= {str(first), str(second)}
 
-        deadline = time.monotonic() + 300
-        while not any(r["run_type"] == "scheduled" and r["state"] in FINISHED for r in api.runs(child)):
-            assert time.monotonic() < deadline, f"no scheduled run finished: {api.runs(child)}\n{_logs(deployment)}"
-            time.sleep(10)
-        scheduled = next(r for r in api.runs(child) if r["run_type"] == "scheduled" and r["state"] in FINISHED)
+        scheduled = wait_until(
+            lambda: next((r for r in api.runs(child) if r["run_type"] == "scheduled" and r["state"] in FINISHED),
+                         None),
+            timeout=300, what=lambda: f"a scheduled run to finish: {api.runs(child)}\n{_logs(deployment)}")
         assert scheduled["state"] == "success", _logs(deployment)
 
         # A person triggers from the UI's form, whose params are documented, and then does not answer: after the

@@ -5,7 +5,6 @@ in headless Chromium (screenshots in test-artifacts/ui_plugin/)."""
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,6 +22,7 @@ from dagsmith.store.db import session_scope
 from tests.conftest import CATALOG, UPLOADS
 from tests.deploy.airflow_api import Api, free_port
 from tests.deploy.browser import airflow_ui
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.xdist_group("ui-plugin")  # one deployment for the module
 META_DAG = "dagsmith_build_pipeline"
@@ -124,14 +124,11 @@ def test_uploads_run_the_catalog_checks_and_show_every_rejection_reason(served):
 
 
 def wait_for_pipeline(settings: Settings, owner: str, timeout: float = 900) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def stored() -> int | None:
         with session_scope(settings) as session:
-            found = session.scalar(select(schema.Pipeline.id).where(schema.Pipeline.owner == owner))
-        if found:
-            return found
-        time.sleep(5)
-    raise AssertionError(f"no pipeline for {owner} after {timeout:.0f} s")
+            return session.scalar(select(schema.Pipeline.id).where(schema.Pipeline.owner == owner))
+
+    return wait_until(stored, timeout=timeout, what=f"a pipeline owned by {owner}")
 
 
 def test_a_user_plans_chooses_and_triggers_then_sees_only_what_is_theirs_or_shared(served, tmp_path):
