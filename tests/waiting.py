@@ -22,6 +22,6 @@ def wait_until(check: Callable[[], T], *, timeout: float, what: str | Callable[[
         if found:
             return found
         if time.monotonic() + pause > deadline:
-            raise AssertionError(f"after {timeout:.0f} s, still waiting for {what() if callable(what) else what}")
+            raise AssertionError(f"after {timeout:g} s, still waiting for {what() if callable(what) else what}")
         time.sleep(pause)
         pause = min(longest, pause * 1.5)
