@@ -302,7 +302,7 @@ def test_large_csv_is_streamed_in_chunks(monkeypatch, tmp_path):
     path = tmp_path / "ames.csv"
     ames.to_csv(path, index=False)
     monkeypatch.setattr(profiler, "CHUNKED_BYTES", 1_000)
-    monkeypatch.setattr(profiler, "CHUNK_ROWS", 500)
+    monkeypatch.setattr(profiler.table, "CHUNK_ROWS", 500)
     result = profile_dataset(path, sample_rows=1_000)
     assert result.sampled and result.n_rows == len(ames) and result.notes[0].startswith("Read in chunks")
     assert 900 <= result.sample_rows <= 1_100
