@@ -82,11 +82,28 @@ stop_our_service() {
     sleep 1
 }
 
+service_alive() {
+    [[ -f "$SERVICE_PID" ]] && kill -0 "$(cat "$SERVICE_PID")" 2>/dev/null
+}
+
+# Whether the socket answers within $1 tries half a second apart.
+answers_within() {
+    local try
+    for try in $(seq 1 "$1"); do
+        socket_answers && return 0
+        sleep 0.5
+    done
+    return 1
+}
+
 start_service() {
-    if socket_answers; then
+    # A live service slow to answer (a loaded machine) is waited for, never replaced: removing its socket under
+    # running tests would leave them without an engine.
+    if socket_answers || { service_alive && answers_within 20; }; then
         log "Docker API already answering on $SOCKET"
         return
     fi
+    stop_our_service
     rm -f "$SOCKET"
     # fd 9 (the setup lock) is closed so the long-lived service does not hold it. It runs in its own folder:
     # conmon leaves marker files (an `oom` file after a memory kill) in its working directory.
@@ -95,11 +112,7 @@ start_service() {
         setsid nohup podman system service --time=0 "unix://$SOCKET" >>"$SERVICE_LOG" 2>&1 </dev/null 9>&- &
         echo $! >"$SERVICE_PID"
     )
-    local waited
-    for waited in $(seq 1 60); do
-        socket_answers && { log "Docker API answering on $SOCKET after ${waited}x0.5 s"; return; }
-        sleep 0.5
-    done
+    answers_within 60 && { log "Docker API answering on $SOCKET"; return; }
     die "podman system service did not answer on $SOCKET within 30 s; see $SERVICE_LOG"
 }
 

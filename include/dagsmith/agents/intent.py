@@ -891,10 +891,12 @@ def _number(said: str) -> float:
 
 #: What each analysis of an exploration is called in goals (the names are the exploration service's ``analyses``).
 ANALYSIS_WORDS = {
-    "statistics": re.compile(r"\b(statistics?|stats|averages?|means?|medians?)\b"),
+    "statistics": re.compile(r"\b(statistics?|stats|averages?|means?|medians?|summar\w*|overview|describe|"
+                             r"(?:value )?ranges?|minimum|maximum|typical values?)\b"),
     "distributions": re.compile(r"\b(distributions?|distributed|histograms?|spread|skew\w*)\b"),
     "missingness": re.compile(r"\b(missing\w*|gaps|nulls?|nan|completeness|empty values)\b"),
-    "correlations": re.compile(r"\b(correlat\w*|relationships? between)\b"),
+    "correlations": re.compile(r"\b(correlat\w*|relationships?|relate[sd]?|relating|associations?|"
+                               r"go together|move together)\b"),
     "outliers": re.compile(r"\b(outliers?|extreme values?|anomal\w*|unusual values?)\b"),
 }
 
