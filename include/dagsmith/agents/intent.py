@@ -891,8 +891,8 @@ def _number(said: str) -> float:
 
 #: What each analysis of an exploration is called in goals (the names are the exploration service's ``analyses``).
 ANALYSIS_WORDS = {
-    "statistics": re.compile(r"\b(statistics?|stats|averages?|means?|medians?|summar\w*|overview|describe|"
-                             r"(?:value )?ranges?|minimum|maximum|typical values?)\b"),
+    "statistics": re.compile(r"\b(statistics?|stats|averages?|means?|medians?|(?:value )?ranges?|minimum|maximum|"
+                             r"typical values?)\b"),  # not 'summarise' or 'describe': those ask for everything
     "distributions": re.compile(r"\b(distributions?|distributed|histograms?|spread|skew\w*)\b"),
     "missingness": re.compile(r"\b(missing\w*|gaps|nulls?|nan|completeness|empty values)\b"),
     "correlations": re.compile(r"\b(correlat\w*|relationships?|relate[sd]?|relating|associations?|"
