@@ -386,6 +386,21 @@ def test_contract_checks_catch_intents_from_any_reasoner():
     assert validate_intent(base, profile("penguins")).issues == base.issues, "validating twice adds nothing"
 
 
+def test_a_target_named_in_other_words_is_found_by_meaning(embedder):
+    found = understand("predict nitric oxide concentration", profile("boston"), embedder=embedder)
+    assert found.target == "nox" and "closest in meaning to the goal's 'nitric'" in found.reasons["target"]
+
+
+def test_several_columns_close_in_meaning_are_named_not_guessed(embedder):
+    swiss = profile_frame(pd.DataFrame({"participation": ["yes", "no"] * 100, "income": range(200),
+                                        "foreign": ["yes", "no", "no", "yes"] * 50}))
+    with pytest.raises(InvalidIntent) as raised:
+        understand("model whether a Swiss woman takes part in the labour force", swiss, embedder=embedder)
+    message = str(raised.value)
+    assert "Closest in meaning to the goal's words: foreign ('swiss'" in message
+    assert "participation ('takes part'" in message and "Name the column to predict" in message
+
+
 def test_understand_returns_a_plannable_intent():
     found = understand("predict churn", profile("wa_churn"))
     assert not found.errors and found.target == "churn"

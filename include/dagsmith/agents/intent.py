@@ -292,7 +292,7 @@ def _vocabulary() -> dict[str, str]:
 
 _VOCABULARY = _vocabulary()
 #: Stems of the task words: never read as an abbreviated column name ("predict" is no 'pred' column).
-_TASK_STEMS = frozenset(s for _, phrase, _ in _TASK_PHRASES for s in phrase)
+TASK_STEMS = frozenset(s for _, phrase, _ in _TASK_PHRASES for s in phrase)
 
 
 def similar(a: str, b: str) -> bool:
@@ -430,7 +430,7 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
             yield Match(column, MatchKind.EXACT, at, at + 1, word)
         elif joined := _run_together(name, goal, at):  # "low birth weight": lowbirthweight
             yield Match(column, MatchKind.EXACT, at, joined, goal.said(at, joined))
-        elif s not in _TASK_STEMS and any(_abbreviates(c, (s, word)) for c in name.written):
+        elif s not in TASK_STEMS and any(_abbreviates(c, (s, word)) for c in name.written):
             yield Match(column, MatchKind.ABBREVIATION, at, at + 1, word)
         elif s in name.stems and len(s) >= 3:
             yield Match(column, MatchKind.PARTIAL, at, at + 1, word, PARTIAL_SPREAD * (1 - coverage))

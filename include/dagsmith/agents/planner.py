@@ -111,7 +111,7 @@ def plan(
         return result
 
     profile = timed("profile", lambda: profile_dataset(data))
-    intent = timed("intent", lambda: understand(goal, profile, model_reasoner(settings)))
+    intent = timed("intent", lambda: understand(goal, profile, model_reasoner(settings), embedder))
     recommendation = timed("recommend", lambda: recommend_stages(
         profile, intent, user=user, mode=mode, weights=weights, settings=settings, embedder=embedder))
     if ask:

@@ -13,7 +13,16 @@ import unicodedata
 
 from pydantic import BaseModel, Field
 
-from dagsmith.agents.intent import compose_intent, detect_intent, validate_intent
+from dagsmith.agents.column_meaning import read_by_meaning
+from dagsmith.agents.intent import (
+    compose_intent,
+    detect_intent,
+    explicit_target,
+    read_goal,
+    supervised_type,
+    validate_intent,
+)
+from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
 from dagsmith.models.profile import DatasetProfile
@@ -90,12 +99,41 @@ def check_goal(goal: str) -> None:
                             "differently from what it says; write it as plain text")
 
 
-def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None) -> Intent:
-    """Read and validate the goal; raises AmbiguousGoal (unreadable goal) or InvalidIntent (cannot be planned)."""
+def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
+               embedder: Embedder | None = None) -> Intent:
+    """Read and validate the goal; raises AmbiguousGoal (unreadable goal) or InvalidIntent (cannot be planned).
+
+    A target the goal names in words no column is called by is looked for by meaning (``embedder``, by default the
+    shipped model, loaded only then).
+    """
     check_goal(goal)
     intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
                                 lambda: validate_intent(detect_intent(goal, profile), profile))
+    if {issue.code for issue in intent.errors} == {"target_missing"}:
+        intent = _target_by_meaning(intent, profile, embedder or default_embedder())
     intent = intent.model_copy(update={"provenance": provenance})
     if intent.errors:
         raise InvalidIntent(intent)
     return intent
+
+
+def _target_by_meaning(intent: Intent, profile: DatasetProfile, embedder: Embedder) -> Intent:
+    """The intent with the one column the goal means as its target; or its error naming the close ones. A column the
+    goal designates by name ("the column 'x'") is never swapped for another."""
+    if explicit_target(intent.goal, profile)[1]:
+        return intent
+    found = read_by_meaning(intent.goal, profile, embedder)
+    if found is None:
+        return intent
+    if not found.clear:
+        close = "; ".join(str(meaning) for meaning in found.close[:3])
+        issues = [issue.model_copy(update={"message": f"{issue.message} Closest in meaning to the goal's words: "
+                                                      f"{close}. Name the column to predict."})
+                  if issue.code == "target_missing" else issue for issue in intent.issues]
+        return intent.model_copy(update={"issues": issues})
+    target = found.close[0].column
+    task, why = supervised_type(read_goal(intent.goal, profile), profile, target)
+    reasons = {**intent.reasons, "target": f"{target}: {found.reason}",
+               "task_type": f"{task.value.replace('_', ' ')}: {why}"}
+    return validate_intent(compose_intent(intent.goal, profile, task, target, reasons, intent.confidence * 0.8),
+                           profile)
