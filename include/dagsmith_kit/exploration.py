@@ -266,7 +266,7 @@ def _statistics(out: Bundle, frame: pd.DataFrame, columns: list[str], numeric: l
               for c in columns if c not in numeric]
     repeated = int(frame[columns].duplicated().sum())
     out.write_metrics({"stat.rows": len(frame), "stat.columns": len(columns), "stat.duplicate_rows": repeated}
-                      | {f"stat.{c}.{name}": value for c, stats in figures.items() for name, value in stats.items()})
+                      | _statistic_metrics(figures))
     out.append_report(
         f"## Statistics\n\n{len(frame):,} rows, {len(columns)} columns ({len(numeric)} numeric)"
         + (f"; {repeated:,} rows repeat an earlier one exactly" if repeated else "") + ".\n\n"
@@ -275,9 +275,17 @@ def _statistics(out: Bundle, frame: pd.DataFrame, columns: list[str], numeric: l
     return {"numeric": len(numeric), "duplicate_rows": repeated}
 
 
+def _statistic_metrics(figures: dict[str, dict[str, float]]) -> dict[str, float]:
+    return {f"stat.{c}.{name}": value for c, stats in figures.items() for name, value in stats.items()}
+
+
 def _distributions(out: Bundle, frame: pd.DataFrame, columns: list[str], numeric: list[str],
                    max_plotted: int) -> dict[str, str]:
+    """Each column's shape in words and a plot; numbers are also summarised by their range, centre and spread."""
     shapes = {c: shape(frame[c]) for c in numeric}
+    figures = {c: column_statistics(frame[c]) for c in numeric}
+    out.write_metrics(_statistic_metrics(figures))
+    rows = [[c, *(figures[c][name] for name in ("min", "median", "max", "mean", "std")), shapes[c]] for c in numeric]
     plotted = [c for c in columns if frame[c].notna().any()][:max_plotted]
     if plotted:
         distribution_grid(out, frame, plotted)
@@ -285,6 +293,8 @@ def _distributions(out: Bundle, frame: pd.DataFrame, columns: list[str], numeric
     out.append_report("## Distributions\n\n"
                       + (f"Skewed: {', '.join(skewed)}; a log or rank transform suits these before linear models. "
                          if skewed else "No numeric column is markedly skewed. ")
+                      + (markdown_table(["column", "min", "median", "max", "mean", "std", "shape"], rows) + "\n\n"
+                         if rows else "")
                       + (f"Plotted: {len(plotted)} of {len(columns)} columns.\n\n"
                          "![distributions](artifacts/distributions.png)" if plotted else ""))
     return shapes
