@@ -42,9 +42,11 @@ class Api:
         return wait_until(finished, timeout=timeout, what=f"{dag} run {run_id} to finish")
 
     def question(self, dag: str, run_id: str, task: str, timeout: float = 600) -> dict:
-        """What ``task`` asks a person in the UI, once it asks (human-in-the-loop)."""
+        """What ``task`` asks a person in the UI, once it asks (human-in-the-loop) and waits for the answer: the
+        question exists a moment before the task has deferred, and an answer in that moment is lost."""
         def asked() -> dict | None:
-            found = self._found("GET", self._hitl(dag, run_id, task))
+            waiting = self.task_instances(dag, run_id).get(task, {}).get("state") == "deferred"
+            found = self._found("GET", self._hitl(dag, run_id, task)) if waiting else None
             if found is None and self.state(dag, run_id) in FINISHED:
                 raise AssertionError(f"{task} never asked in {dag} run {run_id}: {self._states(dag, run_id)}")
             return found
