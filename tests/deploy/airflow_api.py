@@ -10,6 +10,8 @@ import urllib.request
 from tests.waiting import wait_until
 
 FINISHED = {"success", "failed"}
+#: A human-in-the-loop task waiting for its answer: parked (Airflow 3.3+) or deferred to the triggerer (before).
+WAITING_FOR_A_PERSON = {"awaiting_input", "deferred"}
 
 
 class Api:
@@ -43,9 +45,9 @@ class Api:
 
     def question(self, dag: str, run_id: str, task: str, timeout: float = 600) -> dict:
         """What ``task`` asks a person in the UI, once it asks (human-in-the-loop) and waits for the answer: the
-        question exists a moment before the task has deferred, and an answer in that moment is lost."""
+        question is stored a moment before the task parks to wait, and an answer in that moment fails the task."""
         def asked() -> dict | None:
-            waiting = self.task_instances(dag, run_id).get(task, {}).get("state") == "deferred"
+            waiting = self.task_instances(dag, run_id).get(task, {}).get("state") in WAITING_FOR_A_PERSON
             found = self._found("GET", self._hitl(dag, run_id, task)) if waiting else None
             if found is None and self.state(dag, run_id) in FINISHED:
                 raise AssertionError(f"{task} never asked in {dag} run {run_id}: {self._states(dag, run_id)}")
