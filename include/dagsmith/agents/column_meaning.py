@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from dagsmith.agents.intent import STOPWORDS, TASK_STEMS, read_goal
 from dagsmith.embeddings import Embedder
-from dagsmith.text import words
 from dagsmith.models.profile import DatasetProfile
+from dagsmith.text import words
 
 MIN_SIMILARITY = 0.4
 #: Longest phrase compared: names are short, and longer spans blur what the phrase is about.
@@ -34,10 +34,14 @@ class Meaning:
 
 @dataclass(frozen=True)
 class Reading:
-    """The columns some phrase of the goal means, closest first; ``clear`` when only one is close."""
+    """The columns some phrase of the goal means, closest first."""
 
     close: list[Meaning]
-    clear: bool
+
+    @property
+    def clear(self) -> bool:
+        """Only one column is close: the reading needs no question."""
+        return len(self.close) == 1
 
     @property
     def reason(self) -> str:
@@ -75,7 +79,7 @@ def read_by_meaning(goal: str, profile: DatasetProfile, embedder: Embedder) -> R
     close = [m for m in ranked if m.similarity >= MIN_SIMILARITY]
     if not close:
         return None
-    return Reading(close, clear=len(close) == 1)
+    return Reading(close)
 
 
 def _readable(name: str) -> str:

@@ -111,8 +111,6 @@ def _expand(path: Path, kind: str, copy: Path) -> None:
                         f"columns, or raise the limit on a machine with the memory for it."
                     )
                 target.write(block)
-    except DatasetError:
-        raise
     except (OSError, EOFError, lzma.LZMAError, zipfile.BadZipFile) as exc:
         if isinstance(exc, OSError) and exc.errno is not None:  # the disk, not the archive
             raise DatasetError(f"cannot decompress '{path}': {exc.strerror}. Free some space in "
