@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from dagsmith import datasets
-from dagsmith.bench.suite import CLASSIFICATION, SUPERVISED, BenchTask, load_suite
+from dagsmith.bench.suite import BenchTask, load_suite
 from dagsmith.models.catalog import Stage, TaskType
 
 CATALOG = Path(__file__).resolve().parents[2] / "microservices"
@@ -107,7 +107,7 @@ def test_task_columns_exist_and_the_frame_is_what_the_pipeline_should_see(task_i
     assert data.shape[1] >= 2
 
 
-@pytest.mark.parametrize("task_id", sorted(t.id for t in SUITE if t.task_type in SUPERVISED))
+@pytest.mark.parametrize("task_id", sorted(t.id for t in SUITE if t.task_type.supervised))
 def test_supervised_targets_fit_their_task(task_id):
     task = TASKS[task_id]
     target = frame(task_id)[task.target]
@@ -156,9 +156,9 @@ def test_reference_pipeline_fits_the_task_and_the_services_limits(task_id):
     n = len(frame(task_id))
     assert CORE_STAGE[task.task_type] in task.reference
     assert task.reference.get(Stage.LOADING, [None])[0] == "tabular_loader"
-    if task.task_type in SUPERVISED:
+    if task.task_type.supervised:
         assert {Stage.SPLITTING, Stage.EVALUATION} <= set(task.reference)
-        evaluator = "classification_evaluator" if task.task_type in CLASSIFICATION else "regression_evaluator"
+        evaluator = "classification_evaluator" if task.task_type.classification else "regression_evaluator"
         assert evaluator in task.reference[Stage.EVALUATION]
         if frame(task_id)[task.target].isna().any():  # imputers never fill the target; target_validator stops
             assert task.reference[Stage.IMPUTATION] == ["missing_row_dropper"]

@@ -12,14 +12,14 @@ import re
 
 from sqlalchemy.orm import Session
 
+from dagsmith.agents.compatibility import Gap, data_state, prepares_itself, shortfalls
 from dagsmith.agents.model_mentions import covers
 from dagsmith.agents.model_search import plan_search
 from dagsmith.agents.parameters_llm import read_params
-from dagsmith.agents.recommender import PRODUCER_STAGES, needs_model
 from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER, ordered
 from dagsmith.catalog.repository import CatalogEntry
-from dagsmith.models.catalog import Stage, TaskType
+from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import ConstraintKind, Intent
 from dagsmith.models.plan import PipelineSpec, PipelineStatus, PlannedStep, Recommendation, ValidationCheck
 from dagsmith.models.plan import TOP_CANDIDATES
@@ -28,15 +28,8 @@ from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide
 from dagsmith.store import schema
 
-SUPERVISED = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION, TaskType.REGRESSION,
-              TaskType.TIME_SERIES_FORECASTING}
-CLASSIFICATION = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION}
 MIN_ROWS = {True: 20, False: 10}  # supervised or not
 MIN_TEST_ROWS = 5
-#: Preparation a model can do itself, by the capability its code shows. When the modelling pick does it, no step
-#: does it before: one-hot columns hide the categories from a model that splits on them natively, and filled-in
-#: values hide that a value was missing from a model that learns where gaps go.
-DONE_BY_MODEL = {Stage.ENCODING: "categorical features natively", Stage.IMPUTATION: "handles missing values"}
 
 
 class ChoiceError(ValueError):
@@ -140,8 +133,8 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
     if stage is Stage.SPLITTING:
         size = 0.25 if n < 1_000 else 0.1 if n > 100_000 else 0.2
         put("test_size", size, f"{n:,} rows: {size:.0%} held out keeps enough rows on both sides")
-        put("stratify", intent.task_type in CLASSIFICATION, "stratified so the test set keeps the class balance"
-            if intent.task_type in CLASSIFICATION else "not a classification task")
+        put("stratify", intent.task_type.classification, "stratified so the test set keeps the class balance"
+            if intent.task_type.classification else "not a classification task")
         put("random_state", 42, "fixed seed for a reproducible split")
         if profile.time_column:
             put("time_column", profile.time_column, f"'{profile.time_column}' is the table's time column")
@@ -166,7 +159,7 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
         if limit:
             put("k", int(limit), "the goal limits the number of features")
     elif stage is Stage.MODELLING:
-        if intent.task_type in CLASSIFICATION and _imbalanced(intent):
+        if intent.task_type.classification and _imbalanced(intent):
             put("class_weight", "balanced", "the classes are imbalanced")
         budget = intent.asks(ConstraintKind.TIME_BUDGET)
         trees = 100 if n > 100_000 or (budget and budget < 120) else 200
@@ -216,16 +209,11 @@ def _skewed(mean, std, low, high) -> bool:
     return abs(mean - (low + high) / 2) > std  # a long tail pulls the mean away from the middle of the range
 
 
-def _prepares_itself(entry: CatalogEntry) -> set[Stage]:
-    capabilities = " ".join(entry.analysis.capabilities)
-    return {stage for stage, capability in DONE_BY_MODEL.items() if capability in capabilities}
-
-
 def _left_to_model(chosen: list[tuple[Stage, str, list[str], str]], catalog: dict[str, CatalogEntry]) -> set[Stage]:
     """The preparation stages the modelling pick does itself, so the chain leaves the columns raw for it."""
     pick = next((name for stage, name, *_ in chosen if stage is Stage.MODELLING), None)
     planned = {stage for stage, *_ in chosen}
-    return _prepares_itself(catalog[pick]) & planned if pick else set()
+    return prepares_itself(catalog[pick].analysis.tags) & planned if pick else set()
 
 
 def done_by_model(spec: PipelineSpec, catalog: dict[str, CatalogEntry]) -> set[Stage]:
@@ -235,7 +223,7 @@ def done_by_model(spec: PipelineSpec, catalog: dict[str, CatalogEntry]) -> set[S
         return set()
     models = step.search.candidates if step.search else [step.microservice]
     present = {s.stage for s in spec.steps}
-    return set.intersection(*(_prepares_itself(catalog[m]) for m in models)) - present
+    return set.intersection(*(prepares_itself(catalog[m].analysis.tags) for m in models)) - present
 
 
 # ---------------------------------------------------------------- the graph
@@ -275,14 +263,14 @@ def validate(spec: PipelineSpec, profile: DatasetProfile, intent: Intent, catalo
         detail="every required stage has a microservice" if not missing
         else f"no compatible microservice for: {', '.join(missing)}")]
 
-    problems = []
+    problems, size_problems = [], []
     for step in spec.steps:
-        needs = " ".join(catalog[step.microservice].analysis.requirements_on_input)
         upstream = {stage_of[p] for p in _ancestors(step.position, depends)}
-        if "a train/test split" in needs and Stage.SPLITTING not in upstream:
-            problems.append(f"{step.microservice} needs a train/test split upstream")
-        if needs_model(catalog[step.microservice]) and not upstream & PRODUCER_STAGES:
-            problems.append(f"{step.microservice} needs a model step upstream")
+        state = data_state(profile, intent, before=upstream)
+        for shortfall in shortfalls(catalog[step.microservice].analysis.tags, state):
+            if shortfall.blocking:
+                (size_problems if shortfall.gap is Gap.ROWS else problems).append(
+                    f"{step.microservice} {shortfall.reason}")
         if step.stage is Stage.LOADING and step.depends_on:
             problems.append(f"{step.microservice} reads the raw file and must come first")
     checks.append(ValidationCheck(name="formats along edges", passed=not problems,
@@ -299,17 +287,13 @@ def validate(spec: PipelineSpec, profile: DatasetProfile, intent: Intent, catalo
         detail="referenced columns exist and no step removes the target" if not bad and not dropped
         else "; ".join([f"unknown column {b}" for b in bad] + [f"{d} would drop the target" for d in dropped])))
 
-    supervised = intent.task_type in SUPERVISED
-    size_problems = []
+    supervised = intent.task_type.supervised
     if profile.n_rows < MIN_ROWS[supervised]:
-        size_problems.append(f"{profile.n_rows} rows, at least {MIN_ROWS[supervised]} needed")
+        size_problems.insert(0, f"{profile.n_rows} rows, at least {MIN_ROWS[supervised]} needed")
     for step in spec.steps:
         test_size = step.params.get("test_size")
         if test_size and profile.n_rows * test_size < MIN_TEST_ROWS:
             size_problems.append(f"a {test_size:.0%} test set would hold under {MIN_TEST_ROWS} rows")
-        limit = next((p.default for p in catalog[step.microservice].analysis.parameters if p.name == "max_rows"), None)
-        if isinstance(limit, int) and profile.n_rows > limit:
-            size_problems.append(f"{step.microservice} refuses more than {limit:,} rows")
     checks.append(ValidationCheck(name="dataset size", passed=not size_problems,
                                   detail="; ".join(size_problems) or f"{profile.n_rows:,} rows are enough"))
     return checks
@@ -348,11 +332,11 @@ def build(
     for position, (stage, name, alternatives, by) in enumerate(chosen):
         entry = catalog[name]
         if stage is Stage.MODELLING and native:  # self-healing may only swap in models that read the raw columns
-            alternatives = [a for a in alternatives if native <= _prepares_itself(catalog[a])]
+            alternatives = [a for a in alternatives if native <= prepares_itself(catalog[a].analysis.tags)]
         params, reasons = infer_params(stage, entry, profile, intent)
         search = plan_search(stage, recommendation.for_stage(stage), name, by, profile, intent, search_seconds,
                              lambda candidate, stage=stage: infer_params(stage, catalog[candidate], profile, intent)[0],
-                             lambda candidate: native <= _prepares_itself(catalog[candidate]))
+                             lambda candidate: native <= prepares_itself(catalog[candidate].analysis.tags))
         if search and intent.asks(ConstraintKind.MODEL):
             search.reason = f"the goal asks for {' or '.join(intent.asks(ConstraintKind.MODEL))}: {search.reason}"
         if search and native:

@@ -753,8 +753,6 @@ _KIND_NAMES = {
     SemanticType.EMAIL: "email addresses", SemanticType.PHONE: "phone numbers", SemanticType.URL: "URLs",
     SemanticType.POSTAL_CODE: "postal codes", SemanticType.DATETIME: "dates",
 }
-CLASSIFICATION = {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION}
-SUPERVISED_TASKS = CLASSIFICATION | {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING}
 #: A numeric target with at most this many values can be classes when the goal hints so.
 FEW_VALUES = 10
 
@@ -816,7 +814,7 @@ def _numeric_task(target: ColumnProfile, said: set[str], hinted: set[str],
         votes = (len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
                  + ("classification" in hinted) - ("regression" in hinted))
         suggested = next((c.suggested_task for c in profile.target_candidates if c.column == target.name), None)
-        if votes > 0 or (votes == 0 and suggested in CLASSIFICATION):
+        if votes > 0 or (votes == 0 and suggested.classification):
             return TaskType.MULTICLASS_CLASSIFICATION, ", few enough to be classes, as the goal or profile says"
         return TaskType.REGRESSION, ", numeric and ordered, so its value is predicted"
     return TaskType.REGRESSION, ": a continuous number, so its value is predicted"
@@ -1102,7 +1100,7 @@ def _names(names: list[str], limit: int = 4) -> str:
 
 def _imputation(view: DataView) -> StageDecision | None:
     gaps = sorted((c for c in view.features if c.missing), key=lambda c: -c.missing_ratio)
-    target_gaps = view.target.missing + view.target.not_numbers if view.target and view.task in SUPERVISED_TASKS \
+    target_gaps = view.target.missing + view.target.not_numbers if view.target and view.task.supervised \
         else 0
     if not gaps and not target_gaps:
         return None
@@ -1174,7 +1172,7 @@ def _type_conversion(view: DataView) -> StageDecision | None:
               if not is_numeric(c) and c.semantic_type in {SemanticType.NUMERIC, SemanticType.DATETIME}]
     if not stored:
         return None
-    if view.target and view.target.name in stored and view.task not in CLASSIFICATION:
+    if view.target and view.target.name in stored and not view.task.classification:
         return Stage.TYPE_CONVERSION, True, f"the target {view.target.name} is numbers stored as text{_stray(view.target)}"
     return Stage.TYPE_CONVERSION, False, f"{_names(stored)} stored as text"
 
@@ -1190,13 +1188,13 @@ def _outlier_handling(view: DataView) -> StageDecision | None:
 
 def _scaling(view: DataView) -> StageDecision | None:
     n = len(_continuous(view))
-    if not n or view.task not in SUPERVISED_TASKS:
+    if not n or not view.task.supervised:
         return None
     return Stage.SCALING, False, f"{_count(n, 'numeric feature')}: linear and distance-based models need one scale"
 
 
 def _feature_selection(view: DataView) -> StageDecision | None:
-    if view.task not in SUPERVISED_TASKS:
+    if not view.task.supervised:
         return None
     limit = next((c.value for c in view.constraints if c.kind is ConstraintKind.MAX_FEATURES), None)
     if limit is not None:
@@ -1206,7 +1204,7 @@ def _feature_selection(view: DataView) -> StageDecision | None:
 
 def _feature_engineering(view: DataView) -> StageDecision | None:
     dates = [c.name for c in view.features if c.semantic_type is SemanticType.DATETIME]
-    if not dates or view.task not in SUPERVISED_TASKS - {TaskType.TIME_SERIES_FORECASTING}:
+    if not dates or not view.task.supervised or view.task is TaskType.TIME_SERIES_FORECASTING:
         return None
     return Stage.FEATURE_ENGINEERING, False, f"date columns ({_names(dates)}) can become year/month/day features"
 
@@ -1383,7 +1381,7 @@ def _goal_issues(intent: Intent) -> list[IntentIssue]:
 
 
 def _size_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
-    supervised = intent.task_type in SUPERVISED_TASKS
+    supervised = intent.task_type.supervised
     minimum = MIN_ROWS_SUPERVISED if supervised else MIN_ROWS_OTHER
     if profile.n_rows < minimum:
         return [_error("too_few_rows", f"The table has {profile.n_rows} rows; "
@@ -1395,7 +1393,7 @@ def _size_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
 
 
 def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
-    if intent.task_type not in SUPERVISED_TASKS:
+    if not intent.task_type.supervised:
         return []
     if intent.target is None:
         return [_error("no_target", "There is no column to predict: the goal names none and the profile found no "
@@ -1413,7 +1411,7 @@ def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     if target.missing_ratio >= TARGET_GAPS:
         issues.append(_warning("target_missing_values", f"'{target.name}' is missing in {target.missing} rows "
                                f"({_percent(target.missing_ratio)}); those rows cannot be used for training."))
-    if intent.task_type in CLASSIFICATION and target.unique >= 2:
+    if intent.task_type.classification and target.unique >= 2:
         issues += _imbalance(target)
     return issues
 
@@ -1424,7 +1422,7 @@ def _feature_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue
     if intent.task_type in {TaskType.EXPLORATORY_ANALYSIS, TaskType.TIME_SERIES_FORECASTING}:
         return []
     others = [c for c in profile.columns if c.name != intent.target and c.count]
-    unusable = _NOT_FEATURES if intent.task_type in SUPERVISED_TASKS else _NOT_FEATURES | {SemanticType.DATETIME}
+    unusable = _NOT_FEATURES if intent.task_type.supervised else _NOT_FEATURES | {SemanticType.DATETIME}
     if not others or any(c.semantic_type not in unusable and c.unique > 1 for c in others):
         return []
     listed = _names([f"{c.name} ({'constant' if c.unique <= 1 else _KIND_NAMES[c.semantic_type]})" for c in others])
@@ -1466,10 +1464,10 @@ def _type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
                                                     if target.semantic_type is SemanticType.ID else "")
         return [_error("target_unusable", f"'{target.name}' holds {kind} ({_class_list(target, 3)}): nothing a "
                        f"model can learn to predict. Name the column whose value you want predicted.")]
-    if task in {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING} and not holds_numbers(target):
+    if task.supervised and not task.classification and not holds_numbers(target):
         return [_error("target_not_numeric", f"Regression needs a numeric target, but '{target.name}' is "
                        f"{target.semantic_type.value} ({_class_list(target)}). Ask to classify it instead.")]
-    if task not in CLASSIFICATION:
+    if not task.classification:
         return []
     if target.unique == 1:
         return [_error("single_class", f"'{target.name}' has a single class ('{_class_list(target)}'): there is "
@@ -1503,7 +1501,7 @@ def _imbalance(target: ColumnProfile) -> list[IntentIssue]:
 
 def _leakage_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
     """Columns that would let a model cheat: identifiers, near-copies of the target, values known only afterwards."""
-    if intent.task_type not in SUPERVISED_TASKS or not intent.target or profile.column(intent.target) is None:
+    if not intent.task_type.supervised or not intent.target or profile.column(intent.target) is None:
         return []
     target = intent.target
     return [

@@ -12,20 +12,21 @@ semantic-only ablation, which ranks by cosine alone).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from sqlalchemy.orm import Session
 
+from dagsmith.agents.compatibility import DataState, data_state, shortfalls, strengths
 from dagsmith.agents.stages import STAGE_ORDER
 from dagsmith.catalog import repository
-from dagsmith.catalog.knowledge import MODEL_FAMILY_ALGORITHMS, SYMBOLS
+from dagsmith.catalog.knowledge import ANALYSIS_TERMS, MODEL_FAMILY_ALGORITHMS
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.embeddings import Embedder
 from dagsmith.learning.patterns import History, load_history
 from dagsmith.models.catalog import AnalysisMode, Stage, TaskType
 from dagsmith.models.intent import ConstraintKind, Intent
 from dagsmith.models.plan import Candidate, RankingMode, Recommendation, Signals, StageRecommendation, Weights
-from dagsmith.models.profile import DatasetProfile, SemanticType
+from dagsmith.models.profile import DatasetProfile
 
 #: Candidates kept per stage: the top 3 are shown, the rest are offered to people and to self-healing.
 KEPT_CANDIDATES = 20
@@ -73,53 +74,8 @@ TASK_TERMS: dict[TaskType, tuple[str, ...]] = {
     TaskType.ANOMALY_DETECTION: ("anomal",),
     TaskType.EXPLORATORY_ANALYSIS: ("statistic",),
 }
-#: How what a service's code does names each analysis an exploration can ask for (the intent's ``analyses``, plus
-#: ``associations`` when the goal names a focus column).
-ANALYSIS_TERMS = {"statistics": "statistic", "distributions": "distribution", "missingness": "missing",
-                  "correlations": "correlat", "outliers": "outlier", "associations": "focus column"}
-#: Stages whose services leave a model or predictions behind for later steps.
-PRODUCER_STAGES = {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION}
 #: Stages whose services must fit the task type (a regressor is no classifier).
 TASK_BOUND = {Stage.MODELLING, Stage.EVALUATION, Stage.EXPLANATION, Stage.VISUALISATION}
-#: Task types a service's analysis may list that also fit the intent's task type.
-TASK_FAMILY = {
-    TaskType.TIME_SERIES_FORECASTING: {TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING},
-    TaskType.BINARY_CLASSIFICATION: {TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION},
-}
-
-
-@dataclass
-class DataState:
-    """What the data looks like when a stage runs, given the stages before it."""
-
-    missing_features: list[str]
-    categorical_features: list[str]
-    n_rows: int
-    format: str
-    quality: float
-    before: set[Stage] = field(default_factory=set)
-
-    @property
-    def has_missing(self) -> bool:
-        return bool(self.missing_features) and Stage.IMPUTATION not in self.before
-
-    @property
-    def has_categorical(self) -> bool:
-        return bool(self.categorical_features) and Stage.ENCODING not in self.before
-
-
-_NON_NUMERIC = {SemanticType.CATEGORICAL, SemanticType.TEXT, SemanticType.BOOLEAN, SemanticType.EMAIL,
-                SemanticType.URL, SemanticType.PHONE, SemanticType.POSTAL_CODE}
-
-
-def data_state(profile: DatasetProfile, intent: Intent) -> DataState:
-    features = [c for c in profile.columns if c.name != intent.target and c.semantic_type is not SemanticType.ID]
-    return DataState(
-        missing_features=[c.name for c in features if c.missing > 0],
-        categorical_features=[c.name for c in features if c.semantic_type in _NON_NUMERIC
-                              and not c.dtype.startswith(("int", "float", "bool"))],
-        n_rows=profile.n_rows, format=profile.format, quality=profile.quality.overall,
-    )
 
 
 def _keyword(entry: CatalogEntry, terms: tuple[str, ...]) -> float:
@@ -132,14 +88,14 @@ def _keyword(entry: CatalogEntry, terms: tuple[str, ...]) -> float:
 def _fits_task(entry: CatalogEntry, stage: Stage, task: TaskType) -> bool:
     if stage not in TASK_BOUND or not entry.analysis.task_types:
         return True
-    return bool(set(entry.analysis.task_types) & TASK_FAMILY.get(task, {task}))
+    return any(_serves(fits, task) for fits in entry.analysis.task_types)
 
 
-def needs_model(entry: CatalogEntry) -> bool:
-    """Whether the code reads a trained model or predictions, which only a producer stage upstream leaves behind."""
-    analysis = entry.analysis
-    read = " ".join([*analysis.requirements_on_input, *analysis.inputs])
-    return "predictions" in read or "a trained model" in read or "model.joblib" in read
+def _serves(fits: TaskType, task: TaskType) -> bool:
+    """Whether a service fit for ``fits`` does ``task``: a multiclass classifier separates two classes as well, and
+    a regressor forecasts."""
+    return fits is task or (task is TaskType.BINARY_CLASSIFICATION and fits.classification) or (
+        task is TaskType.TIME_SERIES_FORECASTING and fits is TaskType.REGRESSION)
 
 
 def asked_analyses(intent: Intent) -> list[str]:
@@ -154,8 +110,7 @@ def asked_analyses(intent: Intent) -> list[str]:
 
 def _coverage(entry: CatalogEntry, asked: list[str]) -> tuple[float, str]:
     """The share of the asked analyses the code does, as a factor on compatibility, and the reason."""
-    does = " ".join([entry.analysis.description, *entry.analysis.capabilities]).lower()
-    missing = [name for name in asked if ANALYSIS_TERMS[name] not in does]
+    missing = [name for name in asked if name not in entry.analysis.tags.analyses]
     if not missing:
         return 1.0, f"does every analysis asked for ({', '.join(asked)})"
     return 0.4 + 0.6 * (1 - len(missing) / len(asked)), f"does not do {', '.join(missing)}, which were asked for"
@@ -173,41 +128,18 @@ def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent, state: Dat
     analysis = entry.analysis
     if stage not in analysis.stages or not _fits_task(entry, stage, intent.task_type) or _ruled_out(entry, intent):
         return 0.0, []
-    score = 1.0 if analysis.stages[0] == stage else 0.6
-    reasons: list[str] = []
-    needs = " ".join(analysis.requirements_on_input)
-    capabilities = " ".join(analysis.capabilities)
-    if "numeric features only" in needs and state.has_categorical:
-        score *= 0.3
-        reasons.append(f"needs numeric input but {len(state.categorical_features)} categorical columns are not encoded yet")
-    if "no missing values" in needs and state.has_missing:
-        score *= 0.3
-        reasons.append(f"refuses missing values, present in {len(state.missing_features)} columns")
-    elif "handles missing values" in capabilities and state.has_missing:
-        score = min(1.0, score + 0.2)
-        reasons.append("handles missing values flagged by the profile")
-    if "categorical features natively" in capabilities and state.has_categorical:
-        score = min(1.0, score + 0.2)
-        reasons.append("handles categorical columns natively")
-    if "a target column" in needs and not intent.target:
+    found = shortfalls(analysis.tags, state)
+    if any(shortfall.factor == 0.0 for shortfall in found):
         return 0.0, []
-    if needs_model(entry) and not state.before & PRODUCER_STAGES:
-        return 0.0, []
+    helps = strengths(analysis.tags, state)
+    score = min(1.0, (1.0 if analysis.stages[0] == stage else 0.6) + 0.2 * len(helps))
+    for shortfall in found:
+        score *= shortfall.factor
+    reasons = [shortfall.reason for shortfall in found] + helps
     if stage is Stage.EDA and (asked := asked_analyses(intent)):
         factor, why = _coverage(entry, asked)
         score *= factor
         reasons.append(why)
-    if "a train/test split" in needs and Stage.SPLITTING not in state.before:
-        score *= 0.3
-        reasons.append("needs a train/test split that comes later")
-    row_limit = next((p.default for p in analysis.parameters if p.name == "max_rows"), None)
-    if isinstance(row_limit, int) and state.n_rows > row_limit:
-        score *= 0.2
-        reasons.append(f"limited to {row_limit:,} rows, the data has {state.n_rows:,}")
-    formats = [i.split()[0].lower() for i in analysis.inputs if i.endswith("files")]
-    if stage is Stage.LOADING and formats and not any(state.format in f for f in formats):
-        score *= 0.1
-        reasons.append(f"reads {', '.join(formats)} only, the data is {state.format}")
     if stage in REPAIR_STAGES and state.quality < REPAIR_QUALITY:
         score = min(1.0, score + 0.1)
         reasons.append(f"data quality {state.quality:.2f} favours repair")
@@ -217,18 +149,10 @@ def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent, state: Dat
         elif set(analysis.algorithms) & OPAQUE or "boost" in entry.name or "forest" in entry.name:
             score *= 0.4
             reasons.append("hard to interpret, and the goal asks for interpretability")
-    elif stage is Stage.MODELLING and state.n_rows >= STRENGTH_MIN_ROWS:
-        strength = model_strength(analysis.algorithms)
-        if strength is not None:
-            score *= strength
-            reasons.append(f"its estimator's usual strength on tabular data: {strength:.2f}")
+    elif stage is Stage.MODELLING and state.n_rows >= STRENGTH_MIN_ROWS and analysis.tags.strength is not None:
+        score *= analysis.tags.strength
+        reasons.append(f"its estimator's usual strength on tabular data: {analysis.tags.strength:.2f}")
     return score, reasons
-
-
-def model_strength(algorithms: list[str]) -> float | None:
-    """The strongest estimator the code uses (AdaBoost over its decision stumps), as the knowledge base rates it."""
-    known = [SYMBOLS[a].strength for a in algorithms if a in SYMBOLS and SYMBOLS[a].strength is not None]
-    return max(known, default=None)
 
 
 def stage_query(stage: Stage, intent: Intent, state: DataState) -> str:

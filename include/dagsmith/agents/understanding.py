@@ -37,8 +37,6 @@ MAX_GOAL_CHARS = 2000
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 #: Columns described in the prompt; wider tables are cut (the prompt must stay bounded).
 MAX_COLUMNS = 200
-UNSUPERVISED = {TaskType.CLUSTERING, TaskType.DIMENSIONALITY_REDUCTION, TaskType.ANOMALY_DETECTION,
-                TaskType.EXPLORATORY_ANALYSIS}
 
 QUESTION = (
     "A user wants a machine-learning pipeline on a table. From the user's goal and the table's columns, decide the "
@@ -70,8 +68,8 @@ def read_intent(reasoner: ModelReasoner, goal: str, profile: DatasetProfile) -> 
     """The model's reading of the goal as a validated intent; raises ``ReasonerFailed`` when it makes no sense."""
     reading, provenance = reasoner.ask("intent", QUESTION, {"goal": goal, "columns": columns_summary(profile)},
                                        IntentReading)
-    target = None if reading.task_type in UNSUPERVISED else reading.target
-    if reading.task_type not in UNSUPERVISED:
+    target = reading.target if reading.task_type.supervised else None
+    if reading.task_type.supervised:
         if not target:
             raise ReasonerFailed(f"{reasoner.name} chose {reading.task_type.value} without a target", provenance)
         if target not in profile.column_names:

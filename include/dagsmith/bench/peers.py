@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from sklearn.model_selection import train_test_split
 
 from dagsmith.execution.quality import classification_quality, regression_quality
-from dagsmith.bench.suite import CLASSIFICATION, BenchTask
+from dagsmith.bench.suite import BenchTask
 
 PEER = "flaml"
 TEST_SIZE, SPLIT_SEED = 0.2, 42
@@ -43,7 +43,7 @@ def run_peer(task: BenchTask, budget_seconds: float) -> PeerResult:
     from flaml import AutoML
 
     frame = task.frame().dropna(subset=[task.target])
-    classification = task.task_type in CLASSIFICATION
+    classification = task.task_type.classification
     strata = frame[task.target].astype(str) if classification else None
     train, test = train_test_split(frame, test_size=TEST_SIZE, random_state=SPLIT_SEED, stratify=strata)
     budget = max(MIN_BUDGET_SECONDS, round(budget_seconds))

@@ -16,7 +16,6 @@ import pandas as pd
 from sklearn import metrics as skm
 from sklearn.linear_model import LinearRegression
 
-from dagsmith.bench.suite import CLASSIFICATION, SUPERVISED
 from dagsmith.execution.quality import Quality, supervised_quality
 from dagsmith.models.catalog import TaskType
 from dagsmith_kit import Bundle, BundleError
@@ -193,8 +192,8 @@ def assess(workspace: Path, task_type: TaskType, frame: pd.DataFrame, labels: pd
             return _reduction(bundle, frame, labels)
         if not (bundle.path / PREDICTIONS_FILE).is_file():
             return Quality(False, {}, "no predictions")
-        if task_type in SUPERVISED:
-            return supervised_quality(bundle, classification=task_type in CLASSIFICATION)
+        if task_type.supervised:
+            return supervised_quality(bundle, classification=task_type.classification)
         return _unsupervised(bundle, task_type, labels)
     except (KeyError, ValueError, BundleError) as exc:
         return Quality(False, {}, f"outputs could not be assessed: {exc}")

@@ -23,8 +23,6 @@ SUITE_PATH = Path(__file__).with_name("tasks.yaml")
 #: Fixed so every configuration and every rerun sees the same rows.
 SAMPLE_SEED = 0
 
-CLASSIFICATION = frozenset({TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION})
-SUPERVISED = CLASSIFICATION | {TaskType.REGRESSION}
 _CLASSIFICATION_METRICS = frozenset({"roc_auc", "f1", "accuracy", "balanced_accuracy", "log_loss", "precision",
                                      "recall"})
 #: The quality metrics a task may ask for. Supervised and silhouette/anomaly_fraction names are the evaluators' and
@@ -84,7 +82,7 @@ class BenchTask(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> BenchTask:
-        supervised = self.task_type in SUPERVISED
+        supervised = self.task_type.supervised
         if supervised != (self.target is not None):
             raise ValueError("supervised tasks need a target and the others must not have one")
         if self.labels and (supervised or self.task_type is TaskType.EXPLORATORY_ANALYSIS):
@@ -124,7 +122,7 @@ class BenchTask(BaseModel):
             table = _rarer_class_down_to(table, self.labels, self.anomaly_share)
         if self.rows is None or self.rows >= len(table):
             return table
-        column = self.target if self.task_type in CLASSIFICATION else self.labels
+        column = self.target if self.task_type.classification else self.labels
         strata = table[column].astype(str) if column else None
         if strata is not None and strata.value_counts().min() >= 2:
             from sklearn.model_selection import train_test_split

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dagsmith.models.catalog import Stage, TaskType
+from dagsmith.models.catalog import CLASSIFICATION_TASKS, Stage, TaskType
 
-CLASSIFICATION = (TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION)
 REGRESSION = (TaskType.REGRESSION,)
 
 
@@ -33,7 +32,7 @@ def _model(phrase: str, tasks, *, strength: float, missing: bool = False, catego
 
 
 def _clf(phrase: str, **kw) -> Meaning:
-    return _model(phrase, CLASSIFICATION, **kw)
+    return _model(phrase, CLASSIFICATION_TASKS, **kw)
 
 
 def _reg(phrase: str, **kw) -> Meaning:
@@ -156,13 +155,13 @@ SYMBOLS: dict[str, Meaning] = {
     "EllipticEnvelope": Meaning(Stage.ANOMALY_DETECTION, "robust covariance outlier detection", 4.0, _ANOMALY, True),
     "median_abs_deviation": Meaning(Stage.ANOMALY_DETECTION, "uses the median absolute deviation", 1.0, _ANOMALY),
     # evaluation
-    "accuracy_score": _metric("accuracy", CLASSIFICATION),
-    "balanced_accuracy_score": _metric("balanced accuracy", CLASSIFICATION),
-    "f1_score": _metric("F1 score", CLASSIFICATION),
-    "precision_score": _metric("precision", CLASSIFICATION),
-    "recall_score": _metric("recall", CLASSIFICATION),
-    "roc_auc_score": _metric("ROC AUC", CLASSIFICATION),
-    "log_loss": _metric("log loss", CLASSIFICATION),
+    "accuracy_score": _metric("accuracy", CLASSIFICATION_TASKS),
+    "balanced_accuracy_score": _metric("balanced accuracy", CLASSIFICATION_TASKS),
+    "f1_score": _metric("F1 score", CLASSIFICATION_TASKS),
+    "precision_score": _metric("precision", CLASSIFICATION_TASKS),
+    "recall_score": _metric("recall", CLASSIFICATION_TASKS),
+    "roc_auc_score": _metric("ROC AUC", CLASSIFICATION_TASKS),
+    "log_loss": _metric("log loss", CLASSIFICATION_TASKS),
     "mean_squared_error": _metric("mean squared error", REGRESSION),
     "root_mean_squared_error": _metric("RMSE", REGRESSION),
     "mean_absolute_error": _metric("MAE", REGRESSION),
@@ -172,26 +171,26 @@ SYMBOLS: dict[str, Meaning] = {
     "davies_bouldin_score": _metric("Davies-Bouldin index", _CLUSTERING),
     "adjusted_rand_score": _metric("adjusted Rand index", _CLUSTERING),
     "normalized_mutual_info_score": _metric("normalised mutual information", _CLUSTERING),
-    "confusion_matrix": Meaning(Stage.EVALUATION, "confusion matrix", 1.0, CLASSIFICATION),
+    "confusion_matrix": Meaning(Stage.EVALUATION, "confusion matrix", 1.0, CLASSIFICATION_TASKS),
     "roc_curve": Meaning(Stage.EVALUATION, "ROC curve", 1.0, (TaskType.BINARY_CLASSIFICATION,)),
     "precision_recall_curve": Meaning(Stage.EVALUATION, "precision-recall curve", 1.0, (TaskType.BINARY_CLASSIFICATION,)),
-    "average_precision_score": _metric("average precision", CLASSIFICATION),
-    "brier_score_loss": _metric("Brier score", CLASSIFICATION),
+    "average_precision_score": _metric("average precision", CLASSIFICATION_TASKS),
+    "brier_score_loss": _metric("Brier score", CLASSIFICATION_TASKS),
     "calibration_curve": Meaning(Stage.EVALUATION, "calibration (reliability) curve", 1.0, (TaskType.BINARY_CLASSIFICATION,)),
-    "cohen_kappa_score": _metric("Cohen's kappa", CLASSIFICATION),
-    "matthews_corrcoef": _metric("Matthews correlation coefficient", CLASSIFICATION),
-    "precision_recall_fscore_support": _metric("per-class precision, recall and F1", CLASSIFICATION),
+    "cohen_kappa_score": _metric("Cohen's kappa", CLASSIFICATION_TASKS),
+    "matthews_corrcoef": _metric("Matthews correlation coefficient", CLASSIFICATION_TASKS),
+    "precision_recall_fscore_support": _metric("per-class precision, recall and F1", CLASSIFICATION_TASKS),
     "mean_absolute_percentage_error": _metric("MAPE", REGRESSION),
     "median_absolute_error": _metric("median absolute error", REGRESSION),
     "max_error": _metric("max error", REGRESSION),
     "explained_variance_score": _metric("explained variance", REGRESSION),
     "d2_absolute_error_score": _metric("D2 absolute error score", REGRESSION),
-    "permutation_importance": _metric("permutation feature importance", CLASSIFICATION + REGRESSION),
-    "cross_validate": _metric("k-fold cross-validated scores", CLASSIFICATION + REGRESSION),
+    "permutation_importance": _metric("permutation feature importance", CLASSIFICATION_TASKS + REGRESSION),
+    "cross_validate": _metric("k-fold cross-validated scores", CLASSIFICATION_TASKS + REGRESSION),
     # visualisation (matplotlib, seaborn)
     "savefig": Meaning(Stage.VISUALISATION, "saves plots as images", 5.0),
     "subplots": Meaning(Stage.VISUALISATION, "draws charts", 1.0),
-    "ConfusionMatrixDisplay": Meaning(Stage.VISUALISATION, "plots a confusion matrix", 3.0, CLASSIFICATION),
+    "ConfusionMatrixDisplay": Meaning(Stage.VISUALISATION, "plots a confusion matrix", 3.0, CLASSIFICATION_TASKS),
     "RocCurveDisplay": Meaning(Stage.VISUALISATION, "plots a ROC curve", 3.0, (TaskType.BINARY_CLASSIFICATION,)),
 }
 
@@ -206,7 +205,7 @@ SYMBOLS.update({
     "without_columns": Meaning(Stage.COLUMN_FILTERING, "drops the feature columns chosen on the training table from every table", 3.0),
     "save_text_artifact": Meaning(Stage.REPORTING, "writes a results file (JSON or CSV) into artifacts/", 2.5),
     "write_explanation": Meaning(Stage.EXPLANATION, "names the features that drive the model's predictions and their "
-                                 "direction, from permutation importance on held-out rows", 4.0, CLASSIFICATION + REGRESSION),
+                                 "direction, from permutation importance on held-out rows", 4.0, CLASSIFICATION_TASKS + REGRESSION),
     "write_exploration": Meaning(Stage.EDA, "describes summary statistics, distributions, missing values, correlations "
                                  "and outliers per column, and ranks how every column goes with a focus column", 4.0,
                                  (TaskType.EXPLORATORY_ANALYSIS,)),
@@ -230,7 +229,7 @@ STAGE_WORDS: dict[str, Meaning] = {
     "normaliz": Meaning(Stage.SCALING, "normalises numeric features", 1.0),
     "select": Meaning(Stage.FEATURE_SELECTION, "selects features", 1.0),
     "feature": Meaning(Stage.FEATURE_ENGINEERING, "creates features", 0.5),
-    "classif": Meaning(Stage.MODELLING, "classification model", 1.5, CLASSIFICATION),
+    "classif": Meaning(Stage.MODELLING, "classification model", 1.5, CLASSIFICATION_TASKS),
     "regress": Meaning(Stage.MODELLING, "regression model", 1.5, REGRESSION),
     "cluster": Meaning(Stage.CLUSTERING, "clusters rows", 1.5, _CLUSTERING),
     "anomal": Meaning(Stage.ANOMALY_DETECTION, "detects anomalies", 1.5, _ANOMALY),
@@ -362,6 +361,11 @@ TERMINAL_STAGES = {
     Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION,
     Stage.EVALUATION, Stage.EXPLANATION, Stage.VISUALISATION, Stage.EDA, Stage.REPORTING,
 }
+
+#: The analyses an exploration can ask for (the intent's ``analyses``, plus ``associations`` when the goal names a
+#: focus column), by the word stem that names each in what the code is read to do.
+ANALYSIS_TERMS = {"statistics": "statistic", "distributions": "distribution", "missingness": "missing",
+                  "correlations": "correlat", "outliers": "outlier", "associations": "focus column"}
 
 #: Model families a goal can rule out, by the estimator names that belong to them (prefix match).
 MODEL_FAMILY_ALGORITHMS: dict[str, tuple[str, ...]] = {

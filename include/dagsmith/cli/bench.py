@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from dagsmith.cli.output import console, fail, print_json
 from dagsmith.cli.run import require_runtime
 from dagsmith.config import Settings
+from dagsmith.models.catalog import TaskType
 
 GROUPS = ("configurations", "degradation", "faults", "all")
 
@@ -107,7 +108,6 @@ def _print_tasks(tasks, as_json: bool) -> None:
 def _run(suite, chosen: set[str], experiments, out: Path, settings: Settings, runtime: str, workers: int,
          peers: bool, fresh: bool, quiet: bool) -> None:
     from dagsmith.bench.runner import Bench, run_experiment, run_peers, schedule
-    from dagsmith.bench.suite import SUPERVISED
     from dagsmith.embeddings import default_embedder
 
     bench = Bench(out=out, catalog=Path.cwd() / "microservices", settings=settings, embedder=default_embedder(),
@@ -130,7 +130,7 @@ def _run(suite, chosen: set[str], experiments, out: Path, settings: Settings, ru
 
             results = run_experiment(experiment, scheduled, bench, workers=workers, on_result=advance)
             if peers and experiment.name == "full":
-                supervised = [r for r in results if r.task in chosen and r.task_type in SUPERVISED]
+                supervised = [r for r in results if r.task in chosen and TaskType(r.task_type).supervised]
                 peer_id = bar.add_task("peers (flaml)", total=len(supervised), last="")
                 run_peers([r for r in results if r.task in chosen], {t.id: t for t in suite}, bench,
                           on_result=lambda p: bar.update(peer_id, advance=1, last=f"{p.task} {p.seconds:.0f}s"))

@@ -58,15 +58,16 @@ class TaskType(StrEnum):
     @property
     def supervised(self) -> bool:
         """Learns a target from labelled rows (and is judged against a trivial predictor of it)."""
-        return self in _SUPERVISED
+        return self in SUPERVISED_TASKS
 
     @property
     def classification(self) -> bool:
-        return self in (TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION)
+        return self in CLASSIFICATION_TASKS
 
 
-_SUPERVISED = frozenset({TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION, TaskType.REGRESSION,
-                         TaskType.TIME_SERIES_FORECASTING})
+#: The task families, defined once: every other module asks ``TaskType.supervised`` / ``.classification``.
+CLASSIFICATION_TASKS = (TaskType.BINARY_CLASSIFICATION, TaskType.MULTICLASS_CLASSIFICATION)
+SUPERVISED_TASKS = (*CLASSIFICATION_TASKS, TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING)
 
 
 class AnalysisMode(StrEnum):
@@ -93,6 +94,39 @@ class Parameter(BaseModel):
     description: str = ""
 
 
+class Tags(BaseModel):
+    """What a service's code needs and does, as typed facts (in the manner of scikit-learn's estimator tags).
+
+    The recommender and the builder read these through ``agents.compatibility``; an analysis' ``capabilities``
+    and ``requirements_on_input`` are the same facts as sentences for people.
+    """
+
+    needs_target: bool = False
+    needs_split: bool = Field(False, description="reads the train and test tables")
+    needs_model: bool = Field(False, description="reads a trained model or predictions an earlier step wrote")
+    rejects_missing: bool = Field(False, description="refuses input with missing values")
+    handles_missing: bool = False
+    numeric_only: bool = Field(False, description="fails on text columns")
+    native_categorical: bool = Field(False, description="splits on categories without encoding")
+    scales_internally: bool = False
+    fits_on_train: bool = Field(False, description="learns on the training table, applies to every table")
+    produces_model: bool = False
+    produces_predictions: bool = False
+    produces_probabilities: bool = False
+    produces_metrics: bool = False
+    produces_plots: bool = False
+    writes_report: bool = False
+    limits: dict[str, Any] = Field(default_factory=dict, description="max_rows, max_columns, max_clusters defaults")
+    formats: list[str] = Field(default_factory=list, description="raw file formats it reads (loading)")
+    analyses: list[str] = Field(default_factory=list, description="exploratory analyses its code does")
+    strength: float | None = Field(None, description="its strongest estimator's usual strength on tabular data")
+
+    @property
+    def max_rows(self) -> int | None:
+        limit = self.limits.get("max_rows")
+        return limit if isinstance(limit, int) else None
+
+
 class Analysis(BaseModel):
     """What dagsmith understands a microservice to do: derived from code, or from its docs only."""
 
@@ -103,6 +137,7 @@ class Analysis(BaseModel):
     task_types: list[TaskType] = Field(default_factory=list, description="tasks it fits; empty means any")
     capabilities: list[str] = Field(default_factory=list)
     requirements_on_input: list[str] = Field(default_factory=list, description="what the input must satisfy")
+    tags: Tags = Field(default_factory=Tags, description="the capabilities and requirements, typed")
     inputs: list[str] = Field(default_factory=list, description="bundle files or formats read")
     outputs: list[str] = Field(default_factory=list, description="bundle files written")
     parameters: list[Parameter] = Field(default_factory=list)

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 from dagsmith.catalog.facts import CodeFacts, extract_facts
 from dagsmith.catalog.knowledge import (
+    ANALYSIS_TERMS,
     BUNDLE_READS,
-    CLASSIFICATION,
     BUNDLE_WRITES,
     FITS_AND_PREDICTS,
     FITS_ON_TRAIN,
@@ -30,10 +30,10 @@ from dagsmith.catalog.knowledge import (
     Meaning,
 )
 from dagsmith.catalog.source import ServiceSource
-from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, TaskType
+from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, Tags, TaskType
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.4"
+ANALYZER_VERSION = "1.5"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
@@ -195,58 +195,83 @@ def _task_types(stages: list[Stage], evidence: _Evidence) -> list[TaskType]:
     return tasks
 
 
-def _traits(facts: CodeFacts, evidence: _Evidence, primary: Stage) -> tuple[list[str], list[str]]:
-    """Capabilities and input requirements read from the code."""
-    capabilities: list[str] = []
-    requirements: list[str] = []
+def _algorithms(facts: CodeFacts) -> list[str]:
+    """The known estimators and functions the code relies on (the kit's own helpers are not algorithms)."""
+    return sorted({s.rsplit(".", 1)[-1] for s in facts.symbols
+                   if s.rsplit(".", 1)[-1] in SYMBOLS and not s.startswith("dagsmith_kit")})
+
+
+def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage) -> Tags:
+    """What the code needs and does, read from its calls (the estimators of its main stage above all)."""
     estimators = [m for m in evidence.meanings.values() if m.stage is primary and m.weight >= 3.0]
     internal = {m.stage for m in evidence.meanings.values()} - {primary}
     predictive = primary in {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION}
     imputes = primary is Stage.IMPUTATION or (predictive and Stage.IMPUTATION in internal)
     encodes = Stage.ENCODING in internal or facts.uses("select_dtypes") and primary is not Stage.ENCODING
-    refuses_missing = facts.raises_on_missing or any(
+    guards = facts.raises_on_missing or any(
         facts.uses(name) and facts.call_keywords.get(name, {}).get("allow_missing") is not True
         for name in REJECTS_MISSING)
-    if refuses_missing:
-        requirements.append("no missing values (refuses input with missing values; impute first)")
-    elif imputes or any(m.handles_missing for m in estimators):
-        capabilities.append("handles missing values")
-    elif estimators and predictive:
-        requirements.append("no missing values (the estimator rejects NaN; impute first)")
+    handles_missing = not guards and (imputes or any(m.handles_missing for m in estimators))
     names = facts.literals | facts.methods | {s.rsplit(".", 1)[-1] for s in facts.symbols}
-    if any(m.handles_categorical for m in estimators) and names & NATIVE_CATEGORICAL:
-        capabilities.append("handles categorical features natively")
-    elif any(m.numeric_only for m in estimators) and not encodes and primary is not Stage.ENCODING:
-        requirements.append("numeric features only (encode categorical columns first)")
-    if Stage.SCALING in internal and primary in TERMINAL_STAGES:
-        capabilities.append("scales features internally")
-    if facts.uses(*FITS_ON_TRAIN):
-        capabilities.append("learns on the training table only and applies the result to every table")
-    if "require_target" in facts.methods or facts.uses(*FITS_AND_PREDICTS):
-        requirements.append("a target column")
-    if facts.uses(*FITS_AND_PREDICTS) or {"train", "test"} & facts.method_args.get("table", set()):
-        requirements.append("a train/test split")
-    if "predictions" in facts.methods:
-        requirements.append("predictions from an earlier model step")
-    if "load_model" in facts.methods:
-        requirements.append("a trained model from an earlier step")
-    if facts.uses("save_model", *FITS_AND_PREDICTS):
-        capabilities.append("produces a trained model")
-    if facts.uses(*FITS_AND_PREDICTS, "write_predictions"):
-        capabilities.append("produces predictions")
-    classifies = any(t in CLASSIFICATION for m in estimators for t in m.tasks)
-    if facts.uses("predict_proba") or (facts.uses(*FITS_AND_PREDICTS) and classifies):
-        capabilities.append("produces class probabilities when the model supports them")
-    if "write_metrics" in facts.methods:
-        capabilities.append("produces metrics")
-    if "artifact_path" in facts.methods or facts.uses("savefig"):
-        capabilities.append("produces PNG plots")
-    if "append_report" in facts.methods:
-        capabilities.append("writes a Markdown report section")
-    for name in ("max_rows", "max_columns", "max_clusters"):
-        if name in facts.parameters:
-            capabilities.append(f"limits its work by {name} (default {facts.parameters[name].default})")
-    return capabilities, requirements
+    native = any(m.handles_categorical for m in estimators) and bool(names & NATIVE_CATEGORICAL)
+    fits = facts.uses(*FITS_AND_PREDICTS)
+    classifies = any(t.classification for m in estimators for t in m.tasks)
+    strengths = [SYMBOLS[a].strength for a in _algorithms(facts) if SYMBOLS[a].strength is not None]
+    reads = " ".join(_bundle_io(facts, BUNDLE_READS))
+    read = " ".join(phrase for phrases in evidence.phrases.values() for _, phrase in phrases).lower()
+    return Tags(
+        needs_target="require_target" in facts.methods or fits,
+        needs_split=fits or bool({"train", "test"} & facts.method_args.get("table", set())),
+        needs_model="predictions" in reads or "model.joblib" in reads,
+        rejects_missing=guards or (not handles_missing and bool(estimators) and predictive),
+        handles_missing=handles_missing,
+        numeric_only=not native and any(m.numeric_only for m in estimators) and not encodes
+        and primary is not Stage.ENCODING,
+        native_categorical=native,
+        scales_internally=Stage.SCALING in internal and primary in TERMINAL_STAGES,
+        fits_on_train=facts.uses(*FITS_ON_TRAIN),
+        produces_model=facts.uses("save_model", *FITS_AND_PREDICTS),
+        produces_predictions=facts.uses(*FITS_AND_PREDICTS, "write_predictions"),
+        produces_probabilities=facts.uses("predict_proba") or (fits and classifies),
+        produces_metrics="write_metrics" in facts.methods,
+        produces_plots="artifact_path" in facts.methods or facts.uses("savefig"),
+        writes_report="append_report" in facts.methods,
+        limits={name: facts.parameters[name].default for name in ("max_rows", "max_columns", "max_clusters")
+                if name in facts.parameters},
+        formats=_formats(facts) if primary is Stage.LOADING else [],
+        analyses=[name for name, stem in ANALYSIS_TERMS.items() if stem in read] if primary is Stage.EDA else [],
+        strength=max(strengths, default=None),
+    )
+
+
+def _capabilities(tags: Tags) -> list[str]:
+    """The tags of what the code does, as sentences for people."""
+    said = [
+        (tags.handles_missing, "handles missing values"),
+        (tags.native_categorical, "handles categorical features natively"),
+        (tags.scales_internally, "scales features internally"),
+        (tags.fits_on_train, "learns on the training table only and applies the result to every table"),
+        (tags.produces_model, "produces a trained model"),
+        (tags.produces_predictions, "produces predictions"),
+        (tags.produces_probabilities, "produces class probabilities when the model supports them"),
+        (tags.produces_metrics, "produces metrics"),
+        (tags.produces_plots, "produces PNG plots"),
+        (tags.writes_report, "writes a Markdown report section"),
+    ]
+    limits = [f"limits its work by {name} (default {default})" for name, default in tags.limits.items()]
+    return [sentence for holds, sentence in said if holds] + limits
+
+
+def _requirements(tags: Tags) -> list[str]:
+    """The tags of what the code needs, as sentences for people."""
+    said = [
+        (tags.rejects_missing, "no missing values (refuses input with missing values; impute first)"),
+        (tags.numeric_only, "numeric features only (encode categorical columns first)"),
+        (tags.needs_target, "a target column"),
+        (tags.needs_split, "a train/test split"),
+        (tags.needs_model, "a trained model or its predictions from an earlier step"),
+    ]
+    return [sentence for holds, sentence in said if holds]
 
 
 def _summary(primary: Stage, evidence: _Evidence, facts: CodeFacts, tasks: list[TaskType]) -> str:
@@ -295,11 +320,11 @@ def analyze_code(source: ServiceSource) -> Analysis:
     stages = _stages(evidence)
     primary = stages[0]
     tasks = _task_types(stages, evidence)
-    capabilities, requirements = _traits(facts, evidence, primary)
+    tags = _tags(facts, evidence, primary)
+    capabilities, requirements = _capabilities(tags), _requirements(tags)
     parameters = list(facts.parameters.values())
     summary = _summary(primary, evidence, facts, tasks)
-    algorithms = sorted({s.rsplit(".", 1)[-1] for s in facts.symbols
-                         if s.rsplit(".", 1)[-1] in SYMBOLS and not s.startswith("dagsmith_kit")})
+    algorithms = _algorithms(facts)
     inputs = _bundle_io(facts, BUNDLE_READS) + [f"{fmt} files" for fmt in _formats(facts)]
     outputs = _bundle_io(facts, BUNDLE_WRITES)
     sentences = [summary, f"Stage: {_STAGE_WORDS[primary]}."]
@@ -322,6 +347,7 @@ def analyze_code(source: ServiceSource) -> Analysis:
         task_types=tasks,
         capabilities=capabilities,
         requirements_on_input=requirements,
+        tags=tags,
         inputs=inputs,
         outputs=outputs,
         parameters=parameters,

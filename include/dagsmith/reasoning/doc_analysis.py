@@ -11,17 +11,21 @@ from datetime import UTC, datetime
 
 from dagsmith.catalog.knowledge import STAGE_WORDS, USE_CASES
 from dagsmith.catalog.source import ServiceSource
-from dagsmith.models.catalog import Analysis, AnalysisMode, Stage, TaskType
+from dagsmith.models.catalog import Analysis, AnalysisMode, Stage, Tags, TaskType
 
 ANALYZER = "dagsmith-docs"
-ANALYZER_VERSION = "1.0"
+ANALYZER_VERSION = "1.1"
 _CATEGORY_STAGE = {
     "preprocessing": Stage.IMPUTATION, "modelling": Stage.MODELLING, "evaluation": Stage.EVALUATION,
     "visualisation": Stage.VISUALISATION, "utility": Stage.EDA,
 }
+#: Words of the docs, the claim a reader takes from each, and the tag it sets (none: too vague to act on).
 _CLAIMS = {
-    "missing": "handles missing values", "categorical": "handles categorical features",
-    "probabilit": "produces class probabilities", "plot": "produces PNG plots", "report": "writes a report",
+    "missing": ("handles missing values", "handles_missing"),
+    "categorical": ("handles categorical features", None),
+    "probabilit": ("produces class probabilities", "produces_probabilities"),
+    "plot": ("produces PNG plots", "produces_plots"),
+    "report": ("writes a report", "writes_report"),
 }
 
 
@@ -63,7 +67,8 @@ def analyze_documentation(source: ServiceSource) -> Analysis:
         description=description,
         stages=stages,
         task_types=tasks,
-        capabilities=[claim for word, claim in _CLAIMS.items() if word in text],
+        capabilities=[claim for word, (claim, _) in _CLAIMS.items() if word in text],
+        tags=Tags(**{tag: True for word, (_, tag) in _CLAIMS.items() if tag and word in text}),
         use_cases=[case for stage in stages for case in USE_CASES.get(stage, [])],
         analyzer=ANALYZER,
         analyzer_version=ANALYZER_VERSION,

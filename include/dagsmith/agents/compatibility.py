@@ -1,0 +1,118 @@
+"""Whether a service fits the pipeline and the data at its stage, read from its typed tags.
+
+One reading for two agents: the recommender turns each shortfall into a lower compatibility score with its
+reason, and the builder refuses a pipeline with a blocking one. A tag change moves both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from dagsmith.models.catalog import Stage, Tags
+from dagsmith.models.intent import Intent
+from dagsmith.models.profile import DatasetProfile, SemanticType
+
+#: Stages whose services leave a model or predictions behind for later steps.
+PRODUCER_STAGES = frozenset({Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION})
+_NON_NUMERIC = {SemanticType.CATEGORICAL, SemanticType.TEXT, SemanticType.BOOLEAN, SemanticType.EMAIL,
+                SemanticType.URL, SemanticType.PHONE, SemanticType.POSTAL_CODE}
+
+
+@dataclass
+class DataState:
+    """What the data looks like when a stage runs, given the stages before it."""
+
+    missing_features: list[str]
+    categorical_features: list[str]
+    n_rows: int
+    format: str
+    quality: float
+    has_target: bool
+    before: set[Stage] = field(default_factory=set)
+
+    @property
+    def has_missing(self) -> bool:
+        return bool(self.missing_features) and Stage.IMPUTATION not in self.before
+
+    @property
+    def has_categorical(self) -> bool:
+        return bool(self.categorical_features) and Stage.ENCODING not in self.before
+
+
+def data_state(profile: DatasetProfile, intent: Intent, before: set[Stage] | None = None) -> DataState:
+    features = [c for c in profile.columns if c.name != intent.target and c.semantic_type is not SemanticType.ID]
+    return DataState(
+        missing_features=[c.name for c in features if c.missing > 0],
+        categorical_features=[c.name for c in features if c.semantic_type in _NON_NUMERIC
+                              and not c.dtype.startswith(("int", "float", "bool"))],
+        n_rows=profile.n_rows, format=profile.format, quality=profile.quality.overall,
+        has_target=bool(intent.target), before=set(before or ()),
+    )
+
+
+class Gap(StrEnum):
+    """Something a service needs that the pipeline or the data does not give it at its stage."""
+
+    TARGET = "target"
+    MODEL = "model"
+    SPLIT = "split"
+    ROWS = "rows"
+    FORMAT = "format"
+    CATEGORICAL = "categorical"
+    MISSING = "missing"
+
+
+#: Gaps a pipeline cannot run with; the others cost a service rank, because an earlier step may still close them.
+BLOCKING = frozenset({Gap.TARGET, Gap.MODEL, Gap.SPLIT, Gap.ROWS})
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    gap: Gap
+    reason: str
+    factor: float  # what it multiplies a candidate's compatibility by; 0 rules the candidate out
+
+    @property
+    def blocking(self) -> bool:
+        return self.gap in BLOCKING
+
+
+def shortfalls(tags: Tags, state: DataState) -> list[Shortfall]:
+    """What the service needs and does not get, with the reason a person would check."""
+    found = []
+    if tags.numeric_only and state.has_categorical:
+        found.append(Shortfall(Gap.CATEGORICAL, f"needs numeric input but {len(state.categorical_features)} "
+                                                "categorical columns are not encoded yet", 0.3))
+    if tags.rejects_missing and state.has_missing:
+        found.append(Shortfall(Gap.MISSING, f"refuses missing values, present in {len(state.missing_features)} "
+                                            "columns", 0.3))
+    if tags.needs_target and not state.has_target:
+        found.append(Shortfall(Gap.TARGET, "needs a target column and the goal names none", 0.0))
+    if tags.needs_model and not state.before & PRODUCER_STAGES:
+        found.append(Shortfall(Gap.MODEL, "needs a model step upstream", 0.0))
+    if tags.needs_split and Stage.SPLITTING not in state.before:
+        found.append(Shortfall(Gap.SPLIT, "needs a train/test split upstream", 0.3))
+    if tags.max_rows is not None and state.n_rows > tags.max_rows:
+        found.append(Shortfall(Gap.ROWS, f"limited to {tags.max_rows:,} rows, the data has {state.n_rows:,}", 0.2))
+    if tags.formats and not any(state.format in f.lower() for f in tags.formats):
+        found.append(Shortfall(Gap.FORMAT, f"reads {', '.join(tags.formats)} only, the data is {state.format}", 0.1))
+    return found
+
+
+def strengths(tags: Tags, state: DataState) -> list[str]:
+    """What the service does for this data that a step before it would otherwise have to."""
+    found = []
+    if tags.handles_missing and state.has_missing:
+        found.append("handles missing values flagged by the profile")
+    if tags.native_categorical and state.has_categorical:
+        found.append("handles categorical columns natively")
+    return found
+
+
+def prepares_itself(tags: Tags) -> set[Stage]:
+    """Preparation a model does itself, so no step does it before: one-hot columns hide the categories from a model
+    that splits on them natively, and filled-in values hide that a value was missing from one that learns where
+    gaps go."""
+    return {stage for stage, does in ((Stage.ENCODING, tags.native_categorical),
+                                      (Stage.IMPUTATION, tags.handles_missing)) if does}
