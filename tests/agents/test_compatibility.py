@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 from dataclasses import replace
-from pathlib import Path
 
 from dagsmith import datasets
 from dagsmith.agents import builder
@@ -13,10 +11,8 @@ from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import recommend
 from dagsmith.agents.understanding import understand
 from dagsmith.catalog import repository
-from dagsmith.models.catalog import CLASSIFICATION_TASKS, SUPERVISED_TASKS, AnalysisMode, Stage, Tags, TaskType
+from dagsmith.models.catalog import AnalysisMode, Stage, Tags
 from dagsmith.store.db import session_scope
-
-PACKAGE = Path(__file__).resolve().parents[2] / "include" / "dagsmith"
 
 
 def _with_tags(entry: repository.CatalogEntry, **changes) -> repository.CatalogEntry:
@@ -66,24 +62,3 @@ def test_shortfalls_say_what_blocks_and_what_only_costs_rank():
     assert prepares_itself(Tags(native_categorical=True, handles_missing=True)) == {Stage.ENCODING, Stage.IMPUTATION}
     assert [s.gap for s in shortfalls(Tags(needs_target=True), DataState(**{**data, "has_target": False}))] \
         == [Gap.TARGET]
-
-
-def _task_families(tree: ast.AST):
-    """Every literal set or tuple of two or more ``TaskType`` members, with its line."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Set | ast.Tuple) and len(node.elts) >= 2 and all(
-                isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "TaskType"
-                for e in node.elts):
-            yield node.lineno, frozenset(TaskType[e.attr] for e in node.elts)
-
-
-def test_the_supervised_and_classification_families_are_defined_once():
-    """Whether a task is supervised or a classification is ``TaskType``'s to say, not each module's."""
-    families = {frozenset(CLASSIFICATION_TASKS), frozenset(SUPERVISED_TASKS),
-                frozenset(SUPERVISED_TASKS) - {TaskType.TIME_SERIES_FORECASTING},
-                frozenset(TaskType) - frozenset(SUPERVISED_TASKS)}
-    redefined = [f"{path.relative_to(PACKAGE)}:{line}"
-                 for path in PACKAGE.rglob("*.py") if path.name != "catalog.py" or path.parent.name != "models"
-                 for line, members in _task_families(ast.parse(path.read_text(encoding="utf-8")))
-                 if members in families]
-    assert not redefined, f"task families defined outside TaskType: {redefined}"

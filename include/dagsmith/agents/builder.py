@@ -20,6 +20,7 @@ from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER, ordered
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.models.catalog import Stage
+from dagsmith.models.execution import StepStatus
 from dagsmith.models.intent import ConstraintKind, Intent
 from dagsmith.models.plan import PipelineSpec, PipelineStatus, PlannedStep, Recommendation, ValidationCheck
 from dagsmith.models.plan import TOP_CANDIDATES
@@ -378,7 +379,8 @@ def store(session: Session, spec: PipelineSpec, catalog: dict[str, CatalogEntry]
             pipeline_id=row.id, position=step.position, stage=step.stage.value,
             microservice_id=catalog[step.microservice].id, params=step.params, depends_on=step.depends_on,
             expected_io={"inputs": step.expected_inputs, "outputs": step.expected_outputs},
-            alternatives=[{"id": catalog[name].id, "name": name} for name in step.alternatives], status="pending",
+            alternatives=[{"id": catalog[name].id, "name": name} for name in step.alternatives],
+            status=StepStatus.PENDING,
             search=step.search.model_dump(mode="json") if step.search else {},
         ))
     session.flush()

@@ -24,6 +24,7 @@ from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.execution import run as execution
 from dagsmith.execution import search
 from dagsmith.execution.specs import dag_id, specs_dir
+from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime import RUNTIMES, runtime_named
 from dagsmith.runtime.base import Runtime, RuntimeUnavailable
 
@@ -111,7 +112,7 @@ def build(spec: dict) -> DAG:
             if execution_id is None:  # start refused the run (a dataset outside the roots, say): nothing to close
                 raise AirflowFailException(f"pipeline {spec['pipeline_id']} did not start; see the start task's log")
             summary = execution.finish(execution_id, settings=Settings.from_env())
-            if summary["status"] != "completed":
+            if summary["status"] != PipelineStatus.COMPLETED:
                 raise AirflowFailException(f"pipeline {spec['pipeline_id']} failed; see the execution's trace")
             return summary
 

@@ -24,13 +24,14 @@ from sqlalchemy import select
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
-from dagsmith.store.databases import scratch_database
 from dagsmith.bench.stats import percentile
 from dagsmith.catalog.upload import sync
 from dagsmith.embeddings import default_embedder
 from dagsmith.execution.specs import write_spec
+from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime.sandbox import UNSANDBOXED_VARIABLE
 from dagsmith.store import schema
+from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
 
 #: Runtimes compared: the unsandboxed local runtime is the baseline that prices the sandbox.
@@ -87,7 +88,7 @@ def run(tasks: list[str], runtimes: list[str], repeats: int) -> list[dict]:
                 runs = [_one_run(path, goal, runtime, settings, embedder, Path(folder)) for _ in range(repeats)]
                 totals = [r["total"] for r in runs]
                 row = {"task": task, "runtime": runtime, "runs": len(runs),
-                       "succeeded": sum(r["status"] == "completed" for r in runs),
+                       "succeeded": sum(r["status"] == PipelineStatus.COMPLETED for r in runs),
                        "median_s": round(statistics.median(totals), 2), "p90_s": round(percentile(totals, 0.9), 2),
                        **{f"{k}_s": round(statistics.median(r[k] for r in runs), 2)
                           for k in ("plan", "invocations", "airflow")}}

@@ -32,7 +32,6 @@ from dagsmith.bench.experiments import Degradation, Experiment
 from dagsmith.bench.faults import FaultInjectingRuntime, fault_for, main_step, single_model
 from dagsmith.bench.peers import PeerResult, run_peer
 from dagsmith.bench.quality import assess
-from dagsmith.store.databases import drop_database, named_database
 from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
@@ -40,11 +39,13 @@ from dagsmith.data.readers import DatasetError
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.learning.patterns import load_history
+from dagsmith.models.execution import StepStatus, TryAction
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
-from dagsmith.models.plan import PipelineSpec
+from dagsmith.models.plan import PipelineSpec, PipelineStatus
 from dagsmith.models.reasoning import Provenance
 from dagsmith.runtime import runtime_named
 from dagsmith.store import schema
+from dagsmith.store.databases import drop_database, named_database
 from dagsmith.store.db import session_scope
 
 USERS = ("ana", "ben", "chen")
@@ -241,12 +242,12 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
         return result
     result.seconds = round(time.perf_counter() - started, 3)
     attempts = [a for step in outcome["trace"]["steps"] for a in step["attempts"]]
-    result.substitutions = sum(1 for a in attempts if (a["decision"] or {}).get("action") == "substitute")
+    result.substitutions = sum(1 for a in attempts if (a["decision"] or {}).get("action") == TryAction.SUBSTITUTE)
     if result.fault:
         main = next(s for s in outcome["trace"]["steps"] if s["stage"] == target[0].value)
-        result.fault_provoked = bool(main["attempts"]) and main["attempts"][0]["status"] == "failed"
-    if outcome["status"] != "completed":
-        failed = [s for s in outcome["trace"]["steps"] if s["status"] != "completed"]
+        result.fault_provoked = bool(main["attempts"]) and main["attempts"][0]["status"] == StepStatus.FAILED
+    if outcome["status"] != PipelineStatus.COMPLETED:
+        failed = [s for s in outcome["trace"]["steps"] if s["status"] != StepStatus.COMPLETED]
         last = failed[0]["attempts"][-1] if failed[0]["attempts"] else {}
         why = f": {last['error_class']}: {last['error']}" if last.get("error") else ""
         result.failure = f"execution: step {failed[0]['position']} ({failed[0]['stage']}) did not complete{why}"

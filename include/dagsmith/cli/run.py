@@ -23,7 +23,9 @@ from dagsmith.data.readers import DatasetError
 from dagsmith.execution.history import execution_summary, service_names
 from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import write_spec
+from dagsmith.models.execution import StepStatus, TryAction
 from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
+from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
@@ -87,13 +89,14 @@ def _progress_lines(settings: Settings, watch: _Watch) -> list[str]:
         for attempt, step in rows:
             action = attempt.decision.get("action")
             key = (attempt.id, attempt.status, action)
-            if key in seen or attempt.status == "running":
+            if key in seen or attempt.status == StepStatus.RUNNING:
                 continue
             seen.add(key)
             label = f"{step.position:>2} {step.stage:<24} {names[attempt.microservice_id]}"
-            if action in ("candidate", "selected", "outperformed") and attempt.status != "failed":
+            searching = action in (TryAction.CANDIDATE, TryAction.SELECTED, TryAction.OUTPERFORMED)
+            if searching and attempt.status != StepStatus.FAILED:
                 lines.append(_search_line(label, attempt.status, action, attempt.decision.get("reason", "")))
-            elif attempt.status == "completed":
+            elif attempt.status == StepStatus.COMPLETED:
                 lines.append(f"[green]✓[/] {label}")
             else:
                 lines.append(f"[red]✗[/] {label}: {escape(attempt.error_class or '')}")
@@ -104,9 +107,9 @@ def _progress_lines(settings: Settings, watch: _Watch) -> list[str]:
 
 def _search_line(label: str, status: str, action: str, reason: str) -> str:
     """A model search's candidate as it finishes, then as chosen or outperformed."""
-    if action == "candidate":
+    if action == TryAction.CANDIDATE:
         return f"[green]✓[/] {label} [dim](candidate)[/]"
-    if action == "selected":
+    if action == TryAction.SELECTED:
         return f"[green]✓[/] {label} [bold](chosen)[/]\n  [green]★[/] {escape(reason)}"
     return f"[dim]–  {label}: outperformed[/]"
 
@@ -179,15 +182,15 @@ def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str
         print_json(summary)
     else:
         _show(summary)
-    if summary["status"] != "completed":
+    if summary["status"] != PipelineStatus.COMPLETED:
         raise typer.Exit(1)
 
 
 def _show(summary: dict) -> None:
-    style = "green" if summary["status"] == "completed" else "red"
+    style = "green" if summary["status"] == PipelineStatus.COMPLETED else "red"
     console.print(f"\n[{style}]{summary['status']}[/] in {summary['time_to_results_seconds']} s "
                   f"(execution {summary['execution_id']})", highlight=False)
-    if summary["answer"] and summary["status"] == "completed":
+    if summary["answer"] and summary["status"] == PipelineStatus.COMPLETED:
         console.print(f"\n{escape(summary['answer'])}\n", highlight=False)
     quality = summary["quality"]
     for row in Quality(**quality).beside_baselines() if quality else []:

@@ -12,6 +12,7 @@ from sqlalchemy import func, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from dagsmith.config import Settings
+from dagsmith.models.execution import StepStatus
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -22,7 +23,7 @@ def beat(attempt_id: int, settings: Settings) -> None:
     """Stamp the try as alive now (database time, so clocks of different machines never matter)."""
     with session_scope(settings) as session:
         session.execute(update(schema.StepAttempt).where(schema.StepAttempt.id == attempt_id,
-                                                         schema.StepAttempt.status == "running")
+                                                         schema.StepAttempt.status == StepStatus.RUNNING)
                         .values(heartbeat_at=func.now()))
 
 

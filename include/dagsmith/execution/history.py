@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select, true
 from sqlalchemy.orm import Session
 
+from dagsmith.models.execution import TryAction
 from dagsmith.store import schema
 
 
@@ -28,7 +29,7 @@ def substitutions(trace: dict, names: dict[int, str]) -> list[dict[str, Any]]:
         {"position": s["position"], "stage": s["stage"], "from": names.get(a["decision"].get("from")),
          "to": a["decision"].get("to_name"), "reason": a["decision"].get("reason")}
         for s in trace.get("steps", []) for a in s["attempts"]
-        if a.get("decision", {}).get("action") == "substitute"
+        if a.get("decision", {}).get("action") == TryAction.SUBSTITUTE
     ]
 
 

@@ -27,6 +27,8 @@ from sqlalchemy.orm import Session
 
 from dagsmith.config import Settings
 from dagsmith.healing.classify import ErrorClass
+from dagsmith.models.execution import StepStatus
+from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -57,7 +59,7 @@ def lost_reason(attempt: schema.StepAttempt) -> str:
 def close_lost(attempt: schema.StepAttempt, now: datetime) -> None:
     """Close a try its worker left 'running'; transient, so healing retries the same service."""
     attempt.error_class, attempt.error_text = ErrorClass.TRANSIENT.value, lost_reason(attempt)
-    attempt.status, attempt.finished_at = "failed", now
+    attempt.status, attempt.finished_at = StepStatus.FAILED, now
 
 
 def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:
@@ -67,7 +69,7 @@ def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:
     with session_scope(settings) as session:
         now = session.scalar(select(func.now()))
         lost = session.scalars(select(schema.StepAttempt).where(
-            schema.StepAttempt.status == "running",
+            schema.StepAttempt.status == StepStatus.RUNNING,
             func.coalesce(schema.StepAttempt.heartbeat_at, schema.StepAttempt.started_at) < now - stale)
             .order_by(schema.StepAttempt.id).with_for_update(skip_locked=True)).all()
         reasons: dict[int, str] = {}
@@ -75,8 +77,8 @@ def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:
             close_lost(attempt, now)
             reasons.setdefault(attempt.execution_id, attempt.error_text)
             step = session.get(schema.PipelineStep, attempt.step_id)
-            if step.status == "running":
-                step.status = "failed"
+            if step.status == StepStatus.RUNNING:
+                step.status = StepStatus.FAILED
         session.flush()
         runs = _abandoned_runs(session, now, idle, set(reasons))
         minutes = int(idle.total_seconds() // 60)
@@ -96,24 +98,24 @@ def _abandoned_runs(session: Session, now: datetime, idle: timedelta, orphaned: 
                             func.max(func.coalesce(attempts.finished_at, attempts.heartbeat_at, attempts.started_at))
                             .label("at"))
                      .group_by(attempts.execution_id).subquery())
-    alive = exists().where(attempts.execution_id == schema.Execution.id, attempts.status == "running")
+    alive = exists().where(attempts.execution_id == schema.Execution.id, attempts.status == StepStatus.RUNNING)
     quiet = func.coalesce(last_activity.c.at, schema.Execution.started_at) < now - idle
     return list(session.scalars(
         select(schema.Execution)
         .outerjoin(last_activity, last_activity.c.execution_id == schema.Execution.id)
-        .where(schema.Execution.status == "running", ~alive, schema.Execution.id.in_(orphaned) | quiet)
+        .where(schema.Execution.status == PipelineStatus.RUNNING, ~alive, schema.Execution.id.in_(orphaned) | quiet)
         .order_by(schema.Execution.id).with_for_update(of=schema.Execution, skip_locked=True)))
 
 
 def _fail(session: Session, run: schema.Execution, now: datetime, reason: str) -> None:
-    run.status, run.finished_at, run.error = "failed", now, reason
+    run.status, run.finished_at, run.error = PipelineStatus.FAILED, now, reason
     run.seconds = (now - run.started_at).total_seconds()
     others = session.scalar(select(func.count()).where(schema.Execution.pipeline_id == run.pipeline_id,
-                                                       schema.Execution.status == "running",
+                                                       schema.Execution.status == PipelineStatus.RUNNING,
                                                        schema.Execution.id != run.id))
     pipeline = session.get(schema.Pipeline, run.pipeline_id)
-    if pipeline.status == "running" and not others:
-        pipeline.status = "failed"
+    if pipeline.status == PipelineStatus.RUNNING and not others:
+        pipeline.status = PipelineStatus.FAILED
 
 
 def _remove_containers(attempt_ids: list[int]) -> int:

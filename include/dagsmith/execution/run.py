@@ -31,6 +31,8 @@ from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnos
 from dagsmith.healing.interpret import interpret
 from dagsmith.learning.record import record_execution
 from dagsmith.models.catalog import Analysis, AnalysisMode, Stage, TaskType
+from dagsmith.models.execution import StepStatus, TryAction
+from dagsmith.models.plan import PipelineStatus
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide, model_reasoner
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime, RuntimeUnavailable
@@ -95,12 +97,12 @@ def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, sett
                                excluded_columns=roles.get("excluded_columns"))
         with loadable(source) as table:
             bundle.add_source(table)
-        execution = schema.Execution(pipeline_id=pipeline_id, owner=user, status="running", dataset=str(source),
-                                     workspace=str(root), airflow_run_id=run_id, trace={})
+        execution = schema.Execution(pipeline_id=pipeline_id, owner=user, status=PipelineStatus.RUNNING,
+                                     dataset=str(source), workspace=str(root), airflow_run_id=run_id, trace={})
         session.add(execution)
-        pipeline.status = "running"
+        pipeline.status = PipelineStatus.RUNNING
         for step in _steps(session, pipeline_id):
-            step.status = "pending"
+            step.status = StepStatus.PENDING
         session.flush()
         return execution.id
 
@@ -140,7 +142,7 @@ def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> 
 
 def _substitute(step: schema.PipelineStep, last: schema.StepAttempt, alternative: dict, analysis: Analysis,
                 error: ErrorClass, reason: str) -> dict:
-    return {"action": "substitute", "from": last.microservice_id, "to": alternative["id"],
+    return {"action": TryAction.SUBSTITUTE, "from": last.microservice_id, "to": alternative["id"],
             "to_name": alternative["name"], "params": _carried_params(last.params, analysis, error), "reason": reason}
 
 
@@ -151,17 +153,18 @@ def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.S
     last = attempts[-1]
     error = ErrorClass(last.error_class or ErrorClass.UNKNOWN)
     if not self_healing:
-        return {"action": "retry", "reason": "self-healing is off; the same service runs again"}
+        return {"action": TryAction.RETRY, "reason": "self-healing is off; the same service runs again"}
     same = [a for a in attempts if a.microservice_id == last.microservice_id and a.error_class == last.error_class]
     tried = {a.microservice_id for a in attempts}
     untried = [alt for alt in step.alternatives if alt["id"] not in tried]
 
     def by_rules() -> dict:
         if error in RETRY_SAME and len(same) < MAX_SAME_FAILURES:
-            return {"action": "retry", "reason": f"{error.value} errors pass; the same service runs again"}
+            return {"action": TryAction.RETRY, "reason": f"{error.value} errors pass; the same service runs again"}
         if not untried:
-            return {"action": "give_up", "reason": f"step {step.position} ({step.stage}): every candidate failed; the "
-                                                   f"last error was {error.value}: {(last.error_text or '')[-300:]}"}
+            return {"action": TryAction.GIVE_UP,
+                    "reason": f"step {step.position} ({step.stage}): every candidate failed; the last error was "
+                              f"{error.value}: {(last.error_text or '')[-300:]}"}
         best = untried[0]
         return _substitute(step, last, best, _service(session, best["id"])[2], error,
                            f"{error.value} in the previous service; '{best['name']}' is the best-ranked untried "
@@ -171,11 +174,11 @@ def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.S
         failed = session.get(schema.Microservice, last.microservice_id).name
         analyses = {alt["name"]: _service(session, alt["id"])[2] for alt in untried}
         reading, provenance = interpret(model, step.stage, failed, last.error_text or "", analyses)
-        if reading.action == "retry":
+        if reading.action == TryAction.RETRY:
             if len(same) >= MAX_SAME_FAILURES:
                 raise ReasonerFailed(f"{model.name} asked to retry '{failed}', which already failed {len(same)} "
                                      "times the same way", provenance)
-            return {"action": "retry", "reason": reading.reason}, provenance
+            return {"action": TryAction.RETRY, "reason": reading.reason}, provenance
         alternative = next(alt for alt in untried if alt["name"] == reading.substitute)
         return _substitute(step, last, alternative, analyses[alternative["name"]], reading.error_class,
                            reading.reason), provenance
@@ -194,19 +197,19 @@ def heal(execution_id: int, position: int, *, settings: Settings, self_healing: 
         execution = session.get(schema.Execution, execution_id)
         step = step_at(session, execution, position)
         attempts = tries_of(session, execution_id, step.id)
-        if not attempts or attempts[-1].status != "failed":
+        if not attempts or attempts[-1].status != StepStatus.FAILED:
             return None
         decision = attempts[-1].decision
         if not decision:
             decision = attempts[-1].decision = _decide(session, step, attempts, self_healing,
                                                        model_reasoner(settings))
-            if decision["action"] == "substitute":
+            if decision["action"] == TryAction.SUBSTITUTE:
                 step.microservice_id, step.params = decision["to"], decision["params"]
-            elif decision["action"] == "give_up":
-                step.status = "failed"
-        elif decision["action"] != "give_up":
+            elif decision["action"] == TryAction.GIVE_UP:
+                step.status = StepStatus.FAILED
+        elif decision["action"] != TryAction.GIVE_UP:
             return None
-    if decision["action"] == "give_up":
+    if decision["action"] == TryAction.GIVE_UP:
         raise CandidatesExhausted(decision["reason"])
     return decision
 
@@ -218,23 +221,23 @@ def close_lost_tries(execution_id: int, position: int, *, settings: Settings) ->
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
         step = step_at(session, execution, position)
-        lost = [a for a in tries_of(session, execution_id, step.id) if a.status == "running"]
+        lost = [a for a in tries_of(session, execution_id, step.id) if a.status == StepStatus.RUNNING]
         for attempt in lost:
             close_lost(attempt, datetime.now(UTC))
-        if execution.status == "failed" and execution.finished_at is not None:
-            execution.status, execution.finished_at, execution.error = "running", None, None
-            session.get(schema.Pipeline, execution.pipeline_id).status = "running"
+        if execution.status == PipelineStatus.FAILED and execution.finished_at is not None:
+            execution.status, execution.finished_at, execution.error = PipelineStatus.RUNNING, None, None
+            session.get(schema.Pipeline, execution.pipeline_id).status = PipelineStatus.RUNNING
         return len(lost)
 
 
 def _step_outcome(attempts: list[schema.StepAttempt]) -> str:
     """A step's state in one run, from that run's own tries: runs of one pipeline may overlap (several
     ``dagsmith run`` at once), so the step row, shared by them, cannot say what this run did."""
-    if any(a.status == "completed" for a in attempts):
-        return "completed"
-    if attempts and attempts[-1].decision.get("action") == "give_up":
-        return "failed"
-    return "pending" if not attempts else attempts[-1].status
+    if any(a.status == StepStatus.COMPLETED for a in attempts):
+        return StepStatus.COMPLETED
+    if attempts and attempts[-1].decision.get("action") == TryAction.GIVE_UP:
+        return StepStatus.FAILED
+    return StepStatus.PENDING if not attempts else attempts[-1].status
 
 
 def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> tuple[int, dict]:
@@ -243,7 +246,7 @@ def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> 
     if not attempts:
         return step.microservice_id, dict(step.params)
     decision = attempts[-1].decision
-    if decision.get("action") == "substitute":
+    if decision.get("action") == TryAction.SUBSTITUTE:
         return decision["to"], dict(decision["params"])
     return attempts[-1].microservice_id, dict(attempts[-1].params)
 
@@ -272,9 +275,10 @@ def open_try(session: Session, execution: schema.Execution, step: schema.Pipelin
     number = len(tries_of(session, execution.id, step.id)) + 1
     service, files, analysis = _service(session, service_id)
     attempt = schema.StepAttempt(execution_id=execution.id, step_id=step.id, attempt=number,
-                                 microservice_id=service.id, params=params, status="running", decision=decision or {})
+                                 microservice_id=service.id, params=params, status=StepStatus.RUNNING,
+                                 decision=decision or {})
     session.add(attempt)
-    step.status = "running"
+    step.status = StepStatus.RUNNING
     session.flush()
     workspace = Workspace(Path(execution.workspace))
     source = workspace.step_output(step.depends_on[0]) if step.depends_on else workspace.input
@@ -318,14 +322,14 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
         execution = session.get(schema.Execution, execution_id)
         step = step_at(session, execution, position)
         attempts = tries_of(session, execution_id, step.id)
-        if _step_outcome(attempts) == "completed":
-            return {"position": position, "status": "completed", "skipped": True}
+        if _step_outcome(attempts) == StepStatus.COMPLETED:
+            return {"position": position, "status": StepStatus.COMPLETED, StepStatus.SKIPPED: True}
         attempt = open_try(session, execution, step, *_next_try(step, attempts))
     result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits)
     if diagnosis:
         raise StepFailed(f"step {position} ({attempt.service}) failed: {diagnosis}")
-    return {"position": position, "status": "completed", "microservice": attempt.service, "attempt": attempt.attempt,
-            "seconds": result.seconds}
+    return {"position": position, "status": StepStatus.COMPLETED, "microservice": attempt.service,
+            "attempt": attempt.attempt, "seconds": result.seconds}
 
 
 def _contract_diagnosis(problems: list[str]) -> Diagnosis | None:
@@ -347,14 +351,14 @@ def _record_attempt(attempt: Try, result: InvocationResult, diagnosis: Diagnosis
             seen = set(execution.trace.get("isolation", [])) | {result.isolation}
             execution.trace = {**execution.trace, "isolation": sorted(seen)}
         if diagnosis:
-            row.status, row.error_class = "failed", diagnosis.error_class.value
+            row.status, row.error_class = StepStatus.FAILED, diagnosis.error_class.value
             row.error_text = (result.stderr or diagnosis.summary)[-8000:]
             if promote:
-                step.status = "pending"
+                step.status = StepStatus.PENDING
         else:
-            row.status = "completed"
+            row.status = StepStatus.COMPLETED
             if promote:
-                step.status = "completed"
+                step.status = StepStatus.COMPLETED
                 promote_output(attempt.output, attempt.workspace.step_output(position))
     number = attempt.attempt
     # After the outcome is committed: a full disk must not lose the record of the try (nor leave it 'running').
@@ -380,7 +384,7 @@ def _failure(session: Session, execution_id: int, steps: list[schema.PipelineSte
     """Which steps did not complete, each with its last try's error: what a person reads first."""
     failed = []
     for step, entry in zip(steps, trace, strict=True):
-        if entry["status"] == "completed":
+        if entry["status"] == StepStatus.COMPLETED:
             continue
         attempts = tries_of(session, execution_id, step.id)
         last = attempts[-1] if attempts else None
@@ -448,7 +452,7 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
                               "error": (a.error_text or "")[:TRACE_ERROR_CHARS] or None, "decision": a.decision}
                              for a in attempts],
             })
-        ok = all(t["status"] == "completed" for t in trace)
+        ok = all(t["status"] == StepStatus.COMPLETED for t in trace)
         execution.trace = {**execution.trace, "steps": trace}
         execution.error = None if ok else _failure(session, execution_id, steps, trace)
         quality = _held_out_quality(pipeline, steps, Workspace(Path(execution.workspace))) if ok else None
@@ -459,7 +463,7 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
                 ok, execution.error = False, f"every step ran, but the model is {quality.problem}"
         if execution.workspace:
             execution.trace = {**execution.trace, "answer": _answer(session, pipeline, steps, execution, quality)}
-        execution.status = pipeline.status = "completed" if ok else "failed"
+        execution.status = pipeline.status = PipelineStatus.COMPLETED if ok else PipelineStatus.FAILED
         execution.finished_at = datetime.now(UTC)
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
         record_execution(session, execution, steps)
@@ -468,6 +472,6 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
                   "seconds": execution.seconds, "workspace": execution.workspace,
                   "outputs": sorted(str(p) for p in final.glob("*"))}
         pipeline_id = pipeline.id
-    if result["status"] == "completed":  # the pipeline's DAG docs open with its latest answer
+    if result["status"] == PipelineStatus.COMPLETED:  # the pipeline's DAG docs open with its latest answer
         write_spec(pipeline_id, settings)
     return result

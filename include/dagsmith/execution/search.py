@@ -19,14 +19,13 @@ from dagsmith.config import Settings
 from dagsmith.execution.run import (CandidatesExhausted, StepFailed, Workspace, open_try, promote_output, run_try,
                                     step_at, tries_of)
 from dagsmith.healing.classify import telling_line
+from dagsmith.models.execution import StepStatus, TryAction
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.base import Limits, Runtime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import METRICS_FILE
-
-CANDIDATE = "candidate"
 
 
 def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: Runtime, settings: Settings,
@@ -43,11 +42,12 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
             raise LookupError(f"'{candidate}' is not a candidate of step {position}'s search")
         service_id = session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == candidate))
         attempt = open_try(session, execution, step, service_id, search.params_for(candidate),
-                           decision={"action": CANDIDATE})
+                           decision={"action": TryAction.CANDIDATE})
     result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits, promote=False)
     if diagnosis:
         raise StepFailed(f"candidate {candidate} of step {position} failed: {diagnosis}")
-    return {"position": position, "candidate": candidate, "status": "completed", "seconds": result.seconds}
+    return {"position": position, "candidate": candidate, "status": StepStatus.COMPLETED,
+            "seconds": result.seconds}
 
 
 def _validation(output: Path) -> dict:
@@ -71,7 +71,8 @@ def _table(search: ModelSearch, rows: list[dict], winner: str) -> str:
         def shown(key: str, digits: int = 4) -> str:
             return f"{figures[key]:.{digits}f}" if key in figures else "–"
 
-        outcome = "chosen" if row["name"] == winner else f"failed: {row['error']}" if row["error"] else "outperformed"
+        outcome = ("chosen" if row["name"] == winner else f"failed: {row['error']}" if row["error"]
+                   else TryAction.OUTPERFORMED.value)
         lines.append(f"| {row['name']} | {shown('validation_score')} | {shown('validation_baseline')} | "
                      f"{shown('search_trials', 0)} | {shown('search_seconds', 1)} | {outcome} |")
     return "\n".join(lines)
@@ -89,15 +90,17 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
         workspace = Workspace(Path(execution.workspace))
         names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
         order = {name: i for i, name in enumerate(search.candidates)}
-        tried = sorted((a for a in tries_of(session, execution_id, step.id) if a.decision.get("action") == CANDIDATE),
+        tried = sorted((a for a in tries_of(session, execution_id, step.id)
+                        if a.decision.get("action") == TryAction.CANDIDATE),
                        key=lambda a: (order.get(names[a.microservice_id], len(order)), a.attempt))
         rows = []
         for attempt in tried:
             output = workspace.attempt_output(position, attempt.attempt)
             rows.append({"name": names[attempt.microservice_id], "attempt": attempt, "output": output,
-                         "validation": _validation(output) if attempt.status == "completed" else {},
-                         "error": telling_line(attempt.error_text or "") if attempt.status == "failed" else None})
-        finished = sorted((r for r in rows if r["attempt"].status == "completed"),
+                         "validation": _validation(output) if attempt.status == StepStatus.COMPLETED else {},
+                         "error": telling_line(attempt.error_text or "") if attempt.status == StepStatus.FAILED
+                         else None})
+        finished = sorted((r for r in rows if r["attempt"].status == StepStatus.COMPLETED),
                           key=lambda r: -r["validation"].get("validation_score", -math.inf))  # stable: plan order breaks ties
         if not tried:
             reason = f"step {position} ({step.stage}): no model ran, the steps before it did not complete"
@@ -106,8 +109,8 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
                       + "; ".join(f"{r['name']} ({r['attempt'].error_class}: {r['error']})" for r in rows))
             if tried:  # on the last try, where a step's outcome is read
                 last = max(tried, key=lambda a: a.attempt)
-                last.decision = {**last.decision, "action": "give_up", "reason": reason}
-            step.status = "failed"
+                last.decision = {**last.decision, "action": TryAction.GIVE_UP, "reason": reason}
+            step.status = StepStatus.FAILED
         else:
             best = finished[0]
             score = best["validation"].get("validation_score")
@@ -115,18 +118,18 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
                       f"{len(finished)} model(s) that completed" if score is not None else
                       f"'{best['name']}' is the best-ranked model that completed (no validation score to compare)")
             for row in finished[1:]:
-                row["attempt"].status = "skipped"
-                row["attempt"].decision = {"action": "outperformed", "reason": reason}
-            best["attempt"].decision = {"action": "selected", "reason": reason}
+                row["attempt"].status = StepStatus.SKIPPED
+                row["attempt"].decision = {"action": TryAction.OUTPERFORMED, "reason": reason}
+            best["attempt"].decision = {"action": TryAction.SELECTED, "reason": reason}
             Bundle.open(best["output"]).append_report(_table(search, rows, best["name"]))
             promote_output(best["output"], workspace.step_output(position))
-            step.status = "completed"
+            step.status = StepStatus.COMPLETED
         summary = {"metric": search.metric, "winner": finished[0]["name"] if finished else None, "reason": reason,
                    "candidates": [{"name": r["name"], "error": r["error"], **r["validation"]} for r in rows]}
         execution.trace = {**execution.trace, "search": {**execution.trace.get("search", {}), str(position): summary}}
     if not finished:
         raise CandidatesExhausted(reason)
-    return {"position": position, "status": "completed", **summary}
+    return {"position": position, "status": StepStatus.COMPLETED, **summary}
 
 
 def run_search(execution_id: int, position: int, candidates: list[str], *, runtime: Runtime,

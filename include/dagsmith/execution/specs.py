@@ -13,7 +13,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dagsmith.config import Settings
-from dagsmith.models.plan import Recommendation
+from dagsmith.models.plan import PipelineStatus, Recommendation
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -71,7 +71,7 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
                       for s in steps],
         }
         latest = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id,
-                                                               schema.Execution.status == "completed")
+                                                               schema.Execution.status == PipelineStatus.COMPLETED)
                                 .order_by(schema.Execution.id.desc()).limit(1))
         answer = latest.trace.get("answer") if latest else None
         spec["explanation"] = ((f"**Latest answer** (run {latest.id}): {plain(answer)}\n\n" if answer else "")

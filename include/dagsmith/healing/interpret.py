@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.models.catalog import Analysis
+from dagsmith.models.execution import TryAction
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed
 
@@ -32,7 +33,7 @@ class FailureReading(BaseModel):
     """What the model answers: the contract its JSON must fit."""
 
     error_class: ErrorClass
-    action: Literal["retry", "substitute"]
+    action: Literal[TryAction.RETRY, TryAction.SUBSTITUTE]
     substitute: str | None = Field(description="exact name of an untried candidate when substituting, else null")
     reason: str
 
@@ -46,7 +47,7 @@ def interpret(reasoner: ModelReasoner, stage: str, failed: str, error_text: str,
     reading, provenance = reasoner.ask(
         "failure", QUESTION, {"stage": stage, "failed_service": failed, "error_output": error_text[-ERROR_TAIL_CHARS:],
                               "untried_candidates": candidates}, FailureReading)
-    if reading.action == "substitute" and reading.substitute not in untried:
+    if reading.action == TryAction.SUBSTITUTE and reading.substitute not in untried:
         raise ReasonerFailed(f"{reasoner.name} chose '{reading.substitute}', which is not an untried candidate "
                              f"({', '.join(untried)})", provenance)
     return reading, provenance

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from dagsmith.models.execution import StepStatus
 from dagsmith.store import schema
 
 
@@ -30,10 +31,10 @@ def record_execution(session: Session, execution: schema.Execution, steps: list[
         attempts = list(session.scalars(select(schema.StepAttempt).where(
             schema.StepAttempt.execution_id == execution.id, schema.StepAttempt.step_id == step.id)))
         for attempt in attempts:
-            if attempt.status == "failed":
+            if attempt.status == StepStatus.FAILED:
                 for owner in owners:
                     _bump(session, "stage", owner, step.stage, attempt.microservice_id, None, ok=False)
-        succeeded = [a for a in attempts if a.status == "completed"]
+        succeeded = [a for a in attempts if a.status == StepStatus.COMPLETED]
         if succeeded:
             final[step.position] = succeeded[-1].microservice_id
             for owner in owners:

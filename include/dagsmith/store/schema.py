@@ -23,9 +23,12 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from dagsmith.models.execution import StepStatus
+from dagsmith.models.plan import PipelineStatus
+
 EMBEDDING_DIM = 384
-PIPELINE_STATUSES = ("draft", "ready", "running", "completed", "failed")
-STEP_STATUSES = ("pending", "running", "completed", "failed", "skipped")
+PIPELINE_STATUSES = tuple(s.value for s in PipelineStatus)  # an execution's too
+STEP_STATUSES = tuple(s.value for s in StepStatus)  # a try's too
 ANALYSIS_MODES = ("code", "documentation")
 
 
@@ -128,7 +131,7 @@ class Pipeline(Base):
     owner: Mapped[str] = mapped_column(String(100), index=True)
     #: Shared pipelines are visible to every user in the UI; others only to their owner (and admins).
     shared: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
-    status: Mapped[str] = mapped_column(String(20), server_default="draft")
+    status: Mapped[str] = mapped_column(String(20), server_default=PipelineStatus.DRAFT.value)
     task_type: Mapped[str | None] = mapped_column(String(40))
     target: Mapped[str | None] = mapped_column(String(200))
     dataset: Mapped[str] = mapped_column(Text)
@@ -157,7 +160,7 @@ class PipelineStep(Base):
     alternatives: Mapped[list[Any]] = mapped_column(server_default="[]")
     #: a modelling step's search (``models.plan.ModelSearch``); empty for a single service
     search: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
-    status: Mapped[str] = mapped_column(String(20), server_default="pending")
+    status: Mapped[str] = mapped_column(String(20), server_default=StepStatus.PENDING.value)
 
 
 class Execution(Base):
@@ -166,7 +169,7 @@ class Execution(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     pipeline_id: Mapped[int] = mapped_column(ForeignKey("pipelines.id", ondelete="CASCADE"), index=True)
     owner: Mapped[str] = mapped_column(String(100))
-    status: Mapped[str] = mapped_column(String(20), server_default="running")
+    status: Mapped[str] = mapped_column(String(20), server_default=PipelineStatus.RUNNING.value)
     dataset: Mapped[str] = mapped_column(Text)
     workspace: Mapped[str | None] = mapped_column(Text)
     airflow_run_id: Mapped[str | None] = mapped_column(String(250))
@@ -186,7 +189,7 @@ class StepAttempt(Base):
     attempt: Mapped[int] = mapped_column(Integer)
     microservice_id: Mapped[int | None] = mapped_column(ForeignKey("microservices.id"))
     params: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
-    status: Mapped[str] = mapped_column(String(20), server_default="running")
+    status: Mapped[str] = mapped_column(String(20), server_default=StepStatus.RUNNING.value)
     started_at: Mapped[datetime] = _created()
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     #: Stamped every few seconds by the worker while the try runs; a stale one means the worker died (``reaper``).
