@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from dagsmith.errors import UserFacingError
 from dagsmith.models.catalog import CLASSIFICATION_TASKS, SUPERVISED_TASKS, TaskType
 from dagsmith.models.execution import StepStatus, TryAction
 from dagsmith.models.plan import PipelineStatus
@@ -69,3 +71,20 @@ def test_the_scan_finds_what_it_looks_for():
     found = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
              and node.value in {"failed", "retry"} and id(node) not in prose]
     assert sorted(found) == ["failed", "retry"]
+
+
+def test_errors_the_cli_and_ui_show_people_share_one_base():
+    """Every dagsmith error a command or a page catches to show its message is a ``UserFacingError``, so a new
+    one is shown the same way without another ``except`` in each caller."""
+    caught = []
+    for folder in ("cli", "ui"):
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            module = importlib.import_module(f"dagsmith.{folder}.{path.stem}")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ExceptHandler) and node.type is not None:
+                    names = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
+                    caught += [(path.stem, getattr(module, n.id)) for n in names
+                               if isinstance(n, ast.Name) and hasattr(module, n.id)]
+    ours = [(where, error) for where, error in caught if error.__module__.startswith("dagsmith.")]
+    assert len(ours) >= 5, "the scan found the errors the CLI and UI catch"
+    assert not [f"{where}: {error.__name__}" for where, error in ours if not issubclass(error, UserFacingError)]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from dagsmith.errors import InputError
 from dagsmith.runtime import check_runtime
 from dagsmith.runtime.base import Limits
 from dagsmith.runtime.sandbox import UNSANDBOXED_VARIABLE
@@ -23,7 +24,7 @@ LOCAL_CLI_VARIABLE = "DAGSMITH_LOCAL_CLI"
 SEARCH_SECONDS_VARIABLE = "DAGSMITH_SEARCH_SECONDS"
 
 
-class ConfigurationError(ValueError):
+class ConfigurationError(InputError, ValueError):
     """An environment variable holds a value dagsmith cannot use; the message names it."""
 
 

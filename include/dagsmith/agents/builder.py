@@ -19,6 +19,7 @@ from dagsmith.agents.parameters_llm import read_params
 from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER, ordered
 from dagsmith.catalog.repository import CatalogEntry
+from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage
 from dagsmith.models.execution import StepStatus
 from dagsmith.models.intent import ConstraintKind, Intent
@@ -33,7 +34,7 @@ MIN_ROWS = {True: 20, False: 10}  # supervised or not
 MIN_TEST_ROWS = 5
 
 
-class ChoiceError(ValueError):
+class ChoiceError(InputError, ValueError):
     """A person's choice names a service that is not a candidate for that stage."""
 
 

@@ -17,6 +17,7 @@ from dagsmith.catalog import repository
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.config import Settings
 from dagsmith.embeddings import Embedder, default_embedder
+from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import Intent
 from dagsmith.models.plan import (
@@ -35,7 +36,7 @@ from dagsmith.store.db import session_scope
 DEFAULT_OPTIONAL = {Stage.VISUALISATION, Stage.REPORTING, Stage.DEDUPLICATION}
 
 
-class EmptyCatalog(RuntimeError):
+class EmptyCatalog(InputError, RuntimeError):
     """There is nothing to plan with yet."""
 
 

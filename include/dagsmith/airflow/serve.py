@@ -27,6 +27,7 @@ from sqlalchemy.engine import make_url
 
 from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
 from dagsmith.config import Settings
+from dagsmith.errors import ServiceUnavailable
 from dagsmith.runtime import check_runtime
 from dagsmith.store.databases import named_database
 
@@ -43,7 +44,7 @@ START_TIMEOUT = 300.0
 STOP_TIMEOUT = 30.0
 
 
-class DeploymentError(RuntimeError):
+class DeploymentError(ServiceUnavailable, RuntimeError):
     """The deployment could not start (with the failing service's log tail)."""
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from dagsmith.errors import InputError
 from dagsmith.models.catalog import Manifest
 
 MANIFEST = "manifest.yaml"
@@ -17,7 +18,7 @@ REQUIREMENTS = "requirements.txt"
 REQUIRED_FILES = (MANIFEST, ENTRYPOINT, REQUIREMENTS)
 
 
-class ManifestError(ValueError):
+class ManifestError(InputError, ValueError):
     """The manifest cannot be read as a mapping with at least a name."""
 
 

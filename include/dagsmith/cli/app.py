@@ -14,8 +14,7 @@ from dagsmith.cli.profile import profile
 from dagsmith.cli.run import run_command
 from dagsmith.cli.serve import serve_command
 from dagsmith.config import ConfigurationError
-from dagsmith.store.db import DatabaseUnavailable
-from dagsmith.store.embedded import EmbeddedServerError
+from dagsmith.errors import UserFacingError
 
 app = typer.Typer(
     name="dagsmith",
@@ -39,10 +38,10 @@ def main() -> None:
     """Entry point: user-facing failures print one clear message and exit non-zero, never a traceback."""
     try:
         app()
-    except (DatabaseUnavailable, EmbeddedServerError) as exc:
-        fail(str(exc), code=3)
     except ConfigurationError as exc:
-        fail(f"configuration: {exc}", code=2)
+        fail(f"configuration: {exc}", code=exc.exit_code)
+    except UserFacingError as exc:
+        fail(str(exc), code=exc.exit_code)
     except KeyboardInterrupt:
         fail("interrupted", code=130)
 

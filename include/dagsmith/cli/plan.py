@@ -12,11 +12,10 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from dagsmith.agents.builder import ChoiceError, parse_choices
-from dagsmith.agents.planner import EmptyCatalog, plan
+from dagsmith.agents.planner import plan
 from dagsmith.cli.output import console, fail, print_json
-from dagsmith.data.readers import DatasetError
+from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage
-from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.models.plan import Plan, RankingMode, Recommendation
 from dagsmith.models.reasoning import Provenance
 
@@ -129,8 +128,8 @@ def plan_command(
     choices, ask = read_choices(choose, interactive)
     try:
         result = plan(data, goal, user=user, mode=mode, choices=choices, ask=ask)
-    except (DatasetError, AmbiguousGoal, InvalidIntent, EmptyCatalog, ChoiceError) as exc:
-        fail(str(exc), code=2)
+    except InputError as exc:
+        fail(str(exc), code=exc.exit_code)
     if json:
         print_json(result)
     else:

@@ -13,18 +13,16 @@ import typer
 from rich.markup import escape
 from sqlalchemy import select
 
-from dagsmith.agents.builder import ChoiceError
-from dagsmith.agents.planner import EmptyCatalog, plan
+from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.cli.plan import Choose, Interactive, read_choices
 from dagsmith.config import Settings
-from dagsmith.data.readers import DatasetError
+from dagsmith.errors import InputError
 from dagsmith.execution.history import execution_summary, service_names
 from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import write_spec
 from dagsmith.models.execution import StepStatus, TryAction
-from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
@@ -51,7 +49,7 @@ def require_reachable(runtime: str) -> None:
     try:
         runtime_named(runtime, Settings.from_env()).check()
     except RuntimeUnavailable as exc:
-        fail(f"cannot run on the {runtime} runtime: {exc}", code=3)
+        fail(f"cannot run on the {runtime} runtime: {exc}", code=exc.exit_code)
 
 
 @dataclass
@@ -140,8 +138,8 @@ def run_command(
     started = time.monotonic()
     try:
         result = plan(data, goal, user=user, settings=settings, choices=choices, ask=ask)
-    except (DatasetError, AmbiguousGoal, InvalidIntent, EmptyCatalog, ChoiceError) as exc:
-        fail(str(exc), code=2)
+    except InputError as exc:
+        fail(str(exc), code=exc.exit_code)
     spec = result.pipeline
     if not spec.valid:
         fail("the planned pipeline did not pass its checks: " + "; ".join(c.detail for c in spec.checks if not c.passed))

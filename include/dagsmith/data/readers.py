@@ -29,6 +29,7 @@ import pandas as pd
 from pandas.api import types as ptypes
 
 from dagsmith.config import ConfigurationError
+from dagsmith.errors import InputError
 
 SUPPORTED = "CSV, TSV, Parquet, JSON, JSON lines or Excel (.xlsx)"
 FORMAT_NAMES = {
@@ -63,7 +64,7 @@ MAX_BYTES_VARIABLE = "DAGSMITH_MAX_DATASET_BYTES"
 DEFAULT_MAX_BYTES = 2 * 1024**3
 
 
-class DatasetError(ValueError):
+class DatasetError(InputError, ValueError):
     """A file that cannot be read as a table; the message says why and what to do, in one paragraph."""
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.reasoning import Provenance
 
@@ -81,11 +82,11 @@ class Intent(BaseModel):
         return found.value if found else None
 
 
-class AmbiguousGoal(ValueError):
+class AmbiguousGoal(InputError, ValueError):
     """The goal cannot be read with confidence; the message asks the user what they mean."""
 
 
-class InvalidIntent(ValueError):
+class InvalidIntent(InputError, ValueError):
     """The intent was read but cannot be planned (e.g. the target is absent); the message says why."""
 
     def __init__(self, intent: Intent):

@@ -244,34 +244,35 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage) -> Tags:
     )
 
 
+#: The tags as sentences for people: what the code does, then what it needs.
+_CAPABILITIES = {
+    "handles_missing": "handles missing values",
+    "native_categorical": "handles categorical features natively",
+    "scales_internally": "scales features internally",
+    "fits_on_train": "learns on the training table only and applies the result to every table",
+    "produces_model": "produces a trained model",
+    "produces_predictions": "produces predictions",
+    "produces_probabilities": "produces class probabilities when the model supports them",
+    "produces_metrics": "produces metrics",
+    "produces_plots": "produces PNG plots",
+    "writes_report": "writes a Markdown report section",
+}
+_REQUIREMENTS = {
+    "rejects_missing": "no missing values (refuses input with missing values; impute first)",
+    "numeric_only": "numeric features only (encode categorical columns first)",
+    "needs_target": "a target column",
+    "needs_split": "a train/test split",
+    "needs_model": "a trained model or its predictions from an earlier step",
+}
+
+
 def _capabilities(tags: Tags) -> list[str]:
-    """The tags of what the code does, as sentences for people."""
-    said = [
-        (tags.handles_missing, "handles missing values"),
-        (tags.native_categorical, "handles categorical features natively"),
-        (tags.scales_internally, "scales features internally"),
-        (tags.fits_on_train, "learns on the training table only and applies the result to every table"),
-        (tags.produces_model, "produces a trained model"),
-        (tags.produces_predictions, "produces predictions"),
-        (tags.produces_probabilities, "produces class probabilities when the model supports them"),
-        (tags.produces_metrics, "produces metrics"),
-        (tags.produces_plots, "produces PNG plots"),
-        (tags.writes_report, "writes a Markdown report section"),
-    ]
     limits = [f"limits its work by {name} (default {default})" for name, default in tags.limits.items()]
-    return [sentence for holds, sentence in said if holds] + limits
+    return [sentence for tag, sentence in _CAPABILITIES.items() if getattr(tags, tag)] + limits
 
 
 def _requirements(tags: Tags) -> list[str]:
-    """The tags of what the code needs, as sentences for people."""
-    said = [
-        (tags.rejects_missing, "no missing values (refuses input with missing values; impute first)"),
-        (tags.numeric_only, "numeric features only (encode categorical columns first)"),
-        (tags.needs_target, "a target column"),
-        (tags.needs_split, "a train/test split"),
-        (tags.needs_model, "a trained model or its predictions from an earlier step"),
-    ]
-    return [sentence for holds, sentence in said if holds]
+    return [sentence for tag, sentence in _REQUIREMENTS.items() if getattr(tags, tag)]
 
 
 def _summary(primary: Stage, evidence: _Evidence, facts: CodeFacts, tasks: list[TaskType]) -> str:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from dagsmith.errors import ServiceUnavailable
+
 
 #: Where the service's pieces appear to it, in a container and in the local sandbox alike.
 SERVICE_DIR, PARAMS_FILE, INPUT_DIR, OUTPUT_DIR = "/service", "/params.json", "/input", "/output"
@@ -72,7 +74,7 @@ class InvocationResult:
         return self.exit_code == 0 and not self.timed_out
 
 
-class RuntimeUnavailable(RuntimeError):
+class RuntimeUnavailable(ServiceUnavailable, RuntimeError):
     """The runtime cannot run anything here (no container engine, no socket); the message says how to fix it."""
 
 

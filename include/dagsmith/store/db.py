@@ -14,6 +14,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from dagsmith.config import Settings
+from dagsmith.errors import ServiceUnavailable
 from dagsmith.store.embedded import embedded_url
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -23,7 +24,7 @@ _MIGRATION_LOCK = 4_212_026
 RECONNECT_PATIENCE_SECONDS = 60.0
 
 
-class DatabaseUnavailable(RuntimeError):
+class DatabaseUnavailable(ServiceUnavailable, RuntimeError):
     """The configured database cannot be reached; the message says which one and how to fix it."""
 
 

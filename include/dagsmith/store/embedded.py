@@ -13,10 +13,12 @@ import warnings
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+from dagsmith.errors import ServiceUnavailable
+
 DATABASE = "dagsmith"
 
 
-class EmbeddedServerError(RuntimeError):
+class EmbeddedServerError(ServiceUnavailable, RuntimeError):
     """The embedded server could not start (with the server log's tail to say why)."""
 
 

@@ -14,12 +14,15 @@ from urllib.parse import quote, urlsplit
 from airflow.configuration import conf
 
 from dagsmith.airflow.meta_dag import DAG_ID as META_DAG_ID
+from dagsmith.errors import ServiceUnavailable
 
 TIMEOUT_SECONDS = 30
 
 
-class TriggerFailed(RuntimeError):
+class TriggerFailed(ServiceUnavailable, RuntimeError):
     """Airflow did not accept the run (with its reason)."""
+
+    http_status = 502
 
 
 def api_base() -> str:

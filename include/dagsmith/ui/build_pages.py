@@ -20,17 +20,16 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from dagsmith.agents.planner import EmptyCatalog, recommend_stages
+from dagsmith.agents.planner import recommend_stages
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.understanding import MAX_GOAL_CHARS, understand
 from dagsmith.config import Settings
-from dagsmith.data.readers import DatasetError
 from dagsmith.data.roots import DatasetRefused, confine, data_roots
+from dagsmith.errors import UserFacingError
 from dagsmith.models.catalog import Stage
-from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 from dagsmith.reasoning.llm import model_reasoner
 from dagsmith.ui.access import BuilderDep, Viewer
-from dagsmith.ui.airflow_api import TriggerFailed, run_url, trigger_meta_dag
+from dagsmith.ui.airflow_api import run_url, trigger_meta_dag
 from dagsmith.ui.app import page, settings_of
 
 router = APIRouter()
@@ -81,8 +80,8 @@ def plan_preview(settings: Settings, viewer: Viewer, dataset: Path, goal: str) -
         profile = profile_dataset(dataset)
         intent = understand(goal, profile, model_reasoner(settings))
         recommendation = recommend_stages(profile, intent, user=viewer.name, settings=settings)
-    except (DatasetError, AmbiguousGoal, InvalidIntent, EmptyCatalog) as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    except UserFacingError as exc:
+        raise HTTPException(exc.http_status, str(exc)) from None
     return {"dataset": str(dataset), "goal": goal,
             "profile": {"n_rows": profile.n_rows, "n_columns": profile.n_columns, "format": profile.format,
                         "quality": profile.quality.model_dump(mode="json")},
@@ -95,8 +94,8 @@ def trigger(viewer: Viewer, dataset: Path, goal: str, choices: dict[str, str], s
             "choices": "\n".join(f"{stage}={name}" for stage, name in choices.items() if name)}
     try:
         run_id = trigger_meta_dag(conf, viewer.token)
-    except TriggerFailed as exc:
-        raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(exc)) from None
+    except UserFacingError as exc:
+        raise HTTPException(exc.http_status, str(exc)) from None
     return {"dag_run_id": run_id, "url": run_url(run_id)}
 
 

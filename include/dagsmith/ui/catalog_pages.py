@@ -22,6 +22,7 @@ from dagsmith.catalog.source import ENTRYPOINT, MANIFEST, REQUIREMENTS
 from dagsmith.catalog.validation import MAX_FILE_BYTES
 from dagsmith.config import Settings
 from dagsmith.embeddings import default_embedder
+from dagsmith.errors import InputError
 from dagsmith.learning.patterns import service_statistics
 from dagsmith.models.catalog import Finding, Stage, UploadOutcome, UploadResult
 from dagsmith.store import schema
@@ -97,8 +98,11 @@ async def _text(file: UploadFile | None, label: str) -> str:
         raise _Refused(Finding(check="encoding", file=label, message="is not UTF-8 text")) from None
 
 
-class _Refused(Exception):
+class _Refused(InputError):
+    """A form file refused before the upload's own checks; shown as one of its findings."""
+
     def __init__(self, finding: Finding):
+        super().__init__(str(finding))
         self.finding = finding
 
 
