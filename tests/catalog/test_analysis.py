@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
+from dagsmith.catalog.analysis.code import analyze_code
+from dagsmith.catalog.analysis.documentation import analyze_documentation
 from dagsmith.catalog.facts import extract_facts
 from dagsmith.catalog.source import ServiceSource
-from dagsmith.reasoning.code_analysis import analyze_code
-from dagsmith.reasoning.doc_analysis import analyze_documentation
 from tests.conftest import CATALOG
 
 

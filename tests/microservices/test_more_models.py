@@ -321,7 +321,7 @@ def test_factor_analysis_reduces_breast_cancer(run, cancer_split):
 
 def test_analyzer_tells_the_near_duplicates_apart():
     from dagsmith.catalog.source import ServiceSource
-    from dagsmith.reasoning.code_analysis import analyze_code
+    from dagsmith.catalog.analysis.code import analyze_code
     from tests.microservices.conftest import CATALOG
 
     def analysis(name):

@@ -8,14 +8,14 @@ import os
 
 import pytest
 
+from dagsmith.agents.understanding import understand
+from dagsmith.catalog.analysis.code import analyze_code
+from dagsmith.catalog.analysis.code_llm import read_code
 from dagsmith.config import Settings
 from dagsmith.healing.interpret import interpret
 from dagsmith.models.catalog import Stage
-from dagsmith.reasoning.code_analysis import analyze_code
-from dagsmith.reasoning.code_llm import read_code
 from dagsmith.reasoning.llm import ReasonerFailed, model_reasoner
-from dagsmith.agents.understanding import understand
-from tests.reasoning.test_code_llm import _source
+from tests.catalog.test_code_llm import _source
 from tests.reasoning.test_llm import churn
 
 CONFIGURED = os.environ.get("DAGSMITH_REASONER") == "openai" and bool(os.environ.get("OPENAI_BASE_URL"))

@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 import re
 
-from sqlalchemy.orm import Session
-
 from dagsmith.agents.compatibility import Gap, data_state, prepares_itself, shortfalls
 from dagsmith.agents.model_mentions import covers
 from dagsmith.agents.model_search import plan_search
@@ -21,14 +19,12 @@ from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER, ordered
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage
-from dagsmith.models.execution import StepStatus
 from dagsmith.models.intent import ConstraintKind, Intent
 from dagsmith.models.plan import PipelineSpec, PipelineStatus, PlannedStep, Recommendation, ValidationCheck
 from dagsmith.models.plan import TOP_CANDIDATES
 from dagsmith.models.profile import DatasetProfile, SemanticType
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide
-from dagsmith.store import schema
 
 MIN_ROWS = {True: 20, False: 10}  # supervised or not
 MIN_TEST_ROWS = 5
@@ -365,24 +361,3 @@ def build(
     spec.param_provenance = provenance
     spec.status = PipelineStatus.READY if spec.valid else PipelineStatus.DRAFT
     return spec
-
-
-def store(session: Session, spec: PipelineSpec, catalog: dict[str, CatalogEntry], plan: dict) -> PipelineSpec:
-    """Insert the pipeline and its steps in the caller's transaction; returns the spec with its id."""
-    row = schema.Pipeline(name=spec.name, goal=spec.goal, owner=spec.owner, shared=spec.shared,
-                          status=spec.status.value,
-                          task_type=spec.task_type, target=spec.target, dataset=spec.dataset,
-                          schedule=spec.schedule, plan=plan)
-    session.add(row)
-    session.flush()
-    for step in spec.steps:
-        session.add(schema.PipelineStep(
-            pipeline_id=row.id, position=step.position, stage=step.stage.value,
-            microservice_id=catalog[step.microservice].id, params=step.params, depends_on=step.depends_on,
-            expected_io={"inputs": step.expected_inputs, "outputs": step.expected_outputs},
-            alternatives=[{"id": catalog[name].id, "name": name} for name in step.alternatives],
-            status=StepStatus.PENDING,
-            search=step.search.model_dump(mode="json") if step.search else {},
-        ))
-    session.flush()
-    return spec.model_copy(update={"id": row.id})

@@ -30,6 +30,7 @@ from dagsmith.models.plan import (
 from dagsmith.models.profile import DatasetProfile, SemanticType
 from dagsmith.reasoning.llm import model_reasoner
 from dagsmith.store.db import session_scope
+from dagsmith.store.pipelines import insert_pipeline
 
 #: Optional stages a pipeline gets unless the person says otherwise: plots, a report, and removing
 #: duplicates when the profiler found some (the intent only lists it then).
@@ -81,7 +82,8 @@ def build_pipeline(
                             "time_column": profile.time_column,
                             "excluded_columns": excluded_columns(intent.constraints, profile.column_names,
                                                                  {intent.target})}}
-        return builder.store(session, spec, catalog, record)
+        pipeline_id = insert_pipeline(session, spec, {name: entry.id for name, entry in catalog.items()}, record)
+        return spec.model_copy(update={"id": pipeline_id})
 
 
 def plan(

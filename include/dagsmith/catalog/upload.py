@@ -11,6 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dagsmith.catalog import repository
+from dagsmith.catalog.analysis.code import ANALYZER as CODE_ANALYZER
+from dagsmith.catalog.analysis.code import ANALYZER_VERSION as CODE_ANALYZER_VERSION
+from dagsmith.catalog.analysis.code import analyze_code
+from dagsmith.catalog.analysis.code_llm import LLM_ANALYZER_VERSION, analyzer_name, read_code
+from dagsmith.catalog.analysis.documentation import analyze_documentation
 from dagsmith.catalog.repository import IndexedAnalysis
 from dagsmith.catalog.source import MANIFEST, ENTRYPOINT, ManifestError, ServiceSource
 from dagsmith.catalog.staging import StagingRejected, staged
@@ -18,11 +23,6 @@ from dagsmith.catalog.validation import validate
 from dagsmith.config import Settings
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.models.catalog import Analysis, Finding, Manifest, UploadOutcome, UploadResult
-from dagsmith.reasoning.code_analysis import ANALYZER as CODE_ANALYZER
-from dagsmith.reasoning.code_analysis import ANALYZER_VERSION as CODE_ANALYZER_VERSION
-from dagsmith.reasoning.code_analysis import analyze_code
-from dagsmith.reasoning.code_llm import LLM_ANALYZER_VERSION, analyzer_name, read_code
-from dagsmith.reasoning.doc_analysis import analyze_documentation
 from dagsmith.reasoning.llm import ModelReasoner, decide, model_reasoner
 from dagsmith.store.db import session_scope
 

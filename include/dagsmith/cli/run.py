@@ -19,7 +19,7 @@ from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.cli.plan import Choose, Interactive, read_choices
 from dagsmith.config import Settings
 from dagsmith.errors import InputError
-from dagsmith.execution.history import execution_summary, service_names
+from dagsmith.execution.history import execution_summary
 from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import write_spec
 from dagsmith.models.execution import StepStatus, TryAction
@@ -28,6 +28,7 @@ from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from dagsmith.store.pipelines import service_names
 
 POLL_SECONDS = 0.5
 #: Tolerated difference between this machine's clock and the database's.

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import select
-
 from dagsmith.config import Settings
 from dagsmith.execution import run as execution
 from dagsmith.execution.search import run_search
 from dagsmith.runtime.base import Runtime, RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from dagsmith.store.pipelines import steps_of
 
 #: Tries per step without self-healing: the first one and three retries.
 RETRY_ONLY_TRIES = 4
@@ -28,8 +27,7 @@ def run_pipeline(pipeline_id: int, dataset: str, *, runtime: Runtime, settings: 
     """Run every step of the pipeline; returns ``finish``'s summary plus the execution id and its trace."""
     with session_scope(settings) as session:
         steps = [(s.position, list(s.depends_on), len(s.alternatives), s.search.get("candidates"))
-                 for s in session.scalars(select(schema.PipelineStep).where(
-                     schema.PipelineStep.pipeline_id == pipeline_id).order_by(schema.PipelineStep.position))]
+                 for s in steps_of(session, pipeline_id)]
     tries = (execution.retries_for([n for _, _, n, _ in steps]) + 1) if self_healing else RETRY_ONLY_TRIES
     execution_id = execution.start(pipeline_id, dataset, user=user, run_id=None, settings=settings)
     completed: set[int] = set()

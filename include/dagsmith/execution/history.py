@@ -17,10 +17,7 @@ from sqlalchemy.orm import Session
 
 from dagsmith.models.execution import TryAction
 from dagsmith.store import schema
-
-
-def service_names(session: Session) -> dict[int, str]:
-    return dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
+from dagsmith.store.pipelines import service_names, steps_of
 
 
 def substitutions(trace: dict, names: dict[int, str]) -> list[dict[str, Any]]:
@@ -54,8 +51,7 @@ def pipeline_rows(session: Session, visible: ColumnElement[bool] | None = None) 
 def pipeline_detail(session: Session, pipeline: schema.Pipeline) -> dict[str, Any]:
     """A pipeline's steps (with their ranked alternatives) and every run with its substitutions."""
     names = service_names(session)
-    steps = session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline.id)
-                            .order_by(schema.PipelineStep.position)).all()
+    steps = steps_of(session, pipeline.id)
     executions = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline.id)
                                  .order_by(schema.Execution.id)).all()
     return {

@@ -38,6 +38,7 @@ from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide, model_
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime, RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from dagsmith.store.pipelines import service_names, step_at, steps_of
 from dagsmith_kit import Bundle, BundleError
 
 if TYPE_CHECKING:
@@ -101,20 +102,10 @@ def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, sett
                                      dataset=str(source), workspace=str(root), airflow_run_id=run_id, trace={})
         session.add(execution)
         pipeline.status = PipelineStatus.RUNNING
-        for step in _steps(session, pipeline_id):
+        for step in steps_of(session, pipeline_id):
             step.status = StepStatus.PENDING
         session.flush()
         return execution.id
-
-
-def _steps(session: Session, pipeline_id: int) -> list[schema.PipelineStep]:
-    return list(session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline_id)
-                                .order_by(schema.PipelineStep.position)))
-
-
-def step_at(session: Session, execution: schema.Execution, position: int) -> schema.PipelineStep:
-    return session.scalar(select(schema.PipelineStep).where(
-        schema.PipelineStep.pipeline_id == execution.pipeline_id, schema.PipelineStep.position == position))
 
 
 def tries_of(session: Session, execution_id: int, step_id: int) -> list[schema.StepAttempt]:
@@ -195,7 +186,7 @@ def heal(execution_id: int, position: int, *, settings: Settings, self_healing: 
     """
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
-        step = step_at(session, execution, position)
+        step = step_at(session, execution.pipeline_id, position)
         attempts = tries_of(session, execution_id, step.id)
         if not attempts or attempts[-1].status != StepStatus.FAILED:
             return None
@@ -220,7 +211,7 @@ def close_lost_tries(execution_id: int, position: int, *, settings: Settings) ->
     the reaper failed meanwhile is running again."""
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
-        step = step_at(session, execution, position)
+        step = step_at(session, execution.pipeline_id, position)
         lost = [a for a in tries_of(session, execution_id, step.id) if a.status == StepStatus.RUNNING]
         for attempt in lost:
             close_lost(attempt, datetime.now(UTC))
@@ -320,7 +311,7 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
     heal(execution_id, position, settings=settings, self_healing=self_healing)
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
-        step = step_at(session, execution, position)
+        step = step_at(session, execution.pipeline_id, position)
         attempts = tries_of(session, execution_id, step.id)
         if _step_outcome(attempts) == StepStatus.COMPLETED:
             return {"position": position, "status": StepStatus.COMPLETED, StepStatus.SKIPPED: True}
@@ -416,7 +407,6 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
     run's steps when the disk takes it."""
     # Imported here, like the quality: pandas and scikit-learn would otherwise load on every DAG file parse.
     from dagsmith.execution.answer import StepOutcome, summarise, write_answer
-    from dagsmith.execution.history import service_names
     from dagsmith.execution.specs import explanation
 
     names = service_names(session)
@@ -442,7 +432,7 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
         pipeline = session.get(schema.Pipeline, execution.pipeline_id)
-        steps = _steps(session, pipeline.id)
+        steps = steps_of(session, pipeline.id)
         trace = []
         for step in steps:
             attempts = tries_of(session, execution_id, step.id)

@@ -17,13 +17,14 @@ from sqlalchemy import select
 
 from dagsmith.config import Settings
 from dagsmith.execution.run import (CandidatesExhausted, StepFailed, Workspace, open_try, promote_output, run_try,
-                                    step_at, tries_of)
+                                    tries_of)
 from dagsmith.healing.classify import telling_line
 from dagsmith.models.execution import StepStatus, TryAction
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.base import Limits, Runtime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from dagsmith.store.pipelines import service_names, step_at
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import METRICS_FILE
 
@@ -36,7 +37,7 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
     when nothing can run here."""
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
-        step = step_at(session, execution, position)
+        step = step_at(session, execution.pipeline_id, position)
         search = ModelSearch.model_validate(step.search)
         if candidate not in search.candidates:
             raise LookupError(f"'{candidate}' is not a candidate of step {position}'s search")
@@ -85,10 +86,10 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
     Raises ``CandidatesExhausted`` when no candidate completed."""
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id, with_for_update=True)
-        step = step_at(session, execution, position)
+        step = step_at(session, execution.pipeline_id, position)
         search = ModelSearch.model_validate(step.search)
         workspace = Workspace(Path(execution.workspace))
-        names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
+        names = service_names(session)
         order = {name: i for i, name in enumerate(search.candidates)}
         tried = sorted((a for a in tries_of(session, execution_id, step.id)
                         if a.decision.get("action") == TryAction.CANDIDATE),

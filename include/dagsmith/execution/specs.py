@@ -16,6 +16,7 @@ from dagsmith.config import Settings
 from dagsmith.models.plan import PipelineStatus, Recommendation
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from dagsmith.store.pipelines import service_names, steps_of
 
 SPEC_SUFFIX = ".pipeline.json"
 DEFAULT_RETRY_DELAY_SECONDS = 5.0
@@ -59,9 +60,8 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
         retry_delay_seconds = current.get("retry_delay_seconds", DEFAULT_RETRY_DELAY_SECONDS)
     with session_scope(settings) as session:
         pipeline = session.get(schema.Pipeline, pipeline_id)
-        steps = session.scalars(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == pipeline_id)
-                                .order_by(schema.PipelineStep.position)).all()
-        names = dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
+        steps = steps_of(session, pipeline_id)
+        names = service_names(session)
         spec = {
             "pipeline_id": pipeline.id, "name": pipeline.name, "goal": pipeline.goal, "owner": pipeline.owner,
             "dataset": pipeline.dataset, "schedule": pipeline.schedule,

@@ -9,12 +9,12 @@ import shutil
 import pytest
 from sqlalchemy import select
 
+from dagsmith.catalog.analysis.code import analyze_code
+from dagsmith.catalog.analysis.code_llm import SOURCE_CHARS, read_code
 from dagsmith.catalog.source import ServiceSource
 from dagsmith.catalog.upload import add, reanalyze
 from dagsmith.config import LLMConfig
 from dagsmith.models.catalog import AnalysisMode, Stage, UploadOutcome
-from dagsmith.reasoning.code_analysis import analyze_code
-from dagsmith.reasoning.code_llm import SOURCE_CHARS, read_code
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope

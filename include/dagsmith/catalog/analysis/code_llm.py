@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from dagsmith.catalog.source import ServiceSource
 from dagsmith.models.catalog import Analysis, Stage
 from dagsmith.models.reasoning import Provenance
-from dagsmith.reasoning.code_analysis import ANALYZER
+from dagsmith.catalog.analysis.code import ANALYZER
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed
 
 SOURCE_CHARS = 6000
