@@ -187,6 +187,9 @@ def test_cli_run_shows_progress_and_results(store, churn_csv):
                            capture_output=True, text=True, env=env, timeout=120)
     detail = json.loads(shown.stdout)
     assert [run["status"] for run in detail["runs"]] == ["completed"] and detail["steps"][0]["position"] == 0
+    with session_scope(store) as session:  # recorded by the CLI before Airflow began, then taken over by its run
+        [recorded] = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == row["id"])).all()
+        assert recorded.airflow_run_id and recorded.airflow_run_id.startswith("manual__")
 
 
 TASKS = {

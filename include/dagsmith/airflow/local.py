@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from dagsmith.airflow.pipeline_shards import dag_file_name
-from dagsmith.config import LOCAL_CLI_VARIABLE, Settings
+from dagsmith.config import EXECUTION_VARIABLE, LOCAL_CLI_VARIABLE, Settings
 from dagsmith.execution.specs import dag_id
 
 DAGS_FOLDER = Path(__file__).resolve().parents[3] / "dags"
@@ -29,11 +29,11 @@ def airflow_env(settings: Settings, *, local_cli: bool = False) -> dict[str, str
     ``local_cli`` marks the local CLI's own runs (``DAGSMITH_LOCAL_CLI=1``), whose datasets may lie outside the
     data roots (``dagsmith.data.roots``). The mark lives in the process environment, which no trigger's conf
     reaches, and is set here only: an inherited one is dropped, so a deployment built on this (``dagsmith serve``)
-    always confines datasets.
+    always confines datasets. So is an inherited recorded execution (``start_dag_test`` sets its own).
     """
     home = settings.home / "airflow"
     env = {
-        **{name: value for name, value in os.environ.items() if name != LOCAL_CLI_VARIABLE},
+        **{name: value for name, value in os.environ.items() if name not in (LOCAL_CLI_VARIABLE, EXECUTION_VARIABLE)},
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -94,9 +94,13 @@ def _private_home(settings: Settings, env: dict[str, str]) -> dict[str, str]:
     return {**env, "AIRFLOW_HOME": str(home)}
 
 
-def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[str]) -> subprocess.Popen:
-    """Run a pipeline's DAG once with ``dag.test()`` in a child process writing its log to ``output``."""
+def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[str],
+                   execution_id: int | None = None) -> subprocess.Popen:
+    """Run a pipeline's DAG once with ``dag.test()`` in a child process writing its log to ``output``; with
+    ``execution_id``, the run carries on the execution the caller recorded instead of starting its own."""
     env = _private_home(settings, ensure_metadata_db(settings))
+    if execution_id is not None:
+        env[EXECUTION_VARIABLE] = str(execution_id)
     return subprocess.Popen(
         [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER / dag_file_name(pipeline_id)), dag_id(pipeline_id),
          json.dumps(conf)],

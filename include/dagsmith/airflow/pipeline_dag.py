@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.airflow.pipeline_shards import shard_specs
-from dagsmith.config import Settings
+from dagsmith.config import EXECUTION_VARIABLE, Settings
 from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.execution import run as execution
 from dagsmith.execution import search
@@ -63,7 +64,7 @@ def _heal_on_retry(context) -> None:
     try:
         decision = execution.heal(execution_id, position, settings=Settings.from_env())
         if decision:
-            log.info("self-healing: %s", decision["reason"])
+            log.info("self-healing: %s", decision.reason)
     except execution.CandidatesExhausted as exc:
         log.error("self-healing: %s", exc)
 
@@ -92,6 +93,8 @@ def build(spec: dict) -> DAG:
         @task(task_id="start")
         def start(params: dict | None = None, run_id: str | None = None) -> int:
             settings = Settings.from_env()
+            if recorded := os.environ.get(EXECUTION_VARIABLE):  # the local CLI's run, recorded before it began
+                return execution.take_over(int(recorded), spec["pipeline_id"], run_id, settings=settings)
             dataset = run_dataset(params["dataset"], settings)  # before anything is recorded or copied
             return execution.start(spec["pipeline_id"], dataset, user=params["user"], run_id=run_id, settings=settings)
 

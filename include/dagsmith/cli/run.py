@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -22,7 +21,7 @@ from dagsmith.errors import InputError
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import write_spec
-from dagsmith.models.execution import StepStatus, TryAction
+from dagsmith.models.execution import Decision, StepStatus, TryAction
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
@@ -31,8 +30,6 @@ from dagsmith.store.db import session_scope
 from dagsmith.store.pipelines import service_names
 
 POLL_SECONDS = 0.5
-#: Tolerated difference between this machine's clock and the database's.
-CLOCK_SKEW = timedelta(seconds=5)
 
 
 def require_runtime(runtime: str) -> None:
@@ -53,40 +50,17 @@ def require_reachable(runtime: str) -> None:
         fail(f"cannot run on the {runtime} runtime: {exc}", code=exc.exit_code)
 
 
-@dataclass
-class _Watch:
-    """Which execution is this command's: runs of one pipeline may overlap, so not simply the latest one."""
-
-    pipeline_id: int
-    dataset: str
-    since: datetime
-    execution_id: int | None = None
-    seen: set = field(default_factory=set)
-
-    def execution(self, session) -> schema.Execution | None:
-        if self.execution_id is None:
-            self.execution_id = session.scalar(
-                select(schema.Execution.id).where(schema.Execution.pipeline_id == self.pipeline_id,
-                                                  schema.Execution.dataset == self.dataset,
-                                                  schema.Execution.started_at >= self.since)
-                .order_by(schema.Execution.id).limit(1))
-        return session.get(schema.Execution, self.execution_id) if self.execution_id else None
-
-
-def _progress_lines(settings: Settings, watch: _Watch) -> list[str]:
-    """New step events since the last poll: completions, failures and healing decisions."""
-    lines, seen = [], watch.seen
+def _progress_lines(settings: Settings, execution_id: int, seen: set) -> list[str]:
+    """New step events of the run since the last poll: completions, failures and healing decisions."""
+    lines = []
     with session_scope(settings) as session:
-        execution = watch.execution(session)
-        if execution is None:
-            return lines
         names = service_names(session)
         rows = session.execute(select(schema.StepAttempt, schema.PipelineStep)
                                .join(schema.PipelineStep, schema.PipelineStep.id == schema.StepAttempt.step_id)
-                               .where(schema.StepAttempt.execution_id == execution.id)
+                               .where(schema.StepAttempt.execution_id == execution_id)
                                .order_by(schema.StepAttempt.id)).all()
         for attempt, step in rows:
-            action = attempt.decision.get("action")
+            action = Decision.action_of(attempt.decision)
             key = (attempt.id, attempt.status, action)
             if key in seen or attempt.status == StepStatus.RUNNING:
                 continue
@@ -111,16 +85,6 @@ def _search_line(label: str, status: str, action: str, reason: str) -> str:
     if action == TryAction.SELECTED:
         return f"[green]✓[/] {label} [bold](chosen)[/]\n  [green]★[/] {escape(reason)}"
     return f"[dim]–  {label}: outperformed[/]"
-
-
-def _summary(settings: Settings, pipeline_id: int, airflow_run_id: str) -> dict:
-    """The results of the execution the Airflow run made (found by its run id, exactly)."""
-    with session_scope(settings) as session:
-        execution = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id,
-                                                                  schema.Execution.airflow_run_id == airflow_run_id))
-        if execution is None:
-            fail(f"the Airflow run {airflow_run_id} recorded no execution of pipeline {pipeline_id}")
-        return execution_summary(session, execution)
 
 
 def run_command(
@@ -155,28 +119,32 @@ def run_command(
 def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings, json: bool,
                      started: float | None = None) -> None:
     """Run a stored pipeline as its Airflow DAG (``dag.test()``), printing progress per stage, then results."""
+    from dagsmith.execution import run as execution  # the executor's data stack, loaded only to run
+
     require_reachable(runtime)
     started = started or time.monotonic()
     write_spec(pipeline_id, settings)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     log_file = settings.home / "logs" / f"pipeline-{pipeline_id}-{stamp}-{os.getpid()}.log"  # one per run, always
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    watch = _Watch(pipeline_id, str(dataset), datetime.now(UTC) - CLOCK_SKEW)
+    execution_id = execution.start(pipeline_id, str(dataset), user=user, run_id=None, settings=settings)
+    seen: set = set()
     with open(log_file, "w", encoding="utf-8") as output:
         process = start_dag_test(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": user},
-                                 settings, output)
+                                 settings, output, execution_id=execution_id)
         while process.poll() is None:
             time.sleep(POLL_SECONDS)
-            for line in ([] if json else _progress_lines(settings, watch)):
+            for line in ([] if json else _progress_lines(settings, execution_id, seen)):
                 console.print(line, highlight=False)
-    for line in ([] if json else _progress_lines(settings, watch)):
+    for line in ([] if json else _progress_lines(settings, execution_id, seen)):
         console.print(line, highlight=False)
     outcome = dag_test_result(log_file)
-    if outcome is None:
-        fail(f"the Airflow run did not finish; its log is {log_file}")
-    summary = {**_summary(settings, pipeline_id, outcome["run_id"]), "airflow_state": outcome["state"],
-               "airflow_log": str(log_file),
-               "time_to_results_seconds": round(time.monotonic() - started, 2)}
+    execution.abandon(execution_id, f"the Airflow run ended before the pipeline finished; its log is {log_file}",
+                      settings=settings)  # a run Airflow left unfinished is not left running
+    with session_scope(settings) as session:
+        summary = {**execution_summary(session, session.get(schema.Execution, execution_id)),
+                   "airflow_state": outcome["state"] if outcome else "did not finish", "airflow_log": str(log_file),
+                   "time_to_results_seconds": round(time.monotonic() - started, 2)}
     if json:
         print_json(summary)
     else:

@@ -83,7 +83,7 @@ def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:
         runs = _abandoned_runs(session, now, idle, set(reasons))
         minutes = int(idle.total_seconds() // 60)
         for run in runs:
-            _fail(session, run, now, reasons.get(run.id) or
+            fail_run(session, run, now, reasons.get(run.id) or
                   f"abandoned: no activity for over {minutes} minutes (the worker running it stopped)")
         result = Reaped([a.id for a in lost], [r.id for r in runs], 0)
     if lost:
@@ -107,7 +107,8 @@ def _abandoned_runs(session: Session, now: datetime, idle: timedelta, orphaned: 
         .order_by(schema.Execution.id).with_for_update(of=schema.Execution, skip_locked=True)))
 
 
-def _fail(session: Session, run: schema.Execution, now: datetime, reason: str) -> None:
+def fail_run(session: Session, run: schema.Execution, now: datetime, reason: str) -> None:
+    """Close a run as failed, and its pipeline with it unless another of its runs is still going."""
     run.status, run.finished_at, run.error = PipelineStatus.FAILED, now, reason
     run.seconds = (now - run.started_at).total_seconds()
     others = session.scalar(select(func.count()).where(schema.Execution.pipeline_id == run.pipeline_id,

@@ -25,13 +25,13 @@ from dagsmith.config import Settings
 from dagsmith.data.staging import loadable
 from dagsmith.execution.contract import check_bundle
 from dagsmith.execution.heartbeat import beating
-from dagsmith.execution.reaper import ATTEMPT_LABEL, close_lost, reap
+from dagsmith.execution.reaper import ATTEMPT_LABEL, close_lost, fail_run, reap
 from dagsmith.execution.specs import write_spec
 from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose, telling_line
 from dagsmith.healing.interpret import interpret
 from dagsmith.learning.record import record_execution
 from dagsmith.models.catalog import Analysis, AnalysisMode, Stage, TaskType
-from dagsmith.models.execution import StepStatus, TryAction
+from dagsmith.models.execution import Decision, StepStatus, TryAction
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide, model_reasoner
@@ -77,6 +77,25 @@ class Workspace:
 
     def attempt_output(self, position: int, attempt: int) -> Path:
         return self.root / "attempts" / f"{position:02d}-{attempt}"
+
+
+def take_over(execution_id: int, pipeline_id: int, run_id: str | None, *, settings: Settings) -> int:
+    """The Airflow run ``run_id`` carries on an execution recorded before it began (the local CLI's), which must be
+    this pipeline's and not yet taken over by another run."""
+    with session_scope(settings) as session:
+        recorded = session.get(schema.Execution, execution_id, with_for_update=True)
+        if recorded is None or recorded.pipeline_id != pipeline_id or recorded.airflow_run_id is not None:
+            raise LookupError(f"execution {execution_id} is not a run of pipeline {pipeline_id} waiting to begin")
+        recorded.airflow_run_id = run_id
+        return execution_id
+
+
+def abandon(execution_id: int, reason: str, *, settings: Settings) -> None:
+    """Fail a run still open once its Airflow run is over (it ended before ``finish``): nothing is left running."""
+    with session_scope(settings) as session:
+        run = session.get(schema.Execution, execution_id, with_for_update=True)
+        if run.status == PipelineStatus.RUNNING:
+            fail_run(session, run, datetime.now(UTC), reason)
 
 
 def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, settings: Settings) -> int:
@@ -132,36 +151,36 @@ def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> 
 
 
 def _substitute(step: schema.PipelineStep, last: schema.StepAttempt, alternative: dict, analysis: Analysis,
-                error: ErrorClass, reason: str) -> dict:
-    return {"action": TryAction.SUBSTITUTE, "from": last.microservice_id, "to": alternative["id"],
-            "to_name": alternative["name"], "params": _carried_params(last.params, analysis, error), "reason": reason}
+                error: ErrorClass, reason: str) -> Decision:
+    return Decision(action=TryAction.SUBSTITUTE, replaced=last.microservice_id, to=alternative["id"],
+                    to_name=alternative["name"], params=_carried_params(last.params, analysis, error), reason=reason)
 
 
 def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.StepAttempt],
-            self_healing: bool, reasoner: ModelReasoner | None) -> dict:
+            self_healing: bool, reasoner: ModelReasoner | None) -> Decision:
     """What the next try of a failed step runs: the same service (transient errors), a substitute, or nothing;
     read by the configured model when there is one and its choice is a real untried candidate."""
     last = attempts[-1]
     error = ErrorClass(last.error_class or ErrorClass.UNKNOWN)
     if not self_healing:
-        return {"action": TryAction.RETRY, "reason": "self-healing is off; the same service runs again"}
+        return Decision(action=TryAction.RETRY, reason="self-healing is off; the same service runs again")
     same = [a for a in attempts if a.microservice_id == last.microservice_id and a.error_class == last.error_class]
     tried = {a.microservice_id for a in attempts}
     untried = [alt for alt in step.alternatives if alt["id"] not in tried]
 
-    def by_rules() -> dict:
+    def by_rules() -> Decision:
         if error in RETRY_SAME and len(same) < MAX_SAME_FAILURES:
-            return {"action": TryAction.RETRY, "reason": f"{error.value} errors pass; the same service runs again"}
+            return Decision(action=TryAction.RETRY, reason=f"{error.value} errors pass; the same service runs again")
         if not untried:
-            return {"action": TryAction.GIVE_UP,
-                    "reason": f"step {step.position} ({step.stage}): every candidate failed; the last error was "
-                              f"{error.value}: {(last.error_text or '')[-300:]}"}
+            return Decision(action=TryAction.GIVE_UP,
+                            reason=f"step {step.position} ({step.stage}): every candidate failed; the last error was "
+                                   f"{error.value}: {(last.error_text or '')[-300:]}")
         best = untried[0]
         return _substitute(step, last, best, _service(session, best["id"])[2], error,
                            f"{error.value} in the previous service; '{best['name']}' is the best-ranked untried "
                            "candidate")
 
-    def by_model(model: ModelReasoner) -> tuple[dict, Provenance]:
+    def by_model(model: ModelReasoner) -> tuple[Decision, Provenance]:
         failed = session.get(schema.Microservice, last.microservice_id).name
         analyses = {alt["name"]: _service(session, alt["id"])[2] for alt in untried}
         reading, provenance = interpret(model, step.stage, failed, last.error_text or "", analyses)
@@ -169,16 +188,16 @@ def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.S
             if len(same) >= MAX_SAME_FAILURES:
                 raise ReasonerFailed(f"{model.name} asked to retry '{failed}', which already failed {len(same)} "
                                      "times the same way", provenance)
-            return {"action": TryAction.RETRY, "reason": reading.reason}, provenance
+            return Decision(action=TryAction.RETRY, reason=reading.reason), provenance
         alternative = next(alt for alt in untried if alt["name"] == reading.substitute)
         return _substitute(step, last, alternative, analyses[alternative["name"]], reading.error_class,
                            reading.reason), provenance
 
     decision, provenance = decide(reasoner if untried else None, by_model, by_rules)
-    return {**decision, "provenance": provenance.model_dump(mode="json")}
+    return decision.model_copy(update={"provenance": provenance.model_dump(mode="json")})
 
 
-def heal(execution_id: int, position: int, *, settings: Settings, self_healing: bool = True) -> dict | None:
+def heal(execution_id: int, position: int, *, settings: Settings, self_healing: bool = True) -> Decision | None:
     """Decide what the next try of a failed step runs; idempotent (a decision is recorded once per failure).
 
     Returns the decision, or None when there is nothing to decide (no failure yet, or already decided).
@@ -190,18 +209,18 @@ def heal(execution_id: int, position: int, *, settings: Settings, self_healing: 
         attempts = tries_of(session, execution_id, step.id)
         if not attempts or attempts[-1].status != StepStatus.FAILED:
             return None
-        decision = attempts[-1].decision
-        if not decision:
-            decision = attempts[-1].decision = _decide(session, step, attempts, self_healing,
-                                                       model_reasoner(settings))
-            if decision["action"] == TryAction.SUBSTITUTE:
-                step.microservice_id, step.params = decision["to"], decision["params"]
-            elif decision["action"] == TryAction.GIVE_UP:
+        decision = Decision.of(attempts[-1].decision)
+        if decision is None:
+            decision = _decide(session, step, attempts, self_healing, model_reasoner(settings))
+            attempts[-1].decision = decision.stored()
+            if decision.action is TryAction.SUBSTITUTE:
+                step.microservice_id, step.params = decision.to, decision.params
+            elif decision.action is TryAction.GIVE_UP:
                 step.status = StepStatus.FAILED
-        elif decision["action"] != TryAction.GIVE_UP:
+        elif decision.action is not TryAction.GIVE_UP:
             return None
-    if decision["action"] == TryAction.GIVE_UP:
-        raise CandidatesExhausted(decision["reason"])
+    if decision.action is TryAction.GIVE_UP:
+        raise CandidatesExhausted(decision.reason)
     return decision
 
 
@@ -226,7 +245,7 @@ def _step_outcome(attempts: list[schema.StepAttempt]) -> str:
     ``dagsmith run`` at once), so the step row, shared by them, cannot say what this run did."""
     if any(a.status == StepStatus.COMPLETED for a in attempts):
         return StepStatus.COMPLETED
-    if attempts and attempts[-1].decision.get("action") == TryAction.GIVE_UP:
+    if attempts and Decision.action_of(attempts[-1].decision) is TryAction.GIVE_UP:
         return StepStatus.FAILED
     return StepStatus.PENDING if not attempts else attempts[-1].status
 
@@ -236,9 +255,9 @@ def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> 
     same again for a retry, else the pipeline's current choice."""
     if not attempts:
         return step.microservice_id, dict(step.params)
-    decision = attempts[-1].decision
-    if decision.get("action") == TryAction.SUBSTITUTE:
-        return decision["to"], dict(decision["params"])
+    decision = Decision.of(attempts[-1].decision)
+    if decision and decision.action is TryAction.SUBSTITUTE:
+        return decision.to, dict(decision.params or {})
     return attempts[-1].microservice_id, dict(attempts[-1].params)
 
 

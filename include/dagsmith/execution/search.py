@@ -19,7 +19,7 @@ from dagsmith.config import Settings
 from dagsmith.execution.run import (CandidatesExhausted, StepFailed, Workspace, open_try, promote_output, run_try,
                                     tries_of)
 from dagsmith.healing.classify import telling_line
-from dagsmith.models.execution import StepStatus, TryAction
+from dagsmith.models.execution import Decision, StepStatus, TryAction
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.base import Limits, Runtime
 from dagsmith.store import schema
@@ -43,7 +43,7 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
             raise LookupError(f"'{candidate}' is not a candidate of step {position}'s search")
         service_id = session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == candidate))
         attempt = open_try(session, execution, step, service_id, search.params_for(candidate),
-                           decision={"action": TryAction.CANDIDATE})
+                           decision=Decision(action=TryAction.CANDIDATE).stored())
     result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits, promote=False)
     if diagnosis:
         raise StepFailed(f"candidate {candidate} of step {position} failed: {diagnosis}")
@@ -92,7 +92,7 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
         names = service_names(session)
         order = {name: i for i, name in enumerate(search.candidates)}
         tried = sorted((a for a in tries_of(session, execution_id, step.id)
-                        if a.decision.get("action") == TryAction.CANDIDATE),
+                        if Decision.action_of(a.decision) is TryAction.CANDIDATE),
                        key=lambda a: (order.get(names[a.microservice_id], len(order)), a.attempt))
         rows = []
         for attempt in tried:
@@ -110,7 +110,7 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
                       + "; ".join(f"{r['name']} ({r['attempt'].error_class}: {r['error']})" for r in rows))
             if tried:  # on the last try, where a step's outcome is read
                 last = max(tried, key=lambda a: a.attempt)
-                last.decision = {**last.decision, "action": TryAction.GIVE_UP, "reason": reason}
+                last.decision = Decision(action=TryAction.GIVE_UP, reason=reason).stored()
             step.status = StepStatus.FAILED
         else:
             best = finished[0]
@@ -120,8 +120,8 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
                       f"'{best['name']}' is the best-ranked model that completed (no validation score to compare)")
             for row in finished[1:]:
                 row["attempt"].status = StepStatus.SKIPPED
-                row["attempt"].decision = {"action": TryAction.OUTPERFORMED, "reason": reason}
-            best["attempt"].decision = {"action": TryAction.SELECTED, "reason": reason}
+                row["attempt"].decision = Decision(action=TryAction.OUTPERFORMED, reason=reason).stored()
+            best["attempt"].decision = Decision(action=TryAction.SELECTED, reason=reason).stored()
             Bundle.open(best["output"]).append_report(_table(search, rows, best["name"]))
             promote_output(best["output"], workspace.step_output(position))
             step.status = StepStatus.COMPLETED

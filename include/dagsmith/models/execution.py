@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class StepStatus(StrEnum):
@@ -25,3 +28,29 @@ class TryAction(StrEnum):
     CANDIDATE = "candidate"
     SELECTED = "selected"
     OUTPERFORMED = "outperformed"
+
+
+class Decision(BaseModel):
+    """The decision recorded on a try (``step_attempts.decision``): what comes next, and why."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    action: TryAction
+    reason: str = ""
+    replaced: int | None = Field(None, alias="from", description="the failed service's id (a substitution)")
+    to: int | None = Field(None, description="the substitute's id")
+    to_name: str | None = None
+    params: dict[str, Any] | None = Field(None, description="the substitute's parameters")
+    provenance: dict[str, Any] | None = Field(None, description="who decided: the rules or a model")
+
+    @classmethod
+    def of(cls, attempt_decision: dict | None) -> Decision | None:
+        """A try's stored decision, or None when none was recorded yet."""
+        return cls.model_validate(attempt_decision) if attempt_decision else None
+
+    @staticmethod
+    def action_of(attempt_decision: dict | None) -> TryAction | None:
+        return TryAction(attempt_decision["action"]) if attempt_decision else None
+
+    def stored(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
