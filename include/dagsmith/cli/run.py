@@ -21,8 +21,7 @@ from dagsmith.errors import InputError
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import write_spec
-from dagsmith.models.execution import Decision, StepStatus, TryAction
-from dagsmith.models.plan import PipelineStatus
+from dagsmith.models.execution import Decision, RunSummary, StepStatus, TryAction
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
@@ -142,39 +141,39 @@ def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str
     execution.abandon(execution_id, f"the Airflow run ended before the pipeline finished; its log is {log_file}",
                       settings=settings)  # a run Airflow left unfinished is not left running
     with session_scope(settings) as session:
-        summary = {**execution_summary(session, session.get(schema.Execution, execution_id)),
-                   "airflow_state": outcome["state"] if outcome else "did not finish", "airflow_log": str(log_file),
-                   "time_to_results_seconds": round(time.monotonic() - started, 2)}
+        summary = execution_summary(session, session.get(schema.Execution, execution_id))
+    seconds = round(time.monotonic() - started, 2)
     if json:
-        print_json(summary)
+        print_json({**summary.model_dump(mode="json"), "airflow_log": str(log_file), "time_to_results_seconds": seconds,
+                    "airflow_state": outcome["state"] if outcome else "did not finish"})
     else:
-        _show(summary)
-    if summary["status"] != PipelineStatus.COMPLETED:
+        _show(summary, seconds, log_file)
+    if not summary.completed:
         raise typer.Exit(1)
 
 
-def _show(summary: dict) -> None:
-    style = "green" if summary["status"] == PipelineStatus.COMPLETED else "red"
-    console.print(f"\n[{style}]{summary['status']}[/] in {summary['time_to_results_seconds']} s "
-                  f"(execution {summary['execution_id']})", highlight=False)
-    if summary["answer"] and summary["status"] == PipelineStatus.COMPLETED:
-        console.print(f"\n{escape(summary['answer'])}\n", highlight=False)
-    quality = summary["quality"]
+def _show(summary: RunSummary, seconds: float, airflow_log: Path) -> None:
+    style = "green" if summary.completed else "red"
+    console.print(f"\n[{style}]{summary.status.value}[/] in {seconds} s (execution {summary.execution_id})",
+                  highlight=False)
+    if summary.answer and summary.completed:
+        console.print(f"\n{escape(summary.answer)}\n", highlight=False)
+    quality = summary.quality
     for row in Quality(**quality).beside_baselines() if quality else []:
         console.print(f"  {row['metric']:<28} {row['value']:.4f}   trivial predictor {row['baseline']:.4f}",
                       highlight=False)
-    for key, value in summary["metrics"].items():
+    for key, value in summary.metrics.items():
         if isinstance(value, float) and not (quality and key in quality["metrics"]):
             console.print(f"  {key:<28} {value:.4f}", highlight=False)
-    for item in summary["substitutions"]:
+    for item in summary.substitutions:
         console.print(f"  [yellow]substituted[/] {item['stage']}: {item['from']} -> {item['to']}", highlight=False)
-    for artifact in summary["artifacts"]:
+    for artifact in summary.artifacts:
         console.print(f"  [dim]plot[/] {artifact}", highlight=False)
-    if summary["report"]:
-        console.print(f"  [dim]report[/] {summary['report']}", highlight=False)
-    if summary["error"]:
-        console.print(f"  [red]{escape(summary['error'])}[/] (Airflow log: {summary['airflow_log']})", highlight=False)
-    for isolation in summary["isolation"]:
+    if summary.report:
+        console.print(f"  [dim]report[/] {summary.report}", highlight=False)
+    if summary.error:
+        console.print(f"  [red]{escape(summary.error)}[/] (Airflow log: {airflow_log})", highlight=False)
+    for isolation in summary.isolation:
         if isolation.startswith("NO SANDBOX"):
             console.print(f"  [bold red]services ran with {escape(isolation)}[/]", highlight=False)
-    progress(f"workspace {summary['workspace']}")
+    progress(f"workspace {summary.workspace}")

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select, true
 from sqlalchemy.orm import Session
 
-from dagsmith.models.execution import TryAction
+from dagsmith.models.execution import RunSummary, TryAction
 from dagsmith.store import schema
 from dagsmith.store.pipelines import service_names, steps_of
 
@@ -80,7 +80,7 @@ def artifact_paths(workspace: Path) -> list[Path]:
     return plots
 
 
-def execution_summary(session: Session, execution: schema.Execution) -> dict[str, Any]:
+def execution_summary(session: Session, execution: schema.Execution) -> RunSummary:
     """One run's outcome: status, the answer to the goal, metrics of every step, held-out quality beside a trivial
     predictor's, the model search, plots, report, substitutions and error."""
     workspace = Path(execution.workspace or "")
@@ -91,13 +91,12 @@ def execution_summary(session: Session, execution: schema.Execution) -> dict[str
             metrics.update(load_json(file.read_text()))
     reports = sorted(workspace.glob("steps/*/report.md"))
     answer = workspace / "answer.md"
-    return {"pipeline_id": execution.pipeline_id, "execution_id": execution.id, "status": execution.status,
-            "owner": execution.owner, "dataset": execution.dataset, "started_at": execution.started_at,
-            "seconds": execution.seconds, "workspace": str(workspace), "metrics": metrics,
-            "artifacts": [str(p) for p in artifact_paths(workspace)],
-            "report": str(answer) if answer.is_file() else str(reports[-1]) if reports else None,
-            "answer": execution.trace.get("answer"),
-            "substitutions": substitutions(execution.trace, service_names(session)), "error": execution.error,
-            "isolation": execution.trace.get("isolation", []), "quality": execution.trace.get("quality"),
-            "search": execution.trace.get("search", {})}
+    return RunSummary(
+        pipeline_id=execution.pipeline_id, execution_id=execution.id, status=execution.status, owner=execution.owner,
+        dataset=execution.dataset, started_at=execution.started_at, seconds=execution.seconds,
+        workspace=str(workspace), metrics=metrics, artifacts=[str(p) for p in artifact_paths(workspace)],
+        report=str(answer) if answer.is_file() else str(reports[-1]) if reports else None,
+        answer=execution.trace.get("answer"), substitutions=substitutions(execution.trace, service_names(session)),
+        error=execution.error, isolation=execution.trace.get("isolation", []), quality=execution.trace.get("quality"),
+        search=execution.trace.get("search", {}))
 

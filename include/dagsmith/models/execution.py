@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from dagsmith.models.plan import PipelineStatus
 
 
 class StepStatus(StrEnum):
@@ -54,3 +57,31 @@ class Decision(BaseModel):
 
     def stored(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class RunSummary(BaseModel):
+    """One run's outcome as people read it (``dagsmith run``, the run page, the REST API): its status, the answer to
+    the goal, every step's metrics, held-out quality beside a trivial predictor's, the model search, plots,
+    report, substitutions and error."""
+
+    pipeline_id: int
+    execution_id: int
+    status: PipelineStatus
+    owner: str
+    dataset: str
+    started_at: datetime
+    seconds: float | None
+    workspace: str
+    metrics: dict[str, Any]
+    artifacts: list[str]
+    report: str | None
+    answer: str | None
+    substitutions: list[dict[str, Any]] = Field(description="position, stage, from, to, reason")
+    error: str | None
+    isolation: list[str]
+    quality: dict[str, Any] | None
+    search: dict[str, Any]
+
+    @property
+    def completed(self) -> bool:
+        return self.status is PipelineStatus.COMPLETED

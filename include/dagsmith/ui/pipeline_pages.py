@@ -55,7 +55,7 @@ def pipeline(settings: Settings, viewer: Viewer, pipeline_id: int) -> dict[str, 
 
 def run(settings: Settings, viewer: Viewer, execution_id: int) -> dict[str, Any]:
     with session_scope(settings) as session:
-        summary = execution_summary(session, _visible_execution(session, viewer, execution_id))
+        summary = execution_summary(session, _visible_execution(session, viewer, execution_id)).model_dump()
     summary["plots"] = [{"name": Path(p).name, "url": f"{PREFIX}/runs/{execution_id}/plots/{i}"}
                         for i, p in enumerate(summary["artifacts"])]
     summary["held_out"] = Quality(**summary["quality"]).beside_baselines() if summary["quality"] else []
