@@ -34,11 +34,16 @@ CANARY = "canary_91d4c7"
 CHOICE_TIMEOUT_SECONDS = 60
 
 
-@pytest.fixture
-def deployment(catalog_settings, server_home, tmp_path, monkeypatch):
-    monkeypatch.setenv("DAGSMITH_CHOICE_TIMEOUT_SECONDS", str(CHOICE_TIMEOUT_SECONDS))
-    with scratch_database(Settings(home=server_home, database_url=None)) as metadata:
-        served = LocalDeployment(Settings(home=tmp_path / "home", database_url=catalog_settings.database_url),
+pytestmark = pytest.mark.xdist_group("local-deployment")  # one deployment for the module's tests
+
+
+@pytest.fixture(scope="module")
+def deployment(catalog_settings, server_home, tmp_path_factory):
+    with (pytest.MonkeyPatch.context() as env,
+          scratch_database(Settings(home=server_home, database_url=None)) as metadata):
+        env.setenv("DAGSMITH_CHOICE_TIMEOUT_SECONDS", str(CHOICE_TIMEOUT_SECONDS))
+        home = tmp_path_factory.mktemp("deployment") / "home"
+        served = LocalDeployment(Settings(home=home, database_url=catalog_settings.database_url),
                                  port=free_port(), runtime="local", metadata_url=metadata.database_url,
                                  refresh_seconds=5)
         with served:
