@@ -10,7 +10,6 @@ selection task after them (``execution.search``).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from datetime import timedelta
@@ -24,8 +23,8 @@ from dagsmith.config import EXECUTION_VARIABLE, Settings
 from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.execution import run as execution
 from dagsmith.execution import search
-from dagsmith.execution.specs import dag_id, specs_dir
-from dagsmith.models.plan import PipelineStatus
+from dagsmith.execution.specs import dag_id, read_spec, specs_dir
+from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus
 from dagsmith.runtime import RUNTIMES, runtime_named
 from dagsmith.runtime.base import Runtime, RuntimeUnavailable
 
@@ -69,23 +68,23 @@ def _heal_on_retry(context) -> None:
         log.error("self-healing: %s", exc)
 
 
-def build(spec: dict) -> DAG:
+def build(spec: DagSpec) -> DAG:
     """The child DAG for one pipeline spec."""
-    steps = spec["steps"]
-    retries = execution.retries_for([s["alternatives"] for s in steps])
+    steps = spec.steps
+    retries = execution.retries_for([s.alternatives for s in steps])
     with DAG(
-        dag_id=dag_id(spec["pipeline_id"]),
-        schedule=spec.get("schedule"),
+        dag_id=dag_id(spec.pipeline_id),
+        schedule=spec.schedule,
         catchup=False,
         max_active_runs=1,  # runs of one pipeline never overlap: a retrain waits for the run before it
         tags=["dagsmith", "pipeline"],
-        doc_md=spec.get("explanation") or f"**{spec['name']}**: {spec['goal']} (owner {spec['owner']}).",
+        doc_md=spec.explanation or f"**{spec.name}**: {spec.goal} (owner {spec.owner}).",
         params={
-            "dataset": Param(spec["dataset"], type="string",
+            "dataset": Param(spec.dataset, type="string",
                              description="Path of the dataset to run on, under DAGSMITH_HOME/datasets or a "
                                          "DAGSMITH_DATA_ROOTS folder."),
             "runtime": runtime_param(),
-            "user": Param(spec["owner"], type="string", description="Whose run this is (for learning)."),
+            "user": Param(spec.owner, type="string", description="Whose run this is (for learning)."),
         },
         default_args={"retries": 0},
     ) as dag:
@@ -94,29 +93,29 @@ def build(spec: dict) -> DAG:
         def start(params: dict | None = None, run_id: str | None = None) -> int:
             settings = Settings.from_env()
             if recorded := os.environ.get(EXECUTION_VARIABLE):  # the local CLI's run, recorded before it began
-                return execution.take_over(int(recorded), spec["pipeline_id"], run_id, settings=settings)
+                return execution.take_over(int(recorded), spec.pipeline_id, run_id, settings=settings)
             dataset = run_dataset(params["dataset"], settings)  # before anything is recorded or copied
-            return execution.start(spec["pipeline_id"], dataset, user=params["user"], run_id=run_id, settings=settings)
+            return execution.start(spec.pipeline_id, dataset, user=params["user"], run_id=run_id, settings=settings)
 
         started = start()
         entries, exits = {}, {}  # per step position: the tasks its inputs feed, and the task its output comes from
         for step in steps:
-            if step.get("search"):
-                entries[step["position"]], exits[step["position"]] = _search_tasks(step, started)
+            if step.search:
+                entries[step.position], exits[step.position] = _search_tasks(step, started)
             else:
                 node = _step_task(step, retries, spec)(started)
-                entries[step["position"]], exits[step["position"]] = [node], node
+                entries[step.position], exits[step.position] = [node], node
         for step in steps:  # every step also reads the execution id from start, which orders it after start
-            for parent in step["depends_on"]:
-                exits[parent] >> entries[step["position"]]
+            for parent in step.depends_on:
+                exits[parent] >> entries[step.position]
 
         @task(task_id="finish", trigger_rule="all_done")
         def finish(execution_id: int | None) -> dict:
             if execution_id is None:  # start refused the run (a dataset outside the roots, say): nothing to close
-                raise AirflowFailException(f"pipeline {spec['pipeline_id']} did not start; see the start task's log")
+                raise AirflowFailException(f"pipeline {spec.pipeline_id} did not start; see the start task's log")
             summary = execution.finish(execution_id, settings=Settings.from_env())
             if summary["status"] != PipelineStatus.COMPLETED:
-                raise AirflowFailException(f"pipeline {spec['pipeline_id']} failed; see the execution's trace")
+                raise AirflowFailException(f"pipeline {spec.pipeline_id} failed; see the execution's trace")
             return summary
 
         done = finish(started)
@@ -125,12 +124,12 @@ def build(spec: dict) -> DAG:
     return dag
 
 
-def _step_task(step: dict, retries: int, spec: dict):
+def _step_task(step: DagStep, retries: int, spec: DagSpec):
     """One step, healed between tries: each try runs the step's current microservice."""
-    position = step["position"]
+    position = step.position
 
-    @task(task_id=f"step_{position:02d}_{step['stage']}__{step['microservice']}", retries=retries,
-          retry_delay=timedelta(seconds=spec.get("retry_delay_seconds", 5)), retry_exponential_backoff=True,
+    @task(task_id=f"step_{position:02d}_{step.stage}__{step.microservice}", retries=retries,
+          retry_delay=timedelta(seconds=spec.retry_delay_seconds), retry_exponential_backoff=True,
           on_retry_callback=_heal_on_retry)
     def run_step(execution_id: int, params: dict | None = None) -> dict:
         settings = Settings.from_env()
@@ -143,9 +142,9 @@ def _step_task(step: dict, retries: int, spec: dict):
     return run_step
 
 
-def _search_tasks(step: dict, started) -> tuple[list, object]:
+def _search_tasks(step: DagStep, started) -> tuple[list, object]:
     """A modelling search: one task per candidate model on the same input, then the task that picks the winner."""
-    position, stage = step["position"], step["stage"]
+    position, stage = step.position, step.stage
 
     def candidate_task(name: str):
         @task(task_id=f"step_{position:02d}_{stage}__{name}", retries=0)
@@ -168,7 +167,7 @@ def _search_tasks(step: dict, started) -> tuple[list, object]:
         except execution.CandidatesExhausted as exc:
             raise AirflowFailException(str(exc)) from None
 
-    candidates = [candidate_task(name) for name in step["search"]["candidates"]]
+    candidates = [candidate_task(name) for name in step.search.candidates]
     chosen = select(started)
     candidates >> chosen
     return candidates, chosen
@@ -179,8 +178,8 @@ def load_dags(specs: list[Path]) -> dict[str, DAG]:
     dags = {}
     for path in specs:
         try:
-            dag = build(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError) as exc:
+            dag = build(read_spec(path))
+        except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
             log.error("skipping pipeline spec %s: %s", path, exc)
             continue
         dags[dag.dag_id] = dag

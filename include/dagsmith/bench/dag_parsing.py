@@ -24,6 +24,7 @@ from pathlib import Path
 from dagsmith.airflow.local import DAGS_FOLDER
 from dagsmith.airflow.pipeline_shards import SHARDS, dag_file_name
 from dagsmith.execution.specs import dag_id, spec_file
+from dagsmith.models.plan import DagSpec, DagStep, ModelSearch
 
 COUNTS = (0, 100, 1_000, 5_000)
 _STAGES = ("loading", "validation", "imputation", "splitting", "encoding", "scaling", "modelling", "evaluation",
@@ -49,22 +50,23 @@ print("PARSED " + json.dumps({"seconds": time.perf_counter() - started, "dags": 
 """
 
 
-def synthetic_spec(pipeline_id: int) -> dict:
+def synthetic_spec(pipeline_id: int) -> DagSpec:
     """A spec shaped like a built classification pipeline's: a chain of steps, one of them a model search."""
-    steps = [{"position": position, "stage": stage, "microservice": f"{stage}_service",
-              "depends_on": [position - 1] if position else [], "alternatives": 3,
-              "search": {"candidates": list(_MODELS), "params": {}, "budget_seconds": 20.0, "metric": "roc_auc",
-                         "reason": "three model families suit a binary target"} if stage == "modelling" else None}
+    search = ModelSearch(candidates=list(_MODELS), budget_seconds=20.0, metric="roc_auc",
+                         reason="three model families suit a binary target")
+    steps = [DagStep(position=position, stage=stage, microservice=f"{stage}_service",
+                     depends_on=[position - 1] if position else [], alternatives=3,
+                     search=search if stage == "modelling" else None)
              for position, stage in enumerate(_STAGES)]
-    return {"pipeline_id": pipeline_id, "name": f"churn-{pipeline_id}", "goal": "predict customer churn",
-            "owner": "bench", "dataset": "/data/churn.csv", "schedule": None, "retry_delay_seconds": 5.0,
-            "steps": steps, "explanation": "**churn**: predict customer churn\n" + "- a ranked candidate\n" * 100}
+    return DagSpec(pipeline_id=pipeline_id, name=f"churn-{pipeline_id}", goal="predict customer churn", owner="bench",
+                   dataset="/data/churn.csv", steps=steps,
+                   explanation="**churn**: predict customer churn\n" + "- a ranked candidate\n" * 100)
 
 
 def write_specs(folder: Path, count: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for pipeline_id in range(1, count + 1):
-        spec_file(folder, pipeline_id).write_text(json.dumps(synthetic_spec(pipeline_id)), encoding="utf-8")
+        spec_file(folder, pipeline_id).write_text(synthetic_spec(pipeline_id).model_dump_json(), encoding="utf-8")
 
 
 def _parse(target: str, home: Path, for_dag: str | None = None) -> dict:

@@ -32,7 +32,7 @@ from dagsmith.healing.interpret import interpret
 from dagsmith.learning.record import record_execution
 from dagsmith.models.catalog import Analysis, AnalysisMode, Stage, TaskType
 from dagsmith.models.execution import Decision, StepStatus, TryAction
-from dagsmith.models.plan import PipelineStatus
+from dagsmith.models.plan import DagStep, PipelineStatus
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide, model_reasoner
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime, RuntimeUnavailable
@@ -435,8 +435,8 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
     outcomes = [StepOutcome(s.position, s.stage, winners.get(s.position) or names.get(s.microservice_id, "?"),
                             workspace.step_output(s.position), list(s.depends_on)) for s in steps]
     summary = summarise(TaskType(pipeline.task_type), pipeline.target, outcomes, quality, execution.error)
-    chosen = explanation(pipeline, [{"position": o.position, "stage": o.stage, "microservice": o.service,
-                                     "search": s.search} for o, s in zip(outcomes, steps)])
+    chosen = explanation(pipeline, [DagStep(position=o.position, stage=o.stage, microservice=o.service,
+                                            search=s.search or None) for o, s in zip(outcomes, steps)])
     try:
         write_answer(workspace.root, pipeline.goal, summary, outcomes, chosen)
     except OSError as exc:  # a full disk loses the report, not the run's record: the answer stays in the trace

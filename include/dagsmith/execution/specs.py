@@ -6,14 +6,13 @@ changed; it is never edited by hand.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from sqlalchemy import select
 
 from dagsmith.config import Settings
-from dagsmith.models.plan import PipelineStatus, Recommendation
+from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus, Recommendation
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith.store.pipelines import service_names, steps_of
@@ -56,34 +55,33 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
     latest run's answer on top of its docs. Without ``retry_delay_seconds`` the spec keeps the delay it has."""
     path = spec_file(specs_dir(settings), pipeline_id)
     if retry_delay_seconds is None:
-        current = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        retry_delay_seconds = current.get("retry_delay_seconds", DEFAULT_RETRY_DELAY_SECONDS)
+        retry_delay_seconds = read_spec(path).retry_delay_seconds if path.is_file() else DEFAULT_RETRY_DELAY_SECONDS
     with session_scope(settings) as session:
         pipeline = session.get(schema.Pipeline, pipeline_id)
-        steps = steps_of(session, pipeline_id)
         names = service_names(session)
-        spec = {
-            "pipeline_id": pipeline.id, "name": pipeline.name, "goal": pipeline.goal, "owner": pipeline.owner,
-            "dataset": pipeline.dataset, "schedule": pipeline.schedule,
-            "retry_delay_seconds": retry_delay_seconds,
-            "steps": [{"position": s.position, "stage": s.stage, "microservice": names[s.microservice_id],
-                       "depends_on": s.depends_on, "alternatives": len(s.alternatives), "search": s.search}
-                      for s in steps],
-        }
+        steps = [DagStep(position=s.position, stage=s.stage, microservice=names[s.microservice_id],
+                         depends_on=s.depends_on, alternatives=len(s.alternatives), search=s.search or None)
+                 for s in steps_of(session, pipeline_id)]
         latest = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id,
                                                                schema.Execution.status == PipelineStatus.COMPLETED)
                                 .order_by(schema.Execution.id.desc()).limit(1))
         answer = latest.trace.get("answer") if latest else None
-        spec["explanation"] = ((f"**Latest answer** (run {latest.id}): {plain(answer)}\n\n" if answer else "")
-                               + explanation(pipeline, spec["steps"]))
+        spec = DagSpec(pipeline_id=pipeline.id, name=pipeline.name, goal=pipeline.goal, owner=pipeline.owner,
+                       dataset=pipeline.dataset, schedule=pipeline.schedule, retry_delay_seconds=retry_delay_seconds,
+                       steps=steps, explanation=(f"**Latest answer** (run {latest.id}): {plain(answer)}\n\n"
+                                                 if answer else "") + explanation(pipeline, steps))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(spec, indent=2), encoding="utf-8")
+    tmp.write_text(spec.model_dump_json(indent=2), encoding="utf-8")
     tmp.replace(path)
     return path
 
 
-def explanation(pipeline: schema.Pipeline, steps: list[dict]) -> str:
+def read_spec(path: Path) -> DagSpec:
+    return DagSpec.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def explanation(pipeline: schema.Pipeline, steps: list[DagStep]) -> str:
     """Markdown for the pipeline's DAG page: what was understood, and per step the choice among the top-ranked
     candidates with their scores and reasons, so a person can audit the pipeline from the Airflow UI."""
     intent = pipeline.plan.get("intent", {})
@@ -96,12 +94,12 @@ def explanation(pipeline: schema.Pipeline, steps: list[dict]) -> str:
                if field in reasons),
              ""]
     for step in steps:
-        search, tried = step.get("search"), ""
+        search, tried = step.search, ""
         if search:  # the models tried beside the pick, and why
-            others = ", ".join(f"`{name}`" for name in search["candidates"][1:])
-            tried = (f", searched with {others}" if others else ", tuned") + f" ({plain(search['reason'])})"
-        lines.append(f"**{step['position']}. {step['stage']}**: `{step['microservice']}`{tried}, among")
-        stage = ranked.get(step["stage"])
+            others = ", ".join(f"`{name}`" for name in search.candidates[1:])
+            tried = (f", searched with {others}" if others else ", tuned") + f" ({plain(search.reason)})"
+        lines.append(f"**{step.position}. {step.stage}**: `{step.microservice}`{tried}, among")
+        stage = ranked.get(step.stage)
         lines += (stage.top_lines() if stage else []) or ["- (no ranking recorded)"]
         lines.append("")
     return "\n".join(lines)

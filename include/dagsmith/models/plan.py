@@ -146,3 +146,29 @@ class Plan(BaseModel):
     recommendation: Recommendation
     pipeline: PipelineSpec
     timings: dict[str, float] = Field(default_factory=dict, description="seconds per agent")
+
+
+class DagStep(BaseModel):
+    """A step as its pipeline's DAG needs it: task names, edges, retries and the models a search fits."""
+
+    position: int
+    stage: str
+    microservice: str
+    depends_on: list[int] = Field(default_factory=list)
+    alternatives: int = Field(0, description="how many services self-healing may swap in")
+    search: ModelSearch | None = None
+
+
+class DagSpec(BaseModel):
+    """What a pipeline's DAG is generated from (``execution.specs``): written from the store whenever the pipeline
+    changes, read when Airflow parses the DAG file, without the database."""
+
+    pipeline_id: int
+    name: str
+    goal: str
+    owner: str
+    dataset: str
+    schedule: str | None = None
+    retry_delay_seconds: float = 5.0
+    steps: list[DagStep]
+    explanation: str = Field("", description="the DAG's docs: the latest answer and how each service was chosen")
