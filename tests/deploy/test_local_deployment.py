@@ -64,6 +64,15 @@ def _logs(deployment: LocalDeployment) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(deployment.logs.glob("*.log")))
 
 
+def _parked(deployment: LocalDeployment, dag: str, run_id: str, task: str) -> bool:
+    """Whether the scheduler has seen the try that asked a person exit. Airflow 3.3 races an answer given before
+    then: it resumes the task, then reads that exit as a change made behind its back and fails the task. A person
+    takes longer than that; a script answering at once must wait for it too."""
+    key = f"dag_id='{dag}', task_id='{task}', run_id='{run_id}'"
+    log = (deployment.logs / "scheduler.log").read_text(encoding="utf-8", errors="replace")
+    return any("Received executor event" in line and key in line for line in log.splitlines())
+
+
 def _ranked(markdown: str, stage: str, rank: int) -> str:
     """The microservice ranked ``rank`` for ``stage`` among the top 3 a form or page shows after ``stage``
     (as markdown, or as the rendered page's text, where list numbers are not text)."""
@@ -91,6 +100,8 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
                                      "schedule": "* * * * *", "interactive": True})
         # A person picks the second-ranked model among the top 3 the UI's form shows with their reasons.
         asked = api.question(META_DAG, run, "choose")["body"]
+        wait_until(lambda: _parked(deployment, META_DAG, run, "choose"), timeout=120,
+                   what="the scheduler to see the asking try park")
         picked = _ranked(asked, "**modelling**", 2)
         shown = ui.answer(META_DAG, run, "choose", "choices", f"modelling={picked}")
         assert _ranked(shown, "\nmodelling\n", 2) == picked and "One STAGE=MICROSERVICE per line" in shown
