@@ -18,6 +18,7 @@ from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.airflow.pipeline_shards import SHARDS
+from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import spec_file, specs_dir, write_spec
 from dagsmith.learning.patterns import load_history
 from dagsmith.store import schema
@@ -114,6 +115,10 @@ def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, ch
     assert decision["action"] == "substitute" and decision["to_name"] == expected_substitute
     assert "max_rows" not in decision["params"] or expected_substitute == "svm_classifier"
     with session_scope(store) as session:
+        run = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == planned.id))
+        [swap] = execution_summary(session, run).substitutions  # as `dagsmith run` and the run page show it
+        assert (swap["stage"], swap["from"], swap["to"]) == ("modelling", "svm_classifier", expected_substitute)
+        assert swap["reason"] == decision["reason"]
         history = load_history(session, None)
         assert history.counts("modelling", service_id(session, "svm_classifier")).failures == 1
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 from dagsmith.agents.compatibility import Gap, data_state, prepares_itself, shortfalls
 from dagsmith.agents.model_mentions import covers
@@ -262,10 +263,10 @@ def validate(spec: PipelineSpec, profile: DatasetProfile, intent: Intent, catalo
         else f"no compatible microservice for: {', '.join(missing)}")]
 
     problems, size_problems = [], []
+    data = data_state(profile, intent)
     for step in spec.steps:
         upstream = {stage_of[p] for p in _ancestors(step.position, depends)}
-        state = data_state(profile, intent, before=upstream)
-        for shortfall in shortfalls(catalog[step.microservice].analysis.tags, state):
+        for shortfall in shortfalls(catalog[step.microservice].analysis.tags, replace(data, before=upstream)):
             if shortfall.blocking:
                 (size_problems if shortfall.gap is Gap.ROWS else problems).append(
                     f"{step.microservice} {shortfall.reason}")

@@ -15,19 +15,16 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select, true
 from sqlalchemy.orm import Session
 
-from dagsmith.models.execution import RunSummary, TryAction
+from dagsmith.models.execution import Decision, RunSummary, TryAction
 from dagsmith.store import schema
 from dagsmith.store.pipelines import service_names, steps_of
 
 
 def substitutions(trace: dict, names: dict[int, str]) -> list[dict[str, Any]]:
     """The swaps self-healing made in one run: step, the service that failed, the one that took over, why."""
-    return [
-        {"position": s["position"], "stage": s["stage"], "from": names.get(a["decision"].get("from")),
-         "to": a["decision"].get("to_name"), "reason": a["decision"].get("reason")}
-        for s in trace.get("steps", []) for a in s["attempts"]
-        if a.get("decision", {}).get("action") == TryAction.SUBSTITUTE
-    ]
+    decided = ((s, Decision.of(a.get("decision"))) for s in trace.get("steps", []) for a in s["attempts"])
+    return [{"position": s["position"], "stage": s["stage"], "from": names.get(d.replaced), "to": d.to_name,
+             "reason": d.reason} for s, d in decided if d and d.action is TryAction.SUBSTITUTE]
 
 
 def pipeline_rows(session: Session, visible: ColumnElement[bool] | None = None) -> list[dict[str, Any]]:

@@ -201,8 +201,9 @@ def _algorithms(facts: CodeFacts) -> list[str]:
                    if s.rsplit(".", 1)[-1] in SYMBOLS and not s.startswith("dagsmith_kit")})
 
 
-def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage) -> Tags:
-    """What the code needs and does, read from its calls (the estimators of its main stage above all)."""
+def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: list[str], reads: list[str]) -> Tags:
+    """What the code needs and does, read from its calls (the estimators of its main stage above all), the
+    ``algorithms`` it relies on and the bundle files it ``reads``."""
     estimators = [m for m in evidence.meanings.values() if m.stage is primary and m.weight >= 3.0]
     internal = {m.stage for m in evidence.meanings.values()} - {primary}
     predictive = primary in {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION}
@@ -216,13 +217,13 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage) -> Tags:
     native = any(m.handles_categorical for m in estimators) and bool(names & NATIVE_CATEGORICAL)
     fits = facts.uses(*FITS_AND_PREDICTS)
     classifies = any(t.classification for m in estimators for t in m.tasks)
-    strengths = [SYMBOLS[a].strength for a in _algorithms(facts) if SYMBOLS[a].strength is not None]
-    reads = " ".join(_bundle_io(facts, BUNDLE_READS))
+    strengths = [SYMBOLS[a].strength for a in algorithms if SYMBOLS[a].strength is not None]
+    upstream = " ".join(reads)
     read = " ".join(phrase for phrases in evidence.phrases.values() for _, phrase in phrases).lower()
     return Tags(
         needs_target="require_target" in facts.methods or fits,
         needs_split=fits or bool({"train", "test"} & facts.method_args.get("table", set())),
-        needs_model="predictions" in reads or "model.joblib" in reads,
+        needs_model="predictions" in upstream or "model.joblib" in upstream,
         rejects_missing=guards or (not handles_missing and bool(estimators) and predictive),
         handles_missing=handles_missing,
         numeric_only=not native and any(m.numeric_only for m in estimators) and not encodes
@@ -321,12 +322,13 @@ def analyze_code(source: ServiceSource) -> Analysis:
     stages = _stages(evidence)
     primary = stages[0]
     tasks = _task_types(stages, evidence)
-    tags = _tags(facts, evidence, primary)
+    algorithms = _algorithms(facts)
+    reads = _bundle_io(facts, BUNDLE_READS)
+    tags = _tags(facts, evidence, primary, algorithms, reads)
     capabilities, requirements = _capabilities(tags), _requirements(tags)
     parameters = list(facts.parameters.values())
     summary = _summary(primary, evidence, facts, tasks)
-    algorithms = _algorithms(facts)
-    inputs = _bundle_io(facts, BUNDLE_READS) + [f"{fmt} files" for fmt in _formats(facts)]
+    inputs = reads + [f"{fmt} files" for fmt in _formats(facts)]
     outputs = _bundle_io(facts, BUNDLE_WRITES)
     sentences = [summary, f"Stage: {_STAGE_WORDS[primary]}."]
     if len(stages) > 1:
