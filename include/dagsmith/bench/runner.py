@@ -39,7 +39,7 @@ from dagsmith.data.readers import DatasetError
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.learning.patterns import load_history
-from dagsmith.models.execution import StepStatus, TryAction
+from dagsmith.models.execution import Decision, StepStatus, TryAction
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
 from dagsmith.models.plan import PipelineSpec, PipelineStatus
 from dagsmith.models.reasoning import Provenance
@@ -242,7 +242,7 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
         return result
     result.seconds = round(time.perf_counter() - started, 3)
     attempts = [a for step in outcome["trace"]["steps"] for a in step["attempts"]]
-    result.substitutions = sum(1 for a in attempts if (a["decision"] or {}).get("action") == TryAction.SUBSTITUTE)
+    result.substitutions = sum(1 for a in attempts if Decision.action_of(a["decision"]) is TryAction.SUBSTITUTE)
     if result.fault:
         main = next(s for s in outcome["trace"]["steps"] if s["stage"] == target[0].value)
         result.fault_provoked = bool(main["attempts"]) and main["attempts"][0]["status"] == StepStatus.FAILED
