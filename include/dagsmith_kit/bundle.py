@@ -21,6 +21,9 @@ META_FILE = "bundle.json"
 MODEL_FILE = "model.joblib"
 PREDICTIONS_FILE = "predictions.parquet"
 METRICS_FILE = "metrics.json"
+#: A blend of models a modelling search handed on (``dagsmith_kit.ensemble``): members' files, features, weights.
+ENSEMBLE_FILE = "ensemble.json"
+MEMBERS_DIR = "members"
 REPORT_FILE = "report.md"
 ARTIFACTS_DIR = "artifacts"
 SOURCE_PREFIX = "source"
@@ -189,13 +192,22 @@ class Bundle:
 
     # ---------------------------------------------------------------- models, predictions, metrics
     def save_model(self, model: Any) -> None:
+        """Write ``model.joblib``; a new model replaces a blend an earlier search handed on."""
         import joblib
 
         joblib.dump(model, self.path / MODEL_FILE)
+        (self.path / ENSEMBLE_FILE).unlink(missing_ok=True)
+        shutil.rmtree(self.path / MEMBERS_DIR, ignore_errors=True)
 
     def load_model(self) -> Any:
+        """The trained model: the blend of models when a search chose one (``dagsmith_kit.ensemble``), else
+        ``model.joblib``."""
         import joblib
 
+        from dagsmith_kit import ensemble
+
+        if (self.path / ENSEMBLE_FILE).is_file():
+            return ensemble.load(self.path)
         file = self.path / MODEL_FILE
         if not file.is_file():
             raise BundleError("the bundle holds no trained model (model.joblib); run a model step first")

@@ -29,6 +29,10 @@ from dagsmith_kit.service import ServiceError
 
 #: What the search writes beside the model: the metric, the scores and the trials (read by the pipeline).
 SEARCH_FILE = "search.json"
+#: The chosen configuration's predictions on the training rows it was validated on, each made by a model that did
+#: not see the row (out of fold): a ``row`` position in the training table, ``prediction`` and ``proba_<label>``.
+#: The pipeline blends candidates from these without loading their models.
+VALIDATION_FILE = "validation_predictions.parquet"
 #: Above this many training rows one 80/20 split replaces k-fold cross-validation.
 HOLDOUT_ROWS = 20_000
 #: A model must beat the trivial predictor's validation score by at least this much.
@@ -86,6 +90,7 @@ class Outcome:
     seconds: float
     folds: str
     history: list[dict[str, Any]] = field(default_factory=list)
+    validation: pd.DataFrame | None = None
 
 
 def _scorer(metric: str, y: pd.Series) -> Callable:
@@ -120,14 +125,30 @@ def _splits(y: pd.Series, classification: bool, folds: int, seed: int) -> tuple[
     return list(splitter.split(np.zeros(len(y)), y)), f"{folds}-fold cross-validation on the training rows"
 
 
-def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series, splits: list, scorer) -> float:
-    scores = []
+def _held_out_predictions(estimator: Any, X: pd.DataFrame, rows: np.ndarray, classes: list | None) -> pd.DataFrame:
+    """A fitted configuration's predictions on rows it did not see, shaped like predictions.parquet (a class the
+    fold's training rows lacked gets probability 0)."""
+    frame = pd.DataFrame({"row": rows, "prediction": estimator.predict(X)})
+    if classes is not None and hasattr(estimator, "predict_proba"):
+        proba = pd.DataFrame(estimator.predict_proba(X), columns=list(estimator.classes_))
+        for label in classes:
+            frame[f"proba_{label}"] = proba[label].to_numpy() if label in proba else 0.0
+    return frame
+
+
+def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series, splits: list,
+                 scorer, classes: list | None) -> tuple[float, pd.DataFrame]:
+    """The mean score over the folds, and the out-of-fold predictions it was earned with (``classes``: the
+    target's labels in scikit-learn's order, for a classifier's probabilities)."""
+    scores, predicted = [], []
     for fit_rows, score_rows in splits:
         estimator = estimator_for()
         estimator.fit(X.iloc[fit_rows], y.iloc[fit_rows])
-        scores.append(float(scorer(estimator, X.iloc[score_rows], y.iloc[score_rows])))
+        held_out = X.iloc[score_rows]
+        scores.append(float(scorer(estimator, held_out, y.iloc[score_rows])))
+        predicted.append(_held_out_predictions(estimator, held_out, score_rows, classes))
     score = float(np.mean(scores))
-    return score if math.isfinite(score) else -math.inf
+    return (score if math.isfinite(score) else -math.inf), pd.concat(predicted, ignore_index=True)
 
 
 def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFrame, y: pd.Series,
@@ -142,22 +163,27 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     classification = is_classifier(build(params))
     splits, folds = _splits(y, classification, search.folds, search.seed)
     scorer = _scorer(search.metric, y)
+    classes = list(np.unique(y)) if classification else None
     trivial = DummyClassifier(strategy="prior") if classification else DummyRegressor()
-    baseline = _cross_score(lambda: trivial, X, y, splits, scorer)
-    default = _cross_score(lambda: build(params), X, y, splits, scorer)
+    baseline, _ = _cross_score(lambda: trivial, X, y, splits, scorer, classes)
+    default, validation = _cross_score(lambda: build(params), X, y, splits, scorer, classes)
     best = Outcome(dict(params), default, baseline, default, 1, 0.0, folds,
-                   [{"params": "as given", "score": round(default, 6)}])
+                   [{"params": "as given", "score": round(default, 6)}], validation)
     if space is not None:
         def score(config: dict[str, Any]) -> float:
-            return _cross_score(lambda: build(config), X, y, splits, scorer)
+            result, predicted = _cross_score(lambda: build(config), X, y, splits, scorer, classes)
+            if result > best.score:
+                best.params, best.score, best.validation = {**params, **config}, result, predicted
+            return result
 
-        _search_space(best, params, space, score, search, started)
+        _search_space(best, space, score, search, started)
     best.seconds = round(time.monotonic() - started, 3)
     return best
 
 
-def _search_space(best: Outcome, params: dict[str, Any], space: Space, score: Callable[[dict[str, Any]], float], search: Search, started: float) -> None:
-    """Optuna trials over ``space`` until the budget is spent; ``best`` takes the winner if it beats it."""
+def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]], float], search: Search,
+                  started: float) -> None:
+    """Optuna trials over ``space`` until the budget is spent (``score`` keeps the best configuration in ``best``)."""
     import optuna
 
     spent = [time.monotonic() - started]
@@ -167,7 +193,7 @@ def _search_space(best: Outcome, params: dict[str, Any], space: Space, score: Ca
             trial.study.stop()
             raise optuna.TrialPruned("no time left for another configuration")
         began = time.monotonic()
-        result = score({**params, **space(trial)})
+        result = score(space(trial))
         spent.append(time.monotonic() - began)
         return result
 
@@ -180,8 +206,6 @@ def _search_space(best: Outcome, params: dict[str, Any], space: Space, score: Ca
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     best.trials += len(done)
     best.history += [{"params": t.params, "score": round(t.value, 6)} for t in done]
-    if done and study.best_value > best.score:
-        best.params, best.score = {**params, **study.best_params}, study.best_value
 
 
 def require_better_than_baseline(outcome: Outcome, metric: str) -> None:
@@ -192,15 +216,18 @@ def require_better_than_baseline(outcome: Outcome, metric: str) -> None:
                            "the features carry no signal this model can use")
 
 
-def record(out: Bundle, search: Search, outcome: Outcome) -> None:
-    """The validation figures in metrics.json and search.json, and a paragraph of the report."""
+def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -> None:
+    """The validation figures in metrics.json and search.json (with the model's feature columns), the
+    out-of-fold predictions, and a paragraph of the report."""
     out.write_metrics({"validation_score": round(outcome.score, 6), "validation_baseline": round(outcome.baseline, 6),
                        "search_trials": outcome.trials, "search_seconds": outcome.seconds})
     chosen = {k: v for k, v in outcome.params.items() if k != "search"}
+    if outcome.validation is not None:
+        outcome.validation.to_parquet(out.path / VALIDATION_FILE, index=False)
     (out.path / SEARCH_FILE).write_text(json.dumps({
         "metric": search.metric, "budget_seconds": search.budget_seconds, "folds": outcome.folds,
         "score": outcome.score, "baseline": outcome.baseline, "default_score": outcome.default_score,
-        "params": chosen, "trials": outcome.trials, "seconds": outcome.seconds,
+        "params": chosen, "trials": outcome.trials, "seconds": outcome.seconds, "features": features,
         "history": sorted(outcome.history, key=lambda h: -h["score"])[:10],
     }, default=str, indent=2), encoding="utf-8")
     tuned = (f"{outcome.trials - 1} more configurations tried; the best scored {outcome.score:.4f} "
@@ -209,3 +236,37 @@ def record(out: Bundle, search: Search, outcome: Outcome) -> None:
     out.append_report(f"Validation ({outcome.folds}, {search.metric}): {outcome.score:.4f} against "
                       f"{outcome.baseline:.4f} for a trivial predictor; {tuned}, in {outcome.seconds:.1f} s of a "
                       f"{search.budget_seconds:.0f} s budget.")
+
+
+def score_predictions(metric: str, y: pd.Series, predicted: pd.DataFrame) -> float:
+    """``metric`` (greater is better) of predictions shaped like predictions.parquet against ``y`` on the same rows.
+
+    This is how predictions are judged without their model: a blend of candidates against its members. Labels
+    are compared as text, the form they take in ``proba_<label>`` column names; a metric on labels reads a
+    classifier's most probable class."""
+    from sklearn import metrics
+
+    proba_columns = [c for c in predicted.columns if c.startswith("proba_")]
+    if not proba_columns:
+        truth, guess = y.to_numpy(dtype=float), predicted["prediction"].to_numpy(dtype=float)
+        regression = {"r2": metrics.r2_score, "rmse": metrics.root_mean_squared_error,
+                      "mae": metrics.mean_absolute_error, "mape": metrics.mean_absolute_percentage_error}
+        value = regression[metric](truth, guess)
+        return float(value if metric == "r2" else -value)
+    labels = [c.removeprefix("proba_") for c in proba_columns]
+    truth, proba = y.astype(str).to_numpy(), predicted[proba_columns].to_numpy(dtype=float)
+    if SCORERS[metric] == "roc_auc":
+        return float(metrics.roc_auc_score(truth == labels[1], proba[:, 1]) if len(labels) == 2 else
+                     metrics.roc_auc_score(truth, proba / proba.sum(axis=1, keepdims=True), multi_class="ovr",
+                                           labels=labels))
+    if metric == "log_loss":
+        return -float(metrics.log_loss(truth, proba, labels=labels))
+    guess = np.asarray(labels)[proba.argmax(axis=1)]
+    if metric in ONE_CLASS_METRICS:
+        counts = y.astype(str).value_counts()
+        chosen = {"pos_label": counts.index[-1], "average": "binary"} if len(labels) == 2 else {"average": "macro"}
+        precision, recall, f1, _ = metrics.precision_recall_fscore_support(truth, guess, zero_division=0, **chosen)
+        return float({"f1": f1, "recall": recall, "precision": precision}[metric])
+    named = {"accuracy": metrics.accuracy_score, "balanced_accuracy": metrics.balanced_accuracy_score,
+             "f1_macro": lambda t, g: metrics.f1_score(t, g, average="macro", zero_division=0)}
+    return float(named[metric](truth, guess))

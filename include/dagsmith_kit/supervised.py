@@ -58,5 +58,5 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     out.write_predictions(predictions)
     out.write_metrics({"train_rows": len(train), "n_features": len(features)})
     if plan is not None:
-        searching.record(out, plan, outcome)
+        searching.record(out, plan, outcome, features)
     return model, features

@@ -1,10 +1,14 @@
-"""The modelling stage's search through real runs: the best validation wins, a failed candidate is one fewer, and a
-table nothing can learn from fails the run saying so."""
+"""The modelling stage's search through real runs: the best validation wins (or the candidates' blend when that
+validates better), a failed candidate is one fewer, and a table nothing can learn from fails the run saying so."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
+from sklearn.metrics import r2_score
 from sqlalchemy import select
 
 from dagsmith.agents.planner import plan
@@ -12,17 +16,19 @@ from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from dagsmith_kit import Bundle
 from tests.execution.conftest import NUMERIC_PREPARATION, run_in_process
 
 
-def _search_exactly(settings, planned, candidates: list[str], params: dict[str, dict]) -> int:
-    """Make the modelling step search ``candidates`` with ``params``; returns its position."""
+def _search_exactly(settings, planned, candidates: list[str], params: dict[str, dict], blend: bool = False) -> int:
+    """Make the modelling step search ``candidates`` with ``params`` (and blend them or not); returns its position."""
     modelling = next(s for s in planned.steps if s.stage == "modelling")
     with session_scope(settings) as session:
         step = session.scalar(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == planned.id,
                                                                 schema.PipelineStep.position == modelling.position))
         search = ModelSearch.model_validate(step.search)
-        step.search = search.model_copy(update={"candidates": candidates, "params": params}).model_dump(mode="json")
+        step.search = search.model_copy(update={"candidates": candidates, "params": params, "blend": blend}
+                                        ).model_dump(mode="json")
     return modelling.position
 
 
@@ -72,3 +78,33 @@ def test_a_table_nothing_learns_from_fails_the_run_saying_so(store, embedder, tm
     assert outcome["status"] == "failed"
     assert "no better than the trivial baseline" in outcome["error"], outcome["error"]
     assert {t["error_class"] for t in _modelling_tries(outcome)} == {"no_better_than_baseline"}
+
+
+def test_models_that_each_see_part_of_the_signal_are_handed_on_as_their_blend(store, embedder, tmp_path):
+    """A linear trend that trees approximate in steps, plus an interaction a linear model cannot express: their
+    weighted average validates better than either, and every step after the search reads that average."""
+    rng = np.random.default_rng(7)
+    table = pd.DataFrame(rng.normal(size=(600, 8)), columns=[f"gauge_{i}" for i in range(8)])
+    table["output_kw"] = (table.to_numpy() @ np.array([1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1])
+                          + 3 * ((table.gauge_0 > 0) & (table.gauge_1 > 0)) + rng.normal(0, 0.5, 600))
+    path = tmp_path / "turbines.csv"
+    table.to_csv(path, index=False)
+    planned = plan(path, "predict the output_kw", settings=store, embedder=embedder).pipeline
+    position = _search_exactly(store, planned, ["ridge_regression", "random_forest_regressor"], {}, blend=True)
+    outcome = run_in_process(planned, path, LocalRuntime(), store)
+    assert outcome["status"] == "completed", outcome["error"]
+    search = outcome["trace"]["search"][str(position)]
+    assert set(search["blend"]) == {"ridge_regression", "random_forest_regressor"}, search
+    assert "weighted average of 2 models" in search["reason"]
+    assert [(t["status"], t["decision"]["action"]) for t in _modelling_tries(outcome)] == [("completed", "selected")] * 2
+    with session_scope(store) as session:
+        workspace = Path(session.get(schema.Execution, outcome["execution_id"]).workspace)
+    handed_on = Bundle.open(workspace / "steps" / f"{position:02d}")
+    blend, test = handed_on.load_model(), handed_on.table("test")
+    assert type(blend).__name__ == "BlendedRegressor" and len(blend.members) == 2
+    predicted = handed_on.predictions()["prediction"]
+    assert np.allclose(blend.predict(test), predicted), "the held-out predictions are the blend's own"
+    alone = [r2_score(test["output_kw"], model.predict(test[features])) for model, features in blend.members]
+    assert r2_score(test["output_kw"], predicted) > max(alone), alone
+    explained = json.loads(next((workspace / "steps").glob("*/explanation.json")).read_text())
+    assert {d["feature"] for d in explained["drivers"][:3]} & {"gauge_0", "gauge_1"}, "the explanation read the blend"

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dagsmith_kit import Bundle
-from dagsmith_kit.search import SEARCH_FILE
+from dagsmith_kit.search import SEARCH_FILE, VALIDATION_FILE
 from tests.microservices.conftest import split_bundle
 
 
@@ -23,6 +23,10 @@ def test_a_tuned_booster_reports_its_validation_beside_the_baseline(run, churn_s
     assert metrics["search_seconds"] < 8 + 4, "a trial that cannot finish within the budget is not started"
     assert search["score"] >= search["default_score"], "the given configuration competes too"
     assert "3-fold cross-validation on the training rows" in out.path.joinpath("report.md").read_text()
+    held_out = pd.read_parquet(out.path / VALIDATION_FILE)  # what the pipeline blends candidates from
+    assert sorted(held_out["row"]) == list(range(len(churn_split.table("train"))))
+    assert [c for c in held_out.columns if c.startswith("proba_")] == ["proba_No", "proba_Yes"]
+    assert search["features"] == churn_split.feature_columns(churn_split.table("train"))
 
 
 def test_the_search_improves_on_a_poor_given_configuration(run, regression_split):

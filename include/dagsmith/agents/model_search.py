@@ -3,7 +3,8 @@
 One default model is a guess. The builder turns the modelling step of a supervised pipeline into a search: the
 top-ranked model and the next ones that fit the data as well (by the recommender's compatibility signal) each
 tune themselves within a share of the pipeline's budget, scored on the training rows only, and the best
-validation score wins (``execution.search``). A person's explicit choice is honoured: their model alone is tuned.
+validation score wins (``execution.search``), or a weighted average of them when that validates better. A person's
+explicit choice is honoured: their model alone is tuned; a goal that asks for a kind of model gets one model.
 """
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ def plan_search(stage: Stage, ranking: StageRecommendation | None, pick: str, ch
     measure, why_metric = metric(intent)
     each = max(1.0, round(total / len(names), 1))
     who = "your choice, tuned" if chosen_by == "user" else f"{len(names)} model(s) that fit the data"
+    blend = len(names) > 1 and not find_constraint(intent.constraints, ConstraintKind.MODEL)
     return ModelSearch(candidates=names, params={name: params_of(name) for name in names}, budget_seconds=each,
-                       metric=measure,
+                       metric=measure, blend=blend,
                        reason=f"{who}; {each:g} s each ({why_budget}); the best {measure} on the training rows' "
-                              f"validation wins ({why_metric})")
+                              f"validation wins ({why_metric})"
+                              + ("; their weighted average instead when it validates better" if blend else ""))

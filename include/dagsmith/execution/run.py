@@ -78,6 +78,10 @@ class Workspace:
     def attempt_output(self, position: int, attempt: int) -> Path:
         return self.root / "attempts" / f"{position:02d}-{attempt}"
 
+    def step_input(self, depends_on: list[int]) -> Path:
+        """The bundle a step reads: its predecessor's output, or the run's input for a first step."""
+        return self.step_output(depends_on[0]) if depends_on else self.input
+
 
 def take_over(execution_id: int, pipeline_id: int, run_id: str | None, *, settings: Settings) -> int:
     """The Airflow run ``run_id`` carries on an execution recorded before it began (the local CLI's), which must be
@@ -291,7 +295,7 @@ def open_try(session: Session, execution: schema.Execution, step: schema.Pipelin
     step.status = StepStatus.RUNNING
     session.flush()
     workspace = Workspace(Path(execution.workspace))
-    source = workspace.step_output(step.depends_on[0]) if step.depends_on else workspace.input
+    source = workspace.step_input(step.depends_on)
     target = session.get(schema.Pipeline, execution.pipeline_id).target
     return Try(attempt.id, number, service.name, files, params, analysis.outputs, target, workspace, source,
                workspace.attempt_output(step.position, number))

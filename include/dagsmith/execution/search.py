@@ -3,8 +3,9 @@
 The pipeline DAG runs one task per candidate (side by side where the executor allows) and then a selection
 task. Each candidate is a try of the step, tuned by the service itself within its budget and scored on the
 training rows (``dagsmith_kit.search``); a failed candidate is one fewer to choose from. The selection keeps the
-best validation score, makes its output the step's output with a table of what was tried, and marks the others
-as outperformed, so execution history credits the winner.
+best validation score, hands on a blend of the candidates instead when that validates better
+(``execution.blending``), makes the output the step's output with a table of what was tried, and marks the
+others as outperformed, so execution history credits the winners.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dagsmith.config import Settings
+from dagsmith.execution import blending
+from dagsmith.execution.blending import Blend
 from dagsmith.execution.run import (CandidatesExhausted, StepFailed, Workspace, open_try, promote_output, run_try,
                                     tries_of)
 from dagsmith.healing.classify import telling_line
@@ -62,7 +65,7 @@ def _validation(output: Path) -> dict:
             and isinstance(value, int | float) and math.isfinite(value)}
 
 
-def _table(search: ModelSearch, rows: list[dict], winner: str) -> str:
+def _table(search: ModelSearch, rows: list[dict], winner: str, blend: Blend | None) -> str:
     lines = [f"## Model search\n\n{search.reason}.\n",
              f"| model | validation {search.metric} | trivial predictor | configurations | seconds | outcome |",
              "|---|---|---|---|---|---|"]
@@ -73,7 +76,7 @@ def _table(search: ModelSearch, rows: list[dict], winner: str) -> str:
             return f"{figures[key]:.{digits}f}" if key in figures else "–"
 
         outcome = ("chosen" if row["name"] == winner else f"failed: {row['error']}" if row["error"]
-                   else TryAction.OUTPERFORMED.value)
+                   else "blended" if blend and row["name"] in blend.weights else TryAction.OUTPERFORMED.value)
         lines.append(f"| {row['name']} | {shown('validation_score')} | {shown('validation_baseline')} | "
                      f"{shown('search_trials', 0)} | {shown('search_seconds', 1)} | {outcome} |")
     return "\n".join(lines)
@@ -103,6 +106,7 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
                          else None})
         finished = sorted((r for r in rows if r["attempt"].status == StepStatus.COMPLETED),
                           key=lambda r: -r["validation"].get("validation_score", -math.inf))  # stable: plan order breaks ties
+        mixed: Blend | None = None
         if not tried:
             reason = f"step {position} ({step.stage}): no model ran, the steps before it did not complete"
         elif not finished:
@@ -118,14 +122,23 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
             reason = (f"'{best['name']}' has the best validation {search.metric} ({score:.4f}) of "
                       f"{len(finished)} model(s) that completed" if score is not None else
                       f"'{best['name']}' is the best-ranked model that completed (no validation score to compare)")
+            mixed = blending.blend(search.metric, workspace.step_input(step.depends_on), best["output"],
+                                   {r["name"]: r["output"] for r in finished}) if search.blend else None
+            if mixed:
+                reason = f"{reason}; handed on: {mixed.describe(search.metric)}"
             for row in finished[1:]:
-                row["attempt"].status = StepStatus.SKIPPED
-                row["attempt"].decision = Decision(action=TryAction.OUTPERFORMED, reason=reason).stored()
+                if mixed and row["name"] in mixed.weights:
+                    row["attempt"].decision = Decision(action=TryAction.SELECTED, reason=reason).stored()
+                else:
+                    row["attempt"].status = StepStatus.SKIPPED
+                    row["attempt"].decision = Decision(action=TryAction.OUTPERFORMED, reason=reason).stored()
             best["attempt"].decision = Decision(action=TryAction.SELECTED, reason=reason).stored()
-            Bundle.open(best["output"]).append_report(_table(search, rows, best["name"]))
+            Bundle.open(best["output"]).append_report(_table(search, rows, best["name"], mixed) + (
+                f"\n\nThe model handed on is {mixed.describe(search.metric)}." if mixed else ""))
             promote_output(best["output"], workspace.step_output(position))
             step.status = StepStatus.COMPLETED
         summary = {"metric": search.metric, "winner": finished[0]["name"] if finished else None, "reason": reason,
+                   "blend": mixed.weights if mixed else None,
                    "candidates": [{"name": r["name"], "error": r["error"], **r["validation"]} for r in rows]}
         execution.trace = {**execution.trace, "search": {**execution.trace.get("search", {}), str(position): summary}}
     if not finished:

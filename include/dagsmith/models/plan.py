@@ -86,12 +86,14 @@ class PipelineStatus(StrEnum):
 
 class ModelSearch(BaseModel):
     """Several models fitted side by side on the same prepared bundle, each tuned within its budget on the
-    training rows; the best validation score wins (``execution.search``)."""
+    training rows; the best validation score wins, or their blend (``execution.search``)."""
 
     candidates: list[str] = Field(description="services tried, the recommender's order")
     params: dict[str, dict[str, Any]] = Field(default_factory=dict, description="each candidate's inferred params")
     budget_seconds: float = Field(gt=0, description="each candidate's tuning budget")
     metric: str = Field(description="the validation metric that picks the winner (dagsmith_kit.search.SCORERS)")
+    blend: bool = Field(default=True, description="hand on a weighted average of the candidates when it validates "
+                                                  "better than the best alone (execution.blending)")
     reason: str
 
     def params_for(self, candidate: str) -> dict[str, Any]:
