@@ -20,7 +20,9 @@ from dagsmith_kit.bundle import ENSEMBLE_FILE, MEMBERS_DIR
 
 
 class _Blend(BaseEstimator):
-    """Members are ``(estimator, features)`` pairs; each sees its own feature columns of the table it is given."""
+    """Members are ``(estimator, features)`` pairs; each sees its own feature columns of the table it is given.
+
+    ``members_`` holds the fitted ones: ``fit`` refits clones, ``load`` sets the members a search trained."""
 
     def __init__(self, members: list[tuple[Any, list[str]]], weights: list[float]):
         self.members = members
@@ -35,7 +37,7 @@ class _Blend(BaseEstimator):
         return len(self.feature_names_in_)
 
     def fit(self, X: pd.DataFrame, y: Any) -> _Blend:
-        self.members = [(clone(estimator).fit(X[features], y), features) for estimator, features in self.members]
+        self.members_ = [(clone(estimator).fit(X[features], y), features) for estimator, features in self.members]
         return self
 
 
@@ -45,7 +47,7 @@ class BlendedRegressor(RegressorMixin, _Blend):
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         total = sum(self.weights)
         return sum(w * np.asarray(m.predict(X[f]), dtype=float)
-                   for (m, f), w in zip(self.members, self.weights, strict=True)) / total
+                   for (m, f), w in zip(self.members_, self.weights, strict=True)) / total
 
 
 class BlendedClassifier(ClassifierMixin, _Blend):
@@ -53,12 +55,12 @@ class BlendedClassifier(ClassifierMixin, _Blend):
 
     @property
     def classes_(self) -> np.ndarray:
-        return self.members[0][0].classes_
+        return self.members_[0][0].classes_
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         total, classes = sum(self.weights), list(self.classes_)
         blended = np.zeros((len(X), len(classes)))
-        for (model, features), weight in zip(self.members, self.weights, strict=True):
+        for (model, features), weight in zip(self.members_, self.weights, strict=True):
             proba = model.predict_proba(X[features])
             order = [list(model.classes_).index(c) for c in classes]
             blended += weight * proba[:, order]
@@ -76,5 +78,6 @@ def load(folder: Path) -> BlendedClassifier | BlendedRegressor:
     members = [(joblib.load(folder / MEMBERS_DIR / Path(m["model"]).name), [str(c) for c in m["features"]])
                for m in manifest["members"]]
     weights = [float(m["weight"]) for m in manifest["members"]]
-    kind = BlendedClassifier if manifest["kind"] == "classifier" else BlendedRegressor
-    return kind(members, weights)
+    blend = (BlendedClassifier if manifest["kind"] == "classifier" else BlendedRegressor)(members, weights)
+    blend.members_ = members
+    return blend

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 
+import joblib
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone, is_classifier
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.metrics import get_scorer
+from sklearn.model_selection import cross_val_score
 
 from dagsmith.execution.blending import choose, out_of_fold
 from dagsmith_kit.bundle import ENSEMBLE_FILE, MEMBERS_DIR, MODEL_FILE, Bundle
@@ -89,3 +92,22 @@ def test_a_later_model_replaces_the_blend_it_read(tmp_path):
     bundle.save_model(LinearRegression())
     assert isinstance(bundle.load_model(), LinearRegression)
     assert not (bundle.path / ENSEMBLE_FILE).exists() and not (bundle.path / MEMBERS_DIR).exists()
+
+
+def test_the_next_step_loads_the_blend_as_an_estimator(tmp_path):
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    y = y.map({0: "malignant", 1: "benign"})
+    narrow, wide = list(X.columns[:5]), list(X.columns)
+    first, second = LogisticRegression(max_iter=5000).fit(X[narrow], y), RandomForestClassifier(20).fit(X, y)
+    bundle = Bundle.create(tmp_path / "b", X.assign(diagnosis=y), target="diagnosis")
+    (bundle.path / MEMBERS_DIR).mkdir()
+    for name, model in (("first", first), ("second", second)):
+        joblib.dump(model, bundle.path / MEMBERS_DIR / f"{name}.joblib")
+    (bundle.path / ENSEMBLE_FILE).write_text(json.dumps({"kind": "classifier", "members": [
+        {"model": "members/first.joblib", "features": narrow, "weight": 0.25},
+        {"model": "members/second.joblib", "features": wide, "weight": 0.75}]}))
+    blend = bundle.load_model()
+    expected = 0.25 * first.predict_proba(X[narrow]) + 0.75 * second.predict_proba(X)
+    assert np.allclose(blend.predict_proba(X), expected) and list(blend.feature_names_in_) == wide
+    assert is_classifier(blend) and set(blend.predict(X)) == {"malignant", "benign"}
+    assert cross_val_score(clone(blend), X, y, cv=2, scoring="roc_auc").min() > 0.9, "refitting refits every member"

@@ -104,10 +104,10 @@ def test_models_that_each_see_part_of_the_signal_are_handed_on_as_their_blend(st
         workspace = Path(session.get(schema.Execution, outcome["execution_id"]).workspace)
     handed_on = Bundle.open(workspace / "steps" / f"{position:02d}")
     blend, test = handed_on.load_model(), handed_on.table("test")
-    assert type(blend).__name__ == "BlendedRegressor" and len(blend.members) == 2
+    assert type(blend).__name__ == "BlendedRegressor" and len(blend.members_) == 2
     predicted = handed_on.predictions()["prediction"]
     assert np.allclose(blend.predict(test), predicted), "the held-out predictions are the blend's own"
-    alone = [r2_score(test["output_kw"], model.predict(test[features])) for model, features in blend.members]
+    alone = [r2_score(test["output_kw"], model.predict(test[features])) for model, features in blend.members_]
     assert r2_score(test["output_kw"], predicted) > max(alone), alone
     explained = json.loads(next((workspace / "steps").glob("*/explanation.json")).read_text())
     assert {d["feature"] for d in explained["drivers"][:3]} & {"gauge_0", "gauge_1"}, "the explanation read the blend"
