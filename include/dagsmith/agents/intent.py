@@ -17,6 +17,7 @@ from enum import StrEnum
 
 from dagsmith.agents.column_requests import column_constraints, excluded_columns
 from dagsmith.agents.model_mentions import mentions
+from dagsmith.agents.profiler.semantic import NOT_FEATURES
 from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import ordered
 from dagsmith.text import stem, words
@@ -744,8 +745,9 @@ def named_but_absent(goal: Goal, verbs: list[int]) -> str | None:
 _NUMERIC_DTYPE = re.compile(r"^(u?int|float|Int|UInt|Float)\d*")
 _CLASS_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN, SemanticType.TEXT}
 _CATEGORY_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN}
-#: Columns no model learns from as they are: identifiers, free text and contact details.
-_NOT_FEATURES = {SemanticType.ID, SemanticType.TEXT, SemanticType.EMAIL, SemanticType.PHONE, SemanticType.URL}
+#: Columns no model learns from as they are: identifiers, free text and contact details (dates are left to the
+#: supervised pipeline, which reads them as features).
+_NOT_FEATURES = NOT_FEATURES - {SemanticType.DATETIME}
 #: Columns no model predicts: one value per row, or free-form text.
 _UNPREDICTABLE = _NOT_FEATURES | {SemanticType.POSTAL_CODE}
 _KIND_NAMES = {

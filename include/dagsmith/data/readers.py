@@ -440,15 +440,19 @@ def flattened(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 def _nested(frame: pd.DataFrame, kind: str) -> list[str]:
-    return [name for name in frame.columns if frame[name].dtype == object and _nesting(frame[name]) == kind]
+    return [name for name in frame.columns if frame[name].dtype == object and nesting(frame[name]) == kind]
 
 
-def _nesting(series: pd.Series) -> str | None:
+#: Values that hold other values: a column of them is nested (a struct or a list per row).
+CONTAINERS = (dict, list, tuple, set, np.ndarray)
+
+
+def nesting(series: pd.Series) -> str | None:
     """'struct' when every value is a mapping of fields, 'list' when any is a list, array, map or mixed container."""
     values = series.dropna()
     if values.empty or ptypes.infer_dtype(values, skipna=True) not in ("mixed", "empty"):
         return None
-    containers = values.map(lambda value: isinstance(value, (dict, list, tuple, set, np.ndarray)))
+    containers = values.map(lambda value: isinstance(value, CONTAINERS))
     if not containers.any():
         return None
     return "struct" if values.map(lambda value: isinstance(value, dict)).all() else "list"

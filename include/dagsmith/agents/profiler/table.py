@@ -11,10 +11,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.api import types as ptypes
 
 from dagsmith.agents.profiler.common import is_numeric, ratio
-from dagsmith.data.readers import DatasetError, ReadInfo, count_rows, read_chunks
+from dagsmith.data.readers import CONTAINERS, DatasetError, ReadInfo, count_rows, nesting, read_chunks
 from dagsmith.models.profile import ColumnProfile
 
 CHUNK_ROWS = 250_000
@@ -77,19 +76,14 @@ def profilable(frame: pd.DataFrame) -> pd.DataFrame:
     repeated = sorted(set(frame.columns[frame.columns.duplicated()]))
     if repeated:
         raise DatasetError(f"the table has duplicate column names: {', '.join(map(repr, repeated))}; rename them.")
-    nested = [name for name in frame.columns if frame[name].dtype == object and _holds_containers(frame[name])]
+    nested = [name for name in frame.columns if frame[name].dtype == object and nesting(frame[name])]
     return frame.assign(**{name: frame[name].map(_as_json) for name in nested}) if nested else frame
 
 
-def _holds_containers(series: pd.Series) -> bool:
-    """Lists or dicts among the values; ``infer_dtype`` rules out the usual all-text columns at C speed first."""
-    if ptypes.infer_dtype(series, skipna=True) != "mixed":
-        return False
-    return bool(series.map(lambda value: isinstance(value, (list, dict, set))).any())
-
-
 def _as_json(value: Any) -> Any:
-    return json.dumps(value, default=str, sort_keys=True) if isinstance(value, (list, dict, set)) else value
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    return json.dumps(value, default=str, sort_keys=True) if isinstance(value, CONTAINERS) else value
 
 
 def streamed(path: Path, info: ReadInfo, sample_rows: int) -> Table:
