@@ -122,7 +122,7 @@ def _the_built_dag_shows_the_goal_as_text(pipeline_id: int, goal: str, store: Se
     steps = [f"step_{s['position']:02d}_{s['stage']}__{name}" for s in spec["steps"]
              for name in ([*s["search"]["candidates"], "select"] if s["search"] else [s["microservice"]])]
     assert sorted(dag.task_ids) == sorted(["start", "finish", *steps])
-    assert dag.params["user"] == "hostile"
+    assert dag.params["user"] == "hostile" and dag.owner == "hostile", "Airflow shows the pipeline's owner"
     first, *rest = dag.doc_md.splitlines()
     assert first.endswith(f": {plain(goal)}") and "\n" not in plain(goal)
     headings = [line for line in rest if line.startswith("**")]

@@ -86,7 +86,7 @@ def build(spec: DagSpec) -> DAG:
             "runtime": runtime_param(),
             "user": Param(spec.owner, type="string", description="Whose run this is (for learning)."),
         },
-        default_args={"retries": 0},
+        default_args={"retries": 0, "owner": spec.owner},  # shown as the DAG's owner in Airflow
     ) as dag:
 
         @task(task_id="start")
