@@ -80,7 +80,7 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
     assert outcome["trace"]["quality"]["valid"] and outcome["trace"]["quality"]["metrics"]["trivial_roc_auc"] == 0.5
     # The answer: the model, its held-out quality beside the trivial predictor's and what drives it, then every plot
     answer = outcome["trace"]["answer"]
-    assert answer.startswith(f"Predicts churn (binary classification) with {search['winner']}. On ")
+    assert answer.startswith(f"Predicts churn (binary classification) with {search['model']}. On ")
     assert re.search(r"ROC AUC 0\.\d{3} and macro F1 0\.\d{3}, against 0\.500 and 0\.\d{3} for a trivial predictor", answer)
     explained = json.loads(next(outcome["workspace"].glob("steps/*/explanation.json")).read_text())
     assert f"What drives the predictions most: {explained['drivers'][0]['feature']}" in answer
@@ -93,9 +93,11 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
     assert spec["explanation"].startswith("**Latest answer** (run ") and spec["retry_delay_seconds"] == 0.1
     with session_scope(store) as session:
         history = load_history(session, "ana")
-        winner, losers = search["winner"], [c["name"] for c in search["candidates"] if c["name"] != search["winner"]]
-        assert history.counts("modelling", service_id(session, winner)).successes == 1, "history credits the winner"
-        assert history.signal("modelling", service_id(session, winner)) > 0
+        winners = set(search["blend"] or [search["winner"]])  # a blend's members all won
+        losers = [c["name"] for c in search["candidates"] if c["name"] not in winners]
+        for winner in winners:
+            assert history.counts("modelling", service_id(session, winner)).successes == 1, "history credits winners"
+            assert history.signal("modelling", service_id(session, winner)) > 0
         assert all(history.counts("modelling", service_id(session, name)).successes == 0 for name in losers)
         transitions = session.scalars(select(schema.Pattern).where(schema.Pattern.kind == "transition")).all()
         assert len(transitions) >= 2 * (len(planned.steps) - 1) - 2  # global and per user

@@ -37,6 +37,10 @@ class Blend:
     best: str
     best_score: float
 
+    def label(self) -> str:
+        """The blend as a model's name is shown: its members with their shares."""
+        return " and ".join(f"{name} ({weight:.0%})" for name, weight in self.weights.items())
+
     def describe(self, metric: str) -> str:
         members = ", ".join(f"{name} {weight:.2f}" for name, weight in self.weights.items())
         return (f"a weighted average of {len(self.weights)} models ({members}): validation {metric} "

@@ -434,8 +434,7 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
 
     names = service_names(session)
     workspace = Workspace(Path(execution.workspace))
-    winners = {int(position): (" and ".join(f"{name} ({weight:.0%})" for name, weight in found["blend"].items())
-                               if found.get("blend") else found["winner"])
+    winners = {int(position): found.get("model") or found["winner"]  # runs before blending have no "model"
                for position, found in execution.trace.get("search", {}).items() if found.get("winner")}
     outcomes = [StepOutcome(s.position, s.stage, winners.get(s.position) or names.get(s.microservice_id, "?"),
                             workspace.step_output(s.position), list(s.depends_on)) for s in steps]

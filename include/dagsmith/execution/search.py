@@ -137,8 +137,9 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
                 f"\n\nThe model handed on is {mixed.describe(search.metric)}." if mixed else ""))
             promote_output(best["output"], workspace.step_output(position))
             step.status = StepStatus.COMPLETED
-        summary = {"metric": search.metric, "winner": finished[0]["name"] if finished else None, "reason": reason,
-                   "blend": mixed.weights if mixed else None,
+        winner = finished[0]["name"] if finished else None
+        summary = {"metric": search.metric, "winner": winner, "reason": reason,
+                   "blend": mixed.weights if mixed else None, "model": mixed.label() if mixed else winner,
                    "candidates": [{"name": r["name"], "error": r["error"], **r["validation"]} for r in rows]}
         execution.trace = {**execution.trace, "search": {**execution.trace.get("search", {}), str(position): summary}}
     if not finished:
