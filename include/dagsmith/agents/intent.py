@@ -656,7 +656,9 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
     rows are, not what to predict, unless nothing else is named.
     """
     inputs = {m.column for m in matches if m.start >= goal.features_from}
-    zone = [m for m in matches if m.start < goal.features_from] or matches
+    # Inputs listed after the target's own words ("visits - predict them from age and income") are never the target;
+    # a goal that opens with its inputs ("from these readings, predict ...") names its target among them.
+    zone = [m for m in matches if m.start < goal.features_from] or (matches if goal.features_from == 0 else [])
     zone = [m for m in zone if m.column not in inputs] or zone
     zone = [m for m in zone if _predictable(profile.column(m.column))] or zone
     if zone:
@@ -665,8 +667,9 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
     named = named_but_absent(goal, verbs)
     if named:
         return TargetChoice(named, 0.3, f"the goal names '{named}' as what to predict, but no column matches it")
-    if profile.target_candidates:
-        candidate = profile.target_candidates[0]
+    candidates = [c for c in profile.target_candidates if c.column not in inputs]
+    if candidates:
+        candidate = candidates[0]
         why = "; ".join(candidate.reasons[:2]) or f"score {candidate.score:.2f}"
         return TargetChoice(
             candidate.column, MATCH_SCORE[MatchKind.PROFILE] * (0.5 + candidate.confidence / 2),
