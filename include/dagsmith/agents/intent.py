@@ -666,6 +666,11 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
         return TargetChoice(best.column, best.score, _target_reason(best))
     named = named_but_absent(goal, verbs)
     if named:
+        only = [c.name for c in profile.columns if c.name not in inputs and c.name != profile.time_column
+                and _predictable(c) and c.unique > 1]
+        if len(only) == 1:  # words can name nothing else ("forecast the wine sales" over `time` and `value`)
+            return TargetChoice(only[0], 0.6, f"the goal names '{named}' as what to predict; no column is called "
+                                              f"that, and '{only[0]}' is the only column there is to predict")
         return TargetChoice(named, 0.3, f"the goal names '{named}' as what to predict, but no column matches it")
     candidates = [c for c in profile.target_candidates if c.column not in inputs]
     if candidates:

@@ -113,8 +113,24 @@ def _temporal_score(name: str, position: float) -> tuple[float, str]:
     return round(0.3 * position, 4), ""
 
 
+#: Names of a number that counts time (a year, or a decimal year as R's time series store it).
+TIME_INDEX_WORDS = DATE_WORDS | {"year", "yr", "month", "quarter", "period", "week"}
+#: The years such a number spans: a calendar year, whole or decimal.
+YEAR_RANGE = (1000.0, 2300.0)
+
+
 def time_column(columns: list[ColumnProfile]) -> str | None:
-    """The date/time column to order rows by: one named like a date first, then the one with most distinct values."""
+    """The date/time column to order rows by: one named like a date first, then the one with most distinct values;
+    without one, a time index: a number named for time that holds a different year on every row."""
     dates = [column for column in columns if column.semantic_type is S.DATETIME and column.count]
     best = max(dates, key=lambda column: (bool(set(tokens(column.name)) & DATE_WORDS), column.unique), default=None)
+    if best is None:
+        best = next((column for column in columns if _time_index(column)), None)
     return best.name if best else None
+
+
+def _time_index(column: ColumnProfile) -> bool:
+    low, high = YEAR_RANGE
+    return (column.semantic_type in {S.NUMERIC, S.ID} and bool(set(tokens(column.name)) & TIME_INDEX_WORDS)
+            and column.count > 1 and column.unique == column.count and isinstance(column.min, int | float)
+            and isinstance(column.max, int | float) and low <= column.min and column.max <= high)
