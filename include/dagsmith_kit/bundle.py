@@ -29,6 +29,8 @@ ARTIFACTS_DIR = "artifacts"
 SOURCE_PREFIX = "source"
 #: Table names a bundle may hold: ``data`` before a split, ``train``/``test`` after one.
 TABLE_NAMES = ("data", "train", "test")
+#: The task types whose target is a quantity.
+NUMBER_TASKS = ("regression", "time_series_forecasting")
 
 
 def _plain(value: Any) -> Any:
@@ -107,6 +109,11 @@ class Bundle:
     @property
     def task_type(self) -> str | None:
         return self.meta.get("task_type")
+
+    @property
+    def predicts_numbers(self) -> bool:
+        """A regression, or a forecast (a regression on rows ordered in time): the target is a quantity."""
+        return self.task_type in NUMBER_TASKS
 
     @property
     def id_columns(self) -> list[str]:

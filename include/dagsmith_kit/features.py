@@ -48,7 +48,7 @@ def numeric_only_features(inp: Bundle, service: str) -> list[str]:
 def supervised_task(inp: Bundle, service: str) -> str:
     """``"classification"`` or ``"regression"``, from the bundle's task type; other tasks are refused."""
     task = inp.task_type or ""
-    if task == "regression":
+    if inp.predicts_numbers:
         return "regression"
     if "classification" in task:
         return "classification"

@@ -87,7 +87,7 @@ def finite_metrics(values: dict[str, Any]) -> dict[str, float]:
 def classification_results(bundle: Bundle) -> tuple[np.ndarray, pd.DataFrame]:
     """The test labels (as strings) and the predictions of a classifier, checked to line up."""
     target = bundle.require_target()
-    if bundle.task_type == "regression" or "classification" not in (bundle.task_type or "classification"):
+    if bundle.predicts_numbers or "classification" not in (bundle.task_type or "classification"):
         raise ServiceError(f"this step is for classification, but the task is {bundle.task_type}")
     if not bundle.is_split():
         raise ServiceError("this step needs a train/test split: predictions are compared with the test labels")
@@ -137,7 +137,7 @@ def binary_scores(y_true: np.ndarray, predictions: pd.DataFrame, pos_label: Any,
 def regression_results(bundle: Bundle) -> tuple[pd.Series, pd.Series]:
     """The test target and a regressor's predictions as floats (gaps kept as NaN), checked to line up."""
     target = bundle.require_target()
-    if bundle.task_type not in (None, "regression"):
+    if bundle.task_type is not None and not bundle.predicts_numbers:
         raise ServiceError(f"this step is for regression, but the task is {bundle.task_type}")
     if not bundle.is_split():
         raise ServiceError("this step needs a train/test split: predictions are compared with the test target")

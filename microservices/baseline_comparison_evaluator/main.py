@@ -27,7 +27,7 @@ def _scores(y_true, y_pred, regression):
 def evaluate_against_baseline(inp, out, params):
     strategy = params.get("strategy", "auto")
     random_state = int(params.get("random_state", 42))
-    regression = inp.task_type == "regression"
+    regression = inp.predicts_numbers
     if regression:
         y_true, y_pred = regression_results(inp)
         if y_true.isna().any() or y_pred.isna().any():

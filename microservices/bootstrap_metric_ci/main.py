@@ -31,7 +31,7 @@ def evaluate_with_intervals(inp, out, params):
         raise ServiceError(f"n_resamples must be between 10 and 20000, got {n_resamples}")
     if not 0.5 <= confidence < 1.0:
         raise ServiceError(f"confidence must be at least 0.5 and below 1, got {confidence}")
-    if inp.task_type == "regression":
+    if inp.predicts_numbers:
         y_true, y_pred = regression_results(inp)
         if y_true.isna().any() or y_pred.isna().any():
             raise ServiceError("the test target or the predictions have missing values; impute or drop them first")

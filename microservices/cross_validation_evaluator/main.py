@@ -18,7 +18,7 @@ from dagsmith_kit import ServiceError, run_service
 def evaluate_by_cross_validation(inp, out, params):
     n_splits = int(params.get("n_splits", 5))
     random_state = int(params.get("random_state", 42))
-    scoring = params.get("scoring", None) or ("r2" if inp.task_type == "regression" else "accuracy")
+    scoring = params.get("scoring", None) or ("r2" if inp.predicts_numbers else "accuracy")
     target = inp.require_target()
     if not inp.is_split():
         raise ServiceError("cross-validation refits on the training table; run a train/test splitter first")
@@ -32,7 +32,7 @@ def evaluate_by_cross_validation(inp, out, params):
         raise ServiceError(f"the training table lacks columns the model was trained on: {', '.join(absent[:10])}")
     if train[target].isna().any():
         raise ServiceError(f"the training target '{target}' has missing values; drop those rows first")
-    if inp.task_type == "regression":
+    if inp.predicts_numbers:
         folds = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     else:
         smallest = train[target].value_counts()

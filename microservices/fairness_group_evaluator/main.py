@@ -41,7 +41,7 @@ def evaluate_by_group(inp, out, params):
     max_groups = int(params.get("max_groups", 20))
     if group_column == inp.target:
         raise ServiceError("group_column must not be the target")
-    regression = inp.task_type == "regression"
+    regression = inp.predicts_numbers
     positive = None
     if regression:
         y_true, y_pred = regression_results(inp)

@@ -19,7 +19,7 @@ def select(inp, out, params):
     require_complete(inp, columns, "kbest_selector needs complete numeric features")
     score = params.get("score_func", "f_classif")
     task = inp.task_type or ""
-    if task == "regression":
+    if inp.predicts_numbers:
         score_func = f_regression
     elif "classification" in task:
         options = {"f_classif": f_classif,

@@ -29,8 +29,8 @@ from dagsmith_kit.insight import (binary_scores, classification_results, readabl
                                   regression_results, save_figure)
 
 
-def scoring_for(model, task_type):
-    if task_type == "regression" or not hasattr(model, "classes_"):
+def scoring_for(model, predicts_numbers):
+    if predicts_numbers or not hasattr(model, "classes_"):
         return "r2"
     return "roc_auc" if len(model.classes_) == 2 and hasattr(model, "predict_proba") else "balanced_accuracy"
 
@@ -47,7 +47,7 @@ def plot(out, drivers, scoring):
 def where_it_errs(inp, out):
     """A classifier's confusion matrix (and, for two classes with probabilities, its calibration), or a
     regressor's residuals, on the held-out rows: a chart, metrics and a sentence on the largest error."""
-    if inp.task_type == "regression":
+    if inp.predicts_numbers:
         y_true, predicted = regression_results(inp)
         known = y_true.notna().to_numpy()
         residual = (y_true - predicted).to_numpy()[known]
@@ -112,7 +112,7 @@ def explain(inp, out, params):
     if len(test) > sample_rows:
         test = test.sample(sample_rows, random_state=random_state)
     rows, y = test[features], test[target]
-    scoring = params.get("scoring") or scoring_for(model, inp.task_type)
+    scoring = params.get("scoring") or scoring_for(model, inp.predicts_numbers)
     scorer = get_scorer(scoring)
     started = time.perf_counter()
     score = float(scorer(model, rows, y))

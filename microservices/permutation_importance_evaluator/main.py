@@ -20,7 +20,7 @@ from dagsmith_kit.insight import markdown_table
 def evaluate_importance(inp, out, params):
     n_repeats = int(params.get("n_repeats", 5))
     random_state = int(params.get("random_state", 42))
-    scoring = params.get("scoring", None) or ("r2" if inp.task_type == "regression" else "accuracy")
+    scoring = params.get("scoring", None) or ("r2" if inp.predicts_numbers else "accuracy")
     top = int(params.get("top", 10))
     max_rows = int(params.get("max_rows", 5000))
     target = inp.require_target()

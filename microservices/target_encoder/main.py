@@ -20,13 +20,13 @@ def encode(inp, out, params):
         raise ServiceError(f"cv must be at least 2 folds, got {n_splits}")
     if "classification" in task:
         folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
-    elif task == "regression":
+    elif inp.predicts_numbers:
         folds = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     else:
         raise ServiceError(f"target encoding needs a classification or regression task, not '{task}'")
     smooth = params.get("smooth", "auto")
     encoder = TargetEncoder(
-        target_type="continuous" if task == "regression" else "auto",
+        target_type="continuous" if inp.predicts_numbers else "auto",
         smooth=smooth if smooth == "auto" else float(smooth),
         cv=folds,
     )
