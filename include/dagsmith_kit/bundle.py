@@ -31,6 +31,13 @@ SOURCE_PREFIX = "source"
 TABLE_NAMES = ("data", "train", "test")
 #: The task types whose target is a quantity.
 NUMBER_TASKS = ("regression", "time_series_forecasting")
+#: How predictions.parquet names a class's probability column: ``proba_<label>``.
+PROBA_PREFIX = "proba_"
+
+
+def probability_columns(predictions: pd.DataFrame) -> list[str]:
+    """A predictions frame's ``proba_<label>`` columns, in the model's class order (none for a regressor)."""
+    return [c for c in predictions.columns if str(c).startswith(PROBA_PREFIX)]
 
 
 def _plain(value: Any) -> Any:
@@ -211,9 +218,9 @@ class Bundle:
         ``model.joblib``."""
         import joblib
 
-        from dagsmith_kit import ensemble
-
         if (self.path / ENSEMBLE_FILE).is_file():
+            from dagsmith_kit import ensemble
+
             return ensemble.load(self.path)
         file = self.path / MODEL_FILE
         if not file.is_file():

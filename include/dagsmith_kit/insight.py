@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, probability_columns
 from dagsmith_kit.service import ServiceError
 
 
@@ -102,10 +102,10 @@ def classification_results(bundle: Bundle) -> tuple[np.ndarray, pd.DataFrame]:
 
 def class_probabilities(predictions: pd.DataFrame) -> tuple[list[str], np.ndarray]:
     """The class labels of a classifier's ``proba_<label>`` columns and the matrix of those probabilities."""
-    columns = [c for c in predictions.columns if c.startswith("proba_")]
+    columns = probability_columns(predictions)
     if not columns:
         raise ServiceError("the predictions have no proba_ columns: the model gave no probabilities")
-    return [c.removeprefix("proba_") for c in columns], predictions[columns].to_numpy(dtype=float)
+    return [c.removeprefix(PROBA_PREFIX) for c in columns], predictions[columns].to_numpy(dtype=float)
 
 
 def normalised_probabilities(y_true: np.ndarray, predictions: pd.DataFrame) -> tuple[list[str], np.ndarray]:

@@ -24,8 +24,9 @@ from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_fscore_support
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
 
-from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, probability_columns
 from dagsmith_kit.service import ServiceError
+from dagsmith_kit.supervised import prediction_frame
 
 #: What the search writes beside the model: the metric, the scores and the trials (read by the pipeline).
 SEARCH_FILE = "search.json"
@@ -125,17 +126,6 @@ def _splits(y: pd.Series, classification: bool, folds: int, seed: int) -> tuple[
     return list(splitter.split(np.zeros(len(y)), y)), f"{folds}-fold cross-validation on the training rows"
 
 
-def _held_out_predictions(estimator: Any, X: pd.DataFrame, rows: np.ndarray, classes: list | None) -> pd.DataFrame:
-    """A fitted configuration's predictions on rows it did not see, shaped like predictions.parquet (a class the
-    fold's training rows lacked gets probability 0)."""
-    frame = pd.DataFrame({"row": rows, "prediction": estimator.predict(X)})
-    if classes is not None and hasattr(estimator, "predict_proba"):
-        proba = pd.DataFrame(estimator.predict_proba(X), columns=list(estimator.classes_))
-        for label in classes:
-            frame[f"proba_{label}"] = proba[label].to_numpy() if label in proba else 0.0
-    return frame
-
-
 def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series, splits: list,
                  scorer, classes: list | None) -> tuple[float, pd.DataFrame]:
     """The mean score over the folds, and the out-of-fold predictions it was earned with (``classes``: the
@@ -146,7 +136,7 @@ def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series
         estimator.fit(X.iloc[fit_rows], y.iloc[fit_rows])
         held_out = X.iloc[score_rows]
         scores.append(float(scorer(estimator, held_out, y.iloc[score_rows])))
-        predicted.append(_held_out_predictions(estimator, held_out, score_rows, classes))
+        predicted.append(prediction_frame(estimator, held_out, classes).assign(row=score_rows))
     score = float(np.mean(scores))
     return (score if math.isfinite(score) else -math.inf), pd.concat(predicted, ignore_index=True)
 
@@ -246,14 +236,14 @@ def score_predictions(metric: str, y: pd.Series, predicted: pd.DataFrame) -> flo
     classifier's most probable class."""
     from sklearn import metrics
 
-    proba_columns = [c for c in predicted.columns if c.startswith("proba_")]
+    proba_columns = probability_columns(predicted)
     if not proba_columns:
         truth, guess = y.to_numpy(dtype=float), predicted["prediction"].to_numpy(dtype=float)
         regression = {"r2": metrics.r2_score, "rmse": metrics.root_mean_squared_error,
                       "mae": metrics.mean_absolute_error, "mape": metrics.mean_absolute_percentage_error}
         value = regression[metric](truth, guess)
         return float(value if metric == "r2" else -value)
-    labels = [c.removeprefix("proba_") for c in proba_columns]
+    labels = [c.removeprefix(PROBA_PREFIX) for c in proba_columns]
     truth, proba = y.astype(str).to_numpy(), predicted[proba_columns].to_numpy(dtype=float)
     if SCORERS[metric] == "roc_auc":
         return float(metrics.roc_auc_score(truth == labels[1], proba[:, 1]) if len(labels) == 2 else

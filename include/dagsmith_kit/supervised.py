@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.bundle import PROBA_PREFIX, Bundle
 
 
 def fit_and_predict(inp: Bundle, out: Bundle, model: Any, features: list[str] | None = None, *,
@@ -49,14 +49,21 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
         chosen = outcome.params
     model = fitted if fitted is not None and chosen == params else build(chosen)
     model.fit(train[features], train[target])
-    predictions = pd.DataFrame({"prediction": model.predict(test[features])})
-    if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
-        proba = model.predict_proba(test[features])
-        for i, label in enumerate(model.classes_):
-            predictions[f"proba_{label}"] = proba[:, i]
     out.save_model(model)
-    out.write_predictions(predictions)
+    out.write_predictions(prediction_frame(model, test[features]))
     out.write_metrics({"train_rows": len(train), "n_features": len(features)})
     if plan is not None:
         searching.record(out, plan, outcome, features)
     return model, features
+
+
+def prediction_frame(model: Any, X: pd.DataFrame, classes: list | None = None) -> pd.DataFrame:
+    """A fitted model's predictions for the rows of ``X``, shaped like predictions.parquet: ``prediction`` and,
+    from a classifier that gives probabilities, one ``proba_<label>`` column per class of ``classes`` (by default
+    its own; a class the model never saw gets probability 0)."""
+    frame = pd.DataFrame({"prediction": model.predict(X)})
+    if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
+        proba = pd.DataFrame(model.predict_proba(X), columns=list(model.classes_))
+        for label in proba.columns if classes is None else classes:
+            frame[f"{PROBA_PREFIX}{label}"] = proba[label].to_numpy() if label in proba else 0.0
+    return frame

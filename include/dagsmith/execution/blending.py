@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dagsmith_kit.bundle import ENSEMBLE_FILE, MEMBERS_DIR, MODEL_FILE, PREDICTIONS_FILE, Bundle, BundleError
+from dagsmith_kit.bundle import (ENSEMBLE_FILE, MEMBERS_DIR, MODEL_FILE, PREDICTIONS_FILE, PROBA_PREFIX, Bundle,
+                                 BundleError, probability_columns)
 from dagsmith_kit.search import MARGIN, SEARCH_FILE, VALIDATION_FILE, score_predictions
 
 #: Greedy additions at most (a member may be added more than once, which is how weights arise).
@@ -49,8 +50,7 @@ class Blend:
 
 
 def _value_columns(frame: pd.DataFrame) -> list[str]:
-    proba = [c for c in frame.columns if str(c).startswith("proba_")]
-    return proba or ["prediction"]
+    return probability_columns(frame) or ["prediction"]
 
 
 def _readable(frame: pd.DataFrame, columns: list[str]) -> bool:
@@ -143,7 +143,7 @@ def _held_out(blend: Blend, outputs: dict[str, Path], y: pd.Series) -> pd.DataFr
     if columns == ["prediction"]:
         return mixed
     labels = {str(value): value for value in y.unique()}
-    winners = [column.removeprefix("proba_") for column in mixed[columns].idxmax(axis=1)]
+    winners = [column.removeprefix(PROBA_PREFIX) for column in mixed[columns].idxmax(axis=1)]
     return pd.DataFrame({"prediction": pd.Series([labels.get(w, w) for w in winners], dtype=y.dtype), **mixed})
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 from sklearn import metrics as skm
 
 from dagsmith_kit import Bundle, BundleError
+from dagsmith_kit.bundle import PROBA_PREFIX, probability_columns
 
 #: Each held-out metric and the key of the trivial predictor's score on the same rows.
 BASELINE_OF = {"accuracy": "trivial_accuracy", "balanced_accuracy": "trivial_balanced_accuracy", "f1": "trivial_f1",
@@ -47,7 +48,7 @@ def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataF
               "trivial_f1": skm.f1_score(truth, majority, average="macro")}
     labels = sorted(set(truth))
     if proba is not None and len(labels) > 1:
-        proba = proba.rename(columns=lambda c: str(c).removeprefix("proba_"))
+        proba = proba.rename(columns=lambda c: str(c).removeprefix(PROBA_PREFIX))
         if set(labels) <= set(proba.columns):
             values = proba[labels].to_numpy(dtype=float)
             values = values / np.clip(values.sum(axis=1, keepdims=True), 1e-12, None)
@@ -92,7 +93,7 @@ def supervised_quality(bundle: Bundle, *, classification: bool) -> Quality:
     if len(predictions) != len(test) or "prediction" not in predictions:
         return Quality(False, {}, "predictions do not line up with the test table")
     if classification:
-        proba = predictions[[c for c in predictions.columns if c.startswith("proba_")]]
+        proba = predictions[probability_columns(predictions)]
         return classification_quality(test[target], predictions["prediction"], proba if len(proba.columns) else None,
                                       train[target])
     return regression_quality(test[target], predictions["prediction"], train[target])

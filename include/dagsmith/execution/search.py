@@ -124,8 +124,9 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
                       f"'{best['name']}' is the best-ranked model that completed (no validation score to compare)")
             mixed = blending.blend(search.metric, workspace.step_input(step.depends_on), best["output"],
                                    {r["name"]: r["output"] for r in finished}) if search.blend else None
-            if mixed:
-                reason = f"{reason}; handed on: {mixed.describe(search.metric)}"
+            handed_on = mixed.describe(search.metric) if mixed else None
+            if handed_on:
+                reason = f"{reason}; handed on: {handed_on}"
             for row in finished[1:]:
                 if mixed and row["name"] in mixed.weights:
                     row["attempt"].decision = Decision(action=TryAction.SELECTED, reason=reason).stored()
@@ -134,7 +135,7 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
                     row["attempt"].decision = Decision(action=TryAction.OUTPERFORMED, reason=reason).stored()
             best["attempt"].decision = Decision(action=TryAction.SELECTED, reason=reason).stored()
             Bundle.open(best["output"]).append_report(_table(search, rows, best["name"], mixed) + (
-                f"\n\nThe model handed on is {mixed.describe(search.metric)}." if mixed else ""))
+                f"\n\nThe model handed on is {handed_on}." if handed_on else ""))
             promote_output(best["output"], workspace.step_output(position))
             step.status = StepStatus.COMPLETED
         winner = finished[0]["name"] if finished else None
