@@ -75,9 +75,9 @@ def read(goal: LabelledGoal) -> tuple[str, str | None]:
     return intent.task_type.value, intent.target
 
 
-def score(goals: list[LabelledGoal]) -> dict:
-    """Shares of goals whose task, target and both were read right, overall and per labelled task type."""
-    rows = [(goal, read(goal)) for goal in goals]
+def score(rows: list[tuple[LabelledGoal, tuple[str, str | None]]]) -> dict:
+    """Shares of goals (with their readings) whose task, target and both were read right, overall and per labelled
+    task type."""
 
     def right(pairs) -> dict:
         pairs = list(pairs)
@@ -86,11 +86,10 @@ def score(goals: list[LabelledGoal]) -> dict:
                 "target": round(sum(got[1] == g.target for g, got in pairs) / len(pairs), 3),
                 "both": round(sum(got == (g.task_type, g.target) for g, got in pairs) / len(pairs), 3)}
 
-    kinds = sorted({g.task_type for g in goals})
-    return {**right(rows), "tables": len({g.dataset for g in goals}),
+    kinds = sorted({g.task_type for g, _ in rows})
+    return {**right(rows), "tables": len({g.dataset for g, _ in rows}),
             "by_task_type": {kind: right((g, got) for g, got in rows if g.task_type == kind) for kind in kinds},
-            "read_as": dict(Counter(f"{g.task_type} -> {got[0]}" for g, got in rows if got[0] != g.task_type)),
-            "_rows": rows}
+            "read_as": dict(Counter(f"{g.task_type} -> {got[0]}" for g, got in rows if got[0] != g.task_type))}
 
 
 def main() -> None:
@@ -103,9 +102,8 @@ def main() -> None:
         parser.error("the test part is only scored: its misreadings are not shown (use --part dev)")
     report = {}
     for part in parts:
-        result = score(load_part(part))
-        rows = result.pop("_rows")
-        report[part] = result
+        rows = [(goal, read(goal)) for goal in load_part(part)]
+        report[part] = score(rows)
         if args.misses:
             for goal, got in rows:
                 if got != (goal.task_type, goal.target):
