@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,7 +103,7 @@ def test_writes_inside_output_succeed(runtime, penguins, tmp_path):
 def test_timeout_kills_the_container(runtime, penguins, tmp_path):
     limits = Limits(timeout_seconds=3, memory_mb=256)
     result = invoke(runtime, HOSTILE / "sleeper", penguins, tmp_path / "out", limits=limits)
-    assert result.timed_out and not result.ok
+    assert result.timed_out and not result.ok and not result.out_of_memory
     assert result.seconds < 15
     assert "timeout" in result.stderr
 
@@ -112,6 +113,20 @@ def test_memory_limit_kills_a_hog(runtime, penguins, tmp_path):
     result = invoke(runtime, HOSTILE / "memory_hog", penguins, tmp_path / "out", limits=limits)
     assert not result.ok and not result.timed_out
     assert result.out_of_memory or "MemoryError" in result.stderr
+
+
+def test_a_timeout_at_the_memory_limit_is_reported_as_out_of_memory(runtime, penguins, tmp_path):
+    """A service that holds nearly all its memory until its time runs out reads as a memory problem, as the
+    kernel's slow reclaim without swap makes a hog look when its OOM killer acts late."""
+    files = service_files(HOSTILE / "sleeper") | {
+        "main.py": "import time\nheld = 'x' * (236 << 20)\nprint('holding', flush=True)\ntime.sleep(3600)\n"}
+    invocation = Invocation("memory_squatter", files, penguins, tmp_path / "out", {},
+                            Limits(timeout_seconds=8, memory_mb=256))
+    result = runtime.run(invocation)
+    assert result.timed_out and result.out_of_memory, (result.stdout, result.stderr)
+    assert "holding" in result.stdout
+    assert re.search(r"killed after the 8 s timeout while at its memory limit \(2\d\d of 256 MiB\): out of memory",
+                     result.stderr), result.stderr
 
 
 def test_process_limit_stops_a_fork_bomb(runtime, penguins, tmp_path):

@@ -48,6 +48,7 @@ ENVIRONMENT = {
 OUTPUT_TAIL = 64 * 1024
 CONTAINER_ISOLATION = "container (no network, read-only root and input, non-root)"
 OOM_EXIT_CODE = 137  # 128 + SIGKILL: what the kernel's OOM killer leaves behind
+AT_LIMIT = 0.9  # a container this close to its memory limit when its time runs out was thrashing, not working
 NOT_RUN_EXIT_CODE = 125  # Docker's code for "the container could not be run"
 
 
@@ -200,13 +201,29 @@ def _wait(container: Container, timeout_seconds: int) -> int | None:
     return None
 
 
+def _memory_at_limit(container: Container) -> str:
+    """Why a timed-out container ran out of time, when it was at its memory limit: without swap the kernel
+    can page a process's code in and out for minutes before its OOM killer acts, so a service that needs
+    more memory than it has may reach its timeout first, and the person reading the log should know."""
+    try:
+        memory = container.stats(stream=False).get("memory_stats") or {}
+    except (APIError, requests.RequestException):
+        return ""
+    usage, limit = memory.get("usage") or 0, memory.get("limit") or 0
+    if not limit or usage < AT_LIMIT * limit:
+        return ""
+    return f" while at its memory limit ({usage >> 20} of {limit >> 20} MiB): out of memory"
+
+
 def _execute(container: Container, timeout_seconds: int) -> InvocationResult:
     """Start, wait with the timeout (kill on expiry), and collect exit code, output tails and OOM state."""
     started = time.monotonic()
     container.start()
     exit_code = _wait(container, timeout_seconds)
     timed_out = exit_code is None
+    memory_note = ""
     if timed_out:
+        memory_note = _memory_at_limit(container)
         with contextlib.suppress(APIError):  # it may exit between the timeout and the kill
             container.kill()
         exit_code = container.wait()["StatusCode"]
@@ -215,9 +232,9 @@ def _execute(container: Container, timeout_seconds: int) -> InvocationResult:
     stdout = container.logs(stdout=True, stderr=False)[-OUTPUT_TAIL:].decode(errors="replace")
     stderr = container.logs(stdout=False, stderr=True)[-OUTPUT_TAIL:].decode(errors="replace")
     out_of_memory = bool(container.attrs["State"].get("OOMKilled")) or (
-        exit_code == OOM_EXIT_CODE and not timed_out)
+        exit_code == OOM_EXIT_CODE and not timed_out) or bool(memory_note)
     if timed_out:
-        stderr += f"\nkilled after the {timeout_seconds} s timeout"
+        stderr += f"\nkilled after the {timeout_seconds} s timeout{memory_note}"
     elif out_of_memory:
         stderr += "\nkilled: out of memory"
     return InvocationResult(exit_code=exit_code, stdout=stdout, stderr=stderr, seconds=seconds,
