@@ -3,8 +3,9 @@
 A model service names the hyperparameters worth searching as a *space*: a function of an Optuna trial that
 returns params. When a step's params carry ``search`` (the pipeline's modelling search gives each candidate a
 budget and a metric), the service's own configuration is scored first, then Optuna's TPE sampler proposes
-trials until the budget is spent. Every configuration is scored by cross-validation on the training table,
-and a trivial predictor (the class prior, or the mean) is scored on the same folds: the pipeline compares
+trials until the budget is spent. Every configuration is scored by cross-validation on the training table
+(on folds in time order for a forecast, each validated on times after those it learned from), and a trivial
+predictor (the class prior, or the mean) is scored on the same folds: the pipeline compares
 candidates by these scores and refuses a model that learned nothing, without looking at the held-out rows.
 """
 
@@ -22,7 +23,7 @@ import pandas as pd
 from sklearn.base import is_classifier
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_fscore_support
-from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit, TimeSeriesSplit
 
 from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, probability_columns
 from dagsmith_kit.service import ServiceError
@@ -110,8 +111,12 @@ def _scorer(metric: str, y: pd.Series) -> Callable:
     return get_scorer(name)
 
 
-def _splits(y: pd.Series, classification: bool, folds: int, seed: int) -> tuple[list, str]:
-    """The folds every configuration is scored on (the same ones for every candidate of a pipeline)."""
+def _splits(y: pd.Series, classification: bool, folds: int, seed: int,
+            order: pd.Series | None = None) -> tuple[list, str]:
+    """The folds every configuration is scored on (the same ones for every candidate of a pipeline); with the
+    rows' times as ``order``, folds that learn from earlier times and validate on later ones."""
+    if order is not None:
+        return _time_splits(order, folds)
     smallest = int(y.value_counts().min()) if classification else len(y)
     if len(y) > HOLDOUT_ROWS:
         splitter = (StratifiedShuffleSplit if classification and smallest >= 2 else ShuffleSplit)(
@@ -124,6 +129,19 @@ def _splits(y: pd.Series, classification: bool, folds: int, seed: int) -> tuple[
     else:
         splitter = KFold(n_splits=folds, shuffle=True, random_state=seed)
     return list(splitter.split(np.zeros(len(y)), y)), f"{folds}-fold cross-validation on the training rows"
+
+
+def _time_splits(order: pd.Series, folds: int) -> tuple[list, str]:
+    """Expanding-window folds over the rows sorted by time (positions into the unsorted rows): random folds
+    would let a forecast learn from the future it is validated on and flatter models that only interpolate."""
+    by_time = np.argsort(order.to_numpy(), kind="stable")
+    if len(order) > HOLDOUT_ROWS:
+        cut = int(len(order) * 0.8)
+        return [(by_time[:cut], by_time[cut:])], "the latest 20% of the training rows, after the rest"
+    folds = max(2, min(folds, len(order) // 2 - 1))
+    splits = TimeSeriesSplit(n_splits=folds).split(by_time)
+    return [(by_time[fit], by_time[score]) for fit, score in splits], \
+        f"{folds} folds in time order (each validated on times after those it learned from)"
 
 
 def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series, splits: list,
@@ -142,8 +160,9 @@ def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series
 
 
 def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFrame, y: pd.Series,
-         search: Search) -> Outcome:
-    """Score the given params, then search ``space`` until the budget is spent; the best configuration wins.
+         search: Search, order: pd.Series | None = None) -> Outcome:
+    """Score the given params, then search ``space`` until the budget is spent; the best configuration wins
+    (``order``: the rows' times, when the model forecasts).
 
     The given configuration's failure is the service's failure (its error says why); a failing trial only
     loses its turn. A trial that would not finish within the budget, judged by the time configurations have
@@ -151,7 +170,7 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     """
     started = time.monotonic()
     classification = is_classifier(build(params))
-    splits, folds = _splits(y, classification, search.folds, search.seed)
+    splits, folds = _splits(y, classification, search.folds, search.seed, order)
     scorer = _scorer(search.metric, y)
     classes = list(np.unique(y)) if classification else None
     trivial = DummyClassifier(strategy="prior") if classification else DummyRegressor()

@@ -44,7 +44,7 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     plan = searching.Search.from_params(params)
     chosen = params
     if plan is not None:
-        outcome = searching.tune(build, params, space, train[features], train[target], plan)
+        outcome = searching.tune(build, params, space, train[features], train[target], plan, time_order(inp, train))
         searching.require_better_than_baseline(outcome, plan.metric)
         chosen = outcome.params
     model = fitted if fitted is not None and chosen == params else build(chosen)
@@ -55,6 +55,18 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     if plan is not None:
         searching.record(out, plan, outcome, features)
     return model, features
+
+
+def time_order(inp: Bundle, table: pd.DataFrame) -> pd.Series | None:
+    """The rows' times when the model forecasts along the bundle's time column (dates parsed), else None."""
+    column = inp.time_column
+    if inp.task_type != "time_series_forecasting" or not column or column not in table.columns:
+        return None
+    times = table[column]
+    if pd.api.types.is_numeric_dtype(times) or pd.api.types.is_datetime64_any_dtype(times):
+        return times.reset_index(drop=True)
+    parsed = pd.to_datetime(times.astype(object), errors="coerce", format="mixed")
+    return None if parsed.isna().any() else parsed.reset_index(drop=True)
 
 
 def prediction_frame(model: Any, X: pd.DataFrame, classes: list | None = None) -> pd.DataFrame:

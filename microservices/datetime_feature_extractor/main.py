@@ -1,7 +1,12 @@
 """Expand datetime columns (and text columns that parse as dates) into year, month, day, dayofweek and hour
 columns, dropping the original; hour is skipped for date-only columns. The bundle's time column is kept.
+
+A numeric time column in fractions of a unit (decimal years: 1991.0, 1991.083, ...) gets its position in the
+cycle (the month of monthly data) as a number and as a sine and cosine, so that a linear model can follow a
+seasonal pattern too; the time itself stays as the trend.
 """
 
+import numpy as np
 import pandas as pd
 
 from dagsmith_kit import ServiceError, run_service, transform_tables
@@ -15,13 +20,29 @@ def to_datetime(values):
     return pd.to_datetime(values.astype(object), errors="coerce", format="mixed")
 
 
+def steps_per_unit(times):
+    """How many evenly spaced steps make one unit of a numeric time (12 for monthly decimal years), or None."""
+    values = np.sort(times.dropna().unique())
+    if len(values) < 3 or np.all(values == np.round(values)):
+        return None
+    step = float(np.median(np.diff(values)))
+    steps = round(1 / step) if step > 0 else 0
+    return steps if 2 <= steps <= 366 and abs(steps * step - 1) < 0.02 else None
+
+
 def extract(inp, out, params):
     min_parsed = float(params.get("min_parsed_fraction", 0.9))
 
     def fit(train):
         found = {}
         time = inp.time_column  # not a feature while it holds raw stamps, but expanded all the same
-        time = [time] if time in train.columns and not pd.api.types.is_numeric_dtype(train[time]) else []
+        if time in train.columns and pd.api.types.is_numeric_dtype(train[time]):
+            steps = steps_per_unit(train[time])
+            if steps:
+                found[time] = steps
+            time = []
+        else:
+            time = [time] if time in train.columns else []
         for column in [*inp.feature_columns(train, numeric=False), *time]:
             present = train[column].dropna()
             parsed = to_datetime(present)
@@ -35,6 +56,12 @@ def extract(inp, out, params):
     def apply(frame, found):
         frame = frame.copy()
         for column, parts in found.items():
+            if isinstance(parts, int):  # a numeric time: its position in the cycle of `parts` steps
+                position = np.round((frame[column] - np.floor(frame[column])) * parts) % parts
+                angle = 2 * np.pi * position / parts
+                frame[f"{column}_season"], frame[f"{column}_season_sin"], frame[f"{column}_season_cos"] = (
+                    position.astype(float), np.sin(angle), np.cos(angle))
+                continue
             stamps = to_datetime(frame[column])
             for part in parts:
                 frame[f"{column}_{part}"] = getattr(stamps.dt, PARTS[part]).astype(float)

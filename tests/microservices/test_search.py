@@ -66,3 +66,24 @@ def test_a_malformed_search_is_refused_by_name(run, split, search, message):
 def test_without_a_search_nothing_is_validated(run, split: Bundle):
     out = run("gradient_boosting_classifier", split, {}).output
     assert "validation_score" not in out.metrics() and not (out.path / SEARCH_FILE).exists()
+
+
+def test_a_forecast_is_validated_on_later_times_than_it_learned_from(run, tmp_path):
+    """A trend that only extrapolation follows: validated in time order, a forest (which cannot extrapolate) scores
+    far below a linear model, as it would on the future; random folds would have hidden that."""
+    rng = np.random.default_rng(1)
+    year = np.arange(1950, 2250) + rng.uniform(0, 0.5, size=300)
+    frame = pd.DataFrame({"year": year, "sales": 3 * (year - 1950) + rng.normal(0, 5, size=300)})
+    bundle = Bundle.create(tmp_path / "trend", target="sales", task_type="time_series_forecasting",
+                           time_column="year")
+    shuffled = frame.sample(frac=1, random_state=0)
+    bundle.write_table("train", shuffled.head(240))
+    bundle.write_table("test", shuffled.tail(60))
+    forest = run("random_forest_regressor", bundle, searched(3, "r2")).output
+    linear = run("ridge_regression", bundle, searched(3, "r2")).output
+    assert "folds in time order" in forest.path.joinpath("report.md").read_text()
+    held_out = pd.read_parquet(forest.path / VALIDATION_FILE)
+    train = bundle.table("train").reset_index(drop=True)
+    earliest = train["year"].rank(method="first") <= 240 // 6
+    assert not set(held_out["row"]) & set(train.index[earliest]), "the earliest times are only learned from"
+    assert forest.metrics()["validation_score"] < 0.8 < 0.95 < linear.metrics()["validation_score"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from dagsmith.models.catalog import Stage, Tags
+from dagsmith.models.catalog import Stage, Tags, TaskType
 from dagsmith.models.intent import Intent
 from dagsmith.models.profile import DatasetProfile, SemanticType
 
@@ -29,6 +29,8 @@ class DataState:
     format: str
     quality: float
     has_target: bool
+    time_column: str | None = None
+    forecasting: bool = False
     before: set[Stage] = field(default_factory=set)
 
     @property
@@ -47,7 +49,8 @@ def data_state(profile: DatasetProfile, intent: Intent, before: set[Stage] | Non
         categorical_features=[c.name for c in features if c.semantic_type in _NON_NUMERIC
                               and not c.dtype.startswith(("int", "float", "bool"))],
         n_rows=profile.n_rows, format=profile.format, quality=profile.quality.overall,
-        has_target=bool(intent.target), before=set(before or ()),
+        has_target=bool(intent.target), time_column=profile.time_column,
+        forecasting=intent.task_type is TaskType.TIME_SERIES_FORECASTING, before=set(before or ()),
     )
 
 
@@ -61,6 +64,8 @@ class Gap(StrEnum):
     FORMAT = "format"
     CATEGORICAL = "categorical"
     MISSING = "missing"
+    TIME_ORDER = "time_order"
+    TIME_COLUMN = "time_column"
 
 
 #: Gaps a pipeline cannot run with; the others cost a service rank, because an earlier step may still close them.
@@ -95,6 +100,11 @@ def shortfalls(tags: Tags, state: DataState) -> list[Shortfall]:
         found.append(Shortfall(Gap.SPLIT, "needs a train/test split upstream", 0.3))
     if tags.max_rows is not None and state.n_rows > tags.max_rows:
         found.append(Shortfall(Gap.ROWS, f"limited to {tags.max_rows:,} rows, the data has {state.n_rows:,}", 0.2))
+    if tags.shuffles_rows and state.forecasting:
+        found.append(Shortfall(Gap.TIME_ORDER, "divides the rows at random, so a forecast would learn from times "
+                                               "after those it is judged on", 0.2))
+    if tags.orders_by_time and not state.time_column:
+        found.append(Shortfall(Gap.TIME_COLUMN, "orders the rows by time and the table has no time column", 0.1))
     if tags.formats and not any(state.format in f.lower() for f in tags.formats):
         found.append(Shortfall(Gap.FORMAT, f"reads {', '.join(tags.formats)} only, the data is {state.format}", 0.1))
     return found
@@ -107,6 +117,8 @@ def strengths(tags: Tags, state: DataState) -> list[str]:
         found.append("handles missing values flagged by the profile")
     if tags.native_categorical and state.has_categorical:
         found.append("handles categorical columns natively")
+    if tags.orders_by_time and state.forecasting and state.time_column:
+        found.append(f"keeps the rows in the order of '{state.time_column}', as a forecast needs")
     return found
 
 

@@ -351,6 +351,9 @@ USE_CASES: dict[Stage, list[str]] = {
 REJECTS_MISSING = {"require_complete", "numeric_features", "data_matrix"}
 #: dagsmith_kit helpers that fit on the training table only and apply to every table.
 FITS_ON_TRAIN = {"transform_tables", "impute_tables", "fit_replace", "reduce_tables", "fit_table"}
+#: Row splitters that draw rows at random, and those that do so when called with ``shuffle=True``.
+SHUFFLES_ROWS = {"train_test_split", "ShuffleSplit", "StratifiedShuffleSplit", "GroupShuffleSplit", "permutation"}
+SHUFFLES_WHEN_ASKED = {"KFold", "StratifiedKFold", "RepeatedKFold", "RepeatedStratifiedKFold"}
 #: Markers of native categorical support in estimators.
 NATIVE_CATEGORICAL = {"category", "from_dtype", "with_native_categories"}
 

@@ -110,6 +110,8 @@ class Tags(BaseModel):
     native_categorical: bool = Field(False, description="splits on categories without encoding")
     scales_internally: bool = False
     fits_on_train: bool = Field(False, description="learns on the training table, applies to every table")
+    shuffles_rows: bool = Field(False, description="divides rows at random (a random split or shuffled folds)")
+    orders_by_time: bool = Field(False, description="orders rows by the table's time column")
     produces_model: bool = False
     produces_predictions: bool = False
     produces_probabilities: bool = False

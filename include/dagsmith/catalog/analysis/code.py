@@ -20,6 +20,8 @@ from dagsmith.catalog.knowledge import (
     NATIVE_CATEGORICAL,
     PATTERNS,
     REJECTS_MISSING,
+    SHUFFLES_ROWS,
+    SHUFFLES_WHEN_ASKED,
     LITERALS,
     METHODS,
     PLOT_SUBJECTS,
@@ -33,7 +35,7 @@ from dagsmith.catalog.source import ServiceSource
 from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, Tags, TaskType
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.5"
+ANALYZER_VERSION = "1.6"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
@@ -231,6 +233,10 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
         native_categorical=native,
         scales_internally=Stage.SCALING in internal and primary in TERMINAL_STAGES,
         fits_on_train=facts.uses(*FITS_ON_TRAIN),
+        shuffles_rows=facts.uses(*SHUFFLES_ROWS) or any(
+            facts.uses(name) and facts.call_keywords.get(name, {}).get("shuffle") is True for name in SHUFFLES_WHEN_ASKED),
+        orders_by_time=facts.uses("TimeSeriesSplit") or (
+            "time_column" in facts.attributes | set(facts.parameters) and "sort_values" in facts.methods),
         produces_model=facts.uses("save_model", *FITS_AND_PREDICTS),
         produces_predictions=facts.uses(*FITS_AND_PREDICTS, "write_predictions"),
         produces_probabilities=facts.uses("predict_proba") or (fits and classifies),
@@ -251,6 +257,8 @@ _CAPABILITIES = {
     "native_categorical": "handles categorical features natively",
     "scales_internally": "scales features internally",
     "fits_on_train": "learns on the training table only and applies the result to every table",
+    "shuffles_rows": "divides the rows at random",
+    "orders_by_time": "keeps the rows in time order",
     "produces_model": "produces a trained model",
     "produces_predictions": "produces predictions",
     "produces_probabilities": "produces class probabilities when the model supports them",
@@ -264,6 +272,7 @@ _REQUIREMENTS = {
     "needs_target": "a target column",
     "needs_split": "a train/test split",
     "needs_model": "a trained model or its predictions from an earlier step",
+    "orders_by_time": "a time column to order the rows by",
 }
 
 
