@@ -26,6 +26,7 @@ from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit, TimeSeriesSplit
 
 from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, probability_columns
+from dagsmith_kit.log_target import LogTarget, suits_log
 from dagsmith_kit.service import ServiceError
 from dagsmith_kit.supervised import prediction_frame
 
@@ -93,6 +94,7 @@ class Outcome:
     folds: str
     history: list[dict[str, Any]] = field(default_factory=list)
     validation: pd.DataFrame | None = None
+    log_target: bool = False  # the model learns log(target): it validated better than on the target itself
 
 
 def _scorer(metric: str, y: pd.Series) -> Callable:
@@ -178,9 +180,16 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     default, validation = _cross_score(lambda: build(params), X, y, splits, scorer, classes)
     best = Outcome(dict(params), default, baseline, default, 1, 0.0, folds,
                    [{"params": "as given", "score": round(default, 6)}], validation)
+    if not classification and suits_log(y):
+        logged, log_validation = _cross_score(lambda: LogTarget(build(params)), X, y, splits, scorer, classes)
+        best.trials += 1
+        best.history.append({"params": "as given, on log(target)", "score": round(logged, 6)})
+        if logged > default + MARGIN:
+            best.score, best.validation, best.log_target = logged, log_validation, True
+    scaled = (lambda config: LogTarget(build(config))) if best.log_target else build
     if space is not None:
         def score(config: dict[str, Any]) -> float:
-            result, predicted = _cross_score(lambda: build(config), X, y, splits, scorer, classes)
+            result, predicted = _cross_score(lambda: scaled(config), X, y, splits, scorer, classes)
             if result > best.score:
                 best.params, best.score, best.validation = {**params, **config}, result, predicted
             return result
@@ -237,14 +246,16 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
         "metric": search.metric, "budget_seconds": search.budget_seconds, "folds": outcome.folds,
         "score": outcome.score, "baseline": outcome.baseline, "default_score": outcome.default_score,
         "params": chosen, "trials": outcome.trials, "seconds": outcome.seconds, "features": features,
+        "log_target": outcome.log_target,
         "history": sorted(outcome.history, key=lambda h: -h["score"])[:10],
     }, default=str, indent=2), encoding="utf-8")
     tuned = (f"{outcome.trials - 1} more configurations tried; the best scored {outcome.score:.4f} "
              f"(given parameters: {outcome.default_score:.4f})" if outcome.trials > 1
              else "the given parameters only")
+    scale = " The model learns the logarithm of the target, which validated better." if outcome.log_target else ""
     out.append_report(f"Validation ({outcome.folds}, {search.metric}): {outcome.score:.4f} against "
                       f"{outcome.baseline:.4f} for a trivial predictor; {tuned}, in {outcome.seconds:.1f} s of a "
-                      f"{search.budget_seconds:.0f} s budget.")
+                      f"{search.budget_seconds:.0f} s budget.{scale}")
 
 
 def score_predictions(metric: str, y: pd.Series, predicted: pd.DataFrame) -> float:

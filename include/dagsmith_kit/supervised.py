@@ -33,10 +33,12 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     """Build the model from ``params`` (``build(params)``), searching ``space`` first when the params carry a
     search; fit it on the training table and predict the test table as ``fit_and_predict`` does.
 
-    Returns the fitted model and the feature columns. ``fitted`` is the instance to fit in the end (so a
+    Returns the fitted model and the feature columns (when the search chose to model log(target), the model
+    is fitted on it and the saved model wraps it to predict on the target's scale). ``fitted`` is the instance to fit in the end (so a
     caller's references to its parts stay valid); by default ``build`` makes it.
     """
     from dagsmith_kit import search as searching
+    from dagsmith_kit.log_target import LogTarget
 
     target = inp.require_target()
     train, test = inp.table("train"), inp.table("test")
@@ -48,9 +50,10 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
         searching.require_better_than_baseline(outcome, plan.metric)
         chosen = outcome.params
     model = fitted if fitted is not None and chosen == params else build(chosen)
-    model.fit(train[features], train[target])
-    out.save_model(model)
-    out.write_predictions(prediction_frame(model, test[features]))
+    predictor = LogTarget(model) if plan is not None and outcome.log_target else model
+    predictor.fit(train[features], train[target])  # a LogTarget fits ``model`` itself, on log(target)
+    out.save_model(predictor)
+    out.write_predictions(prediction_frame(predictor, test[features]))
     out.write_metrics({"train_rows": len(train), "n_features": len(features)})
     if plan is not None:
         searching.record(out, plan, outcome, features)

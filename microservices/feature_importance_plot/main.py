@@ -13,7 +13,8 @@ from dagsmith_kit.insight import markdown_table, save_figure  # noqa: E402
 
 
 def importances_of(model):
-    estimator = model[-1] if hasattr(model, "steps") else model
+    estimator = getattr(model, "regressor_", model)  # a model of a transformed target: the model inside
+    estimator = estimator[-1] if hasattr(estimator, "steps") else estimator
     if hasattr(estimator, "feature_importances_"):
         return np.asarray(estimator.feature_importances_, dtype=float), "importance"
     if hasattr(estimator, "coef_"):

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from dagsmith_kit import Bundle
+from dagsmith_kit.log_target import suits_log
 from dagsmith_kit.search import SEARCH_FILE, VALIDATION_FILE
 from tests.microservices.conftest import split_bundle
 
@@ -87,3 +88,32 @@ def test_a_forecast_is_validated_on_later_times_than_it_learned_from(run, tmp_pa
     earliest = train["year"].rank(method="first") <= 240 // 6
     assert not set(held_out["row"]) & set(train.index[earliest]), "the earliest times are only learned from"
     assert forest.metrics()["validation_score"] < 0.8 < 0.95 < linear.metrics()["validation_score"]
+
+
+def test_a_target_that_grows_by_ratios_is_modelled_on_its_logarithm(run, tmp_path):
+    """Sales growing 2% a step with errors proportional to their size: a linear model of log(sales) validates far
+    better than one of sales, so the search keeps it, and the saved model still predicts sales."""
+    rng = np.random.default_rng(2)
+    step = np.arange(300.0)
+    frame = pd.DataFrame({"step": step, "sales": np.exp(0.02 * step + rng.normal(0, 0.05, size=300))})
+    bundle = Bundle.create(tmp_path / "growth", target="sales", task_type="time_series_forecasting", time_column="step")
+    bundle.write_table("train", frame.head(240))
+    bundle.write_table("test", frame.tail(60))
+    out = run("ridge_regression", bundle, searched(3, "r2")).output
+    search = json.loads((out.path / SEARCH_FILE).read_text())
+    assert search["log_target"] and search["score"] > 0.9 > search["default_score"], search["history"]
+    predicted = out.predictions()["prediction"]
+    actual = frame.tail(60)["sales"].to_numpy()
+    assert np.abs(predicted.to_numpy() / actual - 1).max() < 0.25, "the forecast follows the growth on sales' scale"
+    assert type(out.load_model()).__name__ == "LogTarget"
+
+
+@pytest.mark.parametrize("values, suits", [
+    ([1.0, 2.0, 3.0, 4.0], False),  # narrow and symmetric
+    ([1.0, 2.0, 4.0, 5.0], True),  # five times its smallest value
+    ([0.0, 5.0, 50.0, 500.0], False),  # zero has no logarithm
+    ([-3.0, 5.0, 50.0, 500.0], False),
+    ([5.0, 6.0, 5.5, 6.5, 5.2, 40.0], True),  # a long right tail
+])
+def test_only_positive_wide_or_skewed_targets_try_a_log_model(values, suits):
+    assert suits_log(pd.Series(values)) is suits

@@ -257,7 +257,7 @@ _CAPABILITIES = {
     "native_categorical": "handles categorical features natively",
     "scales_internally": "scales features internally",
     "fits_on_train": "learns on the training table only and applies the result to every table",
-    "shuffles_rows": "divides the rows at random",
+    "shuffles_rows": "picks rows at random",
     "orders_by_time": "keeps the rows in time order",
     "produces_model": "produces a trained model",
     "produces_predictions": "produces predictions",
