@@ -2,13 +2,15 @@
 system drives its REST API and as a person uses its UI (headless Chromium, screenshots in test-artifacts/): a JWT
 from /auth/token, the meta-DAG triggered through the REST API with a dataset and a goal, a person's choice among the
 top 3 per stage in the UI's human-in-the-loop form, the built pipeline's DAG registered (its docs explaining every
-choice) and run, re-triggered with a new dataset, run by its schedule, and triggered from the UI's form; and
-triggers naming a dataset outside the data roots refused at once."""
+choice) and run, re-triggered with a new dataset (its model and predictions emitted as assets), run by its
+schedule, and triggered from the UI's form; a pipeline retrained when an upstream system updates its dataset's asset;
+and triggers naming a dataset outside the data roots refused at once."""
 
 from __future__ import annotations
 
 import re
 import urllib.error
+from urllib.parse import urlencode
 
 import pytest
 from sqlalchemy import select
@@ -18,6 +20,7 @@ from dagsmith.agents.planner import plan
 from dagsmith.airflow.serve import LocalDeployment
 from dagsmith.config import Settings
 from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.models.plan import ON_NEW_DATA
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
@@ -94,6 +97,8 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
     assert refused.value.code == 401
     api = Api(deployment.url, login.user, login.password)
 
+    fed_by_data = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the body mass in grams",
+                                         "user": "feeds", "schedule": ON_NEW_DATA})
     with airflow_ui(deployment.url, "local_deployment") as ui:
         ui.login(login.user, login.password)
         run = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the species", "user": "upstream",
@@ -125,6 +130,31 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
         with session_scope(catalog_settings) as session:
             executions = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id))
             assert {e.dataset for e in executions} >= {str(first), str(second)}
+
+        # Every completed run tells Airflow what it produced: the model and predictions assets, with their run.
+        produced = api.call("GET", "/api/v2/assets/events?" + urlencode({"source_dag_id": child, "source_run_id": rerun}))
+        extras = {e["uri"]: e["extra"] for e in produced["asset_events"]}
+        assert extras[f"dagsmith://pipelines/{pipeline_id}/model"]["dataset"] == str(second), produced
+        assert f"dagsmith://pipelines/{pipeline_id}/predictions" in extras
+
+        # An upstream system tells Airflow the dataset changed, naming the newer file: the pipeline built to retrain
+        # on new data runs on it.
+        assert api.wait(META_DAG, fed_by_data) == "success", _logs(deployment)
+        fed = dag_id(_built(catalog_settings, "feeds")[0])
+        assert api.call("GET", f"/api/v2/dags/{fed}")["timetable_summary"] == "Asset"
+        asset = wait_until(lambda: next((a for a in api.call("GET", "/api/v2/assets?limit=100")["assets"]
+                                         if a["uri"] == first.as_uri()), None),
+                           timeout=60, what="the dag-processor to register the dataset's asset")
+        api.call("POST", "/api/v2/assets/events", {"asset_id": asset["id"], "extra": {"dataset": str(second)}})
+        retrained = wait_until(
+            lambda: next((r for r in api.runs(fed) if r["run_type"] == "asset_triggered" and r["state"] in FINISHED),
+                         None),
+            timeout=300, what=lambda: f"a run on new data to finish: {api.runs(fed)}\n{_logs(deployment)}")
+        assert retrained["state"] == "success", _logs(deployment)
+        with session_scope(catalog_settings) as session:
+            latest = session.scalars(select(schema.Execution).where(schema.Execution.airflow_run_id
+                                                                    == retrained["dag_run_id"])).one()
+            assert latest.dataset == str(second) and latest.status == "completed"
 
         scheduled = wait_until(
             lambda: next((r for r in api.runs(child) if r["run_type"] == "scheduled" and r["state"] in FINISHED),

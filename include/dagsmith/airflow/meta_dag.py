@@ -62,7 +62,8 @@ def build() -> DAG:
                           description="Ranking mode (the others are the benchmark's ablations)."),
             "runtime": runtime_param(),
             "schedule": Param(None, type=["null", "string"],
-                              description="Optional cron schedule to retrain the built pipeline, e.g. '0 3 * * 1'."),
+                              description="Optional: retrain the built pipeline on a cron schedule, e.g. '0 3 * * 1', "
+                                          "or 'on new data' (whenever its dataset's Airflow asset is updated)."),
             "choices": Param(None, type=["null", "string"],
                              description=CHOICE_HELP + " Ignored when a person answers 'choose'."),
             "shared": Param(False, type="boolean", description="Show the built pipeline to every user, not only "

@@ -3,7 +3,7 @@
 DAGs are generated from spec files (written from the pipeline's database row by ``write_spec``), so parsing
 never queries the database. A run takes ``dataset`` as a parameter, so upstream systems can re-run a
 pipeline on new data (inside the data roots: ``run_dataset``); a spec may carry a cron schedule for
-retraining. Each step task resolves its microservice from the step's row when it runs, which is what lets
+retraining, or retrain whenever its dataset's asset is updated (``airflow.assets``). Each step task resolves its microservice from the step's row when it runs, which is what lets
 healing swap services between tries. A modelling step with a search is one task per candidate model and a
 selection task after them (``execution.search``).
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
+from dagsmith.airflow import assets
 from dagsmith.airflow.pipeline_shards import shard_specs
 from dagsmith.config import EXECUTION_VARIABLE, Settings
 from dagsmith.data.roots import DatasetRefused, confine
@@ -74,7 +75,7 @@ def build(spec: DagSpec) -> DAG:
     retries = execution.retries_for([s.alternatives for s in steps])
     with DAG(
         dag_id=dag_id(spec.pipeline_id),
-        schedule=spec.schedule,
+        schedule=assets.schedule_for(spec),
         catchup=False,
         max_active_runs=1,  # runs of one pipeline never overlap: a retrain waits for the run before it
         tags=["dagsmith", "pipeline"],
@@ -89,12 +90,13 @@ def build(spec: DagSpec) -> DAG:
         default_args={"retries": 0, "owner": spec.owner},  # shown as the DAG's owner in Airflow
     ) as dag:
 
-        @task(task_id="start")
-        def start(params: dict | None = None, run_id: str | None = None) -> int:
+        @task(task_id="start", inlets=[assets.dataset_asset(spec.dataset)])
+        def start(params: dict | None = None, run_id: str | None = None, triggering_asset_events=None) -> int:
             settings = Settings.from_env()
             if recorded := os.environ.get(EXECUTION_VARIABLE):  # the local CLI's run, recorded before it began
                 return execution.take_over(int(recorded), spec.pipeline_id, run_id, settings=settings)
-            dataset = run_dataset(params["dataset"], settings)  # before anything is recorded or copied
+            given = assets.triggered_dataset(triggering_asset_events) or params["dataset"]
+            dataset = run_dataset(given, settings)  # before anything is recorded or copied
             return execution.start(spec.pipeline_id, dataset, user=params["user"], run_id=run_id, settings=settings)
 
         started = start()
@@ -109,13 +111,17 @@ def build(spec: DagSpec) -> DAG:
             for parent in step.depends_on:
                 exits[parent] >> entries[step.position]
 
-        @task(task_id="finish", trigger_rule="all_done")
-        def finish(execution_id: int | None) -> dict:
+        model, predictions = assets.model_asset(spec.pipeline_id), assets.predictions_asset(spec.pipeline_id)
+
+        @task(task_id="finish", trigger_rule="all_done", outlets=[model, predictions])
+        def finish(execution_id: int | None, outlet_events=None) -> dict:
             if execution_id is None:  # start refused the run (a dataset outside the roots, say): nothing to close
                 raise AirflowFailException(f"pipeline {spec.pipeline_id} did not start; see the start task's log")
             summary = execution.finish(execution_id, settings=Settings.from_env())
             if summary["status"] != PipelineStatus.COMPLETED:
                 raise AirflowFailException(f"pipeline {spec.pipeline_id} failed; see the execution's trace")
+            for produced in (model, predictions):  # emitted only when the task succeeds
+                outlet_events[produced].extra = assets.produced(summary)
             return summary
 
         done = finish(started)

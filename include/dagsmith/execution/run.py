@@ -482,7 +482,8 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         record_execution(session, execution, steps)
         final = Path(execution.workspace) / "steps"
         result = {"execution_id": execution_id, "status": execution.status, "error": execution.error,
-                  "seconds": execution.seconds, "workspace": execution.workspace,
+                  "seconds": execution.seconds, "workspace": execution.workspace, "dataset": execution.dataset,
+                  "metrics": quality.metrics if quality is not None else {},
                   "outputs": sorted(str(p) for p in final.glob("*"))}
         pipeline_id = pipeline.id
     if result["status"] == PipelineStatus.COMPLETED:  # the pipeline's DAG docs open with its latest answer

@@ -122,6 +122,10 @@ class ValidationCheck(BaseModel):
     detail: str
 
 
+#: The schedule that retrains a pipeline whenever its dataset's Airflow asset is updated (``airflow.assets``).
+ON_NEW_DATA = "on new data"
+
+
 class PipelineSpec(BaseModel):
     id: int | None = None
     name: str
@@ -132,7 +136,7 @@ class PipelineSpec(BaseModel):
     task_type: str
     target: str | None
     dataset: str
-    schedule: str | None = Field(default=None, description="cron expression for retraining runs")
+    schedule: str | None = Field(default=None, description=f"cron expression for retraining runs, or '{ON_NEW_DATA}'")
     steps: list[PlannedStep]
     checks: list[ValidationCheck] = Field(default_factory=list)
     param_provenance: Provenance = Field(default_factory=Provenance, description="who inferred the parameters")
