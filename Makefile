@@ -40,7 +40,7 @@ test: install
 	scripts/setup-sandbox.sh
 	scripts/setup-container-runtime.sh
 	scripts/setup-browser.sh
-	$(PYTHON) -m pytest -n 2 --dist loadgroup tests
+	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=25 tests
 
 ## The tests that need no database, services, containers or Airflow deployment (lanes: tests/conftest.py).
 test-fast: install
