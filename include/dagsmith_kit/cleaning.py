@@ -15,6 +15,14 @@ from dagsmith_kit.service import ServiceError, transform_tables
 
 
 # ---------------------------------------------------------------- splitting
+def time_values(values: pd.Series) -> pd.Series:
+    """A time column's values in an order that sorts by time: numbers and datetimes as they are, anything else
+    parsed as dates (NaT where a value is not one)."""
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_datetime64_any_dtype(values):
+        return values
+    return pd.to_datetime(values.astype(object), errors="coerce", format="mixed")
+
+
 def labelled_data(inp: Bundle, out: Bundle) -> pd.DataFrame:
     """The ``data`` table without the rows whose target is missing: they can be neither learned from nor scored.
 

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from dagsmith_kit.bundle import PROBA_PREFIX, Bundle
+from dagsmith_kit.cleaning import time_values
 
 
 def fit_and_predict(inp: Bundle, out: Bundle, model: Any, features: list[str] | None = None, *,
@@ -34,8 +35,8 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     search; fit it on the training table and predict the test table as ``fit_and_predict`` does.
 
     Returns the fitted model and the feature columns (when the search chose to model log(target), the model
-    is fitted on it and the saved model wraps it to predict on the target's scale). ``fitted`` is the instance to fit in the end (so a
-    caller's references to its parts stay valid); by default ``build`` makes it.
+    is fitted on it and the saved model wraps it to predict on the target's scale). ``fitted`` is the instance
+    to fit in the end (so a caller's references to its parts stay valid); by default ``build`` makes it.
     """
     from dagsmith_kit import search as searching
     from dagsmith_kit.log_target import LogTarget
@@ -65,11 +66,8 @@ def time_order(inp: Bundle, table: pd.DataFrame) -> pd.Series | None:
     column = inp.time_column
     if inp.task_type != "time_series_forecasting" or not column or column not in table.columns:
         return None
-    times = table[column]
-    if pd.api.types.is_numeric_dtype(times) or pd.api.types.is_datetime64_any_dtype(times):
-        return times.reset_index(drop=True)
-    parsed = pd.to_datetime(times.astype(object), errors="coerce", format="mixed")
-    return None if parsed.isna().any() else parsed.reset_index(drop=True)
+    times = time_values(table[column])
+    return None if times.isna().any() else times.reset_index(drop=True)
 
 
 def prediction_frame(model: Any, X: pd.DataFrame, classes: list | None = None) -> pd.DataFrame:

@@ -5,10 +5,8 @@ Rows without a target value are left out (counted in the metrics).
 
 import math
 
-import pandas as pd
-
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.cleaning import labelled_data
+from dagsmith_kit.cleaning import labelled_data, time_values
 
 
 def split(inp, out, params):
@@ -23,9 +21,7 @@ def split(inp, out, params):
     data = labelled_data(inp, out)
     if column not in data.columns:
         raise ServiceError(f"the time column '{column}' is not in the table")
-    times = data[column]
-    if not (pd.api.types.is_numeric_dtype(times) or pd.api.types.is_datetime64_any_dtype(times)):
-        times = pd.to_datetime(times, errors="coerce", format="mixed")
+    times = time_values(data[column])
     if times.isna().any():
         raise ServiceError(f"{int(times.isna().sum())} values of the time column '{column}' are missing or not dates")
     ordered = times.sort_values(kind="stable")

@@ -132,7 +132,8 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
             assert {e.dataset for e in executions} >= {str(first), str(second)}
 
         # Every completed run tells Airflow what it produced: the model and predictions assets, with their run.
-        produced = api.call("GET", "/api/v2/assets/events?" + urlencode({"source_dag_id": child, "source_run_id": rerun}))
+        query = urlencode({"source_dag_id": child, "source_run_id": rerun})
+        produced = api.call("GET", f"/api/v2/assets/events?{query}")
         extras = {e["uri"]: e["extra"] for e in produced["asset_events"]}
         assert extras[f"dagsmith://pipelines/{pipeline_id}/model"]["dataset"] == str(second), produced
         assert f"dagsmith://pipelines/{pipeline_id}/predictions" in extras

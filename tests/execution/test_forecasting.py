@@ -37,6 +37,7 @@ def test_a_forecast_over_a_decimal_year_runs_and_is_judged_against_the_mean(stor
     explained = json.loads(next(workspace.glob("steps/*/explanation.json")).read_text())
     assert explained["scoring"] == "r2" and explained["drivers"], "explained as a regression"
     split = workspace / "steps" / "02"
-    assert pd.read_parquet(split / "train.parquet")["time"].max() < pd.read_parquet(split / "test.parquet")["time"].min()
+    train, test = (pd.read_parquet(split / f"{table}.parquet")["time"] for table in ("train", "test"))
+    assert train.max() < test.min(), "every test month comes after every training month"
     searches = [json.loads(p.read_text()) for p in workspace.glob("attempts/*/search.json")]
     assert {"time_season_sin", "time_season_cos"} <= set(searches[0]["features"])

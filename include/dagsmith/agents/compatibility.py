@@ -101,8 +101,8 @@ def shortfalls(tags: Tags, state: DataState) -> list[Shortfall]:
     if tags.max_rows is not None and state.n_rows > tags.max_rows:
         found.append(Shortfall(Gap.ROWS, f"limited to {tags.max_rows:,} rows, the data has {state.n_rows:,}", 0.2))
     if tags.shuffles_rows and state.forecasting:
-        found.append(Shortfall(Gap.TIME_ORDER, "divides the rows at random, so a forecast would learn from times "
-                                               "after those it is judged on", 0.2))
+        found.append(Shortfall(Gap.TIME_ORDER, "picks rows at random, so a forecast would learn from times after "
+                                               "those it is judged on", 0.2))
     if tags.orders_by_time and not state.time_column:
         found.append(Shortfall(Gap.TIME_COLUMN, "orders the rows by time and the table has no time column", 0.1))
     if tags.formats and not any(state.format in f.lower() for f in tags.formats):

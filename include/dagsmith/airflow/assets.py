@@ -34,9 +34,10 @@ def predictions_asset(pipeline_id: int) -> Asset:
                  uri=f"dagsmith://pipelines/{pipeline_id}/predictions")
 
 
-def schedule_for(spec: DagSpec) -> Any:
-    """The DAG's schedule: its dataset's asset for ``on new data``, else the spec's cron expression (or none)."""
-    return [dataset_asset(spec.dataset)] if spec.schedule == ON_NEW_DATA else spec.schedule
+def schedule_for(spec: DagSpec, source: Asset) -> Any:
+    """The DAG's schedule: its dataset's asset (``source``) for ``on new data``, else the spec's cron expression
+    (or none)."""
+    return [source] if spec.schedule == ON_NEW_DATA else spec.schedule
 
 
 def triggered_dataset(events: Any) -> str | None:

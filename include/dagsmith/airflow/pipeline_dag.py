@@ -3,9 +3,10 @@
 DAGs are generated from spec files (written from the pipeline's database row by ``write_spec``), so parsing
 never queries the database. A run takes ``dataset`` as a parameter, so upstream systems can re-run a
 pipeline on new data (inside the data roots: ``run_dataset``); a spec may carry a cron schedule for
-retraining, or retrain whenever its dataset's asset is updated (``airflow.assets``). Each step task resolves its microservice from the step's row when it runs, which is what lets
-healing swap services between tries. A modelling step with a search is one task per candidate model and a
-selection task after them (``execution.search``).
+retraining, or retrain whenever its dataset's asset is updated (``airflow.assets``). Each step task resolves its
+microservice from the step's row when it runs, which is what lets healing swap services between tries. A
+modelling step with a search is one task per candidate model and a selection task after them
+(``execution.search``).
 """
 
 from __future__ import annotations
@@ -73,9 +74,10 @@ def build(spec: DagSpec) -> DAG:
     """The child DAG for one pipeline spec."""
     steps = spec.steps
     retries = execution.retries_for([s.alternatives for s in steps])
+    source = assets.dataset_asset(spec.dataset)
     with DAG(
         dag_id=dag_id(spec.pipeline_id),
-        schedule=assets.schedule_for(spec),
+        schedule=assets.schedule_for(spec, source),
         catchup=False,
         max_active_runs=1,  # runs of one pipeline never overlap: a retrain waits for the run before it
         tags=["dagsmith", "pipeline"],
@@ -90,7 +92,7 @@ def build(spec: DagSpec) -> DAG:
         default_args={"retries": 0, "owner": spec.owner},  # shown as the DAG's owner in Airflow
     ) as dag:
 
-        @task(task_id="start", inlets=[assets.dataset_asset(spec.dataset)])
+        @task(task_id="start", inlets=[source])
         def start(params: dict | None = None, run_id: str | None = None, triggering_asset_events=None) -> int:
             settings = Settings.from_env()
             if recorded := os.environ.get(EXECUTION_VARIABLE):  # the local CLI's run, recorded before it began

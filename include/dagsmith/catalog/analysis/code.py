@@ -233,8 +233,8 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
         native_categorical=native,
         scales_internally=Stage.SCALING in internal and primary in TERMINAL_STAGES,
         fits_on_train=facts.uses(*FITS_ON_TRAIN),
-        shuffles_rows=facts.uses(*SHUFFLES_ROWS) or any(
-            facts.uses(name) and facts.call_keywords.get(name, {}).get("shuffle") is True for name in SHUFFLES_WHEN_ASKED),
+        shuffles_rows=facts.uses(*SHUFFLES_ROWS) or any(facts.uses(name) and facts.call_keywords.get(name, {})
+                                                        .get("shuffle") is True for name in SHUFFLES_WHEN_ASKED),
         orders_by_time=facts.uses("TimeSeriesSplit") or (
             "time_column" in facts.attributes | set(facts.parameters) and "sort_values" in facts.methods),
         produces_model=facts.uses("save_model", *FITS_AND_PREDICTS),
