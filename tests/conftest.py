@@ -6,14 +6,17 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
-from dagsmith.store.databases import scratch_database
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
 from dagsmith.embeddings import default_embedder
+from dagsmith.store.databases import scratch_database
+from dagsmith.store.db import engine_for
 from dagsmith.store.embedded import embedded_url
 
 # Pipelines built in tests search their models for a few seconds, not the minutes a real table earns: the tests
@@ -62,13 +65,36 @@ def embedder():
 
 
 @pytest.fixture(scope="session")
-def catalog_settings(server_home, tmp_path_factory, embedder) -> Iterator[Settings]:
-    """A database holding the whole shipped catalog, synced once for the session (read-only for tests)."""
+def catalog_template(server_home, tmp_path_factory, embedder) -> Iterator[str]:
+    """The name of a database holding the whole shipped catalog, synced once for the session (analysing and
+    embedding 129 services takes about 40 s) and never connected to again: tests get copies (`catalog_copy`)."""
     with scratch_database(Settings(home=server_home, database_url=None)) as scratch:
-        settings = Settings(home=tmp_path_factory.mktemp("catalog-home"), database_url=scratch.database_url)
+        settings = Settings(home=tmp_path_factory.mktemp("template-home"), database_url=scratch.database_url)
         results = sync(CATALOG, settings, embedder)
         rejected = [(r.name, [str(f) for f in r.findings]) for r in results if r.outcome == "rejected"]
         assert not rejected, f"shipped microservices were rejected: {rejected}"
+        engine_for(scratch.database_url).dispose()  # Postgres copies a database only while nobody is connected
+        yield make_url(scratch.database_url).database
+
+
+@contextmanager
+def catalog_copy(server_home: Path, template: str, home: Path) -> Iterator[Settings]:
+    """A database of its own holding the shipped catalog as synced (a copy of `catalog_template`), for ``home``."""
+    with scratch_database(Settings(home=server_home, database_url=None), template=template) as scratch:
+        yield Settings(home=home, database_url=scratch.database_url)
+
+
+@pytest.fixture
+def store(server_home, catalog_template, tmp_path) -> Iterator[Settings]:
+    """A database of the test's own holding the shipped catalog (runs write pipelines and history into it)."""
+    with catalog_copy(server_home, catalog_template, tmp_path / "home") as settings:
+        yield settings
+
+
+@pytest.fixture(scope="session")
+def catalog_settings(server_home, tmp_path_factory, catalog_template) -> Iterator[Settings]:
+    """A database holding the whole shipped catalog for the session (read-only for tests)."""
+    with catalog_copy(server_home, catalog_template, tmp_path_factory.mktemp("catalog-home")) as settings:
         yield settings
 
 

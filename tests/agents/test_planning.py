@@ -113,11 +113,8 @@ def test_documentation_mode_trusts_a_misleading_manifest(catalog_settings, embed
     assert any(c.microservice == "standard_scaler_strict" for c in docs.stages[0].top)
 
 
-def test_execution_history_raises_rank_and_per_user_history_weighs_in(settings, embedder, churn_csv):
-    from dagsmith.catalog.upload import sync
-    from tests.conftest import CATALOG
-
-    sync(CATALOG, settings, embedder)
+def test_execution_history_raises_rank_and_per_user_history_weighs_in(store, embedder, churn_csv):
+    settings = store
     before, _ = _recommend(churn_csv, "predict customer churn", settings, embedder)
     imputation = before.for_stage(Stage.IMPUTATION)
     underdog = imputation.candidates[-1].microservice

@@ -1,5 +1,5 @@
-"""Fixtures for pipeline runs: a database holding the shipped catalog, a real churn sample, and a runner
-that drives a stored pipeline step by step the way Airflow's tries and retries do (without Airflow)."""
+"""Fixtures for pipeline runs: a real churn sample, and a runner that drives a stored pipeline step by step the
+way Airflow's tries and retries do (without Airflow)."""
 
 from __future__ import annotations
 
@@ -7,20 +7,12 @@ import pytest
 from sqlalchemy import select
 
 from dagsmith import datasets
-from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.models.catalog import Stage
 from dagsmith.models.plan import PipelineSpec
 from dagsmith.runtime.base import Runtime
 from dagsmith.store import schema
-from tests.conftest import CATALOG
-
-
-@pytest.fixture
-def store(settings, embedder):
-    sync(CATALOG, settings, embedder)
-    return settings
 
 
 @pytest.fixture(scope="module")

@@ -1,3 +1,3 @@
-"""The pipeline-run fixtures (a store with the shipped catalog, a churn sample) shared with the execution tests."""
+"""The churn sample shared with the execution tests."""
 
-from tests.execution.conftest import churn_csv, store  # noqa: F401
+from tests.execution.conftest import churn_csv  # noqa: F401

@@ -20,7 +20,7 @@ from sqlalchemy import select, text
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
-from dagsmith.catalog.upload import add, sync
+from dagsmith.catalog.upload import add
 from dagsmith.config import ConfigurationError, Settings
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.learning.patterns import load_history
@@ -28,9 +28,8 @@ from dagsmith.models.catalog import UploadOutcome
 from dagsmith.runtime.base import Limits
 from dagsmith.runtime.sandbox import UID_RANGE
 from dagsmith.store import schema
-from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
-from tests.conftest import CATALOG
+from tests.conftest import catalog_copy
 from tests.execution.conftest import service_id
 from tests.execution.test_pipeline_runs import _run_dag
 from tests.runtime.test_containment import live_processes_naming, planted_secrets
@@ -66,11 +65,9 @@ LOCAL = [*HOSTILE_RUNS, Misbehaviour("memory_hog", ErrorClass.RESOURCE, "MemoryE
 
 
 @pytest.fixture(scope="module")
-def hostile_store(server_home, tmp_path_factory, embedder):
+def hostile_store(server_home, tmp_path_factory, catalog_template, embedder):
     """The shipped catalog plus every hostile service the scanners accept; the upload results by name."""
-    with scratch_database(Settings(home=server_home, database_url=None)) as scratch:
-        settings = Settings(home=tmp_path_factory.mktemp("hostile-home"), database_url=scratch.database_url)
-        sync(CATALOG, settings, embedder)
+    with catalog_copy(server_home, catalog_template, tmp_path_factory.mktemp("hostile-home")) as settings:
         uploads = {folder.name: add(folder, settings, embedder) for folder in sorted(HOSTILE.iterdir())}
         yield settings, uploads
 

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from dagsmith import datasets
@@ -21,14 +21,12 @@ from dagsmith.agents.planner import plan
 from dagsmith.bench.catalog_search import store_synthetic, synthetic_services
 from dagsmith.catalog import repository
 from dagsmith.catalog.search import search
-from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
 from dagsmith.models.catalog import AnalysisMode
 from dagsmith.store import schema
-from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import engine_for, session_scope
 from dagsmith_kit import Bundle
-from tests.conftest import CATALOG
+from tests.conftest import catalog_copy
 
 CONCURRENT = 20
 #: dataset, goal, target, the metric its results must hold (each task writes different ones); the two penguins
@@ -93,6 +91,8 @@ def test_twenty_concurrent_runs_complete_without_mixing(store, embedder, tmp_pat
 
 
 LARGE_CATALOG = 10_000
+#: The tests that read the 10,000-service catalog run in one test process, which builds it once.
+LARGE_CATALOG_TESTS = pytest.mark.xdist_group("large-catalog")
 #: Plain-language queries and the shipped service each must find first.
 QUERIES = {"fill in missing values with the median": "median_imputer",
            "one-hot encode categorical columns": "onehot_encoder",
@@ -102,16 +102,16 @@ QUERIES = {"fill in missing values with the median": "median_imputer",
 
 
 @pytest.fixture(scope="module")
-def large_catalog(server_home, tmp_path_factory, embedder):
+def large_catalog(server_home, tmp_path_factory, catalog_template, embedder):
     """The shipped catalog plus synthetic variations of it (the catalog benchmark's generator) up to 10,000
     services, and a plan for penguins made on the shipped catalog alone just before they were added (so both
     plans see the same, empty, history; the session's shared catalog gathers history from pipelines other
     tests run). Each variation is stored with the real embedding of a variation of its own base service (a few
     hundred are embedded and shared), which keeps the set-up within a minute on two busy cores."""
-    with scratch_database(Settings(home=server_home, database_url=None)) as scratch:
-        home = tmp_path_factory.mktemp("large-catalog")
-        settings = Settings(home=home, database_url=scratch.database_url)
-        shipped = len(sync(CATALOG, settings, embedder))
+    home = tmp_path_factory.mktemp("large-catalog")
+    with catalog_copy(server_home, catalog_template, home) as settings:
+        with session_scope(settings) as session:
+            shipped = session.scalar(select(func.count()).select_from(schema.Microservice))
         data = home / "penguins.csv"
         datasets.load("penguins").to_csv(data, index=False)
         shipped_plan = plan(data, "predict the species", settings=settings, embedder=embedder)
@@ -139,6 +139,7 @@ def _code_of(settings: Settings) -> dict[str, str]:
     return {name: shipped[json.dumps(files, sort_keys=True)] for name, files, _ in rows}
 
 
+@LARGE_CATALOG_TESTS
 def test_a_large_catalog_still_finds_the_right_services(large_catalog, catalog_settings, embedder):
     settings, engine, _ = large_catalog
     code_of = _code_of(settings)
@@ -159,6 +160,7 @@ def test_a_large_catalog_still_finds_the_right_services(large_catalog, catalog_s
     assert any("hnsw" in line for line in plan_lines), plan_lines
 
 
+@LARGE_CATALOG_TESTS
 def test_planning_over_a_large_catalog_keeps_to_the_top_services(large_catalog, embedder):
     settings, _, shipped = large_catalog
     started = time.monotonic()

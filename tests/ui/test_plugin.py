@@ -14,12 +14,11 @@ from sqlalchemy import func, select
 
 from dagsmith import datasets
 from dagsmith.airflow.serve import LocalDeployment
-from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
-from tests.conftest import CATALOG, UPLOADS
+from tests.conftest import CATALOG, UPLOADS, catalog_copy
 from tests.deploy.airflow_api import Api, free_port
 from tests.deploy.browser import airflow_ui
 from tests.waiting import wait_until
@@ -31,12 +30,10 @@ GOOD_SERVICE = CATALOG / "median_imputer"
 
 
 @pytest.fixture(scope="module")
-def served(server_home, tmp_path_factory, embedder):
+def served(server_home, tmp_path_factory, catalog_template):
     """A deployment with its own catalog (uploads must not reach other tests' store) and four logins."""
-    with (scratch_database(Settings(home=server_home, database_url=None)) as store,
+    with (catalog_copy(server_home, catalog_template, tmp_path_factory.mktemp("ui-home")) as settings,
           scratch_database(Settings(home=server_home, database_url=None)) as metadata):
-        settings = Settings(home=tmp_path_factory.mktemp("ui-home"), database_url=store.database_url)
-        sync(CATALOG, settings, embedder)
         deployment = LocalDeployment(settings, port=free_port(), runtime="local", metadata_url=metadata.database_url,
                                      refresh_seconds=5, users=USERS)
         with deployment:
