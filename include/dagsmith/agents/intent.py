@@ -37,12 +37,12 @@ __all__ = ["detect_intent", "understand", "validate_intent"]
 
 # --------------------------------------------------------------------------------------------- words
 
-def _stems(text: str) -> tuple[str, ...]:
+def stems_of(text: str) -> tuple[str, ...]:
     return tuple(stem(w) for w in words(text))
 
 
 #: Function words and everyday verbs: never a column the user names, never a task signal.
-STOPWORDS = frozenset(_stems(
+STOPWORDS = frozenset(stems_of(
     "a an the of to in on at for by with from as and or but if then than so that this these those it its "
     "is are was were be been being am do does did done have has had having will would shall should can could "
     "may might must i me my we us our you your they them their he she his her there here what which who whom "
@@ -53,7 +53,7 @@ STOPWORDS = frozenset(_stems(
     "okay lets using given our data dataset table file frame across among between within throughout during"
 ))
 #: Nouns that name the rows or the idea of a target, not a column: "predict which customers leave".
-GENERIC_NOUNS = frozenset(_stems(
+GENERIC_NOUNS = frozenset(stems_of(
     "customer client user employee staff worker people person patient applicant borrower passenger row record "
     "sample observation instance item entry case house home property diamond penguin flower plant car wine oil "
     "concrete mixture bird animal company business value outcome target label class category type kind group "
@@ -61,18 +61,18 @@ GENERIC_NOUNS = frozenset(_stems(
     "subscriber"
 ))
 #: Words between two named columns that mean the goal asks for both ("price and cut").
-CONJUNCTIONS = frozenset(_stems("and or plus also well as both either the a an its their of"))
-JOINING_WORDS = frozenset(_stems("and or plus both either"))
+CONJUNCTIONS = frozenset(stems_of("and or plus also well as both either the a an its their of"))
+JOINING_WORDS = frozenset(stems_of("and or plus both either"))
 #: The most goal words, small ones included, read as one run-together column name.
 RUN_TOGETHER_WORDS = 7
 #: Words that lead a column's mention without naming another thing ("and also the number of rooms").
-QUANTITY_WORDS = frozenset(_stems("number amount count total level rate share percentage quantity"))
+QUANTITY_WORDS = frozenset(stems_of("number amount count total level rate share percentage quantity"))
 #: Words between a verb and its object ("cancel their contract", "default on the loan").
-OBJECT_LINKS = frozenset(_stems("the a an their his her its my our your on with of"))
+OBJECT_LINKS = frozenset(stems_of("the a an their his her its my our your on with of"))
 #: Words skipped when looking for the noun a task verb governs ("predict whether the customer will ...").
-SKIPPABLE = frozenset(_stems("the a an my our your their his her its this that these those which what whether if who "
+SKIPPABLE = frozenset(stems_of("the a an my our your their his her its this that these those which what whether if who "
                              "will would is are be going gonna to likely how much many"))
-NEGATIONS = frozenset(_stems("no not without avoid exclude excluding except never dont doesnt nor instead rather"))
+NEGATIONS = frozenset(stems_of("no not without avoid exclude excluding except never dont doesnt nor instead rather"))
 #: Words that start a new clause, ending the reach of a negation.
 CLAUSE_BREAKS = frozenset(("and", "but", "then", "while", "although", "though", "however"))
 
@@ -137,7 +137,7 @@ TASK_RULES: dict[Family, dict[float, str]] = {
 #: exploration, not for rows to score.
 OUTLIER_STEM = stem("outliers")
 #: Words after which an exploratory goal names the column the others are related to ("what drives weekly hours").
-FOCUS_PHRASES = tuple(_stems(phrase) for phrase in (
+FOCUS_PHRASES = tuple(stems_of(phrase) for phrase in (
     "drives", "drive", "affects", "affect", "influences", "influence", "determines", "explains", "behind",
     "related to", "relates to", "associated with", "association with", "relationship with", "correlated with",
     "correlations with", "impact on", "effect on"))
@@ -161,15 +161,15 @@ TIE_ORDER = (Family.ANOMALY, Family.CLUSTERING, Family.REDUCTION, Family.EXPLORA
 _FUTURE = re.compile(r"\b(forecast\w*|future|ahead|upcoming|horizon|tomorrow|"
                      r"(?:next|coming|following)\s+(?:\d+\s+|few\s+)?(?:days?|weeks?|months?|quarters?|years?|seasons?|periods?))\b")
 #: Words that settle classification against regression outright, whatever the target looks like.
-FORCE_CLASSIFICATION = frozenset(_stems("classify classification classifier categorise categorize binary multiclass"))
-FORCE_REGRESSION = frozenset(_stems("regression regressor regress continuous"))
+FORCE_CLASSIFICATION = frozenset(stems_of("classify classification classifier categorise categorize binary multiclass"))
+FORCE_REGRESSION = frozenset(stems_of("regression regressor regress continuous"))
 #: Hints that only break a tie when the target is numeric with few distinct values.
-CLASSIFICATION_HINTS = frozenset(_stems("whether class category which kind label diagnose distinguish grade"))
-REGRESSION_HINTS = frozenset(_stems("how much many amount number quantity level value estimate"))
+CLASSIFICATION_HINTS = frozenset(stems_of("whether class category which kind label diagnose distinguish grade"))
+REGRESSION_HINTS = frozenset(stems_of("how much many amount number quantity level value estimate"))
 
 
-_TASK_PHRASES: tuple[tuple[Family, tuple[str, ...], float], ...] = tuple(
-    (family, _stems(phrase), weight)
+TASK_PHRASES: tuple[tuple[Family, tuple[str, ...], float], ...] = tuple(
+    (family, stems_of(phrase), weight)
     for family, by_weight in TASK_RULES.items()
     for weight, phrases in by_weight.items()
     for phrase in phrases.split(", ")
@@ -211,14 +211,14 @@ SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
     ("home house value", "medv", ""),
 )
 SYNONYMS = tuple(
-    Synonym(frozenset(_stems(goal)), frozenset(_stems(column)), frozenset(_stems(values)))
+    Synonym(frozenset(stems_of(goal)), frozenset(stems_of(column)), frozenset(stems_of(values)))
     for goal, column, values in SYNONYM_TABLE
 )
 SYNONYM_TEXTS = tuple(goal for goal, _, _ in SYNONYM_TABLE)
 #: Units and filler inside column names ("bill_length_mm", "sepal length (cm)"): never how a user names it.
-NAME_NOISE = frozenset(_stems("cm mm kg g lb lbs km pct usd num of the in per is has"))
+NAME_NOISE = frozenset(stems_of("cm mm kg g lb lbs km pct usd num of the in per is has"))
 #: Values too common to point at one column when a goal mentions them.
-COMMON_VALUES = frozenset(_stems("yes no true false none other others unknown good bad normal typical average "
+COMMON_VALUES = frozenset(stems_of("yes no true false none other others unknown good bad normal typical average "
                                  "high low new old standard regular fair"))
 
 
@@ -293,9 +293,9 @@ def _vocabulary() -> dict[str, str]:
     return {stem(w): w for w in written if len(stem(w)) >= 4}
 
 
-_VOCABULARY = _vocabulary()
+VOCABULARY = _vocabulary()
 #: Stems of the task words: never read as an abbreviated column name ("predict" is no 'pred' column).
-TASK_STEMS = frozenset(s for _, phrase, _ in _TASK_PHRASES for s in phrase)
+TASK_STEMS = frozenset(s for _, phrase, _ in TASK_PHRASES for s in phrase)
 
 
 def similar(a: str, b: str) -> bool:
@@ -313,13 +313,13 @@ def similar(a: str, b: str) -> bool:
 def _spelling_fix(s: str) -> str | None:
     """The vocabulary stem a misspelt stem was meant to be. A word that extends another ('personal', 'persona') is a
     different word, not a typo."""
-    close = [v for v in _VOCABULARY if similar(s, v) and not (s.startswith(v) or v.startswith(s))]
+    close = [v for v in VOCABULARY if similar(s, v) and not (s.startswith(v) or v.startswith(s))]
     return max(close, key=lambda v: (difflib.SequenceMatcher(None, s, v).ratio(), v), default=None)
 
 
 def read_goal(text: str, profile: DatasetProfile) -> Goal:
     """Split the goal into words and stems, fixing misspelt task words ("predcit", "clasify") but no column names."""
-    known = {*_VOCABULARY, *STOPWORDS, *GENERIC_NOUNS, *(s for name in column_names(profile) for s in name.stems)}
+    known = {*VOCABULARY, *STOPWORDS, *GENERIC_NOUNS, *(s for name in column_names(profile) for s in name.stems)}
     tokens, asides = _tokens_and_asides(text)
     stems: list[str] = []
     corrections: list[tuple[str, str]] = []
@@ -327,7 +327,7 @@ def read_goal(text: str, profile: DatasetProfile) -> Goal:
         s = stem(word)
         fix = _spelling_fix(s) if len(s) >= 5 and s.isalpha() and s not in known else None
         if fix:
-            corrections.append((word, _VOCABULARY[fix]))
+            corrections.append((word, VOCABULARY[fix]))
         stems.append(fix or s)
     marker = _FEATURE_MARKER.search(" ".join(tokens))
     features_from = len(" ".join(tokens)[: marker.start()].split()) if marker else len(tokens)
@@ -348,7 +348,7 @@ def _tokens_and_asides(text: str) -> tuple[list[str], frozenset[int]]:
     return tokens, frozenset(asides)
 
 
-def _find(stems: tuple[str, ...], phrase: tuple[str, ...]) -> list[int]:
+def find_phrase(stems: tuple[str, ...], phrase: tuple[str, ...]) -> list[int]:
     n = len(phrase)
     return [i for i in range(len(stems) - n + 1) if stems[i : i + n] == phrase]
 
@@ -359,8 +359,8 @@ def _negated(stems: tuple[str, ...], at: int, window: int = 3) -> bool:
 
 def verb_positions(goal: Goal) -> list[int]:
     """Where the goal asks for a prediction: the target is usually the column named right after these words."""
-    return sorted(at for family, phrase, _ in _TASK_PHRASES if family is Family.SUPERVISED
-                  for at in _find(goal.stems, phrase))
+    return sorted(at for family, phrase, _ in TASK_PHRASES if family is Family.SUPERVISED
+                  for at in find_phrase(goal.stems, phrase))
 
 
 # --------------------------------------------------------------------------------------------- columns named
@@ -492,9 +492,9 @@ def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
     owners: dict[str, set[str]] = {}
     classes: dict[str, set[str]] = {}  # column -> the stems of its one-word values
     for column in profile.columns:
-        if column.unique <= 50 and column.semantic_type in _CLASS_TYPES:
+        if column.unique <= 50 and column.semantic_type in CLASS_TYPES:
             for value in column.top_values:
-                stems = _stems(value.value)
+                stems = stems_of(value.value)
                 for s in stems:
                     if len(s) >= 4 and s not in COMMON_VALUES and s not in STOPWORDS:
                         owners.setdefault(s, set()).add(column.name)
@@ -513,7 +513,7 @@ def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
 def _fuzzy_matches(names: list[ColumnName], goal: Goal) -> Iterable[Match]:
     """Last resort for misspelt names ("survivd", "prcie")."""
     for at, (word, s) in enumerate(zip(goal.words, goal.stems, strict=True)):
-        if len(word) < 4 or s in STOPWORDS or s in GENERIC_NOUNS or s in _VOCABULARY:
+        if len(word) < 4 or s in STOPWORDS or s in GENERIC_NOUNS or s in VOCABULARY:
             continue
         for name in names:
             spelled = [w for w in (*words(name.column.name), name.joined) if len(w) >= 4]
@@ -575,8 +575,8 @@ def family_scores(goal: Goal, masked: set[int], named_target: bool = False) -> d
     """
     found: dict[Family, list[tuple[str, float]]] = {}
     input_weight = 0.0 if named_target else INPUT_WORD_WEIGHT
-    for family, phrase, weight in _TASK_PHRASES:
-        hits = [at for at in _find(goal.stems, phrase)
+    for family, phrase, weight in TASK_PHRASES:
+        hits = [at for at in find_phrase(goal.stems, phrase)
                 if not masked & set(range(at, at + len(phrase))) and not _negated(goal.stems, at)]
         if hits:
             in_inputs = min(hits) >= goal.features_from
@@ -597,7 +597,7 @@ def choose_family(scores: dict[Family, list[tuple[str, float]]], named_target: b
     if named_target:
         totals[Family.SUPERVISED] = totals.get(Family.SUPERVISED, 0.0) + NAMED_COLUMN_WEIGHT
     if not totals or max(totals.values()) < MIN_TASK_SCORE:
-        raise AmbiguousGoal(_vague_goal_question(goal, profile))
+        raise AmbiguousGoal(vague_goal_question(goal, profile))
     ranked = sorted(totals, key=lambda f: (-totals[f], _tie_rank(f, named_target)))
     best = ranked[0]
     runner_up = next((f for f in ranked[1:] if f not in SUBORDINATE and best not in SUBORDINATE), None)
@@ -615,7 +615,7 @@ def _tie_rank(family: Family, named_target: bool) -> int:
     return -1 if family is Family.SUPERVISED and named_target else TIE_ORDER.index(family)
 
 
-def _vague_goal_question(goal: str, profile: DatasetProfile, why: str = "") -> str:
+def vague_goal_question(goal: str, profile: DatasetProfile, why: str = "") -> str:
     examples = [c.column for c in profile.target_candidates[:3]] or profile.column_names[:3]
     shown = f"'{goal.strip()}'" if goal.strip() else "an empty goal"
     return (
@@ -677,7 +677,7 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
     zone = [m for m in zone if _predictable(profile.column(m.column))] or zone
     if zone:
         best = _named_target(goal, zone, verbs, profile)
-        return TargetChoice(best.column, best.score, _target_reason(best))
+        return TargetChoice(best.column, best.score, target_reason(best))
     named = named_but_absent(goal, verbs)
     if named:
         only = [c.name for c in profile.columns if c.name not in inputs and c.name != profile.time_column
@@ -701,7 +701,7 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
 def focus_column(goal: Goal, matches: list[Match]) -> Match | None:
     """The column an exploration relates the others to: the one named nearest after "drives", "related to", ...;
     else the only column the goal names outright ("explore price"). None when the goal names no single column."""
-    after = [at + len(phrase) for phrase in FOCUS_PHRASES for at in _find(goal.stems, phrase)]
+    after = [at + len(phrase) for phrase in FOCUS_PHRASES for at in find_phrase(goal.stems, phrase)]
     named = [m for m in matches if m.start >= min(after)] if after else []
     if named:
         return min(named, key=lambda m: _rank_key(m, goal.stems, after))
@@ -710,7 +710,7 @@ def focus_column(goal: Goal, matches: list[Match]) -> Match | None:
 
 
 def _predictable(column: ColumnProfile | None) -> bool:
-    return column is None or column.semantic_type not in _UNPREDICTABLE
+    return column is None or column.semantic_type not in UNPREDICTABLE
 
 
 def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: DatasetProfile) -> Match:
@@ -731,7 +731,7 @@ def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: Data
     return first
 
 
-def _target_reason(match: Match) -> str:
+def target_reason(match: Match) -> str:
     how = {
         MatchKind.EXPLICIT: "the goal designates it explicitly",
         MatchKind.EXACT: "the goal names the column",
@@ -757,7 +757,7 @@ def named_but_absent(goal: Goal, verbs: list[int]) -> str | None:
         return None
     for at in range(verbs[0] + 1, min(goal.features_from, len(goal.stems))):
         s = goal.stems[at]
-        if s in SKIPPABLE or s in GENERIC_NOUNS or s in _VOCABULARY:
+        if s in SKIPPABLE or s in GENERIC_NOUNS or s in VOCABULARY:
             continue
         return goal.words[at] if s.isalpha() and s not in STOPWORDS and len(s) >= 3 else None
     return None
@@ -766,14 +766,14 @@ def named_but_absent(goal: Goal, verbs: list[int]) -> str | None:
 # --------------------------------------------------------------------------------------------- task type
 
 _NUMERIC_DTYPE = re.compile(r"^(u?int|float|Int|UInt|Float)\d*")
-_CLASS_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN, SemanticType.TEXT}
-_CATEGORY_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN}
+CLASS_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN, SemanticType.TEXT}
+CATEGORY_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN}
 #: Columns no model learns from as they are: identifiers, free text and contact details (dates are left to the
 #: supervised pipeline, which reads them as features).
-_NOT_FEATURES = NOT_FEATURES - {SemanticType.DATETIME}
+NEVER_FEATURES = NOT_FEATURES - {SemanticType.DATETIME}
 #: Columns no model predicts: one value per row, or free-form text.
-_UNPREDICTABLE = _NOT_FEATURES | {SemanticType.POSTAL_CODE}
-_KIND_NAMES = {
+UNPREDICTABLE = NEVER_FEATURES | {SemanticType.POSTAL_CODE}
+KIND_NAMES = {
     SemanticType.ID: "an identifier", SemanticType.TEXT: "free text",
     SemanticType.EMAIL: "email addresses", SemanticType.PHONE: "phone numbers", SemanticType.URL: "URLs",
     SemanticType.POSTAL_CODE: "postal codes", SemanticType.DATETIME: "dates",
@@ -781,7 +781,7 @@ _KIND_NAMES = {
 #: A numeric target with at most this many values can be classes when the goal hints so.
 FEW_VALUES = 10
 
-_FAMILY_TASK = {
+FAMILY_TASK = {
     Family.CLUSTERING: TaskType.CLUSTERING,
     Family.REDUCTION: TaskType.DIMENSIONALITY_REDUCTION,
     Family.ANOMALY: TaskType.ANOMALY_DETECTION,
@@ -799,10 +799,10 @@ def holds_numbers(column: ColumnProfile) -> bool:
     return is_numeric(column) or (column.semantic_type is SemanticType.NUMERIC and column.mean is not None)
 
 
-def _stray(column: ColumnProfile) -> str:
+def stray(column: ColumnProfile) -> str:
     if not column.not_numbers:
         return ""
-    return f" ({_count(column.not_numbers, 'value')} in it are not numbers and are read as missing)"
+    return f" ({counted(column.not_numbers, 'value')} in it are not numbers and are read as missing)"
 
 
 def _classes(column: ColumnProfile) -> TaskType:
@@ -826,9 +826,9 @@ def supervised_task(goal: Goal, target: ColumnProfile | None, profile: DatasetPr
     if forced == "regression":
         return TaskType.REGRESSION, f"the goal asks for regression ({shape})"
     if forced == "classification" or not holds_numbers(target):
-        return _classes(target), f"{shape} ({_class_list(target)}), so it is predicted as classes"
+        return _classes(target), f"{shape} ({class_list(target)}), so it is predicted as classes"
     task, why = _numeric_task(target, said, hinted, profile)
-    return task, f"{shape}{why}{_stray(target)}"
+    return task, f"{shape}{why}{stray(target)}"
 
 
 def _numeric_task(target: ColumnProfile, said: set[str], hinted: set[str],
@@ -845,7 +845,7 @@ def _numeric_task(target: ColumnProfile, said: set[str], hinted: set[str],
     return TaskType.REGRESSION, ": a continuous number, so its value is predicted"
 
 
-def _class_list(column: ColumnProfile, limit: int = 4) -> str:
+def class_list(column: ColumnProfile, limit: int = 4) -> str:
     values = [v.value for v in column.top_values[:limit]]
     return ", ".join(values) + (", ..." if column.unique > limit else "")
 
@@ -1111,15 +1111,15 @@ StageDecision = tuple[Stage, bool | None, str]
 StageRule = Callable[[DataView], StageDecision | None]
 
 
-def _percent(ratio: float) -> str:
+def percent(ratio: float) -> str:
     return "<0.1%" if 0 < ratio < 0.001 else f"{ratio:.1%}" if ratio < 0.01 else f"{ratio:.0%}"
 
 
-def _count(n: int, noun: str) -> str:
+def counted(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _names(names: list[str], limit: int = 4) -> str:
+def shortlist(names: list[str], limit: int = 4) -> str:
     return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
 
 
@@ -1131,26 +1131,27 @@ def _imputation(view: DataView) -> StageDecision | None:
         return None
     parts = []
     if gaps:
-        worst = _names([f"{c.name} {_percent(c.missing_ratio)}" for c in gaps], 3)
-        parts.append(f"{_count(len(gaps), 'feature column')} with missing values ({worst})")
+        worst = shortlist([f"{c.name} {percent(c.missing_ratio)}" for c in gaps], 3)
+        parts.append(f"{counted(len(gaps), 'feature column')} with missing values ({worst})")
     if target_gaps:
         why = " (missing, or not a number)" if view.target.not_numbers else ""
-        parts.append(f"{_count(target_gaps, 'row')} without a target{why} must be dropped")
+        parts.append(f"{counted(target_gaps, 'row')} without a target{why} must be dropped")
     return Stage.IMPUTATION, True, "; ".join(parts)
 
 
 def _encoding(view: DataView) -> StageDecision | None:
-    categories = [c.name for c in view.features if not is_numeric(c) and c.semantic_type in _CATEGORY_TYPES]
+    categories = [c.name for c in view.features if not is_numeric(c) and c.semantic_type in CATEGORY_TYPES]
     if not categories:
         return None
-    return Stage.ENCODING, True, f"{_count(len(categories), 'categorical feature')} ({_names(categories)}) to numbers"
+    return (Stage.ENCODING, True,
+            f"{counted(len(categories), 'categorical feature')} ({shortlist(categories)}) to numbers")
 
 
 def _column_filtering(view: DataView) -> StageDecision | None:
-    unusable = [c.name for c in view.profile.columns if c.semantic_type in _NOT_FEATURES and c is not view.target]
+    unusable = [c.name for c in view.profile.columns if c.semantic_type in NEVER_FEATURES and c is not view.target]
     constant = [c.name for c in view.features if c.unique <= 1]
-    what = [f"ids or free text ({_names(unusable)})"] if unusable else []
-    what += [f"constant ({_names(constant)})"] if constant else []
+    what = [f"ids or free text ({shortlist(unusable)})"] if unusable else []
+    what += [f"constant ({shortlist(constant)})"] if constant else []
     return (Stage.COLUMN_FILTERING, True, "drops columns no model can use: " + "; ".join(what)) if what else None
 
 
@@ -1177,15 +1178,15 @@ def _repeats(profile: DatasetProfile) -> tuple[bool, str] | None:
     """(whether the repeats are copies, why), or None when no row and no record id repeats."""
     ids = [f"{n} in '{name}'" for name, n in repeated_ids(profile).items()]
     if ids:
-        return True, f"repeated record ids ({_names(ids)}): the same record entered more than once"
+        return True, f"repeated record ids ({shortlist(ids)}): the same record entered more than once"
     found = profile.repeated_rows
     if found is None:
         return None
     alone, usual = found.isolated / found.rows, found.isolated_share
     copies = found.isolated > 0 and alone >= COPIES_ALONE_SHARE * usual
-    what = f"{_count(found.rows, 'repeated row')} ({_percent(found.rows / max(found.checked_rows, 1))})"
-    shares = (f"{_percent(alone) if found.isolated else 'none'} of them stand alone (no other row differs from them "
-              f"in a single column), against {_percent(usual)} of the other rows")
+    what = f"{counted(found.rows, 'repeated row')} ({percent(found.rows / max(found.checked_rows, 1))})"
+    shares = (f"{percent(alone) if found.isolated else 'none'} of them stand alone (no other row differs from them "
+              f"in a single column), against {percent(usual)} of the other rows")
     if copies:
         return True, f"{what}: {shares}, so they are copies, not coincidences"
     return False, (f"{what}, but {shares}: they sit where rows crowd and coincide by chance, so removing them "
@@ -1198,8 +1199,8 @@ def _type_conversion(view: DataView) -> StageDecision | None:
     if not stored:
         return None
     if view.target and view.target.name in stored and not view.task.classification:
-        return Stage.TYPE_CONVERSION, True, f"the target {view.target.name} is numbers stored as text{_stray(view.target)}"
-    return Stage.TYPE_CONVERSION, False, f"{_names(stored)} stored as text"
+        return Stage.TYPE_CONVERSION, True, f"the target {view.target.name} is numbers stored as text{stray(view.target)}"
+    return Stage.TYPE_CONVERSION, False, f"{shortlist(stored)} stored as text"
 
 
 def _continuous(view: DataView) -> list[ColumnProfile]:
@@ -1208,14 +1209,14 @@ def _continuous(view: DataView) -> list[ColumnProfile]:
 
 def _outlier_handling(view: DataView) -> StageDecision | None:
     n = len(_continuous(view))
-    return (Stage.OUTLIER_HANDLING, False, f"{_count(n, 'continuous feature')} may hold extreme values") if n else None
+    return (Stage.OUTLIER_HANDLING, False, f"{counted(n, 'continuous feature')} may hold extreme values") if n else None
 
 
 def _scaling(view: DataView) -> StageDecision | None:
     n = len(_continuous(view))
     if not n or not view.task.supervised:
         return None
-    return Stage.SCALING, False, f"{_count(n, 'numeric feature')}: linear and distance-based models need one scale"
+    return Stage.SCALING, False, f"{counted(n, 'numeric feature')}: linear and distance-based models need one scale"
 
 
 def _feature_selection(view: DataView) -> StageDecision | None:
@@ -1231,7 +1232,7 @@ def _feature_engineering(view: DataView) -> StageDecision | None:
     dates = [c.name for c in view.features if c.semantic_type is SemanticType.DATETIME]
     if not dates or not view.task.supervised or view.task is TaskType.TIME_SERIES_FORECASTING:
         return None
-    return Stage.FEATURE_ENGINEERING, False, f"date columns ({_names(dates)}) can become year/month/day features"
+    return Stage.FEATURE_ENGINEERING, False, f"date columns ({shortlist(dates)}) can become year/month/day features"
 
 
 def _visualisation(view: DataView) -> StageDecision | None:
@@ -1266,7 +1267,7 @@ def plan_stages(view: DataView) -> tuple[list[Stage], list[Stage], dict[str, str
 
 def _features(profile: DatasetProfile, target: str | None, task: TaskType) -> list[ColumnProfile]:
     skip = {target, profile.time_column if task is TaskType.TIME_SERIES_FORECASTING else None}
-    return [c for c in profile.columns if c.name not in skip and c.semantic_type not in _NOT_FEATURES]
+    return [c for c in profile.columns if c.name not in skip and c.semantic_type not in NEVER_FEATURES]
 
 
 # --------------------------------------------------------------------------------------------- detect
@@ -1278,10 +1279,10 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
     if not any(w.isalpha() for w in words(text)):
         markup = " It holds only template markup, which dagsmith never runs and which says no task." \
             if text != goal else ""
-        raise AmbiguousGoal(_vague_goal_question(goal, profile, markup))
+        raise AmbiguousGoal(vague_goal_question(goal, profile, markup))
     read = read_goal(text, profile)
     explicit, absent = explicit_target(text, profile)
-    ruled = {name for c in column_constraints(text, lambda phrase: _column_named(phrase, profile)) for name in c.value}
+    ruled = {name for c in column_constraints(text, lambda phrase: column_named(phrase, profile)) for name in c.value}
     matches = [m for m in column_matches(read, profile) if m.column not in ruled] or column_matches(read, profile)
     masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
     named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and m.start < read.features_from for m in matches)
@@ -1293,16 +1294,16 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
         reasons["spelling"] = "read " + ", ".join(f"'{a}' as '{b}'" for a, b in read.corrections)
     focus = None
     if family is Family.SUPERVISED:
-        choice = _supervised_target(read, explicit, absent, matches, profile)
+        choice = supervised_target(read, explicit, absent, matches, profile)
         task, why = supervised_type(read, profile, choice.column)
     else:
         choice = TargetChoice(None, 1.0, "none: an unsupervised task works on all the columns")
-        task, why = _FAMILY_TASK[family], "nothing to predict"
+        task, why = FAMILY_TASK[family], "nothing to predict"
         focus = focus_column(read, matches) if family is Family.EXPLORATION else None
     reasons["target"] = choice.reason
-    reasons["task_type"] = f"{task.value.replace('_', ' ')}: {_evidence(scores, family)}; {why}"
+    reasons["task_type"] = f"{task.value.replace('_', ' ')}: {family_evidence(scores, family)}; {why}"
     asked = Constraint(kind=ConstraintKind.FOCUS, value=focus.column,
-                       reason=f"the goal asks what goes with {_target_reason(focus)}") if focus else None
+                       reason=f"the goal asks what goes with {target_reason(focus)}") if focus else None
     return compose_intent(goal, profile, task, choice.column, reasons, task_confidence * choice.confidence,
                           focus=asked)
 
@@ -1313,7 +1314,7 @@ def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: s
     ``focus`` is the column an exploration relates the others to."""
     reasons = dict(reasons)
     constraints = (parse_constraints(goal, task) + ([focus] if focus else [])
-                   + column_constraints(goal, lambda phrase: _column_named(phrase, profile)))
+                   + column_constraints(goal, lambda phrase: column_named(phrase, profile)))
     for c in constraints:
         several = c.kind in {ConstraintKind.EXCLUDE_FAMILY, ConstraintKind.METRIC}  # one reason per value
         reasons[f"constraint.{c.kind}" + (f".{c.value}" if several else "")] = c.reason
@@ -1327,19 +1328,19 @@ def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: s
     )
 
 
-def _column_named(phrase: str, profile: DatasetProfile) -> str | None:
+def column_named(phrase: str, profile: DatasetProfile) -> str | None:
     """The column a short phrase of the goal names ("the size", "zip code"), by the same matching as the target."""
     found = [m for m in column_matches(read_goal(phrase, profile), profile)
              if m.kind not in {MatchKind.VALUE, MatchKind.CLASSES} and m.score >= MATCH_SCORE[MatchKind.PARTIAL]]
     return max(found, key=lambda m: m.score).column if found else None
 
 
-def _supervised_target(read: Goal, explicit: Match | None, absent: str | None, matches: list[Match],
+def supervised_target(read: Goal, explicit: Match | None, absent: str | None, matches: list[Match],
                        profile: DatasetProfile) -> TargetChoice:
     """A designated column ("target is X") wins over one the goal mentions; a designated absent one is kept so
     validation can say it is missing."""
     if explicit:
-        return TargetChoice(explicit.column, explicit.score, _target_reason(explicit))
+        return TargetChoice(explicit.column, explicit.score, target_reason(explicit))
     if absent:
         return TargetChoice(absent, 0.3, f"the goal designates '{absent}' as the target, but no column matches it")
     return choose_target(read, matches, verb_positions(read), profile)
@@ -1359,7 +1360,7 @@ def supervised_type(read: Goal, profile: DatasetProfile, target_name: str | None
         "there is no time column to forecast along" if not profile.time_column else "the target is not numeric")
 
 
-def _evidence(scores: dict[Family, list[tuple[str, float]]], family: Family) -> str:
+def family_evidence(scores: dict[Family, list[tuple[str, float]]], family: Family) -> str:
     said = [phrase for phrase, _ in scores.get(family, [])]
     return f"the goal says {', '.join(repr(s) for s in said)}" if said else "the goal names a column and nothing else"
 
@@ -1435,7 +1436,7 @@ def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     issues = _type_issues(intent.task_type, target)
     if target.missing_ratio >= TARGET_GAPS:
         issues.append(_warning("target_missing_values", f"'{target.name}' is missing in {target.missing} rows "
-                               f"({_percent(target.missing_ratio)}); those rows cannot be used for training."))
+                               f"({percent(target.missing_ratio)}); those rows cannot be used for training."))
     if intent.task_type.classification and target.unique >= 2:
         issues += _imbalance(target)
     return issues
@@ -1447,10 +1448,10 @@ def _feature_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue
     if intent.task_type in {TaskType.EXPLORATORY_ANALYSIS, TaskType.TIME_SERIES_FORECASTING}:
         return []
     others = [c for c in profile.columns if c.name != intent.target and c.count]
-    unusable = _NOT_FEATURES if intent.task_type.supervised else _NOT_FEATURES | {SemanticType.DATETIME}
+    unusable = NEVER_FEATURES if intent.task_type.supervised else NEVER_FEATURES | {SemanticType.DATETIME}
     if not others or any(c.semantic_type not in unusable and c.unique > 1 for c in others):
         return []
-    listed = _names([f"{c.name} ({'constant' if c.unique <= 1 else _KIND_NAMES[c.semantic_type]})" for c in others])
+    listed = shortlist([f"{c.name} ({'constant' if c.unique <= 1 else KIND_NAMES[c.semantic_type]})" for c in others])
     aim = f"predict '{intent.target}' from" if intent.target else "learn from"
     return [_error("no_features", f"There is nothing to {aim}: every column is an identifier, free text, a contact "
                    f"detail{'' if intent.target else ', a date'} or constant ({listed}). Add columns that measure or "
@@ -1484,18 +1485,18 @@ def _missing_target_message(name: str, profile: DatasetProfile) -> str:
 
 
 def _type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
-    if target.semantic_type in _UNPREDICTABLE:
-        kind = _KIND_NAMES[target.semantic_type] + (", a different value on nearly every row"
+    if target.semantic_type in UNPREDICTABLE:
+        kind = KIND_NAMES[target.semantic_type] + (", a different value on nearly every row"
                                                     if target.semantic_type is SemanticType.ID else "")
-        return [_error("target_unusable", f"'{target.name}' holds {kind} ({_class_list(target, 3)}): nothing a "
+        return [_error("target_unusable", f"'{target.name}' holds {kind} ({class_list(target, 3)}): nothing a "
                        f"model can learn to predict. Name the column whose value you want predicted.")]
     if task.supervised and not task.classification and not holds_numbers(target):
         return [_error("target_not_numeric", f"Regression needs a numeric target, but '{target.name}' is "
-                       f"{target.semantic_type.value} ({_class_list(target)}). Ask to classify it instead.")]
+                       f"{target.semantic_type.value} ({class_list(target)}). Ask to classify it instead.")]
     if not task.classification:
         return []
     if target.unique == 1:
-        return [_error("single_class", f"'{target.name}' has a single class ('{_class_list(target)}'): there is "
+        return [_error("single_class", f"'{target.name}' has a single class ('{class_list(target)}'): there is "
                        f"nothing to tell apart.")]
     if holds_numbers(target) and target.unique > MAX_NUMERIC_CLASSES:
         return [_error("target_not_categorical", f"Classification needs classes, but '{target.name}' is a number "
@@ -1521,7 +1522,7 @@ def _imbalance(target: ColumnProfile) -> list[IntentIssue]:
     if share >= (BINARY_MINORITY if target.unique == 2 else 0.5 / target.unique):
         return []
     return [_warning("class_imbalance", f"'{target.name}' is imbalanced: the smallest class ({name}) holds "
-                     f"{_percent(share)} of the rows; accuracy will flatter the model, prefer balanced metrics.")]
+                     f"{percent(share)} of the rows; accuracy will flatter the model, prefer balanced metrics.")]
 
 
 def _leakage_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]:
