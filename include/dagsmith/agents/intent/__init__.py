@@ -159,7 +159,8 @@ TIE_ORDER = (Family.ANOMALY, Family.CLUSTERING, Family.REDUCTION, Family.EXPLORA
 
 #: Phrases that make a supervised goal about the future; with a time column that means forecasting.
 _FUTURE = re.compile(r"\b(forecast\w*|future|ahead|upcoming|horizon|tomorrow|"
-                     r"(?:next|coming|following)\s+(?:\d+\s+|few\s+)?(?:days?|weeks?|months?|quarters?|years?|seasons?|periods?))\b")
+                     r"(?:next|coming|following)\s+(?:\d+\s+|few\s+)?"
+                     r"(?:days?|weeks?|months?|quarters?|years?|seasons?|periods?))\b")
 #: Words that settle classification against regression outright, whatever the target looks like.
 FORCE_CLASSIFICATION = frozenset(stems_of("classify classification classifier categorise categorize binary multiclass"))
 FORCE_REGRESSION = frozenset(stems_of("regression regressor regress continuous"))
@@ -190,7 +191,8 @@ class Synonym:
 #: (goal words, column-name words, values the column must hold). "default" names a column 'Status' only when
 #: it holds good/bad; "sell for" names 'Sale_Price'.
 SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
-    ("churn leave quit resign cancel unsubscribe drop terminate attrition defect exit retain retention stay lose lost walk",
+    ("churn leave quit resign cancel unsubscribe drop terminate attrition defect exit retain retention stay lose lost "
+     "walk",
      "churn exited attrition", ""),
     ("buy buyer purchase purchaser", "purchase purchased buy", ""),
     ("price cost worth value expensive cheap sell", "price saleprice cost value medv", ""),
@@ -279,7 +281,7 @@ class Goal:
     stems: tuple[str, ...]
     features_from: int  # index of the first word after "based on"/"from"/... (len(words) when there is none)
     corrections: tuple[tuple[str, str], ...]
-    asides: frozenset[int] = frozenset()  # words of a list in parentheses: examples or classes, not the column asked for
+    asides: frozenset[int] = frozenset()  # words of a parenthesised list: examples or classes, not the column asked for
     question: bool = False  # the goal asks a question about the rows that a prediction answers
 
     def said(self, start: int, end: int) -> str:
@@ -1199,7 +1201,8 @@ def _type_conversion(view: DataView) -> StageDecision | None:
     if not stored:
         return None
     if view.target and view.target.name in stored and not view.task.classification:
-        return Stage.TYPE_CONVERSION, True, f"the target {view.target.name} is numbers stored as text{stray(view.target)}"
+        return (Stage.TYPE_CONVERSION, True,
+                f"the target {view.target.name} is numbers stored as text{stray(view.target)}")
     return Stage.TYPE_CONVERSION, False, f"{shortlist(stored)} stored as text"
 
 
