@@ -13,14 +13,24 @@ import difflib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 
 from dagsmith.agents.column_requests import column_constraints, excluded_columns
+from dagsmith.agents.intent.columns import (
+    CATEGORY_TYPES,
+    KIND_NAMES,
+    NEVER_FEATURES,
+    UNPREDICTABLE,
+    holds_numbers,
+    is_numeric,
+)
+from dagsmith.agents.intent.lexicon import CLAUSE_BREAKS, NEGATIONS, TASK_PHRASES, Family, stems_of
+from dagsmith.agents.intent.mentions import STRONG_MATCH, MatchKind, column_matches, column_named, explicit_target
+from dagsmith.agents.intent.reading import Goal, find_phrase, read_goal
+from dagsmith.agents.intent.target import TargetChoice, focus_column, supervised_target, target_reason
+from dagsmith.agents.intent.wording import class_list, counted, percent, shortlist, stray
 from dagsmith.agents.model_mentions import mentions
-from dagsmith.agents.profiler.semantic import NOT_FEATURES
 from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import ordered
-from dagsmith.text import stem, words
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import (
     AmbiguousGoal,
@@ -28,119 +38,17 @@ from dagsmith.models.intent import (
     ConstraintKind,
     Intent,
     IntentIssue,
-    InvalidIntent,
     IssueLevel,
 )
 from dagsmith.models.profile import ColumnProfile, DatasetProfile, SemanticType
+from dagsmith.text import stem, words
 
 __all__ = ["detect_intent", "understand", "validate_intent"]
 
-# --------------------------------------------------------------------------------------------- words
-
-def stems_of(text: str) -> tuple[str, ...]:
-    return tuple(stem(w) for w in words(text))
-
-
-#: Function words and everyday verbs: never a column the user names, never a task signal.
-STOPWORDS = frozenset(stems_of(
-    "a an the of to in on at for by with from as and or but if then than so that this these those it its "
-    "is are was were be been being am do does did done have has had having will would shall should can could "
-    "may might must i me my we us our you your they them their he she his her there here what which who whom "
-    "whose when where how all any each every some many much more most less least few very just only also not "
-    "no yes please want wanna need like help use try make build create train fit run find know see show tell "
-    "give get let go going gonna about into over under up down out off again per based one ones such other "
-    "else something anything thing things way able new good best better well really hi hello hey thanks ok "
-    "okay lets using given our data dataset table file frame across among between within throughout during"
-))
-#: Nouns that name the rows or the idea of a target, not a column: "predict which customers leave".
-GENERIC_NOUNS = frozenset(stems_of(
-    "customer client user employee staff worker people person patient applicant borrower passenger row record "
-    "sample observation instance item entry case house home property diamond penguin flower plant car wine oil "
-    "concrete mixture bird animal company business value outcome target label class category type kind group "
-    "result variable column field feature model future next someone one month week year day time period member "
-    "subscriber"
-))
-#: Words between two named columns that mean the goal asks for both ("price and cut").
-CONJUNCTIONS = frozenset(stems_of("and or plus also well as both either the a an its their of"))
-JOINING_WORDS = frozenset(stems_of("and or plus both either"))
-#: The most goal words, small ones included, read as one run-together column name.
-RUN_TOGETHER_WORDS = 7
-#: Words that lead a column's mention without naming another thing ("and also the number of rooms").
-QUANTITY_WORDS = frozenset(stems_of("number amount count total level rate share percentage quantity"))
-#: Words between a verb and its object ("cancel their contract", "default on the loan").
-OBJECT_LINKS = frozenset(stems_of("the a an their his her its my our your on with of"))
-#: Words skipped when looking for the noun a task verb governs ("predict whether the customer will ...").
-SKIPPABLE = frozenset(stems_of("the a an my our your their his her its this that these those which what whether if who "
-                             "will would is are be going gonna to likely how much many"))
-NEGATIONS = frozenset(stems_of("no not without avoid exclude excluding except never dont doesnt nor instead rather"))
-#: Words that start a new clause, ending the reach of a negation.
-CLAUSE_BREAKS = frozenset(("and", "but", "then", "while", "although", "though", "however"))
-
-# --------------------------------------------------------------------------------------------- task rules
-
-
-class Family(StrEnum):
-    """What kind of answer the goal asks for, before the profile refines it into a TaskType."""
-
-    SUPERVISED = "predict a column"
-    CLUSTERING = "group similar rows"
-    REDUCTION = "reduce the columns to a few components"
-    ANOMALY = "find unusual rows"
-    EXPLORATION = "explore the data"
-
-
-#: Task words by family and weight, matched on word stems (so "predicting" counts as "predict"). Unambiguous
-#: words weigh 3, ordinary task verbs 2, hints that need company 1.
-TASK_RULES: dict[Family, dict[float, str]] = {
-    Family.SUPERVISED: {
-        3: "classify, classification, classifier, regression, regressor, regress",
-        2: "predict, prediction, predictive, forecast, categorise, categorize, supervised, who will, tell apart, "
-           "distinguish, diagnose, anticipate, foresee",
-        1.5: "estimate, estimation, whether, likelihood, probability, guess, driver, how much, how many, how heavy, "
-             "how big, how large, how long, how tall, how high, how old, how strong, how fast, how far",
-        1: "likely to, about to, chance, risk of, determine, identify, why, model, target, label, flag, screen",
-        0.5: "will",
-    },
-    Family.CLUSTERING: {
-        3: "cluster, segmentation, k means, kmeans",
-        2.5: "segment",
-        2: "grouping, persona, archetype, fall into",
-        1.5: "group, group similar, cohort, partition",
-        1: "into groups, similar, unsupervised, distinct type",
-    },
-    Family.REDUCTION: {
-        3: "dimensionality, pca, principal component, t sne, tsne, umap, svd",
-        2: "dimension, compress, compression, embed, embedding, low dimensional",
-        1.5: "2 d, two dimensions, high dimensional, latent, fewer columns, two axes, 2 axes, map onto, project onto",
-        1: "reduce, component, projection",
-    },
-    Family.ANOMALY: {
-        3: "anomaly, anomalous, outlier",
-        2.5: "unusual, weird, abnormal, suspicious, fraud, fraudulent, atypical",
-        2: "strange, odd, novelty, irregular, stand out",
-        1.5: "deviate, deviation, doesnt fit, dont fit, does not fit, do not fit, glitch",
-        1: "rare",
-    },
-    Family.EXPLORATION: {
-        3: "explore, exploration, exploratory, eda, whats in, what is in",
-        2.5: "describe, descriptive, summarise, summarize, summary, overview, get to know, tell me about, audit, "
-             "what drives, what affects, what influences, what explains, factors behind, "
-             "related to, relates to, associated with, association with, relationship with, correlated with, "
-             "correlations with, which factors, what factors, factors that, factors influencing, factors affecting",
-        2: "insight, statistic, stats, profile",
-        1.5: "understand, distribution, correlation, correlated, investigate, inspect",
-        1: "relationship, pattern, look at, analyse, analyze, analysis, visualise, visualize, plot, chart, "
-           "missing values",
-    },
-}
 #: "Outliers" beside other analyses ("distributions, correlations and outliers") asks for a list per column in an
 #: exploration, not for rows to score.
 OUTLIER_STEM = stem("outliers")
-#: Words after which an exploratory goal names the column the others are related to ("what drives weekly hours").
-FOCUS_PHRASES = tuple(stems_of(phrase) for phrase in (
-    "drives", "drive", "affects", "affect", "influences", "influence", "determines", "explains", "behind",
-    "related to", "relates to", "associated with", "association with", "relationship with", "correlated with",
-    "correlations with", "impact on", "effect on"))
+
 #: Below this total no family has been asked for: the goal is a question back to the user.
 MIN_TASK_SCORE = 0.5
 #: What naming a column adds to "predict it": enough for a bare "churn?", less than any task word.
@@ -169,403 +77,8 @@ CLASSIFICATION_HINTS = frozenset(stems_of("whether class category which kind lab
 REGRESSION_HINTS = frozenset(stems_of("how much many amount number quantity level value estimate"))
 
 
-TASK_PHRASES: tuple[tuple[Family, tuple[str, ...], float], ...] = tuple(
-    (family, stems_of(phrase), weight)
-    for family, by_weight in TASK_RULES.items()
-    for weight, phrases in by_weight.items()
-    for phrase in phrases.split(", ")
-)
-
-# --------------------------------------------------------------------------------------------- target rules
-
-
-@dataclass(frozen=True)
-class Synonym:
-    """Goal words that name a column whose name is different; ``values`` restricts it to columns holding them."""
-
-    goal: frozenset[str]
-    column: frozenset[str]
-    values: frozenset[str] = frozenset()
-
-
-#: (goal words, column-name words, values the column must hold). "default" names a column 'Status' only when
-#: it holds good/bad; "sell for" names 'Sale_Price'.
-SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
-    ("churn leave quit resign cancel unsubscribe drop terminate attrition defect exit retain retention stay lose lost "
-     "walk",
-     "churn exited attrition", ""),
-    ("buy buyer purchase purchaser", "purchase purchased buy", ""),
-    ("price cost worth value expensive cheap sell", "price saleprice cost value medv", ""),
-    ("default repay repayment pay creditworthy creditworthiness risk risky bad good loan", "status class default",
-     "good bad default paid"),
-    ("survive survival die death dead live alive", "survived survive survival dead", ""),
-    ("kind breed variety", "species variety", ""),
-    ("cultivar variety grape winery producer origin", "cultivar variety", ""),
-    ("malignant benign cancer tumour tumor diagnose diagnosis", "diagnosis malignant", ""),
-    ("progression progress severity disease", "progression", ""),
-    ("strength strong", "strength", ""),
-    ("income salary wage earning earnings", "income wage salary earnings", ""),
-    ("heavy weigh weight mass", "mass weight", ""),
-    ("where origin provenance region", "region origin", ""),
-    ("unemployment unemployed jobless", "unemploy unemployment", ""),
-    ("spending consumption expenditure", "pce consumption spending", ""),
-    ("fuel efficiency mileage consumption", "mpg", ""),
-    ("home house value", "medv", ""),
-)
-SYNONYMS = tuple(
-    Synonym(frozenset(stems_of(goal)), frozenset(stems_of(column)), frozenset(stems_of(values)))
-    for goal, column, values in SYNONYM_TABLE
-)
-SYNONYM_TEXTS = tuple(goal for goal, _, _ in SYNONYM_TABLE)
-#: Units and filler inside column names ("bill_length_mm", "sepal length (cm)"): never how a user names it.
-NAME_NOISE = frozenset(stems_of("cm mm kg g lb lbs km pct usd num of the in per is has"))
-#: Values too common to point at one column when a goal mentions them.
-COMMON_VALUES = frozenset(stems_of("yes no true false none other others unknown good bad normal typical average "
-                                 "high low new old standard regular fair"))
-
-
-class MatchKind(StrEnum):
-    """How a column was found in the goal, best first; the score is how sure that makes us."""
-
-    EXPLICIT = "explicit"
-    EXACT = "exact"
-    SYNONYM = "synonym"
-    DERIVED = "derived"
-    ABBREVIATION = "abbreviation"
-    ACRONYM = "acronym"
-    PARTIAL = "partial"
-    CLASSES = "classes"
-    VALUE = "value"
-    FUZZY = "fuzzy"
-    PROFILE = "profile"
-
-
-MATCH_SCORE = {
-    MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.DERIVED: 0.85,
-    MatchKind.ABBREVIATION: 0.7,
-    MatchKind.ACRONYM: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.CLASSES: 0.9, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5,
-    MatchKind.PROFILE: 0.45,
-}
-#: Matches this good name a column outright: enough for a goal that is only a column name, and two of them
-#: joined by "and" are two targets.
-STRONG_MATCH = MATCH_SCORE[MatchKind.SYNONYM]
-#: How much less a partial mention scores when it covers none of the name's other words ('year' for Year_Remod_Add
-#: against 'year ... built' for Year_Built).
-PARTIAL_SPREAD = 0.1
-#: difflib similarity a misspelt word needs to count as a task word or a column name.
-FUZZY_CUTOFF = 0.84
-
-#: "target is Sale_Price", "label: species", "Exited as the target", "predict the column 'churn'".
-_EXPLICIT_TARGET = (
-    re.compile(r"\b(?:target|label|outcome|response|dependent variable|y)(?:\s+(?:column|variable|field))?"
-               r"\s*(?:is|=|:|should be|will be)\s*[\"'`]?([\w.()/ -]+?)[\"'`]?\s*(?:[,;.!?]|$)", re.I),
-    re.compile(r"[\"'`]?([\w.()/-]+)[\"'`]?\s+(?:column\s+)?as\s+(?:the\s+|my\s+)?(?:target|label|outcome)\b", re.I),
-    re.compile(r"\bcolumn\s+[\"'`]([^\"'`]+)[\"'`]", re.I),
-)
-#: Where the goal starts listing inputs: a column after these is a feature, not the target. "look at" opens the
-#: inputs only after the goal has said something else ("who has insurance? look at age and education").
-_FEATURE_MARKER = re.compile(r"\b(?:based on|base (?:it|this|that) on|using|from|given|by looking at|according to|"
-                             r"as features|with features|considering|taking into account|(?<=\w )look(?:ing)? at)\b")
-#: A question about the rows that a prediction answers: yes/no ("does ...?", "was ...?") or who/which.
-_QUESTION = re.compile(r"^\s*(?:does|do|did|is|are|was|were|will|would|can|could|has|have|who|which)\b[^?]*\?")
-
-
-# --------------------------------------------------------------------------------------------- the goal, read once
-
-
-@dataclass(frozen=True)
-class Goal:
-    """The goal as the rules see it: its words, their stems (typos fixed), and where the inputs start."""
-
-    words: tuple[str, ...]
-    stems: tuple[str, ...]
-    features_from: int  # index of the first word after "based on"/"from"/... (len(words) when there is none)
-    corrections: tuple[tuple[str, str], ...]
-    asides: frozenset[int] = frozenset()  # words of a parenthesised list: examples or classes, not the column asked for
-    question: bool = False  # the goal asks a question about the rows that a prediction answers
-
-    def said(self, start: int, end: int) -> str:
-        return " ".join(self.words[start:end])
-
-
-def _vocabulary() -> dict[str, str]:
-    """Stem -> word as the rules write it, for every task and synonym word long enough to be misspelt."""
-    phrases = [p for by_weight in TASK_RULES.values() for ps in by_weight.values() for p in ps.split(", ")]
-    written = [w for text in (*phrases, *SYNONYM_TEXTS) for w in words(text)]
-    return {stem(w): w for w in written if len(stem(w)) >= 4}
-
-
-VOCABULARY = _vocabulary()
-#: Stems of the task words: never read as an abbreviated column name ("predict" is no 'pred' column).
-TASK_STEMS = frozenset(s for _, phrase, _ in TASK_PHRASES for s in phrase)
-
-
-def similar(a: str, b: str) -> bool:
-    """Typo-tolerant equality: one swap of neighbouring letters ("prcie"), or difflib similarity >= FUZZY_CUTOFF
-    between words whose lengths differ by one letter at most ("forest" is no typo of "forecast")."""
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        if len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]:
-            return True
-    return difflib.SequenceMatcher(None, a, b).ratio() >= FUZZY_CUTOFF
-
-
-def _spelling_fix(s: str) -> str | None:
-    """The vocabulary stem a misspelt stem was meant to be. A word that extends another ('personal', 'persona') is a
-    different word, not a typo."""
-    close = [v for v in VOCABULARY if similar(s, v) and not (s.startswith(v) or v.startswith(s))]
-    return max(close, key=lambda v: (difflib.SequenceMatcher(None, s, v).ratio(), v), default=None)
-
-
-def read_goal(text: str, profile: DatasetProfile) -> Goal:
-    """Split the goal into words and stems, fixing misspelt task words ("predcit", "clasify") but no column names."""
-    known = {*VOCABULARY, *STOPWORDS, *GENERIC_NOUNS, *(s for name in column_names(profile) for s in name.stems)}
-    tokens, asides = _tokens_and_asides(text)
-    stems: list[str] = []
-    corrections: list[tuple[str, str]] = []
-    for word in tokens:
-        s = stem(word)
-        fix = _spelling_fix(s) if len(s) >= 5 and s.isalpha() and s not in known else None
-        if fix:
-            corrections.append((word, VOCABULARY[fix]))
-        stems.append(fix or s)
-    marker = _FEATURE_MARKER.search(" ".join(tokens))
-    features_from = len(" ".join(tokens)[: marker.start()].split()) if marker else len(tokens)
-    question = any(_QUESTION.match(sentence) for sentence in re.split(r"(?<=[.!?])\s+", text))
-    return Goal(tuple(tokens), tuple(stems), features_from, tuple(corrections), asides, question)
-
-
-def _tokens_and_asides(text: str) -> tuple[list[str], frozenset[int]]:
-    """The goal's words, and which of them are in a parenthesised list ("(red-tailed, sharp-shinned or Cooper's)");
-    a single name in parentheses ("(tenure)") is the user pointing at a column and stays a mention."""
-    tokens: list[str] = []
-    asides: set[int] = set()
-    for part in re.split(r"(\([^()]*\))", text):
-        found = words(part)
-        if part.startswith("(") and re.search(r",|\bor\b|\band\b", part):
-            asides.update(range(len(tokens), len(tokens) + len(found)))
-        tokens += found
-    return tokens, frozenset(asides)
-
-
-def find_phrase(stems: tuple[str, ...], phrase: tuple[str, ...]) -> list[int]:
-    n = len(phrase)
-    return [i for i in range(len(stems) - n + 1) if stems[i : i + n] == phrase]
-
-
 def _negated(stems: tuple[str, ...], at: int, window: int = 3) -> bool:
     return any(s in NEGATIONS for s in stems[max(0, at - window) : at])
-
-
-def verb_positions(goal: Goal) -> list[int]:
-    """Where the goal asks for a prediction: the target is usually the column named right after these words."""
-    return sorted(at for family, phrase, _ in TASK_PHRASES if family is Family.SUPERVISED
-                  for at in find_phrase(goal.stems, phrase))
-
-
-# --------------------------------------------------------------------------------------------- columns named
-
-
-@dataclass(frozen=True)
-class ColumnName:
-    column: ColumnProfile
-    stems: tuple[str, ...]  # content stems of the name ("Sale_Price" -> sale, pric)
-    spelled: tuple[str, ...]  # the same words as written (sale, price)
-    joined: str  # the name's letters run together ("saleprice")
-
-    @property
-    def written(self) -> Iterable[tuple[str, str]]:
-        return zip(self.stems, self.spelled, strict=True)
-
-
-def column_names(profile: DatasetProfile) -> list[ColumnName]:
-    names = []
-    for column in profile.columns:
-        spelled = [(stem(w), w) for w in words(column.name)]
-        content = [(s, w) for s, w in spelled if s not in NAME_NOISE and not s.isdigit()] or spelled
-        names.append(ColumnName(column, tuple(s for s, _ in content), tuple(w for _, w in content),
-                                "".join(w for _, w in spelled)))
-    return names
-
-
-@dataclass(frozen=True)
-class Match:
-    column: str
-    kind: MatchKind
-    start: int
-    end: int
-    said: str  # the goal's words that matched
-    penalty: float = 0.0  # a partial mention covering less of the name scores lower
-
-    @property
-    def score(self) -> float:
-        return MATCH_SCORE[self.kind] - self.penalty
-
-
-def _abbreviates(column_word: tuple[str, str], goal_word: tuple[str, str]) -> bool:
-    """'crim' for crime, 'pop' for population (prefixes); 'hwy' for highway, 'avg' for average (consonant skeletons).
-
-    Both words come as (stem, as written): prefixes compare stems, skeletons compare the letters as written.
-    """
-    (short, letters), (stemmed, word) = column_word, goal_word
-    if len(short) < 3 or short in STOPWORDS or short[0] != word[0]:
-        return False
-    if len(stemmed) > len(short) and stemmed.startswith(short):
-        return True
-    rest = iter(word)
-    return len(word) > len(letters) and sum(ch in "aeiou" for ch in letters) <= 1 and all(ch in rest for ch in letters)
-
-
-def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
-    """Exact, abbreviated and partial mentions of one column's name."""
-    column, stems, n = name.column.name, goal.stems, len(name.stems)
-    coverage = len(set(name.stems) & set(stems)) / n
-    for at in range(len(stems) - n + 1):
-        pairs = list(zip(name.written, zip(stems[at : at + n], goal.words[at : at + n], strict=True), strict=True))
-        if all(c[0] == g[0] for c, g in pairs):
-            yield Match(column, MatchKind.EXACT, at, at + n, goal.said(at, at + n))
-        elif n > 1 and all(c[0] == g[0] or _abbreviates(c, g) for c, g in pairs):  # "overall condition": Overall_Cond
-            yield Match(column, MatchKind.ABBREVIATION, at, at + n, goal.said(at, at + n))
-    for at, (s, word) in enumerate(zip(stems, goal.words, strict=True)):
-        if s in STOPWORDS:
-            continue
-        if len(name.joined) >= 4 and s == stem(name.joined):
-            yield Match(column, MatchKind.EXACT, at, at + 1, word)
-        elif len(name.spelled) == 1 and _derived(s, stem(name.joined)):  # "smoker" for smoke, "lefty" for left
-            yield Match(column, MatchKind.DERIVED, at, at + 1, word)
-        elif joined := _run_together(name, goal, at):  # "low birth weight": lowbirthweight
-            yield Match(column, MatchKind.EXACT, at, joined, goal.said(at, joined))
-        elif s not in TASK_STEMS and any(_abbreviates(c, (s, word)) for c in name.written):
-            yield Match(column, MatchKind.ABBREVIATION, at, at + 1, word)
-        elif s in name.stems and len(s) >= 3:
-            yield Match(column, MatchKind.PARTIAL, at, at + 1, word, PARTIAL_SPREAD * (1 - coverage))
-    for c in name.stems:  # acronyms: "pce" for personal consumption expenditures
-        n = len(c)
-        for at in range(len(stems) - n + 1) if 3 <= n <= 5 and c.isalpha() else ():
-            span = stems[at : at + n]
-            if "".join(w[0] for w in span) == c and all(len(w) > 2 and w not in STOPWORDS for w in span):
-                yield Match(column, MatchKind.ACRONYM, at, at + n, goal.said(at, at + n))
-
-
-#: Endings that make a word of a name without changing what it is about: who does it, of that kind.
-DERIVATION_ENDINGS = frozenset({"er", "r", "or", "ist", "i", "ie", "ier"})
-
-
-def _derived(word: str, name: str) -> bool:
-    """One stem is the other plus a derivational ending ("smoker"/"smoke", "lefty"/"left"), both at least 4 letters."""
-    shorter, longer = sorted((word, name), key=len)
-    return len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter):] in DERIVATION_ENDINGS
-
-
-def _run_together(name: ColumnName, goal: Goal, at: int) -> int | None:
-    """Where goal words starting at ``at`` spell a one-word name, as written or by their stems, small words between
-    allowed: "low birth weight" for lowbirthweight, "signs up for the newsletter" for signupnewsletter."""
-    if len(name.spelled) != 1 or len(name.joined) < 6:
-        return None
-    rest, used = name.joined, 0
-    for end in range(at, min(at + RUN_TOGETHER_WORDS, len(goal.words))):
-        piece = next((p for p in (goal.words[end], goal.stems[end]) if rest.startswith(p)), None)
-        if piece:
-            rest, used = rest[len(piece):], used + 1
-            if not rest:
-                return end + 1 if used >= 2 else None
-        elif end == at or goal.stems[end] not in STOPWORDS:
-            return None
-    return None
-
-
-def _synonym_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
-    values = {stem(v.value.lower()) for v in name.column.top_values}
-    for synonym in SYNONYMS:
-        if not (set(name.stems) | {name.joined}) & synonym.column:
-            continue
-        if synonym.values and not values & synonym.values:
-            continue
-        for at, s in enumerate(goal.stems):
-            if s in synonym.goal:
-                yield Match(name.column.name, MatchKind.SYNONYM, at, at + 1, goal.words[at])
-
-
-def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
-    """A goal word that is a class of exactly one categorical column ("is the tumour malignant?"); two or more of
-    one column's classes, short codes included, name it as strongly as a synonym ("well (WS) or poorly (PS)")."""
-    owners: dict[str, set[str]] = {}
-    classes: dict[str, set[str]] = {}  # column -> the stems of its one-word values
-    for column in profile.columns:
-        if column.unique <= 50 and column.semantic_type in CLASS_TYPES:
-            for value in column.top_values:
-                stems = stems_of(value.value)
-                for s in stems:
-                    if len(s) >= 4 and s not in COMMON_VALUES and s not in STOPWORDS:
-                        owners.setdefault(s, set()).add(column.name)
-                if len(stems) == 1 and len(stems[0]) >= 2 and stems[0].isalpha() and stems[0] not in STOPWORDS:
-                    classes.setdefault(column.name, set()).add(stems[0])
-    for column, values in classes.items():
-        said = [at for at, s in enumerate(goal.stems) if s in values]
-        if len({goal.stems[at] for at in said}) >= 2:
-            for at in said:
-                yield Match(column, MatchKind.CLASSES, at, at + 1, goal.words[at])
-    for at, s in enumerate(goal.stems):
-        if len(owners.get(s, ())) == 1:
-            yield Match(next(iter(owners[s])), MatchKind.VALUE, at, at + 1, goal.words[at])
-
-
-def _fuzzy_matches(names: list[ColumnName], goal: Goal) -> Iterable[Match]:
-    """Last resort for misspelt names ("survivd", "prcie")."""
-    for at, (word, s) in enumerate(zip(goal.words, goal.stems, strict=True)):
-        if len(word) < 4 or s in STOPWORDS or s in GENERIC_NOUNS or s in VOCABULARY:
-            continue
-        for name in names:
-            spelled = [w for w in (*words(name.column.name), name.joined) if len(w) >= 4]
-            if any(similar(word, w) for w in spelled):
-                yield Match(name.column.name, MatchKind.FUZZY, at, at + 1, word)
-
-
-def _objects_of_synonyms(matches: list[Match], stems: tuple[str, ...]) -> set[Match]:
-    """Columns named as the object of a synonym ("cancel their contract", "leave the company"): not targets."""
-    synonyms = [m for m in matches if m.kind is MatchKind.SYNONYM]
-    return {
-        m for m in matches for s in synonyms
-        if s.column != m.column and s.end <= m.start <= s.end + 2 and set(stems[s.end : m.start]) <= OBJECT_LINKS
-    }
-
-
-def _nested(matches: list[Match]) -> set[Match]:
-    """Mentions inside a longer mention of another column's whole name: 'condition' in 'overall condition'."""
-    whole = [m for m in matches if m.end - m.start > 1 and m.kind in {MatchKind.EXACT, MatchKind.ABBREVIATION}]
-    return {
-        m for m in matches for w in whole
-        if w.column != m.column and w.start <= m.start and m.end <= w.end and m.end - m.start < w.end - w.start
-    }
-
-
-def column_matches(goal: Goal, profile: DatasetProfile) -> list[Match]:
-    """Every mention of a column in the goal, by name, synonym, abbreviation or class value; fuzzy only if none."""
-    names = column_names(profile)
-    found = [m for name in names for m in (*_span_matches(name, goal), *_synonym_matches(name, goal))]
-    found = [m for m in found if m.start not in goal.asides]  # "(red-tailed, sharp-shinned)" lists classes
-    found += _value_matches(profile, goal)
-    dropped = _objects_of_synonyms(found, goal.stems) | _nested(found)
-    return [m for m in found if m not in dropped] or list(_fuzzy_matches(names, goal))
-
-
-def explicit_target(goal: str, profile: DatasetProfile) -> tuple[Match | None, str | None]:
-    """A column named as "target is X" / "X as the target" / quoted: (its match, or the name when absent)."""
-    by_letters = {"".join(words(c.name)): c.name for c in profile.columns}
-    for pattern in _EXPLICIT_TARGET:
-        found = pattern.search(goal)
-        if not found:
-            continue
-        said = found.group(1).strip()
-        letters = "".join(words(said))
-        column = by_letters.get(letters) or next((c for key, c in by_letters.items() if similar(letters, key)), None)
-        return (Match(column, MatchKind.EXPLICIT, 0, 0, said), None) if column else (None, said)
-    return None, None
-
-
-# --------------------------------------------------------------------------------------------- task family
 
 
 def family_scores(goal: Goal, masked: set[int], named_target: bool = False) -> dict[Family, list[tuple[str, float]]]:
@@ -627,159 +140,6 @@ def vague_goal_question(goal: str, profile: DatasetProfile, why: str = "") -> st
     )
 
 
-# --------------------------------------------------------------------------------------------- target
-
-
-@dataclass(frozen=True)
-class TargetChoice:
-    column: str | None
-    confidence: float
-    reason: str
-
-
-def _chunk(stems: tuple[str, ...], at: int, end: int, verbs: list[int]) -> tuple[int, int]:
-    """The run of content words around a mention ("credit card balance"): one noun phrase."""
-    def inside(i: int) -> bool:
-        return 0 <= i < len(stems) and stems[i] not in STOPWORDS and i not in verbs
-    while inside(at - 1):
-        at -= 1
-    while inside(end):
-        end += 1
-    return at, end
-
-
-def _rank_key(match: Match, stems: tuple[str, ...], verbs: list[int]) -> tuple[float, int, int]:
-    """Best match first; then the noun phrase nearest after a task verb (before it costs 2); then its head word."""
-    start, end = _chunk(stems, match.start, match.end, verbs)
-    distance = min((start - v if start > v else v - end + 2 for v in verbs), default=start)
-    return -match.score, distance, -match.end
-
-
-def _two_targets(first: Match, second: Match, stems: tuple[str, ...]) -> bool:
-    """Two columns named as strongly and joined only by "and"/"or"/commas: the goal asks for both."""
-    if min(first.score, second.score) < STRONG_MATCH:
-        return False
-    left, right = sorted((first, second), key=lambda m: m.start)
-    between = set(stems[left.end : right.start])
-    return left.end <= right.start and between <= CONJUNCTIONS | QUANTITY_WORDS and bool(between & JOINING_WORDS)
-
-
-def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: DatasetProfile) -> TargetChoice:
-    """The column the goal names (nearest a task verb, inputs after "based on"/"from" aside), else the profile's.
-
-    A column also named among the inputs ("... from its sales volume") is one the user predicts from, not the target;
-    an identifier the goal's subject happens to name ("will the *customer* sign up ..." over `customer`) is who the
-    rows are, not what to predict, unless nothing else is named.
-    """
-    inputs = {m.column for m in matches if m.start >= goal.features_from}
-    # Inputs listed after the target's own words ("visits - predict them from age and income") are never the target;
-    # a goal that opens with its inputs ("from these readings, predict ...") names its target among them.
-    zone = [m for m in matches if m.start < goal.features_from] or (matches if goal.features_from == 0 else [])
-    zone = [m for m in zone if m.column not in inputs] or zone
-    zone = [m for m in zone if _predictable(profile.column(m.column))] or zone
-    if zone:
-        best = _named_target(goal, zone, verbs, profile)
-        return TargetChoice(best.column, best.score, target_reason(best))
-    named = named_but_absent(goal, verbs)
-    if named:
-        only = [c.name for c in profile.columns if c.name not in inputs and c.name != profile.time_column
-                and _predictable(c) and c.unique > 1]
-        if len(only) == 1:  # words can name nothing else ("forecast the wine sales" over `time` and `value`)
-            return TargetChoice(only[0], 0.6, f"the goal names '{named}' as what to predict; no column is called "
-                                              f"that, and '{only[0]}' is the only column there is to predict")
-        return TargetChoice(named, 0.3, f"the goal names '{named}' as what to predict, but no column matches it")
-    candidates = [c for c in profile.target_candidates if c.column not in inputs]
-    if candidates:
-        candidate = candidates[0]
-        why = "; ".join(candidate.reasons[:2]) or f"score {candidate.score:.2f}"
-        return TargetChoice(
-            candidate.column, MATCH_SCORE[MatchKind.PROFILE] * (0.5 + candidate.confidence / 2),
-            f"the goal names no column, so the profile's best target candidate is used ({why}); say which column "
-            f"to predict to be sure",
-        )
-    return TargetChoice(None, 0.2, "the goal names no column and the profile found no target candidate")
-
-
-def focus_column(goal: Goal, matches: list[Match]) -> Match | None:
-    """The column an exploration relates the others to: the one named nearest after "drives", "related to", ...;
-    else the only column the goal names outright ("explore price"). None when the goal names no single column."""
-    after = [at + len(phrase) for phrase in FOCUS_PHRASES for at in find_phrase(goal.stems, phrase)]
-    named = [m for m in matches if m.start >= min(after)] if after else []
-    if named:
-        return min(named, key=lambda m: _rank_key(m, goal.stems, after))
-    strong = {m.column: m for m in matches if m.score >= STRONG_MATCH}
-    return next(iter(strong.values())) if len(strong) == 1 else None
-
-
-def _predictable(column: ColumnProfile | None) -> bool:
-    return column is None or column.semantic_type not in UNPREDICTABLE
-
-
-def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: DatasetProfile) -> Match:
-    """The best-placed mention; an exact tie goes to the profile's favourite, or back to the user as a question."""
-    favourite = profile.target_candidates[0].column if profile.target_candidates else None
-    best: dict[str, Match] = {}
-    for m in sorted(zone, key=lambda m: (_rank_key(m, goal.stems, verbs), m.column != favourite)):
-        best.setdefault(m.column, m)
-    first, *rivals = best.values()
-    for rival in rivals:
-        tied = _rank_key(rival, goal.stems, verbs) == _rank_key(first, goal.stems, verbs) and first.column != favourite
-        if tied or _two_targets(first, rival, goal.stems):
-            raise AmbiguousGoal(
-                f"The goal could mean two columns to predict: '{first.column}' or '{rival.column}'. Which one "
-                f"should the model predict? One pipeline predicts one column; for both, plan one goal per column "
-                f"('predict {first.column}', then 'predict {rival.column}')."
-            )
-    return first
-
-
-def target_reason(match: Match) -> str:
-    how = {
-        MatchKind.EXPLICIT: "the goal designates it explicitly",
-        MatchKind.EXACT: "the goal names the column",
-        MatchKind.SYNONYM: "a synonym of its name",
-        MatchKind.DERIVED: "a word formed from its name",
-        MatchKind.ABBREVIATION: "its name abbreviates",
-        MatchKind.ACRONYM: "its name is the initials of",
-        MatchKind.PARTIAL: "part of its name is",
-        MatchKind.CLASSES: "the goal lists its classes, among them",
-        MatchKind.VALUE: "the goal mentions its class",
-        MatchKind.FUZZY: "a misspelling of its name, read as",
-    }[match.kind]
-    return f"{match.column}: {how}: '{match.said}'"
-
-
-def named_but_absent(goal: Goal, verbs: list[int]) -> str | None:
-    """The noun the task verb governs ("predict the revenue") when it is no everyday word: a column that isn't there.
-
-    Determiners, question words and nouns for the rows ("customers") are skipped; a preposition or a number ends
-    the search ("train a model in 5 minutes" names nothing).
-    """
-    if not verbs:
-        return None
-    for at in range(verbs[0] + 1, min(goal.features_from, len(goal.stems))):
-        s = goal.stems[at]
-        if s in SKIPPABLE or s in GENERIC_NOUNS or s in VOCABULARY:
-            continue
-        return goal.words[at] if s.isalpha() and s not in STOPWORDS and len(s) >= 3 else None
-    return None
-
-
-# --------------------------------------------------------------------------------------------- task type
-
-_NUMERIC_DTYPE = re.compile(r"^(u?int|float|Int|UInt|Float)\d*")
-CLASS_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN, SemanticType.TEXT}
-CATEGORY_TYPES = {SemanticType.CATEGORICAL, SemanticType.BOOLEAN}
-#: Columns no model learns from as they are: identifiers, free text and contact details (dates are left to the
-#: supervised pipeline, which reads them as features).
-NEVER_FEATURES = NOT_FEATURES - {SemanticType.DATETIME}
-#: Columns no model predicts: one value per row, or free-form text.
-UNPREDICTABLE = NEVER_FEATURES | {SemanticType.POSTAL_CODE}
-KIND_NAMES = {
-    SemanticType.ID: "an identifier", SemanticType.TEXT: "free text",
-    SemanticType.EMAIL: "email addresses", SemanticType.PHONE: "phone numbers", SemanticType.URL: "URLs",
-    SemanticType.POSTAL_CODE: "postal codes", SemanticType.DATETIME: "dates",
-}
 #: A numeric target with at most this many values can be classes when the goal hints so.
 FEW_VALUES = 10
 
@@ -789,22 +149,6 @@ FAMILY_TASK = {
     Family.ANOMALY: TaskType.ANOMALY_DETECTION,
     Family.EXPLORATION: TaskType.EXPLORATORY_ANALYSIS,
 }
-
-
-def is_numeric(column: ColumnProfile) -> bool:
-    return bool(_NUMERIC_DTYPE.match(column.dtype)) and column.semantic_type is not SemanticType.DATETIME
-
-
-def holds_numbers(column: ColumnProfile) -> bool:
-    """Numbers, stored as such or as text with a few stray words ('n/a', 'call us'), which a pipeline reads as
-    missing: a price column with three such words is still a price, not 350 classes."""
-    return is_numeric(column) or (column.semantic_type is SemanticType.NUMERIC and column.mean is not None)
-
-
-def stray(column: ColumnProfile) -> str:
-    if not column.not_numbers:
-        return ""
-    return f" ({counted(column.not_numbers, 'value')} in it are not numbers and are read as missing)"
 
 
 def _classes(column: ColumnProfile) -> TaskType:
@@ -846,13 +190,6 @@ def _numeric_task(target: ColumnProfile, said: set[str], hinted: set[str],
         return TaskType.REGRESSION, ", numeric and ordered, so its value is predicted"
     return TaskType.REGRESSION, ": a continuous number, so its value is predicted"
 
-
-def class_list(column: ColumnProfile, limit: int = 4) -> str:
-    values = [v.value for v in column.top_values[:limit]]
-    return ", ".join(values) + (", ..." if column.unique > limit else "")
-
-
-# --------------------------------------------------------------------------------------------- constraints
 
 _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                  "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
@@ -1042,8 +379,6 @@ def _deduplication_request(text: str) -> list[Constraint]:
     return [Constraint(kind=ConstraintKind.DEDUPLICATE, value=True, reason=f"the goal says '{said.group(0)}'")]
 
 
-# --------------------------------------------------------------------------------------------- stages
-
 _SUPERVISED_BASE = {
     Stage.LOADING: "reads the dataset",
     Stage.VALIDATION: "checks the table and the target before anything is learnt",
@@ -1111,18 +446,6 @@ class DataView:
 #: (stage, required, reason); required None: the data was checked and the stage is left out, the reason says why.
 StageDecision = tuple[Stage, bool | None, str]
 StageRule = Callable[[DataView], StageDecision | None]
-
-
-def percent(ratio: float) -> str:
-    return "<0.1%" if 0 < ratio < 0.001 else f"{ratio:.1%}" if ratio < 0.01 else f"{ratio:.0%}"
-
-
-def counted(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def shortlist(names: list[str], limit: int = 4) -> str:
-    return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
 
 
 def _imputation(view: DataView) -> StageDecision | None:
@@ -1273,9 +596,6 @@ def _features(profile: DatasetProfile, target: str | None, task: TaskType) -> li
     return [c for c in profile.columns if c.name not in skip and c.semantic_type not in NEVER_FEATURES]
 
 
-# --------------------------------------------------------------------------------------------- detect
-
-
 def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
     """Read the task, target, stages and constraints from the goal and the profile, with a reason for each."""
     text = TEMPLATE_MARKUP.sub(" ", goal)  # template expressions are code, never words of the goal
@@ -1331,24 +651,6 @@ def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: s
     )
 
 
-def column_named(phrase: str, profile: DatasetProfile) -> str | None:
-    """The column a short phrase of the goal names ("the size", "zip code"), by the same matching as the target."""
-    found = [m for m in column_matches(read_goal(phrase, profile), profile)
-             if m.kind not in {MatchKind.VALUE, MatchKind.CLASSES} and m.score >= MATCH_SCORE[MatchKind.PARTIAL]]
-    return max(found, key=lambda m: m.score).column if found else None
-
-
-def supervised_target(read: Goal, explicit: Match | None, absent: str | None, matches: list[Match],
-                       profile: DatasetProfile) -> TargetChoice:
-    """A designated column ("target is X") wins over one the goal mentions; a designated absent one is kept so
-    validation can say it is missing."""
-    if explicit:
-        return TargetChoice(explicit.column, explicit.score, target_reason(explicit))
-    if absent:
-        return TargetChoice(absent, 0.3, f"the goal designates '{absent}' as the target, but no column matches it")
-    return choose_target(read, matches, verb_positions(read), profile)
-
-
 def supervised_type(read: Goal, profile: DatasetProfile, target_name: str | None) -> tuple[TaskType, str]:
     """Classification or regression from the target; forecasting when the goal looks ahead along a time column."""
     target = profile.column(target_name) if target_name else None
@@ -1367,8 +669,6 @@ def family_evidence(scores: dict[Family, list[tuple[str, float]]], family: Famil
     said = [phrase for phrase, _ in scores.get(family, [])]
     return f"the goal says {', '.join(repr(s) for s in said)}" if said else "the goal names a column and nothing else"
 
-
-# --------------------------------------------------------------------------------------------- validate
 
 MIN_ROWS_SUPERVISED = 20
 MIN_ROWS_OTHER = 10
@@ -1490,7 +790,7 @@ def _missing_target_message(name: str, profile: DatasetProfile) -> str:
 def _type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
     if target.semantic_type in UNPREDICTABLE:
         kind = KIND_NAMES[target.semantic_type] + (", a different value on nearly every row"
-                                                    if target.semantic_type is SemanticType.ID else "")
+                                                   if target.semantic_type is SemanticType.ID else "")
         return [_error("target_unusable", f"'{target.name}' holds {kind} ({class_list(target, 3)}): nothing a "
                        f"model can learn to predict. Name the column whose value you want predicted.")]
     if task.supervised and not task.classification and not holds_numbers(target):
