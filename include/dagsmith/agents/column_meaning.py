@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dagsmith.agents.intent import STOPWORDS, TASK_STEMS, read_goal
+from dagsmith.agents.intent import read_goal
+from dagsmith.agents.intent.lexicon import STOPWORDS, TASK_STEMS
 from dagsmith.embeddings import Embedder
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.text import words

@@ -1,0 +1,91 @@
+"""The deterministic reading of a goal, composed from the parts: the goal read once, its task family scored, the
+target chosen, then the constraints and stages that any reasoner's reading gets (``compose_intent``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from dagsmith.agents.column_requests import column_constraints, excluded_columns
+from dagsmith.agents.intent.columns import NEVER_FEATURES
+from dagsmith.agents.intent.constraints import parse_constraints
+from dagsmith.agents.intent.lexicon import Family
+from dagsmith.agents.intent.mentions import STRONG_MATCH, MatchKind, column_matches, column_named, explicit_target
+from dagsmith.agents.intent.reading import read_goal
+from dagsmith.agents.intent.stage_rules import DataView, plan_stages
+from dagsmith.agents.intent.target import TargetChoice, focus_column, supervised_target, target_reason
+from dagsmith.agents.intent.task import (
+    FAMILY_TASK,
+    choose_family,
+    family_evidence,
+    family_scores,
+    supervised_type,
+    vague_goal_question,
+)
+from dagsmith.models.catalog import TaskType
+from dagsmith.models.intent import AmbiguousGoal, Constraint, ConstraintKind, Intent
+from dagsmith.models.profile import ColumnProfile, DatasetProfile
+from dagsmith.text import words
+
+#: Jinja expressions, statements and comments (Airflow's templates), closed or cut off at the end of the goal.
+TEMPLATE_MARKUP = re.compile(r"\{\{.*?(?:\}\}|$)|\{%.*?(?:%\}|$)|\{#.*?(?:#\}|$)", re.DOTALL)
+
+
+def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
+    """Read the task, target, stages and constraints from the goal and the profile, with a reason for each."""
+    text = TEMPLATE_MARKUP.sub(" ", goal)  # template expressions are code, never words of the goal
+    if not any(w.isalpha() for w in words(text)):
+        markup = " It holds only template markup, which dagsmith never runs and which says no task." \
+            if text != goal else ""
+        raise AmbiguousGoal(vague_goal_question(goal, profile, markup))
+    read = read_goal(text, profile)
+    explicit, absent = explicit_target(text, profile)
+    ruled = {name for c in column_constraints(text, lambda phrase: column_named(phrase, profile)) for name in c.value}
+    matches = [m for m in column_matches(read, profile) if m.column not in ruled] or column_matches(read, profile)
+    masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
+    named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and m.start < read.features_from for m in matches)
+    scores = family_scores(read, masked, named)
+    family, task_confidence = choose_family(scores, named, goal, profile)
+
+    reasons = {}
+    if read.corrections:
+        reasons["spelling"] = "read " + ", ".join(f"'{a}' as '{b}'" for a, b in read.corrections)
+    focus = None
+    if family is Family.SUPERVISED:
+        choice = supervised_target(read, explicit, absent, matches, profile)
+        task, why = supervised_type(read, profile, choice.column)
+    else:
+        choice = TargetChoice(None, 1.0, "none: an unsupervised task works on all the columns")
+        task, why = FAMILY_TASK[family], "nothing to predict"
+        focus = focus_column(read, matches) if family is Family.EXPLORATION else None
+    reasons["target"] = choice.reason
+    reasons["task_type"] = f"{task.value.replace('_', ' ')}: {family_evidence(scores, family)}; {why}"
+    asked = Constraint(kind=ConstraintKind.FOCUS, value=focus.column,
+                       reason=f"the goal asks what goes with {target_reason(focus)}") if focus else None
+    return compose_intent(goal, profile, task, choice.column, reasons, task_confidence * choice.confidence,
+                          focus=asked)
+
+
+def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: str | None, reasons: dict[str, str],
+                   confidence: float, *, focus: Constraint | None = None) -> Intent:
+    """The intent for a reading of the goal (by any reasoner): its constraints and the stages the data needs;
+    ``focus`` is the column an exploration relates the others to."""
+    reasons = dict(reasons)
+    constraints = (parse_constraints(goal, task) + ([focus] if focus else [])
+                   + column_constraints(goal, lambda phrase: column_named(phrase, profile)))
+    for c in constraints:
+        several = c.kind in {ConstraintKind.EXCLUDE_FAMILY, ConstraintKind.METRIC}  # one reason per value
+        reasons[f"constraint.{c.kind}" + (f".{c.value}" if several else "")] = c.reason
+    excluded = set(excluded_columns(constraints, profile.column_names, {target}))
+    features = [c for c in _features(profile, target, task) if c.name not in excluded]
+    view = DataView(profile, task, profile.column(target) if target else None, features, constraints)
+    required, optional, stage_reasons = plan_stages(view)
+    return Intent(
+        goal=goal, task_type=task, target=target, required_stages=required, optional_stages=optional,
+        constraints=constraints, reasons={**reasons, **stage_reasons}, confidence=round(confidence, 3),
+    )
+
+
+def _features(profile: DatasetProfile, target: str | None, task: TaskType) -> list[ColumnProfile]:
+    skip = {target, profile.time_column if task is TaskType.TIME_SERIES_FORECASTING else None}
+    return [c for c in profile.columns if c.name not in skip and c.semantic_type not in NEVER_FEATURES]

@@ -1,0 +1,252 @@
+"""Where the goal names a column, and how surely: by its name, a synonym, an abbreviation, its initials, part of its
+name, its classes or a misspelling, or designated outright ("target is X"). The target, the column an exploration
+centres on and the columns a goal rules in or out are all found among these mentions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from dagsmith.agents.intent.columns import CLASS_TYPES
+from dagsmith.agents.intent.lexicon import (
+    GENERIC_NOUNS,
+    OBJECT_LINKS,
+    STOPWORDS,
+    SYNONYMS,
+    TASK_STEMS,
+    VOCABULARY,
+    stems_of,
+)
+from dagsmith.agents.intent.reading import ColumnName, Goal, column_names, read_goal, similar
+from dagsmith.models.profile import DatasetProfile
+from dagsmith.text import stem, words
+
+#: Values too common to point at one column when a goal mentions them.
+COMMON_VALUES = frozenset(stems_of("yes no true false none other others unknown good bad normal typical average "
+                                   "high low new old standard regular fair"))
+
+#: The most goal words, small ones included, read as one run-together column name.
+RUN_TOGETHER_WORDS = 7
+
+
+class MatchKind(StrEnum):
+    """How a column was found in the goal, best first; the score is how sure that makes us."""
+
+    EXPLICIT = "explicit"
+    EXACT = "exact"
+    SYNONYM = "synonym"
+    DERIVED = "derived"
+    ABBREVIATION = "abbreviation"
+    ACRONYM = "acronym"
+    PARTIAL = "partial"
+    CLASSES = "classes"
+    VALUE = "value"
+    FUZZY = "fuzzy"
+    PROFILE = "profile"
+
+
+MATCH_SCORE = {
+    MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.DERIVED: 0.85,
+    MatchKind.ABBREVIATION: 0.7,
+    MatchKind.ACRONYM: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.CLASSES: 0.9, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5,
+    MatchKind.PROFILE: 0.45,
+}
+#: Matches this good name a column outright: enough for a goal that is only a column name, and two of them
+#: joined by "and" are two targets.
+STRONG_MATCH = MATCH_SCORE[MatchKind.SYNONYM]
+#: How much less a partial mention scores when it covers none of the name's other words ('year' for Year_Remod_Add
+#: against 'year ... built' for Year_Built).
+PARTIAL_SPREAD = 0.1
+
+#: "target is Sale_Price", "label: species", "Exited as the target", "predict the column 'churn'".
+_EXPLICIT_TARGET = (
+    re.compile(r"\b(?:target|label|outcome|response|dependent variable|y)(?:\s+(?:column|variable|field))?"
+               r"\s*(?:is|=|:|should be|will be)\s*[\"'`]?([\w.()/ -]+?)[\"'`]?\s*(?:[,;.!?]|$)", re.I),
+    re.compile(r"[\"'`]?([\w.()/-]+)[\"'`]?\s+(?:column\s+)?as\s+(?:the\s+|my\s+)?(?:target|label|outcome)\b", re.I),
+    re.compile(r"\bcolumn\s+[\"'`]([^\"'`]+)[\"'`]", re.I),
+)
+
+
+@dataclass(frozen=True)
+class Match:
+    column: str
+    kind: MatchKind
+    start: int
+    end: int
+    said: str  # the goal's words that matched
+    penalty: float = 0.0  # a partial mention covering less of the name scores lower
+
+    @property
+    def score(self) -> float:
+        return MATCH_SCORE[self.kind] - self.penalty
+
+
+def _abbreviates(column_word: tuple[str, str], goal_word: tuple[str, str]) -> bool:
+    """'crim' for crime, 'pop' for population (prefixes); 'hwy' for highway, 'avg' for average (consonant skeletons).
+
+    Both words come as (stem, as written): prefixes compare stems, skeletons compare the letters as written.
+    """
+    (short, letters), (stemmed, word) = column_word, goal_word
+    if len(short) < 3 or short in STOPWORDS or short[0] != word[0]:
+        return False
+    if len(stemmed) > len(short) and stemmed.startswith(short):
+        return True
+    rest = iter(word)
+    return len(word) > len(letters) and sum(ch in "aeiou" for ch in letters) <= 1 and all(ch in rest for ch in letters)
+
+
+def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
+    """Exact, abbreviated and partial mentions of one column's name."""
+    column, stems, n = name.column.name, goal.stems, len(name.stems)
+    coverage = len(set(name.stems) & set(stems)) / n
+    for at in range(len(stems) - n + 1):
+        pairs = list(zip(name.written, zip(stems[at : at + n], goal.words[at : at + n], strict=True), strict=True))
+        if all(c[0] == g[0] for c, g in pairs):
+            yield Match(column, MatchKind.EXACT, at, at + n, goal.said(at, at + n))
+        elif n > 1 and all(c[0] == g[0] or _abbreviates(c, g) for c, g in pairs):  # "overall condition": Overall_Cond
+            yield Match(column, MatchKind.ABBREVIATION, at, at + n, goal.said(at, at + n))
+    for at, (s, word) in enumerate(zip(stems, goal.words, strict=True)):
+        if s in STOPWORDS:
+            continue
+        if len(name.joined) >= 4 and s == stem(name.joined):
+            yield Match(column, MatchKind.EXACT, at, at + 1, word)
+        elif len(name.spelled) == 1 and _derived(s, stem(name.joined)):  # "smoker" for smoke, "lefty" for left
+            yield Match(column, MatchKind.DERIVED, at, at + 1, word)
+        elif joined := _run_together(name, goal, at):  # "low birth weight": lowbirthweight
+            yield Match(column, MatchKind.EXACT, at, joined, goal.said(at, joined))
+        elif s not in TASK_STEMS and any(_abbreviates(c, (s, word)) for c in name.written):
+            yield Match(column, MatchKind.ABBREVIATION, at, at + 1, word)
+        elif s in name.stems and len(s) >= 3:
+            yield Match(column, MatchKind.PARTIAL, at, at + 1, word, PARTIAL_SPREAD * (1 - coverage))
+    for c in name.stems:  # acronyms: "pce" for personal consumption expenditures
+        n = len(c)
+        for at in range(len(stems) - n + 1) if 3 <= n <= 5 and c.isalpha() else ():
+            span = stems[at : at + n]
+            if "".join(w[0] for w in span) == c and all(len(w) > 2 and w not in STOPWORDS for w in span):
+                yield Match(column, MatchKind.ACRONYM, at, at + n, goal.said(at, at + n))
+
+
+#: Endings that make a word of a name without changing what it is about: who does it, of that kind.
+DERIVATION_ENDINGS = frozenset({"er", "r", "or", "ist", "i", "ie", "ier"})
+
+
+def _derived(word: str, name: str) -> bool:
+    """One stem is the other plus a derivational ending ("smoker"/"smoke", "lefty"/"left"), both at least 4 letters."""
+    shorter, longer = sorted((word, name), key=len)
+    return len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter):] in DERIVATION_ENDINGS
+
+
+def _run_together(name: ColumnName, goal: Goal, at: int) -> int | None:
+    """Where goal words starting at ``at`` spell a one-word name, as written or by their stems, small words between
+    allowed: "low birth weight" for lowbirthweight, "signs up for the newsletter" for signupnewsletter."""
+    if len(name.spelled) != 1 or len(name.joined) < 6:
+        return None
+    rest, used = name.joined, 0
+    for end in range(at, min(at + RUN_TOGETHER_WORDS, len(goal.words))):
+        piece = next((p for p in (goal.words[end], goal.stems[end]) if rest.startswith(p)), None)
+        if piece:
+            rest, used = rest[len(piece):], used + 1
+            if not rest:
+                return end + 1 if used >= 2 else None
+        elif end == at or goal.stems[end] not in STOPWORDS:
+            return None
+    return None
+
+
+def _synonym_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
+    values = {stem(v.value.lower()) for v in name.column.top_values}
+    for synonym in SYNONYMS:
+        if not (set(name.stems) | {name.joined}) & synonym.column:
+            continue
+        if synonym.values and not values & synonym.values:
+            continue
+        for at, s in enumerate(goal.stems):
+            if s in synonym.goal:
+                yield Match(name.column.name, MatchKind.SYNONYM, at, at + 1, goal.words[at])
+
+
+def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
+    """A goal word that is a class of exactly one categorical column ("is the tumour malignant?"); two or more of
+    one column's classes, short codes included, name it as strongly as a synonym ("well (WS) or poorly (PS)")."""
+    owners: dict[str, set[str]] = {}
+    classes: dict[str, set[str]] = {}  # column -> the stems of its one-word values
+    for column in profile.columns:
+        if column.unique <= 50 and column.semantic_type in CLASS_TYPES:
+            for value in column.top_values:
+                stems = stems_of(value.value)
+                for s in stems:
+                    if len(s) >= 4 and s not in COMMON_VALUES and s not in STOPWORDS:
+                        owners.setdefault(s, set()).add(column.name)
+                if len(stems) == 1 and len(stems[0]) >= 2 and stems[0].isalpha() and stems[0] not in STOPWORDS:
+                    classes.setdefault(column.name, set()).add(stems[0])
+    for column, values in classes.items():
+        said = [at for at, s in enumerate(goal.stems) if s in values]
+        if len({goal.stems[at] for at in said}) >= 2:
+            for at in said:
+                yield Match(column, MatchKind.CLASSES, at, at + 1, goal.words[at])
+    for at, s in enumerate(goal.stems):
+        if len(owners.get(s, ())) == 1:
+            yield Match(next(iter(owners[s])), MatchKind.VALUE, at, at + 1, goal.words[at])
+
+
+def _fuzzy_matches(names: list[ColumnName], goal: Goal) -> Iterable[Match]:
+    """Last resort for misspelt names ("survivd", "prcie")."""
+    for at, (word, s) in enumerate(zip(goal.words, goal.stems, strict=True)):
+        if len(word) < 4 or s in STOPWORDS or s in GENERIC_NOUNS or s in VOCABULARY:
+            continue
+        for name in names:
+            spelled = [w for w in (*words(name.column.name), name.joined) if len(w) >= 4]
+            if any(similar(word, w) for w in spelled):
+                yield Match(name.column.name, MatchKind.FUZZY, at, at + 1, word)
+
+
+def _objects_of_synonyms(matches: list[Match], stems: tuple[str, ...]) -> set[Match]:
+    """Columns named as the object of a synonym ("cancel their contract", "leave the company"): not targets."""
+    synonyms = [m for m in matches if m.kind is MatchKind.SYNONYM]
+    return {
+        m for m in matches for s in synonyms
+        if s.column != m.column and s.end <= m.start <= s.end + 2 and set(stems[s.end : m.start]) <= OBJECT_LINKS
+    }
+
+
+def _nested(matches: list[Match]) -> set[Match]:
+    """Mentions inside a longer mention of another column's whole name: 'condition' in 'overall condition'."""
+    whole = [m for m in matches if m.end - m.start > 1 and m.kind in {MatchKind.EXACT, MatchKind.ABBREVIATION}]
+    return {
+        m for m in matches for w in whole
+        if w.column != m.column and w.start <= m.start and m.end <= w.end and m.end - m.start < w.end - w.start
+    }
+
+
+def column_matches(goal: Goal, profile: DatasetProfile) -> list[Match]:
+    """Every mention of a column in the goal, by name, synonym, abbreviation or class value; fuzzy only if none."""
+    names = column_names(profile)
+    found = [m for name in names for m in (*_span_matches(name, goal), *_synonym_matches(name, goal))]
+    found = [m for m in found if m.start not in goal.asides]  # "(red-tailed, sharp-shinned)" lists classes
+    found += _value_matches(profile, goal)
+    dropped = _objects_of_synonyms(found, goal.stems) | _nested(found)
+    return [m for m in found if m not in dropped] or list(_fuzzy_matches(names, goal))
+
+
+def explicit_target(goal: str, profile: DatasetProfile) -> tuple[Match | None, str | None]:
+    """A column named as "target is X" / "X as the target" / quoted: (its match, or the name when absent)."""
+    by_letters = {"".join(words(c.name)): c.name for c in profile.columns}
+    for pattern in _EXPLICIT_TARGET:
+        found = pattern.search(goal)
+        if not found:
+            continue
+        said = found.group(1).strip()
+        letters = "".join(words(said))
+        column = by_letters.get(letters) or next((c for key, c in by_letters.items() if similar(letters, key)), None)
+        return (Match(column, MatchKind.EXPLICIT, 0, 0, said), None) if column else (None, said)
+    return None, None
+
+
+def column_named(phrase: str, profile: DatasetProfile) -> str | None:
+    """The column a short phrase of the goal names ("the size", "zip code"), by the same matching as the target."""
+    found = [m for m in column_matches(read_goal(phrase, profile), profile)
+             if m.kind not in {MatchKind.VALUE, MatchKind.CLASSES} and m.score >= MATCH_SCORE[MatchKind.PARTIAL]]
+    return max(found, key=lambda m: m.score).column if found else None

@@ -1,0 +1,184 @@
+"""Which column to predict: a designated one, else the mention best placed after a task verb (inputs named after
+"based on" aside), else a noun the goal names that no column matches, else the profile's best candidate; and the column
+an exploration relates the others to. Two columns named equally well are a question back to the user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dagsmith.agents.intent.columns import UNPREDICTABLE
+from dagsmith.agents.intent.lexicon import (
+    CONJUNCTIONS,
+    GENERIC_NOUNS,
+    JOINING_WORDS,
+    QUANTITY_WORDS,
+    SKIPPABLE,
+    STOPWORDS,
+    TASK_PHRASES,
+    VOCABULARY,
+    Family,
+    stems_of,
+)
+from dagsmith.agents.intent.mentions import MATCH_SCORE, STRONG_MATCH, Match, MatchKind
+from dagsmith.agents.intent.reading import Goal, find_phrase
+from dagsmith.models.intent import AmbiguousGoal
+from dagsmith.models.profile import ColumnProfile, DatasetProfile
+
+#: Words after which an exploratory goal names the column the others are related to ("what drives weekly hours").
+FOCUS_PHRASES = tuple(stems_of(phrase) for phrase in (
+    "drives", "drive", "affects", "affect", "influences", "influence", "determines", "explains", "behind",
+    "related to", "relates to", "associated with", "association with", "relationship with", "correlated with",
+    "correlations with", "impact on", "effect on"))
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    column: str | None
+    confidence: float
+    reason: str
+
+
+def supervised_target(read: Goal, explicit: Match | None, absent: str | None, matches: list[Match],
+                      profile: DatasetProfile) -> TargetChoice:
+    """A designated column ("target is X") wins over one the goal mentions; a designated absent one is kept so
+    validation can say it is missing."""
+    if explicit:
+        return TargetChoice(explicit.column, explicit.score, target_reason(explicit))
+    if absent:
+        return TargetChoice(absent, 0.3, f"the goal designates '{absent}' as the target, but no column matches it")
+    return choose_target(read, matches, verb_positions(read), profile)
+
+
+def verb_positions(goal: Goal) -> list[int]:
+    """Where the goal asks for a prediction: the target is usually the column named right after these words."""
+    return sorted(at for family, phrase, _ in TASK_PHRASES if family is Family.SUPERVISED
+                  for at in find_phrase(goal.stems, phrase))
+
+
+def _chunk(stems: tuple[str, ...], at: int, end: int, verbs: list[int]) -> tuple[int, int]:
+    """The run of content words around a mention ("credit card balance"): one noun phrase."""
+    def inside(i: int) -> bool:
+        return 0 <= i < len(stems) and stems[i] not in STOPWORDS and i not in verbs
+    while inside(at - 1):
+        at -= 1
+    while inside(end):
+        end += 1
+    return at, end
+
+
+def _rank_key(match: Match, stems: tuple[str, ...], verbs: list[int]) -> tuple[float, int, int]:
+    """Best match first; then the noun phrase nearest after a task verb (before it costs 2); then its head word."""
+    start, end = _chunk(stems, match.start, match.end, verbs)
+    distance = min((start - v if start > v else v - end + 2 for v in verbs), default=start)
+    return -match.score, distance, -match.end
+
+
+def _two_targets(first: Match, second: Match, stems: tuple[str, ...]) -> bool:
+    """Two columns named as strongly and joined only by "and"/"or"/commas: the goal asks for both."""
+    if min(first.score, second.score) < STRONG_MATCH:
+        return False
+    left, right = sorted((first, second), key=lambda m: m.start)
+    between = set(stems[left.end : right.start])
+    return left.end <= right.start and between <= CONJUNCTIONS | QUANTITY_WORDS and bool(between & JOINING_WORDS)
+
+
+def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: DatasetProfile) -> TargetChoice:
+    """The column the goal names (nearest a task verb, inputs after "based on"/"from" aside), else the profile's.
+
+    A column also named among the inputs ("... from its sales volume") is one the user predicts from, not the target;
+    an identifier the goal's subject happens to name ("will the *customer* sign up ..." over `customer`) is who the
+    rows are, not what to predict, unless nothing else is named.
+    """
+    inputs = {m.column for m in matches if m.start >= goal.features_from}
+    # Inputs listed after the target's own words ("visits - predict them from age and income") are never the target;
+    # a goal that opens with its inputs ("from these readings, predict ...") names its target among them.
+    zone = [m for m in matches if m.start < goal.features_from] or (matches if goal.features_from == 0 else [])
+    zone = [m for m in zone if m.column not in inputs] or zone
+    zone = [m for m in zone if _predictable(profile.column(m.column))] or zone
+    if zone:
+        best = _named_target(goal, zone, verbs, profile)
+        return TargetChoice(best.column, best.score, target_reason(best))
+    named = named_but_absent(goal, verbs)
+    if named:
+        only = [c.name for c in profile.columns if c.name not in inputs and c.name != profile.time_column
+                and _predictable(c) and c.unique > 1]
+        if len(only) == 1:  # words can name nothing else ("forecast the wine sales" over `time` and `value`)
+            return TargetChoice(only[0], 0.6, f"the goal names '{named}' as what to predict; no column is called "
+                                              f"that, and '{only[0]}' is the only column there is to predict")
+        return TargetChoice(named, 0.3, f"the goal names '{named}' as what to predict, but no column matches it")
+    candidates = [c for c in profile.target_candidates if c.column not in inputs]
+    if candidates:
+        candidate = candidates[0]
+        why = "; ".join(candidate.reasons[:2]) or f"score {candidate.score:.2f}"
+        return TargetChoice(
+            candidate.column, MATCH_SCORE[MatchKind.PROFILE] * (0.5 + candidate.confidence / 2),
+            f"the goal names no column, so the profile's best target candidate is used ({why}); say which column "
+            f"to predict to be sure",
+        )
+    return TargetChoice(None, 0.2, "the goal names no column and the profile found no target candidate")
+
+
+def focus_column(goal: Goal, matches: list[Match]) -> Match | None:
+    """The column an exploration relates the others to: the one named nearest after "drives", "related to", ...;
+    else the only column the goal names outright ("explore price"). None when the goal names no single column."""
+    after = [at + len(phrase) for phrase in FOCUS_PHRASES for at in find_phrase(goal.stems, phrase)]
+    named = [m for m in matches if m.start >= min(after)] if after else []
+    if named:
+        return min(named, key=lambda m: _rank_key(m, goal.stems, after))
+    strong = {m.column: m for m in matches if m.score >= STRONG_MATCH}
+    return next(iter(strong.values())) if len(strong) == 1 else None
+
+
+def _predictable(column: ColumnProfile | None) -> bool:
+    return column is None or column.semantic_type not in UNPREDICTABLE
+
+
+def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: DatasetProfile) -> Match:
+    """The best-placed mention; an exact tie goes to the profile's favourite, or back to the user as a question."""
+    favourite = profile.target_candidates[0].column if profile.target_candidates else None
+    best: dict[str, Match] = {}
+    for m in sorted(zone, key=lambda m: (_rank_key(m, goal.stems, verbs), m.column != favourite)):
+        best.setdefault(m.column, m)
+    first, *rivals = best.values()
+    for rival in rivals:
+        tied = _rank_key(rival, goal.stems, verbs) == _rank_key(first, goal.stems, verbs) and first.column != favourite
+        if tied or _two_targets(first, rival, goal.stems):
+            raise AmbiguousGoal(
+                f"The goal could mean two columns to predict: '{first.column}' or '{rival.column}'. Which one "
+                f"should the model predict? One pipeline predicts one column; for both, plan one goal per column "
+                f"('predict {first.column}', then 'predict {rival.column}')."
+            )
+    return first
+
+
+def target_reason(match: Match) -> str:
+    how = {
+        MatchKind.EXPLICIT: "the goal designates it explicitly",
+        MatchKind.EXACT: "the goal names the column",
+        MatchKind.SYNONYM: "a synonym of its name",
+        MatchKind.DERIVED: "a word formed from its name",
+        MatchKind.ABBREVIATION: "its name abbreviates",
+        MatchKind.ACRONYM: "its name is the initials of",
+        MatchKind.PARTIAL: "part of its name is",
+        MatchKind.CLASSES: "the goal lists its classes, among them",
+        MatchKind.VALUE: "the goal mentions its class",
+        MatchKind.FUZZY: "a misspelling of its name, read as",
+    }[match.kind]
+    return f"{match.column}: {how}: '{match.said}'"
+
+
+def named_but_absent(goal: Goal, verbs: list[int]) -> str | None:
+    """The noun the task verb governs ("predict the revenue") when it is no everyday word: a column that isn't there.
+
+    Determiners, question words and nouns for the rows ("customers") are skipped; a preposition or a number ends
+    the search ("train a model in 5 minutes" names nothing).
+    """
+    if not verbs:
+        return None
+    for at in range(verbs[0] + 1, min(goal.features_from, len(goal.stems))):
+        s = goal.stems[at]
+        if s in SKIPPABLE or s in GENERIC_NOUNS or s in VOCABULARY:
+            continue
+        return goal.words[at] if s.isalpha() and s not in STOPWORDS and len(s) >= 3 else None
+    return None

@@ -1,0 +1,180 @@
+"""Which task the goal asks for: the family its task words score highest (predict a column, group rows, reduce the
+columns, find unusual rows, explore), then, for a prediction, classification or regression from the target's type, and
+forecasting when the goal looks ahead along a time column. A goal with no signal, or two real ones, is a question back.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dagsmith.agents.intent.columns import holds_numbers
+from dagsmith.agents.intent.lexicon import NEGATIONS, TASK_PHRASES, Family, stems_of
+from dagsmith.agents.intent.reading import Goal, find_phrase
+from dagsmith.agents.intent.wording import class_list, stray
+from dagsmith.agents.model_mentions import mentions
+from dagsmith.models.catalog import TaskType
+from dagsmith.models.intent import AmbiguousGoal
+from dagsmith.models.profile import ColumnProfile, DatasetProfile
+from dagsmith.text import stem
+
+#: Below this total no family has been asked for: the goal is a question back to the user.
+MIN_TASK_SCORE = 0.5
+#: What naming a column adds to "predict it": enough for a bare "churn?", less than any task word.
+NAMED_COLUMN_WEIGHT = 0.5
+#: Weight of task words that come after "based on"/"from": they describe inputs, not the task. Once a column
+#: to predict is named before the inputs, they carry no weight at all ("from the applicant's credit profile").
+INPUT_WORD_WEIGHT = 0.5
+#: A yes/no or who/which question about the rows ("does this developer work remotely?") asks for a prediction.
+QUESTION_WEIGHT = 1.0
+#: Families that can be part of another one: exploring before modelling, a projection to plot clusters.
+SUBORDINATE = {Family.EXPLORATION, Family.REDUCTION}
+#: Which family wins a tie, strongest claim first. SUPERVISED wins only when a column to predict is named.
+TIE_ORDER = (Family.ANOMALY, Family.CLUSTERING, Family.REDUCTION, Family.EXPLORATION, Family.SUPERVISED)
+
+#: "Outliers" beside other analyses ("distributions, correlations and outliers") asks for a list per column in an
+#: exploration, not for rows to score.
+OUTLIER_STEM = stem("outliers")
+
+#: Phrases that make a supervised goal about the future; with a time column that means forecasting.
+_FUTURE = re.compile(r"\b(forecast\w*|future|ahead|upcoming|horizon|tomorrow|"
+                     r"(?:next|coming|following)\s+(?:\d+\s+|few\s+)?"
+                     r"(?:days?|weeks?|months?|quarters?|years?|seasons?|periods?))\b")
+#: Words that settle classification against regression outright, whatever the target looks like.
+FORCE_CLASSIFICATION = frozenset(stems_of("classify classification classifier categorise categorize binary multiclass"))
+FORCE_REGRESSION = frozenset(stems_of("regression regressor regress continuous"))
+#: Hints that only break a tie when the target is numeric with few distinct values.
+CLASSIFICATION_HINTS = frozenset(stems_of("whether class category which kind label diagnose distinguish grade"))
+REGRESSION_HINTS = frozenset(stems_of("how much many amount number quantity level value estimate"))
+
+#: A numeric target with at most this many values can be classes when the goal hints so.
+FEW_VALUES = 10
+
+#: The task each family but a prediction stands for: no target decides it.
+FAMILY_TASK = {
+    Family.CLUSTERING: TaskType.CLUSTERING,
+    Family.REDUCTION: TaskType.DIMENSIONALITY_REDUCTION,
+    Family.ANOMALY: TaskType.ANOMALY_DETECTION,
+    Family.EXPLORATION: TaskType.EXPLORATORY_ANALYSIS,
+}
+
+
+def family_scores(goal: Goal, masked: set[int], named_target: bool = False) -> dict[Family, list[tuple[str, float]]]:
+    """Each family's matched phrases with their weights.
+
+    Words inside a column's name or a list of its classes, or after a negation, don't count; words among the inputs
+    ("from its fatty acid profile") count half, or nothing once a column to predict is named before them, as they
+    describe the features rather than the task. A question about the rows counts for a prediction.
+    """
+    found: dict[Family, list[tuple[str, float]]] = {}
+    input_weight = 0.0 if named_target else INPUT_WORD_WEIGHT
+    for family, phrase, weight in TASK_PHRASES:
+        hits = [at for at in find_phrase(goal.stems, phrase)
+                if not masked & set(range(at, at + len(phrase))) and not _negated(goal.stems, at)]
+        if hits:
+            in_inputs = min(hits) >= goal.features_from
+            said = goal.said(min(hits), min(hits) + len(phrase))
+            found.setdefault(family, []).append((said, weight * (input_weight if in_inputs else 1)))
+    if goal.question:
+        found.setdefault(Family.SUPERVISED, []).append(("a question about the rows", QUESTION_WEIGHT))
+    anomaly = found.get(Family.ANOMALY, [])
+    if Family.EXPLORATION in found and anomaly and all(stem(said) == OUTLIER_STEM for said, _ in anomaly):
+        found[Family.EXPLORATION] += found.pop(Family.ANOMALY)  # outliers listed among analyses are one more analysis
+    return {family: hits for family, hits in found.items() if any(weight for _, weight in hits)}
+
+
+def _negated(stems: tuple[str, ...], at: int, window: int = 3) -> bool:
+    return any(s in NEGATIONS for s in stems[max(0, at - window) : at])
+
+
+def choose_family(scores: dict[Family, list[tuple[str, float]]], named_target: bool, goal: str,
+                  profile: DatasetProfile) -> tuple[Family, float]:
+    """The family the goal asks for, and how sure (0-1). Raises AmbiguousGoal on no signal or a real conflict."""
+    totals = {family: sum(weight for _, weight in hits) for family, hits in scores.items()}
+    if named_target:
+        totals[Family.SUPERVISED] = totals.get(Family.SUPERVISED, 0.0) + NAMED_COLUMN_WEIGHT
+    if not totals or max(totals.values()) < MIN_TASK_SCORE:
+        raise AmbiguousGoal(vague_goal_question(goal, profile))
+    ranked = sorted(totals, key=lambda f: (-totals[f], _tie_rank(f, named_target)))
+    best = ranked[0]
+    runner_up = next((f for f in ranked[1:] if f not in SUBORDINATE and best not in SUBORDINATE), None)
+    if runner_up and totals[runner_up] >= 2 and totals[best] - totals[runner_up] < 1:
+        raise AmbiguousGoal(
+            f"The goal asks for two different things: to {best.value} and to {runner_up.value}. Which one do you "
+            f"want? dagsmith builds one pipeline per goal."
+        )
+    second = max((t for f, t in totals.items() if f != best), default=0.0)
+    confidence = min(1.0, 0.5 + totals[best] / 8) - 0.3 * min(1.0, second / totals[best])
+    return best, max(0.1, confidence)
+
+
+def _tie_rank(family: Family, named_target: bool) -> int:
+    return -1 if family is Family.SUPERVISED and named_target else TIE_ORDER.index(family)
+
+
+def vague_goal_question(goal: str, profile: DatasetProfile, why: str = "") -> str:
+    examples = [c.column for c in profile.target_candidates[:3]] or profile.column_names[:3]
+    shown = f"'{goal.strip()}'" if goal.strip() else "an empty goal"
+    return (
+        f"I could not tell what you want from {shown}.{why} Do you want to predict a column (which one? e.g. "
+        f"{', '.join(examples)}), group similar rows, reduce the columns to a few components, find unusual rows, "
+        f"or explore the data?"
+    )
+
+
+def family_evidence(scores: dict[Family, list[tuple[str, float]]], family: Family) -> str:
+    said = [phrase for phrase, _ in scores.get(family, [])]
+    return f"the goal says {', '.join(repr(s) for s in said)}" if said else "the goal names a column and nothing else"
+
+
+def supervised_type(read: Goal, profile: DatasetProfile, target_name: str | None) -> tuple[TaskType, str]:
+    """Classification or regression from the target; forecasting when the goal looks ahead along a time column."""
+    target = profile.column(target_name) if target_name else None
+    task, why = supervised_task(read, target, profile)
+    future = _FUTURE.search(" ".join(read.words))
+    if not future:
+        return task, why
+    if profile.time_column and task is TaskType.REGRESSION and target_name != profile.time_column:
+        return TaskType.TIME_SERIES_FORECASTING, (
+            f"the goal looks ahead ('{future.group(0)}') and '{profile.time_column}' orders the rows in time")
+    return task, why + f"; the goal looks ahead ('{future.group(0)}') but " + (
+        "there is no time column to forecast along" if not profile.time_column else "the target is not numeric")
+
+
+def supervised_task(goal: Goal, target: ColumnProfile | None, profile: DatasetProfile) -> tuple[TaskType, str]:
+    """Classification or regression from the target's type; goal words decide only where the type cannot. Words
+    inside a model's name ("logistic regression") force nothing; the task the name implies is a hint."""
+    text = " ".join(goal.words)
+    named = mentions(text)
+    inside = {text[: m.start].count(" ") + i for m in named for i in range(m.said.count(" ") + 1)}
+    said = {s for i, s in enumerate(goal.stems) if i not in inside}
+    hinted = {m.task for m in named if m.task}
+    forced = ("classification" if said & FORCE_CLASSIFICATION else "regression" if said & FORCE_REGRESSION else None)
+    if target is None:
+        task = TaskType.REGRESSION if "regression" in {forced, *hinted} - {"classification"} else \
+            TaskType.BINARY_CLASSIFICATION
+        return task, "no target column to decide from; read from the goal's words only"
+    shape = f"'{target.name}' has " + (f"{target.unique} distinct values" if target.unique != 1 else "a single value")
+    if forced == "regression":
+        return TaskType.REGRESSION, f"the goal asks for regression ({shape})"
+    if forced == "classification" or not holds_numbers(target):
+        return _classes(target), f"{shape} ({class_list(target)}), so it is predicted as classes"
+    task, why = _numeric_task(target, said, hinted, profile)
+    return task, f"{shape}{why}{stray(target)}"
+
+
+def _numeric_task(target: ColumnProfile, said: set[str], hinted: set[str],
+                  profile: DatasetProfile) -> tuple[TaskType, str]:
+    if target.unique <= 2:
+        return TaskType.BINARY_CLASSIFICATION, ": a numeric yes/no"
+    if target.unique <= FEW_VALUES:
+        votes = (len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
+                 + ("classification" in hinted) - ("regression" in hinted))
+        suggested = next((c.suggested_task for c in profile.target_candidates if c.column == target.name), None)
+        if votes > 0 or (votes == 0 and suggested.classification):
+            return TaskType.MULTICLASS_CLASSIFICATION, ", few enough to be classes, as the goal or profile says"
+        return TaskType.REGRESSION, ", numeric and ordered, so its value is predicted"
+    return TaskType.REGRESSION, ": a continuous number, so its value is predicted"
+
+
+def _classes(column: ColumnProfile) -> TaskType:
+    return TaskType.BINARY_CLASSIFICATION if column.unique <= 2 else TaskType.MULTICLASS_CLASSIFICATION
