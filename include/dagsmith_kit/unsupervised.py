@@ -59,6 +59,16 @@ def data_matrix(inp: Bundle, *, standardize: bool = True, max_rows: int | None =
     return data, columns, values
 
 
+def cluster_labels(predictions: pd.DataFrame, data: pd.DataFrame) -> np.ndarray:
+    """The cluster label (-1 for noise) a clustering step predicted for every row of ``data``: what cluster
+    evaluators score."""
+    if "cluster" not in predictions.columns:
+        raise ServiceError("the predictions hold no 'cluster' column; run a clustering step first")
+    if len(predictions) != len(data):
+        raise ServiceError(f"{len(predictions)} cluster labels for {len(data)} data rows")
+    return predictions["cluster"].to_numpy(dtype=int)
+
+
 def silhouette(values: np.ndarray, labels: np.ndarray, random_state: int = 42) -> float | None:
     """Silhouette of the non-noise points, or None when it is undefined (fewer than 2 clusters)."""
     from sklearn.metrics import silhouette_score

@@ -14,7 +14,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from dagsmith_kit import ServiceError, run_service
 from dagsmith_kit.insight import markdown_table
-from dagsmith_kit.unsupervised import data_matrix
+from dagsmith_kit.unsupervised import cluster_labels, data_matrix
 
 
 def _nearest(values, members, labels, clusters):
@@ -33,12 +33,7 @@ def evaluate_stability(inp, out, params):
     if not 1 <= n_resamples <= 1000:
         raise ServiceError(f"n_resamples must be between 1 and 1000, got {n_resamples}")
     data, _, values = data_matrix(inp, standardize=standardize, min_rows=4)
-    predictions = inp.predictions()
-    if "cluster" not in predictions.columns:
-        raise ServiceError("the predictions hold no 'cluster' column; run a clustering step first")
-    if len(predictions) != len(data):
-        raise ServiceError(f"{len(predictions)} cluster labels for {len(data)} data rows")
-    labels = predictions["cluster"].to_numpy(dtype=int)
+    labels = cluster_labels(inp.predictions(), data)
     keep = labels != -1
     values, labels = values[keep], labels[keep]
     clusters = sorted(set(labels.tolist()))

@@ -8,18 +8,13 @@ from sklearn.metrics import (adjusted_rand_score, calinski_harabasz_score, davie
                              normalized_mutual_info_score)
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.unsupervised import data_matrix, silhouette
+from dagsmith_kit.unsupervised import cluster_labels, data_matrix, silhouette
 
 
 def evaluate(inp, out, params):
     standardize = bool(params.get("standardize", True))
     data, _, values = data_matrix(inp, standardize=standardize, min_rows=2)
-    predictions = inp.predictions()
-    if "cluster" not in predictions.columns:
-        raise ServiceError("the predictions hold no 'cluster' column; run a clustering step first")
-    if len(predictions) != len(data):
-        raise ServiceError(f"{len(predictions)} cluster labels for {len(data)} data rows")
-    labels = predictions["cluster"].to_numpy(dtype=int)
+    labels = cluster_labels(inp.predictions(), data)
     keep = labels != -1
     if not 2 <= len(np.unique(labels[keep])) < keep.sum():
         raise ServiceError(f"internal scores need at least 2 clusters (not counting noise) and fewer clusters "

@@ -246,11 +246,16 @@ def _counts(settings: Settings) -> tuple[int, int]:
                 session.scalar(select(func.count()).select_from(schema.PipelineStep)))
 
 
-def _write(case: Case, path: Path) -> None:
+def _place(case: Case, folder: Path, monkeypatch) -> Path:
+    """The case's file written in ``folder``, with the environment the case runs in."""
+    path = folder / case.name
     if callable(case.content):
         case.content(path)
     elif case.content is not None:
         path.write_bytes(case.content)
+    for variable, value in case.env.items():
+        monkeypatch.setenv(variable, value)
+    return path
 
 
 def _invoke(store: Settings, monkeypatch, *args: str):
@@ -292,10 +297,7 @@ def _check(profile: dict, expect: dict) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_messy_data_gets_a_plan_or_one_clear_paragraph(case, store, tmp_path, monkeypatch):
-    path = tmp_path / case.name
-    _write(case, path)
-    for variable, value in case.env.items():
-        monkeypatch.setenv(variable, value)
+    path = _place(case, tmp_path, monkeypatch)
     before = _counts(store)
     result = _invoke(store, monkeypatch, "plan", str(path), case.goal, "--json", "--user", "corpus")
     if case.error:
@@ -315,10 +317,7 @@ UNREADABLE = [c for c in CASES if c.error and c.read]
 
 @pytest.mark.parametrize("case", UNREADABLE, ids=[c.name for c in UNREADABLE])
 def test_profile_refuses_an_unreadable_file_with_the_same_paragraph(case, store, tmp_path, monkeypatch):
-    path = tmp_path / case.name
-    _write(case, path)
-    for variable, value in case.env.items():
-        monkeypatch.setenv(variable, value)
+    path = _place(case, tmp_path, monkeypatch)
     _refused(_invoke(store, monkeypatch, "profile", str(path)), case.error)
 
 

@@ -43,38 +43,23 @@ def _files_text(root: Path) -> str:
     return "\n".join(path.read_bytes().decode("utf-8", errors="replace") for path in root.rglob("*") if path.is_file())
 
 
-#: A scaler that fails when no columns are named, printing the whole environment it was given into its error.
-ENV_REPORTING_SCALER = '''"""Standardise the numeric columns the caller names; without them, report what it was given."""
-
-import os
-
-from sklearn.preprocessing import StandardScaler
-
-from dagsmith_kit import run_service, transform_tables
-
-
-def scale(inp, out, params):
-    if "columns" not in params:
-        raise KeyError(f"no columns named; the configuration seen: {dict(os.environ)}")
-    columns = params["columns"]
-
-    def apply(frame, scaler):
-        frame = frame.copy()
-        frame[columns] = scaler.transform(frame[columns])
-        return frame
-
-    transform_tables(inp, out, lambda frame: StandardScaler().fit(frame[columns]), apply)
-
-
-if __name__ == "__main__":
-    run_service(scale)
-'''
+#: The edits that make the faulty scaler needing ``columns``, when none are named, print the whole environment it was
+#: given into its error: (text of its source, what replaces it).
+ENV_REPORTING = [("\nfrom sklearn", "\nimport os\n\nfrom sklearn"),
+                 ('    columns = params["columns"]\n',
+                  '    if "columns" not in params:\n'
+                  '        raise KeyError(f"no columns named; the configuration seen: {dict(os.environ)}")\n'
+                  '    columns = params["columns"]\n')]
 
 
 def _env_reporting_scaler(folder: Path) -> Path:
     folder.mkdir()
     model = ROOT / "tests" / "data" / "faulty" / "scaler_needing_columns"
-    (folder / "main.py").write_text(ENV_REPORTING_SCALER, encoding="utf-8")
+    source = (model / "main.py").read_text(encoding="utf-8")
+    for old, new in ENV_REPORTING:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    (folder / "main.py").write_text(source, encoding="utf-8")
     (folder / "requirements.txt").write_text((model / "requirements.txt").read_text(), encoding="utf-8")
     (folder / "manifest.yaml").write_text((model / "manifest.yaml").read_text().replace(
         "scaler_needing_columns", folder.name), encoding="utf-8")

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,42 +68,26 @@ def run(tmp_path) -> ServiceRunner:
     return ServiceRunner(tmp_path)
 
 
-def _bundle(tmp_path: Path, name: str, frame: pd.DataFrame, **roles) -> Bundle:
-    return Bundle.create(tmp_path / name, frame, **roles)
+def _real(doc: str, load: Callable[[], pd.DataFrame], **roles):
+    """A fixture, documented by ``doc``: a bundle, in a folder named after it, of the real data ``load`` returns."""
+
+    def bundle(tmp_path, request) -> Bundle:
+        return Bundle.create(tmp_path / request.fixturename, load(), **roles)
+
+    bundle.__doc__ = doc
+    return pytest.fixture(bundle)
 
 
-@pytest.fixture
-def penguins(tmp_path) -> Bundle:
-    """Multiclass, numeric + categorical features, missing values (real data)."""
-    return _bundle(tmp_path, "penguins", datasets.load("penguins"),
-                   target="species", task_type="multiclass_classification")
-
-
-@pytest.fixture
-def churn(tmp_path) -> Bundle:
-    """Binary classification, mostly categorical features, missing values in total_charges (first 1,500 rows)."""
-    frame = datasets.load("wa_churn").head(1500)
-    return _bundle(tmp_path, "churn", frame, target="churn", task_type="binary_classification")
-
-
-@pytest.fixture
-def cancer(tmp_path) -> Bundle:
-    """Binary classification, 30 numeric features, no missing values."""
-    return _bundle(tmp_path, "cancer", datasets.load("breast_cancer"),
-                   target="diagnosis", task_type="binary_classification")
-
-
-@pytest.fixture
-def diabetes(tmp_path) -> Bundle:
-    """Regression, numeric features."""
-    return _bundle(tmp_path, "diabetes", datasets.load("diabetes"), target="progression", task_type="regression")
-
-
-@pytest.fixture
-def iris_unlabelled(tmp_path) -> Bundle:
-    """Numeric measurements without the species column, for clustering, reduction and anomaly detection."""
-    frame = datasets.load("iris").drop(columns=["species"])
-    return _bundle(tmp_path, "iris", frame, task_type="clustering")
+penguins = _real("Multiclass, numeric + categorical features, missing values (real data).",
+                 lambda: datasets.load("penguins"), target="species", task_type="multiclass_classification")
+churn = _real("Binary classification, mostly categorical features, missing values in total_charges (first 1,500 rows).",
+              lambda: datasets.load("wa_churn").head(1500), target="churn", task_type="binary_classification")
+cancer = _real("Binary classification, 30 numeric features, no missing values.",
+               lambda: datasets.load("breast_cancer"), target="diagnosis", task_type="binary_classification")
+diabetes = _real("Regression, numeric features.",
+                 lambda: datasets.load("diabetes"), target="progression", task_type="regression")
+iris_unlabelled = _real("Numeric measurements without the species column, for clustering, reduction and anomaly "
+                        "detection.", lambda: datasets.load("iris").drop(columns=["species"]), task_type="clustering")
 
 
 def split_of(run: ServiceRunner, bundle: Bundle) -> Bundle:
@@ -111,24 +96,25 @@ def split_of(run: ServiceRunner, bundle: Bundle) -> Bundle:
 
 
 @pytest.fixture
-def split(run, cancer) -> Bundle:
-    """breast_cancer after a stratified train/test split."""
-    return split_of(run, cancer)
+def splitter(run) -> Callable[[Bundle], Bundle]:
+    """How the split fixtures below split their bundle: the shipped splitter; a module may override it."""
+    return lambda bundle: split_of(run, bundle)
 
 
-@pytest.fixture
-def regression_split(run, diabetes) -> Bundle:
-    return split_of(run, diabetes)
+def _split(unsplit: str):
+    """A fixture: the bundle of the fixture named ``unsplit``, after ``splitter``."""
+
+    def split(splitter, request) -> Bundle:
+        return splitter(request.getfixturevalue(unsplit))
+
+    split.__doc__ = f"The {unsplit} bundle after ``splitter``."
+    return pytest.fixture(split)
 
 
-@pytest.fixture
-def churn_split(run, churn) -> Bundle:
-    return split_of(run, churn)
-
-
-@pytest.fixture
-def penguins_split(run, penguins) -> Bundle:
-    return split_of(run, penguins)
+split = _split("cancer")
+regression_split = _split("diabetes")
+churn_split = _split("churn")
+penguins_split = _split("penguins")
 
 
 @pytest.fixture

@@ -46,28 +46,11 @@ def ames(tmp_path) -> Bundle:
                         target="Sale_Price", task_type="regression")
 
 
-# Split bundles made in-process (no splitter subprocess), to keep the module fast.
 @pytest.fixture
-def split(tmp_path) -> Bundle:
-    return split_tables(tmp_path, "cancer", datasets.load("breast_cancer"),
-                        target="diagnosis", task_type="binary_classification")
-
-
-@pytest.fixture
-def regression_split(tmp_path) -> Bundle:
-    return split_tables(tmp_path, "diabetes", datasets.load("diabetes"), target="progression", task_type="regression")
-
-
-@pytest.fixture
-def penguins_split(tmp_path) -> Bundle:
-    return split_tables(tmp_path, "penguins", datasets.load("penguins"),
-                        target="species", task_type="multiclass_classification")
-
-
-@pytest.fixture
-def churn_split(tmp_path) -> Bundle:
-    return split_tables(tmp_path, "churn", datasets.load("wa_churn").head(1500),
-                        target="churn", task_type="binary_classification")
+def splitter(tmp_path):
+    """The shared split fixtures, split in-process (no splitter subprocess), to keep the module fast."""
+    return lambda bundle: split_tables(tmp_path, f"{bundle.path.name}-split", bundle.table("data"),
+                                       target=bundle.target, task_type=bundle.task_type)
 
 
 @pytest.fixture

@@ -39,6 +39,12 @@ def _reg(phrase: str, **kw) -> Meaning:
     return _model(phrase, REGRESSION, **kw)
 
 
+def _twins(family: str, phrase: str, **kw) -> dict[str, Meaning]:
+    """A family's classifier and regressor, alike but for the task: ``{}`` in ``phrase`` says which."""
+    return {f"{family}Classifier": _clf(phrase.format("classifier"), **kw),
+            f"{family}Regressor": _reg(phrase.format("regressor"), **kw)}
+
+
 def _metric(phrase: str, tasks) -> Meaning:
     return Meaning(Stage.EVALUATION, phrase, 2.0, tuple(tasks))
 
@@ -96,40 +102,34 @@ SYMBOLS: dict[str, Meaning] = {
     # classification models
     "LogisticRegression": _clf("logistic regression classifier: an interpretable linear model giving class probabilities for yes/no or multi-class outcomes", strength=0.85),
     "RandomForestClassifier": _clf("random forest classifier (ensemble of decision trees)", missing=True, strength=0.95),
-    "ExtraTreesClassifier": _clf("extremely randomised trees classifier", strength=0.95),
-    "GradientBoostingClassifier": _clf("gradient boosting classifier", strength=1.0),
-    "HistGradientBoostingClassifier": _clf(
-        "gradient boosted trees classifier (histogram-based gradient boosting, fast on large tables)", missing=True, categorical=True, strength=1.0),
-    "KNeighborsClassifier": _clf("k-nearest-neighbours classifier", strength=0.75),
     "SVC": _clf("support vector machine classifier (kernel SVM)", strength=0.85),
     "LinearSVC": _clf("linear support vector classifier", strength=0.8),
     "GaussianNB": _clf("Gaussian naive Bayes classifier", strength=0.7),
     "MultinomialNB": _clf("multinomial naive Bayes classifier", strength=0.7),
     "DecisionTreeClassifier": _clf("decision tree classifier (readable rules)", missing=True, strength=0.7),
     "AdaBoostClassifier": _clf("AdaBoost classifier", strength=0.85),
-    "MLPClassifier": _clf("multi-layer perceptron neural network classifier", strength=0.85),
     "SGDClassifier": _clf("linear classifier trained with stochastic gradient descent", strength=0.8),
     "RidgeClassifier": _clf("ridge classifier", strength=0.8),
     "LinearDiscriminantAnalysis": _clf("linear discriminant analysis classifier (shared-covariance Gaussian classes, linear boundaries)", strength=0.8),
-    "LGBMClassifier": _clf(
-        "LightGBM gradient boosted trees classifier (leaf-wise boosting, fast on large tables)", missing=True, categorical=True, strength=1.0),
     # regression models
     "LinearRegression": _reg("ordinary least squares linear regression predicting a numeric target", strength=0.8),
     "Ridge": _reg("ridge regression (L2-regularised linear regression)", strength=0.8),
     "Lasso": _reg("lasso regression (L1-regularised linear regression)", strength=0.8),
     "ElasticNet": _reg("elastic net regression", strength=0.8),
     "RandomForestRegressor": _reg("random forest regressor (ensemble of regression trees)", missing=True, strength=0.95),
-    "ExtraTreesRegressor": _reg("extremely randomised trees regressor", strength=0.95),
-    "GradientBoostingRegressor": _reg("gradient boosting regressor", strength=1.0),
-    "HistGradientBoostingRegressor": _reg(
-        "gradient boosted trees regressor (histogram-based gradient boosting, fast on large tables)", missing=True, categorical=True, strength=1.0),
-    "KNeighborsRegressor": _reg("k-nearest-neighbours regressor", strength=0.75),
     "SVR": _reg("support vector regression", strength=0.85),
     "DecisionTreeRegressor": _reg("decision tree regressor", missing=True, strength=0.7),
-    "MLPRegressor": _reg("multi-layer perceptron neural network regressor", strength=0.85),
     "HuberRegressor": _reg("Huber regression (linear regression robust to outliers in the target)", strength=0.8),
-    "LGBMRegressor": _reg(
-        "LightGBM gradient boosted trees regressor (leaf-wise boosting, fast on large tables)", missing=True, categorical=True, strength=1.0),
+    # model families with a classifier and a regressor alike
+    **_twins("ExtraTrees", "extremely randomised trees {}", strength=0.95),
+    **_twins("GradientBoosting", "gradient boosting {}", strength=1.0),
+    **_twins("HistGradientBoosting",
+             "gradient boosted trees {} (histogram-based gradient boosting, fast on large tables)",
+             missing=True, categorical=True, strength=1.0),
+    **_twins("LGBM", "LightGBM gradient boosted trees {} (leaf-wise boosting, fast on large tables)",
+             missing=True, categorical=True, strength=1.0),
+    **_twins("KNeighbors", "k-nearest-neighbours {}", strength=0.75),
+    **_twins("MLP", "multi-layer perceptron neural network {}", strength=0.85),
     # clustering
     "KMeans": Meaning(Stage.CLUSTERING, "groups rows into k clusters around centroids (k-means clustering)", 4.0, _CLUSTERING, True),
     "MiniBatchKMeans": Meaning(Stage.CLUSTERING, "mini-batch k-means clustering for large tables", 4.0, _CLUSTERING, True),

@@ -14,13 +14,11 @@ from dagsmith.catalog.search import search as search_catalog
 from dagsmith.catalog.upload import add as add_service
 from dagsmith.catalog.upload import reanalyze as reanalyze_catalog
 from dagsmith.catalog.upload import sync as sync_folder
-from dagsmith.cli.output import console, errors, fail, print_json, progress
+from dagsmith.cli.output import JsonOption, console, errors, fail, print_json, print_rows, progress
 from dagsmith.models.catalog import Analysis, AnalysisMode, UploadOutcome, UploadResult
 from dagsmith.store.db import session_scope
 
 app = typer.Typer(help="Upload, index, search and inspect the microservice catalog.", no_args_is_help=True)
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 _STYLE = {"added": "green", "updated": "cyan", "unchanged": "dim", "rejected": "bold red"}
 
 
@@ -174,11 +172,7 @@ def list_services(
     """List the catalog: name, category, main stage and what the code does."""
     with session_scope() as session:
         rows = repository.listing(session, category)
-    if json:
-        print_json(rows)
-        return
-    table = Table("microservice", "category", "stage", "what the code does", box=None)
-    for row in rows:
-        table.add_row(row["name"], row["category"], row["stage"], row["summary"])
-    console.print(table)
-    console.print(f"[dim]{len(rows)} microservices[/]")
+    print_rows(rows, json, {"microservice": "name", "category": "category", "stage": "stage",
+                            "what the code does": "summary"})
+    if not json:
+        console.print(f"[dim]{len(rows)} microservices[/]")

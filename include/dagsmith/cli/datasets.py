@@ -6,25 +6,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from dagsmith import datasets
-from dagsmith.cli.output import console, fail, print_json
+from dagsmith.cli.output import JsonOption, console, fail, print_rows
 
 app = typer.Typer(help="List and export the bundled sample datasets.", no_args_is_help=True)
 
 
 @app.command("list")
-def list_datasets(json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False) -> None:
+def list_datasets(json: JsonOption = False) -> None:
     """The sample datasets and where they come from."""
     rows = [{"name": i.name, "origin": i.origin, "description": i.description} for i in datasets.DATASETS.values()]
-    if json:
-        print_json(rows)
-        return
-    table = Table("name", "origin", "description", box=None)
-    for row in rows:
-        table.add_row(row["name"], row["origin"], row["description"])
-    console.print(table)
+    print_rows(rows, json, {"name": "name", "origin": "origin", "description": "description"})
 
 
 @app.command()

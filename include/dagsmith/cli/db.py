@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 from sqlalchemy import func, select, text
 
-from dagsmith.cli.output import console, print_json
+from dagsmith.cli.output import JsonOption, console, print_json
 from dagsmith.config import Settings
 from dagsmith.store import schema
 from dagsmith.store.db import get_engine, redacted
@@ -23,7 +21,7 @@ def upgrade() -> None:
 
 
 @app.command()
-def status(json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False) -> None:
+def status(json: JsonOption = False) -> None:
     """Where the store is, its schema revision and how many rows each table holds."""
     settings = Settings.from_env()
     engine = get_engine(settings)

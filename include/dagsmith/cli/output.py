@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 console = Console()
 errors = Console(stderr=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
 def to_jsonable(value: Any) -> Any:
@@ -26,6 +29,17 @@ def to_jsonable(value: Any) -> Any:
 
 def print_json(value: Any) -> None:
     typer.echo(json.dumps(to_jsonable(value), indent=2, default=str))
+
+
+def print_rows(rows: list[dict[str, Any]], json: bool, columns: dict[str, str]) -> None:
+    """A listing: its rows as JSON, or for people as a table of ``columns`` (heading: key of the row)."""
+    if json:
+        print_json(rows)
+        return
+    table = Table(*columns, box=None)
+    for row in rows:
+        table.add_row(*("" if row[key] is None else str(row[key]) for key in columns.values()))
+    console.print(table)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

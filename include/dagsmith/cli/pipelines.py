@@ -9,9 +9,8 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from dagsmith.cli.output import console, fail, print_json
+from dagsmith.cli.output import JsonOption, console, fail, print_json, print_rows
 from dagsmith.cli.run import execute_pipeline
 from dagsmith.config import Settings
 from dagsmith.execution.history import pipeline_detail, pipeline_rows
@@ -20,7 +19,6 @@ from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
 app = typer.Typer(help="List, inspect and re-run built pipelines.", no_args_is_help=True)
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
 @app.command("list")
@@ -31,14 +29,8 @@ def list_pipelines(
     """Every pipeline with its status, owner and number of runs."""
     with session_scope() as session:
         rows = pipeline_rows(session, schema.Pipeline.owner == owner if owner else None)
-    if json:
-        print_json(rows)
-        return
-    table = Table("id", "name", "status", "owner", "task", "target", "runs", box=None)
-    for r in rows:
-        table.add_row(str(r["id"]), r["name"], r["status"], r["owner"], r["task_type"] or "", r["target"] or "",
-                      str(r["runs"]))
-    console.print(table)
+    print_rows(rows, json, {"id": "id", "name": "name", "status": "status", "owner": "owner", "task": "task_type",
+                            "target": "target", "runs": "runs"})
 
 
 @app.command()
