@@ -13,6 +13,7 @@ from rich.markup import escape
 from dagsmith.cli.output import JsonOption, console, fail, print_json, print_rows
 from dagsmith.cli.run import execute_pipeline
 from dagsmith.config import Settings
+from dagsmith.execution.export import export_pipeline
 from dagsmith.execution.history import pipeline_detail, pipeline_rows
 from dagsmith.execution.reaper import reap as reap_lost
 from dagsmith.store import schema
@@ -95,3 +96,25 @@ def reap(
     runs = f": {', '.join(map(str, reaped.runs))}" if reaped.runs else ""
     console.print(f"closed {len(reaped.tries)} lost try(s) and {len(reaped.runs)} abandoned run(s){runs}; removed "
                   f"{reaped.containers} container(s)", highlight=False)
+
+
+@app.command()
+def export(
+    pipeline_id: Annotated[int, typer.Argument(help="Pipeline id.")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the DAG file and its folder: an Airflow DAGs "
+                                                    "folder, or anywhere to copy from.")] = Path("."),
+    workspaces: Annotated[Path | None, typer.Option(help="Where each run of the exported DAG makes its folders "
+                                                         "(default: beside the DAG file; a run may change it).")]
+    = None,
+    json: JsonOption = False,
+) -> None:
+    """Write a pipeline as a standalone DAG that runs on any Airflow 3 with the Docker provider and dagsmith's
+    runtime image, without dagsmith installed: each step its service, fixed as now, in a sandboxed container."""
+    settings = Settings.from_env()
+    dag_file = export_pipeline(pipeline_id, out.resolve(), settings, workspace_root=workspaces)
+    folder = dag_file.with_suffix("")
+    if json:
+        print_json({"dag_file": str(dag_file), "folder": str(folder), "dag_id": folder.name})
+        return
+    console.print(f"wrote {escape(str(dag_file))} and {escape(str(folder))}/ (DAG [bold]{folder.name}[/]); put both in "
+                  f"an Airflow DAGs folder, or run it once with `airflow dags test {folder.name}`", highlight=False)

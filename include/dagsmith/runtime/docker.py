@@ -82,14 +82,18 @@ class ContainerSpec:
         """The container's whole environment: what Python needs and the service's name, nothing of the host's."""
         return {**ENVIRONMENT, "DAGSMITH_SERVICE": self.labels["dagsmith.service"]}
 
+    def sandbox_kwargs(self) -> dict[str, Any]:
+        """The host-config limits Airflow's ``DockerOperator`` has no arguments for (an exported pipeline's operator
+        adds them itself): no swap, a hard CPU quota, a process cap, a read-only root, no capabilities."""
+        return {"memswap_limit": self.mem_limit, "nano_cpus": self.nano_cpus, "pids_limit": self.pids_limit,
+                "read_only": True, "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"]}
+
     def create_kwargs(self) -> dict[str, Any]:
         """Arguments of docker-py ``containers.create``."""
         return {
             "image": self.image, "command": COMMAND, "user": SERVICE_USER, "environment": self.environment(),
             "mounts": list(self.mounts), "network_mode": "none", "mem_limit": self.mem_limit,
-            "memswap_limit": self.mem_limit, "nano_cpus": self.nano_cpus, "pids_limit": self.pids_limit,
-            "read_only": True, "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"],
-            "working_dir": "/tmp", "labels": self.labels,
+            "working_dir": "/tmp", "labels": self.labels, **self.sandbox_kwargs(),
         }
 
     def operator_kwargs(self, docker_url: str, timeout_seconds: int) -> dict[str, Any]:

@@ -1,0 +1,123 @@
+"""``dagsmith pipelines export``: a pipeline as a standalone DAG for any Airflow with the Docker provider.
+
+The DAG file is ``airflow/standalone/pipeline.py``, copied as it is: it imports Airflow and the standard library
+only, and reads what it runs from the folder written beside it (``pipeline.json``, the services' code, each
+step's parameters), so the Airflow that runs it needs neither dagsmith nor its database. Each step runs the
+service it has now, as a container of the runtime image with the same sandbox as dagsmith's own container
+runtime (``runtime.docker``); a modelling step's search keeps its first candidate, which still tunes itself.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from dagsmith.config import Settings
+from dagsmith.errors import InputError
+from dagsmith.models.plan import ModelSearch
+from dagsmith.runtime.base import Invocation, materialise
+from dagsmith.runtime.docker import COMMAND, ENVIRONMENT, RUNTIME_IMAGE, SERVICE_UID, ContainerSpec, DockerRuntime
+from dagsmith.runtime.packages import not_provided, unavailable
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+from dagsmith.store.pipelines import steps_of
+
+TEMPLATE = Path(__file__).resolve().parents[1] / "airflow" / "standalone" / "pipeline.py"
+
+
+class ExportedStep(BaseModel):
+    position: int
+    stage: str
+    service: str
+    code_hash: str
+    depends_on: list[int]
+
+
+class ExportedPipeline(BaseModel):
+    """``pipeline.json``: everything the standalone DAG file reads."""
+
+    dag_id: str
+    pipeline_id: int
+    goal: str
+    owner: str
+    exported_at: str
+    dataset: str
+    workspace_root: str
+    image: str
+    docker_url: str
+    command: list[str]
+    environment: dict[str, str]
+    uid: int
+    cpus: float
+    timeout_seconds: int
+    tmpfs_bytes: int
+    sandbox: dict
+    bundle: dict
+    steps: list[ExportedStep]
+
+
+class ExportError(InputError):
+    """The pipeline cannot be exported (unknown, or a service the runtime image cannot run); the message says which."""
+
+
+def export_dag_id(pipeline_id: int) -> str:
+    return f"dagsmith_export_{pipeline_id}"
+
+
+def export_pipeline(pipeline_id: int, folder: Path, settings: Settings, *, workspace_root: Path | None = None,
+                    docker_url: str | None = None) -> Path:
+    """Write ``<folder>/dagsmith_export_<id>.py`` and its folder (replacing an earlier export); returns the file."""
+    dag_id = export_dag_id(pipeline_id)
+    limits = settings.step_limits
+    sandbox_of = ContainerSpec(image=RUNTIME_IMAGE, mounts=(), mem_limit=f"{limits.memory_mb}m",
+                               nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.max_processes, labels={})
+    staging = folder / f".{dag_id}.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    with session_scope(settings) as session:
+        pipeline = session.get(schema.Pipeline, pipeline_id)
+        if pipeline is None:
+            raise ExportError(f"no pipeline {pipeline_id}; `dagsmith pipelines list` shows them")
+        steps = []
+        for step in steps_of(session, pipeline_id):
+            service = session.get(schema.Microservice, step.microservice_id)
+            files = session.get(schema.MicroserviceVersion, service.current_version_id).files
+            invocation = Invocation(service.name, files, Path(), Path())
+            missing = unavailable(invocation.requirements)
+            if missing:
+                raise ExportError(f"step {step.position} ({step.stage}) runs {service.name}, which the runtime image "
+                                  f"cannot run: {not_provided(missing)}")
+            params = ModelSearch.model_validate(step.search).params_for(service.name) if step.search else step.params
+            materialise(files, staging / "services" / service.name)
+            _write(staging / "params" / f"{step.position:02d}.json", json.dumps(params, indent=2, default=str))
+            steps.append(ExportedStep(position=step.position, stage=step.stage, service=service.name,
+                                      code_hash=invocation.code_hash, depends_on=step.depends_on))
+        roles = pipeline.plan.get("roles", {})
+        spec = ExportedPipeline(
+            dag_id=dag_id, pipeline_id=pipeline_id, goal=pipeline.goal, owner=pipeline.owner,
+            exported_at=datetime.now(UTC).isoformat(timespec="seconds"), dataset=pipeline.dataset,
+            workspace_root=str((workspace_root or folder / f"{dag_id}-runs").resolve()), image=RUNTIME_IMAGE,
+            docker_url=docker_url or DockerRuntime().base_url, command=COMMAND, environment=ENVIRONMENT,
+            uid=SERVICE_UID, cpus=limits.cpus, timeout_seconds=limits.timeout_seconds,
+            tmpfs_bytes=limits.memory_mb * 1024 * 1024, sandbox=sandbox_of.sandbox_kwargs(),
+            bundle={"format_version": 1, "task_type": pipeline.task_type, "target": pipeline.target,
+                    "id_columns": roles.get("id_columns") or [], "time_column": roles.get("time_column"),
+                    "excluded_columns": roles.get("excluded_columns") or []},
+            steps=steps)
+    _write(staging / "pipeline.json", spec.model_dump_json(indent=2))
+    _write(staging / ".airflowignore", "*\n")  # the services' code is no DAG: Airflow need not parse it
+    for path in [staging, *staging.rglob("*")]:  # the services' user reads it all, writes none of it
+        path.chmod(0o755 if path.is_dir() else 0o444)
+    target, dag_file = folder / dag_id, folder / f"{dag_id}.py"
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    _write(dag_file, TEMPLATE.read_text(encoding="utf-8"))
+    return dag_file
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
