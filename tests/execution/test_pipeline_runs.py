@@ -24,6 +24,7 @@ from dagsmith.learning.patterns import load_history
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith_kit import Bundle
+from tests.agents.test_each_target import houses
 from tests.execution.conftest import NUMERIC_PREPARATION, service_id
 from tests.reasoning.chat_server import Reply, chat_server
 
@@ -178,9 +179,13 @@ def test_rerun_on_new_data_through_the_dataset_parameter(store, embedder, churn_
         assert execution.dataset == str(newer)
 
 
+def _cli_env(settings) -> dict:
+    return {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(settings.home),
+            "COLUMNS": "200"}
+
+
 def test_cli_run_shows_progress_and_results(store, churn_csv):
-    env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home),
-           "COLUMNS": "200"}
+    env = _cli_env(store)
     proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "run", str(churn_csv), "predict customer churn",
                            "--user", "ana"], capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -198,6 +203,25 @@ def test_cli_run_shows_progress_and_results(store, churn_csv):
         [recorded] = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == row["id"])).all()
         assert recorded.airflow_run_id and recorded.airflow_run_id.startswith("manual__")
 
+
+
+def test_cli_run_with_a_model_of_each_target_runs_them_one_after_another(store, tmp_path):
+    path = tmp_path / "houses.csv"
+    houses().to_csv(path, index=False)
+    env = _cli_env(store)
+    proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "run", str(path),
+                           "predict the price and also the number of rooms", "--each-target", "--user", "ana"],
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    assert "regression of 'price'" in out and "regression of 'rooms'" in out
+    assert out.index("of 'price'") < out.index("completed in") < out.index("of 'rooms'")
+    assert out.count("completed in") == 2 and out.count("rmse") >= 2
+    listed = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "pipelines", "list", "--owner", "ana", "--json"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    rows = json.loads(listed.stdout)
+    assert sorted(row["target"] for row in rows) == ["price", "rooms"]
+    assert all(row["runs"] == 1 and row["last_run"]["status"] == "completed" for row in rows)
 
 TASKS = {
     "regression": ("diabetes", None, "predict disease progression", "rmse"),

@@ -12,7 +12,7 @@ from dagsmith.agents import builder
 from dagsmith.agents.column_requests import excluded_columns
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import analysis_mode, recommend
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.understanding import understand, understand_targets
 from dagsmith.catalog import repository
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.config import Settings
@@ -86,7 +86,14 @@ def build_pipeline(
         return spec.model_copy(update={"id": pipeline_id})
 
 
-def plan(
+def plan(data: str | Path, goal: str, **options) -> Plan:
+    """The one pipeline of a goal with one target, for callers that take one (``plan_each``'s options): a goal naming
+    several targets is a question here, even one asking for a model of each."""
+    [one] = plan_each(data, goal, single=True, **options)
+    return one
+
+
+def plan_each(
     data: str | Path,
     goal: str,
     *,
@@ -98,27 +105,36 @@ def plan(
     embedder: Embedder | None = None,
     save: bool = True,
     ask: Callable[[Recommendation], dict[Stage, str]] | None = None,
-) -> Plan:
-    """Profile, understand, recommend and build; with ``save`` the pipeline is stored (status ready or draft).
-    ``ask`` lets a person choose among the ranked candidates before the build (interactive mode).
+    each_target: bool = False,
+    single: bool = False,
+) -> list[Plan]:
+    """Profile, understand, recommend and build; with ``save`` each pipeline is stored (status ready or draft).
+    One pipeline, or one per target when the goal names several columns to predict and asks for a model of each
+    (or ``each_target`` asks for it), unless ``single``; several targets without that request are a question
+    (``SeveralTargets``). ``ask`` lets a person choose among the ranked candidates before each build (interactive).
 
     Raises ``DatasetError`` (unreadable data), ``AmbiguousGoal``, ``InvalidIntent`` (e.g. unknown target),
     ``EmptyCatalog`` and ``builder.ChoiceError``, each with a message meant for the user.
     """
     timings: dict[str, float] = {}
 
-    def timed(name: str, step):
+    def timed(spent: dict[str, float], name: str, step):
         started = time.perf_counter()
         result = step()
-        timings[name] = round(time.perf_counter() - started, 4)
+        spent[name] = round(time.perf_counter() - started, 4)
         return result
 
-    profile = timed("profile", lambda: profile_dataset(data))
-    intent = timed("intent", lambda: understand(goal, profile, model_reasoner(settings), embedder))
-    recommendation = timed("recommend", lambda: recommend_stages(
-        profile, intent, user=user, mode=mode, weights=weights, settings=settings, embedder=embedder))
-    if ask:
-        choices = {**(choices or {}), **ask(recommendation)}
-    spec = timed("build", lambda: build_pipeline(profile, intent, recommendation, data=data, user=user,
-                                                 choices=choices, settings=settings, save=save))
-    return Plan(profile=profile, intent=intent, recommendation=recommendation, pipeline=spec, timings=timings)
+    def plan_for(intent: Intent) -> Plan:
+        spent = dict(timings)  # profiling and reading the goal are shared; each target is recommended and built
+        recommendation = timed(spent, "recommend", lambda: recommend_stages(
+            profile, intent, user=user, mode=mode, weights=weights, settings=settings, embedder=embedder))
+        picked = {**(choices or {}), **ask(recommendation)} if ask else choices
+        spec = timed(spent, "build", lambda: build_pipeline(profile, intent, recommendation, data=data, user=user,
+                                                            choices=picked, settings=settings, save=save))
+        return Plan(profile=profile, intent=intent, recommendation=recommendation, pipeline=spec, timings=spent)
+
+    profile = timed(timings, "profile", lambda: profile_dataset(data))
+    reasoner = model_reasoner(settings)
+    intents = timed(timings, "intent", lambda: [understand(goal, profile, reasoner, embedder)] if single else
+                    understand_targets(goal, profile, reasoner, embedder, each_target=each_target))
+    return [plan_for(intent) for intent in intents]

@@ -24,7 +24,7 @@ from dagsmith.agents.intent import (
 )
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
+from dagsmith.models.intent import AmbiguousGoal, Constraint, ConstraintKind, Intent, InvalidIntent, SeveralTargets
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide
@@ -113,6 +113,42 @@ def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | Non
     if intent.errors:
         raise InvalidIntent(intent)
     return intent
+
+
+def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
+                       embedder: Embedder | None = None, *, each_target: bool = False) -> list[Intent]:
+    """The goal's intent; or, when it names several columns to predict and asks for a model of each (or
+    ``each_target`` asks for it), one intent per target: the same goal and constraints, the target fixed in each.
+
+    Whether several targets are named is the rules' reading, whichever reasoner is configured: a model reads one
+    target, and an explicit request for each must not be narrowed to one. Several targets without the request stay
+    the question (``SeveralTargets``).
+    """
+    check_goal(goal)
+    several = _several_targets(goal, profile)
+    if several is None or not (several.asked or each_target):
+        return [understand(goal, profile, reasoner, embedder)]
+    listed = ", ".join(several.columns)
+    why = (f"the goal asks for a model of each of {listed} ('{several.asked}')" if several.asked
+           else f"a model of each target the goal names was asked for: {listed}")
+    each = Constraint(kind=ConstraintKind.EACH_TARGET, value=several.columns, reason=f"{why}; one pipeline per target")
+    intents = [validate_intent(detect_intent(goal, profile, target=column, each=each), profile)
+               for column in several.columns]
+    for intent in intents:
+        if intent.errors:
+            raise InvalidIntent(intent)
+    return intents
+
+
+def _several_targets(goal: str, profile: DatasetProfile) -> SeveralTargets | None:
+    """The rules' question when the goal names several columns to predict, else None."""
+    try:
+        detect_intent(goal, profile)
+    except SeveralTargets as several:
+        return several
+    except AmbiguousGoal:
+        return None
+    return None
 
 
 def _target_by_meaning(intent: Intent, profile: DatasetProfile, embedder: Embedder) -> Intent:

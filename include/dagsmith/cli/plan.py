@@ -12,10 +12,11 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from dagsmith.agents.builder import ChoiceError, parse_choices
-from dagsmith.agents.planner import plan
+from dagsmith.agents.planner import plan_each
 from dagsmith.cli.output import console, fail, print_json
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage
+from dagsmith.models.intent import ConstraintKind, SeveralTargets, find_constraint
 from dagsmith.models.plan import Plan, RankingMode, Recommendation
 from dagsmith.models.reasoning import Provenance
 
@@ -23,6 +24,7 @@ from dagsmith.models.reasoning import Provenance
 #: The options ``plan`` and ``run`` share for choosing services in place of the recommender.
 Interactive = Annotated[bool, typer.Option("--interactive", help="Choose among the top 3 per stage.")]
 Choose = Annotated[list[str], typer.Option(help="STAGE=MICROSERVICE, to override the recommender.")]
+EachTarget = Annotated[bool, typer.Option("--each-target", help="Build one pipeline per named target.")]
 
 
 def read_choices(choose: list[str], interactive: bool) -> tuple[dict[Stage, str], Callable | None]:
@@ -35,6 +37,17 @@ def read_choices(choose: list[str], interactive: bool) -> tuple[dict[Stage, str]
     if interactive and not sys.stdin.isatty():
         fail("--interactive needs a terminal; use --choose STAGE=MICROSERVICE instead", code=2)
     return choices, (lambda recommendation: _ask(recommendation, set(choices))) if interactive else None
+
+
+def plan_or_fail(data: Path, goal: str, **options) -> list[Plan]:
+    """``plan_each``'s pipelines, or the error for the person: a goal naming several targets says how to ask for
+    one pipeline each."""
+    try:
+        return plan_each(data, goal, **options)
+    except SeveralTargets as exc:
+        fail(f"{exc} Or pass --each-target to build one pipeline per target.", code=exc.exit_code)
+    except InputError as exc:
+        fail(str(exc), code=exc.exit_code)
 
 
 def _ask(recommendation: Recommendation, chosen: set[Stage]) -> dict[Stage, str]:
@@ -115,6 +128,14 @@ def _show(result: Plan) -> None:
     console.print(f"[dim]{timing}[/]")
 
 
+def _show_which(result: Plan, i: int, count: int) -> None:
+    """Which of the pipelines planned one per target follows, and why there are several."""
+    each = find_constraint(result.intent.constraints, ConstraintKind.EACH_TARGET)
+    gap = "\n" if i else ""
+    console.print(f"{gap}[bold]Pipeline {i + 1} of {count}[/], target [cyan]{escape(result.intent.target)}[/]: "
+                  f"{escape(each.reason)}\n", highlight=False)
+
+
 def plan_command(
     data: Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")],
     goal: Annotated[str, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn".')],
@@ -122,17 +143,19 @@ def plan_command(
     interactive: Interactive = False,
     choose: Choose = [],  # noqa: B006
     mode: Annotated[RankingMode, typer.Option(help="Ranking mode (the others are ablations).")] = RankingMode.FULL,
-    json: Annotated[bool, typer.Option("--json", help="Print the whole plan as JSON.")] = False,
+    each_target: EachTarget = False,
+    json: Annotated[bool, typer.Option("--json", help="Print the whole plan as JSON (a list when several pipelines "
+                                                      "were built).")] = False,
 ) -> None:
     """Profile the data, read the goal, rank microservices per stage, build and store a validated pipeline."""
     choices, ask = read_choices(choose, interactive)
-    try:
-        result = plan(data, goal, user=user, mode=mode, choices=choices, ask=ask)
-    except InputError as exc:
-        fail(str(exc), code=exc.exit_code)
+    results = plan_or_fail(data, goal, user=user, mode=mode, choices=choices, ask=ask, each_target=each_target)
     if json:
-        print_json(result)
+        print_json(results if len(results) > 1 else results[0])  # one plan keeps the shape callers read
     else:
-        _show(result)
-    if not result.pipeline.valid:
+        for i, result in enumerate(results):
+            if len(results) > 1:
+                _show_which(result, i, len(results))
+            _show(result)
+    if not all(result.pipeline.valid for result in results):
         raise typer.Exit(1)

@@ -12,16 +12,15 @@ import typer
 from rich.markup import escape
 from sqlalchemy import select
 
-from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.cli.output import console, fail, print_json, progress
-from dagsmith.cli.plan import Choose, Interactive, read_choices
+from dagsmith.cli.plan import Choose, EachTarget, Interactive, plan_or_fail, read_choices
 from dagsmith.config import Settings
-from dagsmith.errors import InputError
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import write_spec
 from dagsmith.models.execution import Decision, RunSummary, StepStatus, TryAction
+from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
@@ -93,31 +92,52 @@ def run_command(
     user: Annotated[str, typer.Option(help="Who runs it; their history weighs in and learns from the run.")] = "anonymous",
     interactive: Interactive = False,
     choose: Choose = [],  # noqa: B006
-    json: Annotated[bool, typer.Option("--json", help="Print the run's summary as JSON.")] = False,
+    each_target: EachTarget = False,
+    json: Annotated[bool, typer.Option("--json", help="Print the run's summary as JSON (a list when several "
+                                                      "pipelines ran).")] = False,
 ) -> None:
-    """Plan a pipeline (profile, intent, recommend, build), then run it through Airflow with self-healing."""
+    """Plan a pipeline (profile, intent, recommend, build), then run it through Airflow with self-healing; with several
+    targets, one pipeline per target, run one after another."""
     require_reachable(runtime)
     choices, ask = read_choices(choose, interactive)
     settings = Settings.from_env()
     started = time.monotonic()
-    try:
-        result = plan(data, goal, user=user, settings=settings, choices=choices, ask=ask)
-    except InputError as exc:
-        fail(str(exc), code=exc.exit_code)
-    spec = result.pipeline
-    if not spec.valid:
-        fail("the planned pipeline did not pass its checks: " + "; ".join(c.detail for c in spec.checks if not c.passed))
-    if not json:
-        console.print(f"pipeline {spec.id} [bold]{escape(spec.name)}[/]: {result.intent.task_type.value}"
-                      + (f" of '{result.intent.target}'" if result.intent.target else "")
-                      + f", {len(spec.steps)} steps, runtime {runtime}", highlight=False)
-    execute_pipeline(spec.id, Path(data).resolve(), runtime=runtime, user=user, settings=settings, json=json,
-                     started=started)
+    results = plan_or_fail(data, goal, user=user, settings=settings, choices=choices, ask=ask, each_target=each_target)
+    for result in results:
+        spec = result.pipeline
+        if not spec.valid:
+            fail(f"the planned pipeline {spec.id} did not pass its checks: "
+                 + "; ".join(c.detail for c in spec.checks if not c.passed))
+    reports = []
+    for result in results:
+        spec = result.pipeline
+        if not json:
+            gap, target = "\n" if reports else "", f" of '{result.intent.target}'" if result.intent.target else ""
+            console.print(f"{gap}pipeline {spec.id} [bold]{escape(spec.name)}[/]: {result.intent.task_type.value}"
+                          f"{target}, {len(spec.steps)} steps, runtime {runtime}", highlight=False)
+        reports.append(run_and_report(spec.id, Path(data).resolve(), runtime=runtime, user=user, settings=settings,
+                                      json=json, started=started))
+        started = None  # the first run's time to results counts its planning; the next ones' their own run
+    if json:
+        print_json(reports if len(reports) > 1 else reports[0])
+    if not all(report["status"] == PipelineStatus.COMPLETED for report in reports):
+        raise typer.Exit(1)
 
 
-def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings, json: bool,
-                     started: float | None = None) -> None:
-    """Run a stored pipeline as its Airflow DAG (``dag.test()``), printing progress per stage, then results."""
+def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings,
+                     json: bool) -> None:
+    """Run a stored pipeline as its Airflow DAG, printing its progress and results (or its summary as JSON)."""
+    report = run_and_report(pipeline_id, dataset, runtime=runtime, user=user, settings=settings, json=json)
+    if json:
+        print_json(report)
+    if report["status"] != PipelineStatus.COMPLETED:
+        raise typer.Exit(1)
+
+
+def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings, json: bool,
+                   started: float | None = None) -> dict:
+    """Run a stored pipeline as its Airflow DAG (``dag.test()``), printing progress per stage, then results (unless
+    ``json``); its summary as JSON, with the Airflow log and the time to results."""
     from dagsmith.execution import run as execution  # the executor's data stack, loaded only to run
 
     require_reachable(runtime)
@@ -143,13 +163,10 @@ def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str
     with session_scope(settings) as session:
         summary = execution_summary(session, session.get(schema.Execution, execution_id))
     seconds = round(time.monotonic() - started, 2)
-    if json:
-        print_json({**summary.model_dump(mode="json"), "airflow_log": str(log_file), "time_to_results_seconds": seconds,
-                    "airflow_state": outcome["state"] if outcome else "did not finish"})
-    else:
+    if not json:
         _show(summary, seconds, log_file)
-    if not summary.completed:
-        raise typer.Exit(1)
+    return {**summary.model_dump(mode="json"), "airflow_log": str(log_file), "time_to_results_seconds": seconds,
+            "airflow_state": outcome["state"] if outcome else "did not finish"}
 
 
 def _show(summary: RunSummary, seconds: float, airflow_log: Path) -> None:

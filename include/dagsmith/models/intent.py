@@ -42,6 +42,7 @@ class ConstraintKind(StrEnum):
     DEDUPLICATE = "deduplicate"
     EXCLUDE_COLUMNS = "exclude_columns"  # columns never used as features
     ONLY_COLUMNS = "only_columns"  # the only columns used as features
+    EACH_TARGET = "each_target"  # the targets a goal asks a model of each: one pipeline per target
 
 
 class Constraint(BaseModel):
@@ -84,6 +85,16 @@ class Intent(BaseModel):
 
 class AmbiguousGoal(InputError, ValueError):
     """The goal cannot be read with confidence; the message asks the user what they mean."""
+
+
+class SeveralTargets(AmbiguousGoal):
+    """The goal names several columns to predict: a question, unless the goal (``asked``) or the person asks for a
+    model of each, when planning builds one pipeline per target."""
+
+    def __init__(self, message: str, columns: list[str], asked: str | None):
+        super().__init__(message)
+        self.columns = columns  # in the order the goal names them
+        self.asked = asked  # the goal's words asking for a model of each ("one model each"), if it says so
 
 
 class InvalidIntent(InputError, ValueError):

@@ -13,7 +13,13 @@ from dagsmith.agents.intent.lexicon import Family
 from dagsmith.agents.intent.mentions import STRONG_MATCH, MatchKind, column_matches, column_named, explicit_target
 from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.stage_rules import DataView, plan_stages
-from dagsmith.agents.intent.target import TargetChoice, focus_column, supervised_target, target_reason
+from dagsmith.agents.intent.target import (
+    TargetChoice,
+    focus_column,
+    listed_target,
+    supervised_target,
+    target_reason,
+)
 from dagsmith.agents.intent.task import (
     FAMILY_TASK,
     choose_family,
@@ -31,8 +37,13 @@ from dagsmith.text import words
 TEMPLATE_MARKUP = re.compile(r"\{\{.*?(?:\}\}|$)|\{%.*?(?:%\}|$)|\{#.*?(?:#\}|$)", re.DOTALL)
 
 
-def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
-    """Read the task, target, stages and constraints from the goal and the profile, with a reason for each."""
+def detect_intent(goal: str, profile: DatasetProfile, *, target: str | None = None, each: Constraint | None = None
+                  ) -> Intent:
+    """Read the task, target, stages and constraints from the goal and the profile, with a reason for each.
+
+    ``target`` is one of the columns a goal naming several targets asks a model of each of (``each``, their
+    constraint): the goal is read as it is, with that column as what it predicts.
+    """
     text = TEMPLATE_MARKUP.sub(" ", goal)  # template expressions are code, never words of the goal
     if not any(w.isalpha() for w in words(text)):
         markup = " It holds only template markup, which dagsmith never runs and which says no task." \
@@ -52,7 +63,8 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
         reasons["spelling"] = "read " + ", ".join(f"'{a}' as '{b}'" for a, b in read.corrections)
     focus = None
     if family is Family.SUPERVISED:
-        choice = supervised_target(read, explicit, absent, matches, profile)
+        choice = listed_target(target, matches) if target else supervised_target(read, explicit, absent, matches,
+                                                                                  profile)
         task, why = supervised_type(read, profile, choice.column)
     else:
         choice = TargetChoice(None, 1.0, "none: an unsupervised task works on all the columns")
@@ -63,15 +75,16 @@ def detect_intent(goal: str, profile: DatasetProfile) -> Intent:
     asked = Constraint(kind=ConstraintKind.FOCUS, value=focus.column,
                        reason=f"the goal asks what goes with {target_reason(focus)}") if focus else None
     return compose_intent(goal, profile, task, choice.column, reasons, task_confidence * choice.confidence,
-                          focus=asked)
+                          added=[c for c in (asked, each) if c])
 
 
 def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: str | None, reasons: dict[str, str],
-                   confidence: float, *, focus: Constraint | None = None) -> Intent:
+                   confidence: float, *, added: list[Constraint] | None = None) -> Intent:
     """The intent for a reading of the goal (by any reasoner): its constraints and the stages the data needs;
-    ``focus`` is the column an exploration relates the others to."""
+    ``added`` are constraints the reading adds (the column an exploration relates the others to, the targets the goal
+    asks a model of each of)."""
     reasons = dict(reasons)
-    constraints = (parse_constraints(goal, task) + ([focus] if focus else [])
+    constraints = (parse_constraints(goal, task) + (added or [])
                    + column_constraints(goal, lambda phrase: column_named(phrase, profile)))
     for c in constraints:
         several = c.kind in {ConstraintKind.EXCLUDE_FAMILY, ConstraintKind.METRIC}  # one reason per value

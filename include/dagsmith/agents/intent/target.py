@@ -1,17 +1,24 @@
 """Which column to predict: a designated one, else the mention best placed after a task verb (inputs named after
 "based on" aside), else a noun the goal names that no column matches, else the profile's best candidate; and the column
-an exploration relates the others to. Two columns named equally well are a question back to the user.
+an exploration relates the others to. Two columns named equally well are a question back to the user; so are several
+columns named as targets ("price and rooms"), which planning builds one pipeline each for when the goal asks so.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from dagsmith.agents.intent.columns import UNPREDICTABLE
 from dagsmith.agents.intent.lexicon import (
     CONJUNCTIONS,
+    EACH_WORDS,
     GENERIC_NOUNS,
     JOINING_WORDS,
+    MODEL_COUNTS,
+    MODEL_NOUNS,
+    PER_WHAT,
+    PER_WORDS,
     QUANTITY_WORDS,
     SKIPPABLE,
     STOPWORDS,
@@ -22,7 +29,7 @@ from dagsmith.agents.intent.lexicon import (
 )
 from dagsmith.agents.intent.mentions import MATCH_SCORE, STRONG_MATCH, Match, MatchKind
 from dagsmith.agents.intent.reading import Goal, find_phrase
-from dagsmith.models.intent import AmbiguousGoal
+from dagsmith.models.intent import AmbiguousGoal, SeveralTargets
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
 
 #: Words after which an exploratory goal names the column the others are related to ("what drives weekly hours").
@@ -50,6 +57,12 @@ def supervised_target(read: Goal, explicit: Match | None, absent: str | None, ma
     return choose_target(read, matches, verb_positions(read), profile)
 
 
+def listed_target(column: str, matches: list[Match]) -> TargetChoice:
+    """One of the targets a goal lists, planned on its own: its best mention is the reason and the confidence."""
+    best = max((m for m in matches if m.column == column), key=lambda m: m.score)
+    return TargetChoice(column, best.score, target_reason(best))
+
+
 def verb_positions(goal: Goal) -> list[int]:
     """Where the goal asks for a prediction: the target is usually the column named right after these words."""
     return sorted(at for family, phrase, _ in TASK_PHRASES if family is Family.SUPERVISED
@@ -74,13 +87,27 @@ def _rank_key(match: Match, stems: tuple[str, ...], verbs: list[int]) -> tuple[f
     return -match.score, distance, -match.end
 
 
-def _two_targets(first: Match, second: Match, stems: tuple[str, ...]) -> bool:
-    """Two columns named as strongly and joined only by "and"/"or"/commas: the goal asks for both."""
-    if min(first.score, second.score) < STRONG_MATCH:
-        return False
-    left, right = sorted((first, second), key=lambda m: m.start)
-    between = set(stems[left.end : right.start])
-    return left.end <= right.start and between <= CONJUNCTIONS | QUANTITY_WORDS and bool(between & JOINING_WORDS)
+def _linked(left: Match, right: Match, stems: tuple[str, ...]) -> bool:
+    """Two mentions of one list: only "and"/"or", commas or quantity words between them ("price and the number of
+    rooms", "price, rooms")."""
+    return set(stems[left.end : right.start]) <= CONJUNCTIONS | QUANTITY_WORDS
+
+
+def _listed_targets(first: Match, mentions: list[Match], stems: tuple[str, ...]) -> list[str]:
+    """The columns named in one list with ``first`` ("price and rooms", "price, rooms and age"), in the goal's order:
+    a run of strong mentions, each linked to the next, joined somewhere by "and"/"or"; just ``first`` otherwise."""
+    run: list[Match] = []
+    for m in sorted((m for m in mentions if m.score >= STRONG_MATCH), key=lambda m: (m.start, m != first)):
+        if run and m.start < run[-1].end:
+            continue  # another column read in the same words
+        if run and _linked(run[-1], m, stems):
+            run.append(m)
+        elif first in run:
+            break
+        else:
+            run = [m]
+    joined = any(set(stems[a.end : b.start]) & JOINING_WORDS for a, b in pairwise(run))
+    return [m.column for m in run] if first in run and joined else [first.column]
 
 
 def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: DatasetProfile) -> TargetChoice:
@@ -135,21 +162,45 @@ def _predictable(column: ColumnProfile | None) -> bool:
 
 
 def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: DatasetProfile) -> Match:
-    """The best-placed mention; an exact tie goes to the profile's favourite, or back to the user as a question."""
+    """The best-placed mention; an exact tie goes to the profile's favourite, or back to the user as a question; so do
+    several columns named as targets (``SeveralTargets``, with the goal's words asking for a model of each)."""
     favourite = profile.target_candidates[0].column if profile.target_candidates else None
     best: dict[str, Match] = {}
     for m in sorted(zone, key=lambda m: (_rank_key(m, goal.stems, verbs), m.column != favourite)):
         best.setdefault(m.column, m)
     first, *rivals = best.values()
+    columns = _listed_targets(first, list(best.values()), goal.stems)
+    if len(columns) > 1:
+        named = ", ".join(f"'{c}'" for c in columns[:-1]) + f" and '{columns[-1]}'"
+        raise SeveralTargets(
+            f"The goal names {len(columns)} columns to predict: {named}. Which one should the model predict? One "
+            f"pipeline predicts one column; for a model of each, say so (\"..., one model each\") or plan one goal "
+            f"per column ('predict {columns[0]}', then 'predict {columns[1]}').", columns, each_request(goal))
     for rival in rivals:
-        tied = _rank_key(rival, goal.stems, verbs) == _rank_key(first, goal.stems, verbs) and first.column != favourite
-        if tied or _two_targets(first, rival, goal.stems):
+        if _rank_key(rival, goal.stems, verbs) == _rank_key(first, goal.stems, verbs) and first.column != favourite:
             raise AmbiguousGoal(
                 f"The goal could mean two columns to predict: '{first.column}' or '{rival.column}'. Which one "
                 f"should the model predict? One pipeline predicts one column; for both, plan one goal per column "
                 f"('predict {first.column}', then 'predict {rival.column}')."
             )
     return first
+
+
+def each_request(goal: Goal) -> str | None:
+    """The goal's words asking for a model of each target it names ("both", "separately", "one model each", "a
+    pipeline per target", "two models"), or None when it asks for no such thing."""
+    stems = goal.stems
+    for at, s in enumerate(stems):
+        after = stems[at + 1] if at + 1 < len(stems) else None
+        if s in EACH_WORDS:
+            return goal.words[at]
+        if s in PER_WORDS and after in PER_WHAT or s in MODEL_COUNTS and after in MODEL_NOUNS:
+            return goal.said(at, at + 2)
+        if s in PER_WORDS and at and stems[at - 1] in MODEL_NOUNS:  # "one model each"
+            return goal.said(at - 1, at + 1)
+        if s in PER_WORDS and after is None:  # "a model for each"
+            return goal.words[at]
+    return None
 
 
 def target_reason(match: Match) -> str:

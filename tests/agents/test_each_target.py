@@ -1,0 +1,119 @@
+"""A goal naming several columns to predict is a question, unless the goal or the person asks for a model of each:
+then planning builds one pipeline per target, alike but for the target, and says why there are several."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dagsmith.agents.planner import plan, plan_each
+from dagsmith.agents.profiler import profile_frame
+from dagsmith.agents.understanding import understand_targets
+from dagsmith.execution.history import pipeline_rows
+from dagsmith.models.intent import ConstraintKind, SeveralTargets, find_constraint
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+
+#: "price" and "rooms" follow from the area, so a small table makes each model worth something.
+GOAL = "predict the price and also the number of rooms"
+
+
+def houses(n: int = 240) -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    area = rng.uniform(40, 200, n).round(1)
+    rooms = np.clip((area / 35 + rng.normal(0, 0.4, n)).round(), 1, 6).astype(int)
+    return pd.DataFrame({"area": area, "age": rng.integers(1, 80, n), "rooms": rooms,
+                         "price": (area * 2500 + rooms * 8000 + rng.normal(0, 15000, n)).round(0),
+                         "city": rng.choice(["north", "south", "east"], n)})
+
+
+@functools.cache
+def profile():
+    return profile_frame(houses())
+
+
+@pytest.fixture(scope="module")
+def houses_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("each-target") / "houses.csv"
+    houses().to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("goal, asked", [
+    ("predict price and rooms, one model each", "model each"),
+    ("a separate model for each of price and rooms", "separate"),
+    ("predict both price and rooms", "both"),
+    ("predict price and rooms from the area, one pipeline per target", "per target"),
+    ("train two models: price and rooms", "two models"),
+    ("predict the price and the rooms, each with its own model", "own model"),
+])
+def test_a_goal_asking_for_a_model_of_each_target_reads_one_intent_per_target(goal, asked):
+    intents = understand_targets(goal, profile())
+    assert [i.target for i in intents] == ["price", "rooms"]
+    for found in intents:
+        each = find_constraint(found.constraints, ConstraintKind.EACH_TARGET)
+        assert each.value == ["price", "rooms"]
+        assert found.reasons["constraint.each_target"] == (
+            f"the goal asks for a model of each of price, rooms ('{asked}'); one pipeline per target")
+        assert found.reasons["target"].startswith(f"{found.target}: ")
+
+
+def test_several_targets_without_the_request_stay_a_question_naming_each():
+    for goal in (GOAL, "predict price and rooms for each city"):  # "each city" asks about the rows, not the models
+        with pytest.raises(SeveralTargets) as raised:
+            understand_targets(goal, profile())
+        assert raised.value.columns == ["price", "rooms"] and raised.value.asked is None
+        assert "Which one" in str(raised.value) and "'price' and 'rooms'" in str(raised.value)
+
+
+def test_a_list_of_three_targets_is_three_pipelines():
+    intents = understand_targets("predict price and rooms and age separately", profile())
+    assert [i.target for i in intents] == ["price", "rooms", "age"]
+
+
+def test_asking_for_each_target_plans_one_pipeline_per_target_or_the_one_there_is():
+    intents = understand_targets(GOAL, profile(), each_target=True)
+    assert [(i.task_type.value, i.target) for i in intents] == [("regression", "price"), ("regression", "rooms")]
+    assert intents[0].reasons["constraint.each_target"] == (
+        "a model of each target the goal names was asked for: price, rooms; one pipeline per target")
+    [one] = understand_targets("predict the price", profile(), each_target=True)
+    assert one.target == "price" and one.asks(ConstraintKind.EACH_TARGET) is None
+
+
+def test_planning_builds_and_stores_one_pipeline_per_target(store, embedder, houses_csv):
+    goal = "predict price and rooms without the city column, one model each"
+    plans = plan_each(houses_csv, goal, user="ana", settings=store, embedder=embedder)
+    assert [p.intent.target for p in plans] == ["price", "rooms"]
+    assert all(p.pipeline.valid and p.pipeline.id for p in plans)
+    assert all(p.intent.goal == goal and p.intent.asks(ConstraintKind.EXCLUDE_COLUMNS) == ["city"] for p in plans)
+    with session_scope(store) as session:
+        rows = pipeline_rows(session, schema.Pipeline.owner == "ana")
+    assert sorted((row["id"], row["target"]) for row in rows) == [(p.pipeline.id, p.intent.target) for p in plans]
+    with pytest.raises(SeveralTargets):  # callers that take one pipeline get the question
+        plan(houses_csv, goal, settings=store, embedder=embedder, save=False)
+
+
+def _plan(settings, *args):
+    env = {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(settings.home),
+           "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "plan", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_the_plan_command_asks_or_builds_one_pipeline_per_target(store, houses_csv):
+    asked = _plan(store, houses_csv, GOAL)
+    assert asked.returncode != 0 and "'price' and 'rooms'" in asked.stderr and "--each-target" in asked.stderr
+    built = _plan(store, houses_csv, GOAL, "--each-target", "--json")
+    assert built.returncode == 0, built.stderr
+    assert [p["intent"]["target"] for p in json.loads(built.stdout)] == ["price", "rooms"]
+    shown = _plan(store, houses_csv, "predict both price and rooms")
+    assert shown.returncode == 0, shown.stderr
+    assert "Pipeline 1 of 2, target price" in shown.stdout and "Pipeline 2 of 2, target rooms" in shown.stdout
+    assert "the goal asks for a model of each of price, rooms ('both')" in shown.stdout
