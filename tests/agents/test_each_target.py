@@ -73,9 +73,11 @@ def test_several_targets_without_the_request_stay_a_question_naming_each():
         assert "Which one" in str(raised.value) and "'price' and 'rooms'" in str(raised.value)
 
 
-def test_a_list_of_three_targets_is_three_pipelines():
-    intents = understand_targets("predict price and rooms and age separately", profile())
+def test_a_list_of_three_targets_is_three_pipelines_or_a_question_naming_all_three():
+    intents = understand_targets("predict price, rooms and age separately", profile())
     assert [i.target for i in intents] == ["price", "rooms", "age"]
+    with pytest.raises(SeveralTargets, match="'price', 'rooms' and 'age'"):
+        understand_targets("predict price, rooms and age", profile())
 
 
 def test_asking_for_each_target_plans_one_pipeline_per_target_or_the_one_there_is():

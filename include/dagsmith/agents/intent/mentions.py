@@ -204,8 +204,10 @@ def _fuzzy_matches(names: list[ColumnName], goal: Goal) -> Iterable[Match]:
 
 
 def _objects_of_synonyms(matches: list[Match], stems: tuple[str, ...]) -> set[Match]:
-    """Columns named as the object of a synonym ("cancel their contract", "leave the company"): not targets."""
-    synonyms = [m for m in matches if m.kind is MatchKind.SYNONYM]
+    """Columns named as the object of a synonym ("cancel their contract", "leave the company"): not targets. A
+    synonym that is its column's own name ("price, rooms and age") takes no object."""
+    named = {(m.column, m.start, m.end) for m in matches if m.kind is MatchKind.EXACT}
+    synonyms = [m for m in matches if m.kind is MatchKind.SYNONYM and (m.column, m.start, m.end) not in named]
     return {
         m for m in matches for s in synonyms
         if s.column != m.column and s.end <= m.start <= s.end + 2 and set(stems[s.end : m.start]) <= OBJECT_LINKS
