@@ -20,7 +20,8 @@ from dagsmith.config import Settings
 from dagsmith.errors import InputError
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.base import Invocation, materialise
-from dagsmith.runtime.docker import COMMAND, ENVIRONMENT, RUNTIME_IMAGE, SERVICE_UID, ContainerSpec, DockerRuntime
+from dagsmith.runtime.docker import (COMMAND, ENVIRONMENT, RUNTIME_IMAGE, SERVICE_UID, DockerRuntime,
+                                     sandbox_kwargs)
 from dagsmith.runtime.packages import not_provided, unavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -73,8 +74,6 @@ def export_pipeline(pipeline_id: int, folder: Path, settings: Settings, *, works
     """Write ``<folder>/dagsmith_export_<id>.py`` and its folder (replacing an earlier export); returns the file."""
     dag_id = export_dag_id(pipeline_id)
     limits = settings.step_limits
-    sandbox_of = ContainerSpec(image=RUNTIME_IMAGE, mounts=(), mem_limit=f"{limits.memory_mb}m",
-                               nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.max_processes, labels={})
     staging = folder / f".{dag_id}.partial"
     shutil.rmtree(staging, ignore_errors=True)
     with session_scope(settings) as session:
@@ -102,7 +101,7 @@ def export_pipeline(pipeline_id: int, folder: Path, settings: Settings, *, works
             workspace_root=str((workspace_root or folder / f"{dag_id}-runs").resolve()), image=RUNTIME_IMAGE,
             docker_url=docker_url or DockerRuntime().base_url, command=COMMAND, environment=ENVIRONMENT,
             uid=SERVICE_UID, cpus=limits.cpus, timeout_seconds=limits.timeout_seconds,
-            tmpfs_bytes=limits.memory_mb * 1024 * 1024, sandbox=sandbox_of.sandbox_kwargs(),
+            tmpfs_bytes=limits.memory_mb * 1024 * 1024, sandbox=sandbox_kwargs(limits),
             bundle={"format_version": 1, "task_type": pipeline.task_type, "target": pipeline.target,
                     "id_columns": roles.get("id_columns") or [], "time_column": roles.get("time_column"),
                     "excluded_columns": roles.get("excluded_columns") or []},

@@ -30,7 +30,8 @@ from docker.models.containers import Container
 from docker.types import Mount
 
 from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_DIR, HostPaths, Invocation,
-                                   InvocationResult, RuntimeUnavailable, contract_command, prepare_data_dirs, stage)
+                                   InvocationResult, Limits, RuntimeUnavailable, contract_command, prepare_data_dirs,
+                                   stage)
 from dagsmith.runtime.packages import not_provided, unavailable
 
 RUNTIME_IMAGE = "dagsmith-runtime:py311"
@@ -52,15 +53,25 @@ AT_LIMIT = 0.9  # a container this close to its memory limit when its time runs 
 NOT_RUN_EXIT_CODE = 125  # Docker's code for "the container could not be run"
 
 
+def memory_limit(limits: Limits) -> str:
+    return f"{limits.memory_mb}m"
+
+
+def sandbox_kwargs(limits: Limits) -> dict[str, Any]:
+    """The host-config limits Airflow's ``DockerOperator`` has no arguments for (an exported pipeline's operator adds
+    them itself): no swap, a hard CPU quota, a process cap, a read-only root, no capabilities."""
+    return {"memswap_limit": memory_limit(limits), "nano_cpus": int(limits.cpus * 1e9),
+            "pids_limit": limits.max_processes, "read_only": True, "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"]}
+
+
 @dataclass(frozen=True)
 class ContainerSpec:
     """Everything that defines how an invocation runs in a container."""
 
     image: str
     mounts: tuple[Mount, ...]
-    mem_limit: str
-    nano_cpus: int
-    pids_limit: int
+    limits: Limits
     labels: dict[str, str]
 
     @classmethod
@@ -73,27 +84,24 @@ class ContainerSpec:
             Mount(OUTPUT_DIR, str(invocation.output_dir.resolve()), type="bind", read_only=False),
             Mount("/tmp", None, type="tmpfs", tmpfs_size=limits.memory_mb * 1024 * 1024, tmpfs_mode=0o1777),
         )
-        return cls(image=image, mounts=mounts, mem_limit=f"{limits.memory_mb}m",
-                   nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.max_processes,
+        return cls(image=image, mounts=mounts, limits=limits,
                    labels={**invocation.labels, "dagsmith.service": invocation.service,
                            "dagsmith.code_hash": invocation.code_hash})
+
+    @property
+    def mem_limit(self) -> str:
+        return memory_limit(self.limits)
 
     def environment(self) -> dict[str, str]:
         """The container's whole environment: what Python needs and the service's name, nothing of the host's."""
         return {**ENVIRONMENT, "DAGSMITH_SERVICE": self.labels["dagsmith.service"]}
-
-    def sandbox_kwargs(self) -> dict[str, Any]:
-        """The host-config limits Airflow's ``DockerOperator`` has no arguments for (an exported pipeline's operator
-        adds them itself): no swap, a hard CPU quota, a process cap, a read-only root, no capabilities."""
-        return {"memswap_limit": self.mem_limit, "nano_cpus": self.nano_cpus, "pids_limit": self.pids_limit,
-                "read_only": True, "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"]}
 
     def create_kwargs(self) -> dict[str, Any]:
         """Arguments of docker-py ``containers.create``."""
         return {
             "image": self.image, "command": COMMAND, "user": SERVICE_USER, "environment": self.environment(),
             "mounts": list(self.mounts), "network_mode": "none", "mem_limit": self.mem_limit,
-            "working_dir": "/tmp", "labels": self.labels, **self.sandbox_kwargs(),
+            "working_dir": "/tmp", "labels": self.labels, **sandbox_kwargs(self.limits),
         }
 
     def operator_kwargs(self, docker_url: str, timeout_seconds: int) -> dict[str, Any]:
@@ -105,7 +113,7 @@ class ContainerSpec:
         return {
             "image": self.image, "command": COMMAND, "user": SERVICE_USER, "environment": self.environment(),
             "mounts": list(self.mounts), "network_mode": "none", "mem_limit": self.mem_limit,
-            "cpus": self.nano_cpus / 1e9, "working_dir": "/tmp", "labels": self.labels,
+            "cpus": self.limits.cpus, "working_dir": "/tmp", "labels": self.labels,
             "docker_url": docker_url, "auto_remove": "force", "mount_tmp_dir": False, "force_pull": False,
             "execution_timeout": timedelta(seconds=timeout_seconds),
         }
