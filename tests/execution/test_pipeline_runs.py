@@ -104,13 +104,18 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
         assert len(transitions) >= 2 * (len(planned.steps) - 1) - 2  # global and per user
 
 
-def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, churn_csv, tmp_path):
+@pytest.mark.parametrize("runtime", ["local", "docker"])
+def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, churn_csv, tmp_path, runtime):
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
                    choices=NUMERIC_PREPARATION).pipeline
     alternatives = _break_modelling(store, planned, keep_alternatives=True)
     expected_substitute = alternatives[0]["name"]
-    outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
+    outcome = _run_dag(store, planned.id, churn_csv, tmp_path, runtime=runtime)
     assert outcome["status"] == "completed", outcome["error"]
+    if runtime == "docker":  # each try is the step operator's own container, its output in the task's log
+        log = outcome["log"].read_text()
+        assert re.search(r"would be too slow.*\[airflow\.task\.operators\.dagsmith\.airflow\.step_operator", log), \
+            log[-3000:]
     attempts = next(s for s in outcome["trace"]["steps"] if s["stage"] == "modelling")["attempts"]
     assert [a["status"] for a in attempts] == ["failed", "completed"]
     assert attempts[0]["error_class"] == "resource_exhaustion"  # "an SVM on 1,125 rows would be too slow"

@@ -364,17 +364,17 @@ def test_the_container_of_a_killed_worker_is_removed_with_its_try(settings, runt
                                str(penguins), str(tmp_path / "out"), str(attempt_id)], start_new_session=True)
     its_containers = {"label": f"{ATTEMPT_LABEL}={attempt_id}"}
     deadline = time.monotonic() + 180
-    while not runtime.client.containers.list(filters=its_containers):
+    while not runtime.api.containers(filters=its_containers):
         assert worker.poll() is None and time.monotonic() < deadline, "the container never started"
         time.sleep(0.2)
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
     time.sleep(1)
-    assert runtime.client.containers.list(filters=its_containers)  # the worker is gone, its container runs on
+    assert runtime.api.containers(filters=its_containers)  # the worker is gone, its container runs on
 
     monkeypatch.setenv("DOCKER_HOST", runtime.base_url)  # where the reaper finds the engine
     while not (reaped := reap(fast)).tries:
         assert time.monotonic() < deadline, "the dead worker's try was never reaped"
         time.sleep(0.2)
     assert (reaped.tries, reaped.containers) == ([attempt_id], 1)
-    assert runtime.client.containers.list(all=True, filters=its_containers) == []
+    assert runtime.api.containers(all=True, filters=its_containers) == []

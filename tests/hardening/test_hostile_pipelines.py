@@ -184,9 +184,9 @@ def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp
     assert not {"DAGSMITH_TEST_SECRET", "DAGSMITH_DATABASE_URL", "DAGSMITH_HOME"} & set(seen["environment"])
     if runtime == "docker":
         assert (seen["uid"], seen["gid"]) == (10001, 10001)
-        containers = engine.client.containers.list(all=True, filters={"label": "dagsmith.service"})
-        assert not [c.name for c in containers
-                    if any(str(workspace) in m.get("Source", "") for m in c.attrs.get("Mounts", []))]
+        containers = engine.api.containers(all=True, filters={"label": "dagsmith.service"})
+        assert not [c["Names"] for c in containers
+                    if any(str(workspace) in m.get("Source", "") for m in c.get("Mounts") or [])]
     else:
         assert seen["uid"] in UID_RANGE
     assert not live_processes_naming(str(workspace))

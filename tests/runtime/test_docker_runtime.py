@@ -9,17 +9,18 @@ import json
 import os
 import re
 import subprocess
-import sys
+import threading
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from dagsmith import datasets
-from dagsmith.runtime.base import Invocation, Limits, RuntimeUnavailable
+from dagsmith.runtime.base import Invocation, InvocationResult, Limits, RuntimeUnavailable
 from dagsmith.runtime.docker import RUNTIME_IMAGE, DockerRuntime
 from dagsmith_kit import Bundle
 from tests.conftest import CATALOG, ROOT
+from tests.waiting import wait_until
 
 HOSTILE = ROOT / "tests" / "data" / "hostile"
 SOCKET = os.environ.get("DAGSMITH_PODMAN_SOCKET", "/run/dagsmith/podman.sock")
@@ -158,12 +159,12 @@ def test_a_stored_service_pinning_what_the_image_lacks_is_refused_without_buildi
 
     folder = HOSTILE / "extra_pin"
     invocation = Invocation(folder.name, service_files(folder), penguins, tmp_path / "out", {}, QUICK)
-    images = {image.id for image in runtime.client.images.list(all=True)}
+    images = {image["Id"] for image in runtime.api.images(all=True)}
     result = runtime.run(invocation)
     assert not result.ok and result.stdout == ""
     assert "tabulate==0.9.0 (it has no tabulate)" in result.stderr and "pandas==3.1.1" not in result.stderr
     assert diagnose(result).error_class is ErrorClass.ENVIRONMENT, result.stderr
-    assert {image.id for image in runtime.client.images.list(all=True)} == images
+    assert {image["Id"] for image in runtime.api.images(all=True)} == images
     assert not (tmp_path / "out").exists()
 
 
@@ -179,46 +180,22 @@ def test_missing_runtime_image_says_how_to_fix_it(runtime, penguins, tmp_path):
         DockerRuntime(runtime.base_url, image="dagsmith-runtime:absent").run(invocation)
 
 
-PROBE_DAG = """
-import datetime, json, os
-from pathlib import Path
-from airflow.providers.docker.operators.docker import DockerOperator
-from airflow.sdk import DAG
-from dagsmith.runtime.base import Invocation, stage
-from dagsmith.runtime.docker import DockerRuntime
+def test_killing_a_step_task_stops_and_removes_its_container(runtime, penguins, tmp_path):
+    """Airflow calls ``on_kill`` when a running task is stopped (marked failed, timed out, its worker told to
+    stop): the step operator's container goes with it, and its try ends at once."""
+    from dagsmith.airflow.step_operator import StepOperator
 
-probe = json.loads(os.environ["DAGSMITH_PROBE"])
-service = Path(probe["service"])
-files = {p.name: p.read_text() for p in service.iterdir() if p.is_file()}
-invocation = Invocation(service.name, files, Path(probe["input"]), Path(probe["output"]))
-runtime = DockerRuntime(probe["base_url"])
-kwargs = runtime.docker_operator_kwargs(invocation, stage(invocation, Path(probe["scratch"])))
-with DAG("dagsmith_docker_probe", schedule=None, start_date=datetime.datetime(2024, 1, 1)) as dag:
-    DockerOperator(task_id=service.name, **kwargs)
-"""
-RUN_DAG = """
-import json, sys
-sys.path.insert(0, sys.argv[1])
-import dagsmith_docker_probe
-run = dagsmith_docker_probe.dag.test()
-print("RESULT " + json.dumps({"state": str(run.state)}))
-"""
-
-
-def test_docker_operator_runs_the_same_invocation(runtime, penguins, tmp_path):
-    """DockerOperator built from ``docker_operator_kwargs`` runs the real median_imputer inside ``dag.test()``."""
-    dags = tmp_path / "dags"
-    dags.mkdir()
-    (dags / "dagsmith_docker_probe.py").write_text(PROBE_DAG, encoding="utf-8")
-    probe = {"service": str(CATALOG / "median_imputer"), "input": str(penguins), "output": str(tmp_path / "out"),
-             "scratch": str(tmp_path / "scratch"), "base_url": runtime.base_url}
-    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-           "AIRFLOW__CORE__DAGS_FOLDER": str(dags), "DAGSMITH_PROBE": json.dumps(probe)}
-    migrate = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, capture_output=True,
-                             text=True, timeout=300)
-    assert migrate.returncode == 0, migrate.stderr[-2000:]
-    proc = subprocess.run([sys.executable, "-c", RUN_DAG, str(dags)], env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert '"state": "success"' in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert Bundle.open(tmp_path / "out").table("data").drop(columns=["species"]).isna().sum().sum() == 0
+    invocation = Invocation("sleeper", service_files(HOSTILE / "sleeper"), penguins, tmp_path / "out", {}, QUICK,
+                            {"dagsmith.test": tmp_path.name})
+    operator = StepOperator(task_id="step_00_sleep__sleeper", position=0)
+    finished: list[InvocationResult] = []
+    step = DockerRuntime(runtime.base_url, driver=lambda spec: operator._run_container(spec, {}))
+    worker = threading.Thread(target=lambda: finished.append(step.run(invocation)))
+    worker.start()
+    its_container = {"label": f"dagsmith.test={tmp_path.name}"}
+    wait_until(lambda: runtime.api.containers(filters=its_container), timeout=120, what="the sleeper's container")
+    operator.on_kill()
+    worker.join(timeout=60)
+    assert not worker.is_alive() and finished, "the try did not end"
+    assert runtime.api.containers(all=True, filters=its_container) == []
+    assert not finished[0].ok and "stopped before it finished" in finished[0].stderr, finished

@@ -21,14 +21,13 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.airflow import assets
 from dagsmith.airflow.pipeline_shards import shard_specs
+from dagsmith.airflow.step_operator import StepOperator
 from dagsmith.config import EXECUTION_VARIABLE, Settings
 from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.execution import run as execution
-from dagsmith.execution import search
 from dagsmith.execution.specs import dag_id, read_spec, specs_dir
 from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus
-from dagsmith.runtime import RUNTIMES, runtime_named
-from dagsmith.runtime.base import Runtime, RuntimeUnavailable
+from dagsmith.runtime import RUNTIMES
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +36,6 @@ def runtime_param() -> Param:
     """The ``runtime`` run parameter of the meta-DAG and of every pipeline DAG (default: ``DAGSMITH_RUNTIME``)."""
     return Param(Settings.from_env().runtime, enum=list(RUNTIMES),
                  description="Where each step runs: local subprocesses or docker containers.")
-
-
-def runtime_for(name: str, settings: Settings) -> Runtime:
-    try:
-        return runtime_named(name, settings)
-    except ValueError as exc:
-        raise AirflowFailException(str(exc)) from None
 
 
 def run_dataset(given: str, settings: Settings) -> str:
@@ -107,7 +99,8 @@ def build(spec: DagSpec) -> DAG:
             if step.search:
                 entries[step.position], exits[step.position] = _search_tasks(step, started)
             else:
-                node = _step_task(step, retries, spec)(started)
+                node = _step_task(step, retries, spec)
+                started >> node
                 entries[step.position], exits[step.position] = [node], node
         for step in steps:  # every step also reads the execution id from start, which orders it after start
             for parent in step.depends_on:
@@ -132,52 +125,33 @@ def build(spec: DagSpec) -> DAG:
     return dag
 
 
-def _step_task(step: DagStep, retries: int, spec: DagSpec):
+def _step_task(step: DagStep, retries: int, spec: DagSpec) -> StepOperator:
     """One step, healed between tries: each try runs the step's current microservice."""
-    position = step.position
-
-    @task(task_id=f"step_{position:02d}_{step.stage}__{step.microservice}", retries=retries,
-          retry_delay=timedelta(seconds=spec.retry_delay_seconds), retry_exponential_backoff=True,
-          on_retry_callback=_heal_on_retry)
-    def run_step(execution_id: int, params: dict | None = None) -> dict:
-        settings = Settings.from_env()
-        try:
-            return execution.run_step(execution_id, position, runtime=runtime_for(params["runtime"], settings),
-                                      settings=settings)
-        except (execution.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
-            raise AirflowFailException(str(exc)) from None
-
-    return run_step
+    return StepOperator(task_id=f"step_{step.position:02d}_{step.stage}__{step.microservice}", position=step.position,
+                        retries=retries, retry_delay=timedelta(seconds=spec.retry_delay_seconds),
+                        retry_exponential_backoff=True, on_retry_callback=_heal_on_retry)
 
 
 def _search_tasks(step: DagStep, started) -> tuple[list, object]:
     """A modelling search: one task per candidate model on the same input, then the task that picks the winner."""
     position, stage = step.position, step.stage
 
-    def candidate_task(name: str):
-        @task(task_id=f"step_{position:02d}_{stage}__{name}", retries=0)
-        def run_candidate(execution_id: int, params: dict | None = None) -> dict:
-            settings = Settings.from_env()
-            try:
-                return search.run_candidate(execution_id, position, name,
-                                            runtime=runtime_for(params["runtime"], settings), settings=settings)
-            except (execution.StepFailed, RuntimeUnavailable) as exc:  # one fewer model to choose from
-                raise AirflowFailException(str(exc)) from None
-
-        return run_candidate(started)
-
     @task(task_id=f"step_{position:02d}_{stage}__select", trigger_rule="all_done")
     def select(execution_id: int | None) -> dict:
         if execution_id is None:
             raise AirflowFailException("the run did not start; see the start task's log")
         try:
-            return search.select_model(execution_id, position, settings=Settings.from_env())
+            # Imported here: the search's blending loads scikit-learn, which a parse of the DAG file need not pay.
+            from dagsmith.execution.search import select_model
+
+            return select_model(execution_id, position, settings=Settings.from_env())
         except execution.CandidatesExhausted as exc:
             raise AirflowFailException(str(exc)) from None
 
-    candidates = [candidate_task(name) for name in step.search.candidates]
+    candidates = [StepOperator(task_id=f"step_{position:02d}_{stage}__{name}", position=position, candidate=name,
+                               retries=0) for name in step.search.candidates]
     chosen = select(started)
-    candidates >> chosen
+    started >> candidates >> chosen
     return candidates, chosen
 
 

@@ -5,9 +5,10 @@ a non-root uid, memory/CPU/process budgets and none of the caller's environment.
 podman's Docker-compatible service (``scripts/setup-container-runtime.sh`` prepares it and the runtime image).
 Every service runs in that one image: nothing is built or installed for a service (see ``runtime.packages``).
 
-:class:`ContainerSpec` is the one source of truth for image, mounts, limits, command and environment: both
-:meth:`DockerRuntime.run` and :meth:`DockerRuntime.docker_operator_kwargs` (Airflow's ``DockerOperator``)
-are derived from it.
+In a pipeline's Airflow DAG each step is Airflow's own ``DockerOperator`` (``airflow.step_operator``), which
+creates, streams and removes the container; elsewhere (the benchmark's in-process runs) :func:`drive_directly`
+does the same calls. Both go through a :class:`ContainerWatch`, the one place that adds the sandbox limits,
+enforces the timeout and reads the outcome, and both take the container's definition from :class:`ContainerSpec`.
 """
 
 from __future__ import annotations
@@ -16,17 +17,17 @@ import contextlib
 import os
 import re
 import tempfile
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import docker
 import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
-from docker.models.containers import Container
 from docker.types import Mount
 
 from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_DIR, HostPaths, Invocation,
@@ -38,6 +39,8 @@ RUNTIME_IMAGE = "dagsmith-runtime:py311"
 DEFAULT_SOCKET = "/run/dagsmith/podman.sock"
 SETUP_HINT = ("run scripts/setup-container-runtime.sh (as root); it starts podman's Docker API on "
               f"unix://{DEFAULT_SOCKET} (or $DAGSMITH_PODMAN_SOCKET) and builds {RUNTIME_IMAGE}")
+#: An Airflow connection (type docker) whose registry and credentials the steps' operators log in with.
+CONNECTION_VARIABLE = "DAGSMITH_DOCKER_CONN_ID"
 SERVICE_UID = 10001
 SERVICE_USER = f"{SERVICE_UID}:{SERVICE_UID}"
 COMMAND = contract_command("python")
@@ -46,11 +49,15 @@ ENVIRONMENT = {
     "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
     "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib",
 }
+WORKING_DIR = "/tmp"
 OUTPUT_TAIL = 64 * 1024
 CONTAINER_ISOLATION = "container (no network, read-only root and input, non-root)"
 OOM_EXIT_CODE = 137  # 128 + SIGKILL: what the kernel's OOM killer leaves behind
 AT_LIMIT = 0.9  # a container this close to its memory limit when its time runs out was thrashing, not working
 NOT_RUN_EXIT_CODE = 125  # Docker's code for "the container could not be run"
+#: Seconds one Docker API call may take (a busy podman can be slow to create a container); following a
+#: container's output has no timeout, and ``wait`` is called once the output has ended.
+API_TIMEOUT_SECONDS = 600
 
 
 def memory_limit(limits: Limits) -> str:
@@ -58,8 +65,9 @@ def memory_limit(limits: Limits) -> str:
 
 
 def sandbox_kwargs(limits: Limits) -> dict[str, Any]:
-    """The host-config limits Airflow's ``DockerOperator`` has no arguments for (an exported pipeline's operator adds
-    them itself): no swap, a hard CPU quota, a process cap, a read-only root, no capabilities."""
+    """The host-config limits Airflow's ``DockerOperator`` has no arguments for (its containers get them through
+    :class:`ContainerWatch`, an exported pipeline's through its own client): no swap, a hard CPU quota, a process
+    cap, a read-only root, no capabilities."""
     return {"memswap_limit": memory_limit(limits), "nano_cpus": int(limits.cpus * 1e9),
             "pids_limit": limits.max_processes, "read_only": True, "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"]}
@@ -73,6 +81,7 @@ class ContainerSpec:
     mounts: tuple[Mount, ...]
     limits: Limits
     labels: dict[str, str]
+    name: str
 
     @classmethod
     def of(cls, invocation: Invocation, host: HostPaths, image: str) -> ContainerSpec:
@@ -84,39 +93,105 @@ class ContainerSpec:
             Mount(OUTPUT_DIR, str(invocation.output_dir.resolve()), type="bind", read_only=False),
             Mount("/tmp", None, type="tmpfs", tmpfs_size=limits.memory_mb * 1024 * 1024, tmpfs_mode=0o1777),
         )
-        return cls(image=image, mounts=mounts, limits=limits,
+        name = f"dagsmith-{re.sub(r'[^a-zA-Z0-9_.-]', '-', invocation.service)}-{uuid.uuid4().hex[:8]}"
+        return cls(image=image, mounts=mounts, limits=limits, name=name,
                    labels={**invocation.labels, "dagsmith.service": invocation.service,
                            "dagsmith.code_hash": invocation.code_hash})
-
-    @property
-    def mem_limit(self) -> str:
-        return memory_limit(self.limits)
 
     def environment(self) -> dict[str, str]:
         """The container's whole environment: what Python needs and the service's name, nothing of the host's."""
         return {**ENVIRONMENT, "DAGSMITH_SERVICE": self.labels["dagsmith.service"]}
 
-    def create_kwargs(self) -> dict[str, Any]:
-        """Arguments of docker-py ``containers.create``."""
-        return {
-            "image": self.image, "command": COMMAND, "user": SERVICE_USER, "environment": self.environment(),
-            "mounts": list(self.mounts), "network_mode": "none", "mem_limit": self.mem_limit,
-            "working_dir": "/tmp", "labels": self.labels, **sandbox_kwargs(self.limits),
-        }
+    def operator_fields(self) -> dict[str, Any]:
+        """The ``DockerOperator`` (providers-docker 4.6) attributes that run this container; the operator turns
+        ``cpus`` into relative CPU shares, and :func:`sandbox_kwargs` adds the hard quota and the rest."""
+        return {"image": self.image, "command": COMMAND, "user": SERVICE_USER, "environment": self.environment(),
+                "mounts": list(self.mounts), "network_mode": "none", "mem_limit": memory_limit(self.limits),
+                "cpus": self.limits.cpus, "working_dir": WORKING_DIR, "labels": self.labels,
+                "container_name": self.name, "auto_remove": "force", "mount_tmp_dir": False}
 
-    def operator_kwargs(self, docker_url: str, timeout_seconds: int) -> dict[str, Any]:
-        """Arguments of Airflow's ``DockerOperator`` (providers-docker 4.6.1) for the same container.
 
-        DockerOperator cannot express ``pids_limit``, ``read_only``, ``cap_drop``, ``security_opt`` or
-        ``memswap_limit``, and turns ``cpus`` into relative ``cpu_shares`` rather than a hard quota.
-        """
-        return {
-            "image": self.image, "command": COMMAND, "user": SERVICE_USER, "environment": self.environment(),
-            "mounts": list(self.mounts), "network_mode": "none", "mem_limit": self.mem_limit,
-            "cpus": self.limits.cpus, "working_dir": "/tmp", "labels": self.labels,
-            "docker_url": docker_url, "auto_remove": "force", "mount_tmp_dir": False, "force_pull": False,
-            "execution_timeout": timedelta(seconds=timeout_seconds),
-        }
+class ContainerWatch:
+    """A Docker API client (``docker.APIClient``) that watches the one container it is used for.
+
+    Every container it creates also gets :func:`sandbox_kwargs`; once started it is killed when its time is up
+    (noting when it was at its memory limit, which is how a service short of memory usually looks without swap);
+    and ``wait`` keeps the exit code and each stream's tail before the container is removed. Other calls pass
+    through, so ``DockerOperator`` can use it as its client.
+    """
+
+    def __init__(self, client: docker.APIClient, limits: Limits):
+        self._client, self._limits = client, limits
+        self._timer: threading.Timer | None = None
+        self._started = 0.0
+        self._timed_out, self._memory_note = False, ""
+        self.result: InvocationResult | None = None
+
+    def create_host_config(self, **kwargs: Any) -> dict:
+        return self._client.create_host_config(**kwargs, **sandbox_kwargs(self._limits))
+
+    def start(self, container: Any, *args: Any, **kwargs: Any) -> None:
+        self._client.start(container, *args, **kwargs)
+        self._started = time.monotonic()
+        self._timer = threading.Timer(self._limits.timeout_seconds, self._expire, (container,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def wait(self, container: Any, *args: Any, **kwargs: Any) -> dict:
+        try:
+            status = self._client.wait(container, *args, **kwargs)
+        finally:
+            if self._timer:
+                self._timer.cancel()
+        self.result = self._outcome(container, int(status["StatusCode"]))
+        return status
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def _expire(self, container: Any) -> None:
+        self._timed_out = True
+        self._memory_note = _memory_at_limit(self._client, container)
+        with contextlib.suppress(APIError):  # it may exit between the timeout and the kill
+            self._client.kill(container)
+
+    def _outcome(self, container: Any, exit_code: int) -> InvocationResult:
+        seconds = round(time.monotonic() - self._started, 3)
+        stdout, stderr = (self._client.logs(container, stdout=out, stderr=not out)[-OUTPUT_TAIL:]
+                          .decode(errors="replace") for out in (True, False))
+        killed = bool(self._client.inspect_container(container)["State"].get("OOMKilled"))
+        out_of_memory = killed or (exit_code == OOM_EXIT_CODE and not self._timed_out) or bool(self._memory_note)
+        if self._timed_out:
+            stderr += f"\nkilled after the {self._limits.timeout_seconds} s timeout{self._memory_note}"
+        elif out_of_memory:
+            stderr += "\nkilled: out of memory"
+        return InvocationResult(exit_code=exit_code, stdout=stdout, stderr=stderr, seconds=seconds,
+                                timed_out=self._timed_out, out_of_memory=out_of_memory,
+                                isolation=CONTAINER_ISOLATION)
+
+
+#: Runs the container ``spec`` defines and removes it; returns its outcome (None: stopped before it ended).
+Driver = Callable[[ContainerSpec], InvocationResult | None]
+
+
+def drive_directly(spec: ContainerSpec, watch: ContainerWatch) -> None:
+    """The calls ``DockerOperator`` makes, for runs outside Airflow: create, attach, start, drain the output,
+    wait (the output ends when the container does: podman 4.3's ``wait`` alone keeps a core busy,
+    containers/podman#18150), remove."""
+    fields = spec.operator_fields()
+    host_config = watch.create_host_config(mounts=fields["mounts"], network_mode=fields["network_mode"],
+                                           mem_limit=fields["mem_limit"], cpu_shares=round(spec.limits.cpus * 1024))
+    container = watch.create_container(
+        image=spec.image, command=COMMAND, name=spec.name, environment=fields["environment"], user=SERVICE_USER,
+        working_dir=WORKING_DIR, labels=spec.labels, host_config=host_config)
+    try:
+        output = watch.attach(container, stdout=True, stderr=True, stream=True)
+        watch.start(container)
+        for _ in output:
+            pass
+        watch.wait(container)
+    finally:
+        watch.remove_container(container, force=True)
 
 
 class PinsUnavailable(RuntimeError):
@@ -125,35 +200,40 @@ class PinsUnavailable(RuntimeError):
 
 
 class DockerRuntime:
-    """Runs invocations as containers on a Docker-API endpoint (``base_url``, else DOCKER_HOST, else podman)."""
+    """Runs invocations as containers on a Docker-API endpoint (``base_url``, else DOCKER_HOST, else podman).
+
+    ``driver`` runs each container; without one, :func:`drive_directly` does (an Airflow step's operator drives
+    its own).
+    """
 
     name = "docker"
     isolation = CONTAINER_ISOLATION
     isolated = True
 
-    def __init__(self, base_url: str | None = None, image: str = RUNTIME_IMAGE):
+    def __init__(self, base_url: str | None = None, image: str = RUNTIME_IMAGE, *, driver: Driver | None = None):
         socket = os.environ.get("DAGSMITH_PODMAN_SOCKET", DEFAULT_SOCKET)
         self.base_url = base_url or os.environ.get("DOCKER_HOST") or f"unix://{socket}"
         self.image = image
-        self._client: docker.DockerClient | None = None
+        self.driver = driver
+        self._api: docker.APIClient | None = None
 
     @property
-    def client(self) -> docker.DockerClient:
+    def api(self) -> docker.APIClient:
         """A connected client; connecting lazily lets code construct the runtime where no engine runs."""
-        if self._client is None:
+        if self._api is None:
             try:
-                client = docker.DockerClient(base_url=self.base_url, timeout=600)
+                client = docker.APIClient(base_url=self.base_url, timeout=API_TIMEOUT_SECONDS)
                 client.ping()
             except (DockerException, requests.RequestException) as error:
                 raise RuntimeUnavailable(f"no container engine answers on {self.base_url} ({error}); "
                                          f"{SETUP_HINT}") from error
-            self._client = client
-        return self._client
+            self._api = client
+        return self._api
 
     def check(self) -> None:
         """Raise ``RuntimeUnavailable``, saying how to fix it, unless the engine answers and has the runtime image."""
         try:
-            self.client.images.get(self.image)
+            self.api.inspect_image(self.image)
         except ImageNotFound as error:
             raise RuntimeUnavailable(f"the runtime image {self.image} is missing; {SETUP_HINT}") from error
 
@@ -165,30 +245,24 @@ class DockerRuntime:
         prepare_data_dirs(invocation, SERVICE_UID)
         with tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch:
             spec = ContainerSpec.of(invocation, stage(invocation, Path(scratch)), image)
-            name = f"dagsmith-{re.sub(r'[^a-zA-Z0-9_.-]', '-', invocation.service)}-{uuid.uuid4().hex[:8]}"
-            container = self.client.containers.create(name=name, **spec.create_kwargs())
-            try:
-                return _execute(container, invocation.limits.timeout_seconds)
-            finally:
-                container.remove(force=True)
+            result = self.driver(spec) if self.driver else self._drive(spec)
+        return result or InvocationResult(exit_code=-1, stdout="", stderr="the container was stopped before "
+                                                "it finished", seconds=0.0, isolation=CONTAINER_ISOLATION)
+
+    def _drive(self, spec: ContainerSpec) -> InvocationResult | None:
+        watch = ContainerWatch(self.api, spec.limits)
+        drive_directly(spec, watch)
+        return watch.result
 
     def remove_labelled(self, label: str, values: list[str]) -> int:
         """Force-remove the containers whose ``label`` is one of ``values`` (running or not); returns how many."""
         wanted = set(values)
-        found = [c for c in self.client.containers.list(all=True, filters={"label": label})
-                 if c.labels.get(label) in wanted]
+        found = [c["Id"] for c in self.api.containers(all=True, filters={"label": label})
+                 if (c.get("Labels") or {}).get(label) in wanted]
         for container in found:
             with contextlib.suppress(NotFound):  # removed meanwhile by its own worker's cleanup
-                container.remove(force=True)
+                self.api.remove_container(container, force=True)
         return len(found)
-
-    def docker_operator_kwargs(self, invocation: Invocation, host_paths: HostPaths) -> dict[str, Any]:
-        """``DockerOperator`` arguments for ``invocation``, with code and params staged (:func:`stage`) at
-        ``host_paths``; raises ``PinsUnavailable`` now rather than start a task bound to fail."""
-        image = self.image_for(invocation)
-        prepare_data_dirs(invocation, SERVICE_UID)
-        spec = ContainerSpec.of(invocation, host_paths, image)
-        return spec.operator_kwargs(self.base_url, invocation.limits.timeout_seconds)
 
     def image_for(self, invocation: Invocation) -> str:
         """The runtime image, when it provides every pin of the service and the engine has it."""
@@ -199,55 +273,15 @@ class DockerRuntime:
         return self.image
 
 
-def _wait(container: Container, timeout_seconds: int) -> int | None:
-    """The exit code, or None on timeout. Polls the state with backoff instead of the ``wait`` endpoint, which
-    in podman 4.3 keeps a CPU core busy for the whole run (containers/podman#18150)."""
-    deadline = time.monotonic() + timeout_seconds
-    interval = 0.02
-    while time.monotonic() < deadline:
-        container.reload()
-        if container.status in ("exited", "dead"):
-            return int(container.attrs["State"]["ExitCode"])
-        time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
-        interval = min(interval * 2, 0.5)
-    return None
-
-
-def _memory_at_limit(container: Container) -> str:
+def _memory_at_limit(client: docker.APIClient, container: Any) -> str:
     """Why a timed-out container ran out of time, when it was at its memory limit: without swap the kernel
     can page a process's code in and out for minutes before its OOM killer acts, so a service that needs
     more memory than it has may reach its timeout first, and the person reading the log should know."""
     try:
-        memory = container.stats(stream=False).get("memory_stats") or {}
+        memory = client.stats(container, stream=False).get("memory_stats") or {}
     except (APIError, requests.RequestException):
         return ""
     usage, limit = memory.get("usage") or 0, memory.get("limit") or 0
     if not limit or usage < AT_LIMIT * limit:
         return ""
     return f" while at its memory limit ({usage >> 20} of {limit >> 20} MiB): out of memory"
-
-
-def _execute(container: Container, timeout_seconds: int) -> InvocationResult:
-    """Start, wait with the timeout (kill on expiry), and collect exit code, output tails and OOM state."""
-    started = time.monotonic()
-    container.start()
-    exit_code = _wait(container, timeout_seconds)
-    timed_out = exit_code is None
-    memory_note = ""
-    if timed_out:
-        memory_note = _memory_at_limit(container)
-        with contextlib.suppress(APIError):  # it may exit between the timeout and the kill
-            container.kill()
-        exit_code = container.wait()["StatusCode"]
-    seconds = round(time.monotonic() - started, 3)
-    container.reload()
-    stdout = container.logs(stdout=True, stderr=False)[-OUTPUT_TAIL:].decode(errors="replace")
-    stderr = container.logs(stdout=False, stderr=True)[-OUTPUT_TAIL:].decode(errors="replace")
-    out_of_memory = bool(container.attrs["State"].get("OOMKilled")) or (
-        exit_code == OOM_EXIT_CODE and not timed_out) or bool(memory_note)
-    if timed_out:
-        stderr += f"\nkilled after the {timeout_seconds} s timeout{memory_note}"
-    elif out_of_memory:
-        stderr += "\nkilled: out of memory"
-    return InvocationResult(exit_code=exit_code, stdout=stdout, stderr=stderr, seconds=seconds,
-                            timed_out=timed_out, out_of_memory=out_of_memory, isolation=CONTAINER_ISOLATION)

@@ -17,6 +17,7 @@ running as another user gets the same through an unprivileged user namespace.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import secrets
 import shutil
@@ -24,14 +25,12 @@ import subprocess
 import sys
 from pathlib import Path, PurePosixPath
 
-import dagsmith_kit
-
 from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_DIR, HostPaths, Invocation,
                                    RuntimeUnavailable)
 
 #: Where dagsmith_kit appears inside the sandbox (on PYTHONPATH); the contract's own paths are ``runtime.base``'s.
 KIT_DIR = "/opt/dagsmith"
-_KIT_PACKAGE = Path(dagsmith_kit.__file__).resolve().parent
+_KIT_PACKAGE = Path(importlib.util.find_spec("dagsmith_kit").origin).resolve().parent  # found, not imported: no pandas
 #: Run uids for a root worker: far above people's and rootless containers' ranges, one drawn per run.
 UID_RANGE = range(3_000_000, 3_500_000)
 #: The opt-out, named so nobody sets it by accident: services then run as plain subprocesses of the worker.

@@ -1,0 +1,94 @@
+"""A pipeline step as Airflow's own ``DockerOperator``, its microservice resolved at each try.
+
+Each try asks the execution what it runs (healing may have swapped the service since the last try) and, in the
+container runtime, runs it as this operator's container: the container's output streams into the task log,
+killing the task stops and removes the container, and ``DAGSMITH_DOCKER_CONN_ID`` names an Airflow connection
+(type docker) whose registry the operator logs in to. Image, command, mounts, limits and labels come from the
+runtime's :class:`~dagsmith.runtime.docker.ContainerSpec`, so a step runs exactly as anywhere else. A run on the
+local runtime (the ``runtime`` run parameter) runs the same step in the bubblewrap sandbox instead.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from docker.errors import APIError
+from airflow.providers.docker.exceptions import DockerContainerFailedException
+from airflow.providers.docker.operators.docker import DockerOperator
+from airflow.sdk.exceptions import AirflowFailException
+
+from dagsmith.config import Settings
+from dagsmith.execution import run as execution
+from dagsmith.runtime import runtime_named
+from dagsmith.runtime.base import InvocationResult, RuntimeUnavailable
+from dagsmith.runtime.docker import (API_TIMEOUT_SECONDS, COMMAND, CONNECTION_VARIABLE, SERVICE_USER, ContainerSpec,
+                                     ContainerWatch, DockerRuntime)
+
+
+class StepOperator(DockerOperator):
+    """One step of a pipeline, or with ``candidate`` one candidate model of the step's search.
+
+    A step's failed try raises, so Airflow retries it (healing picks what the next try runs); a candidate's
+    failure is final (one fewer model for the selection); a step with no candidate left, or a runtime that
+    cannot run anything here, fails without retries.
+    """
+
+    def __init__(self, *, position: int, candidate: str | None = None, **kwargs: Any):
+        runtime = DockerRuntime()
+        super().__init__(image=runtime.image, command=COMMAND, docker_url=runtime.base_url,
+                         docker_conn_id=os.environ.get(CONNECTION_VARIABLE) or None, user=SERVICE_USER,
+                         network_mode="none", auto_remove="force", mount_tmp_dir=False, timeout=API_TIMEOUT_SECONDS,
+                         **kwargs)
+        self.position, self.candidate = position, candidate
+        self._watch: ContainerWatch | None = None
+        self._killed = False
+
+    @property
+    def cli(self) -> Any:
+        """The watched client while a container runs (so ``on_kill`` stops that container), else the hook's."""
+        return self._watch or super().cli
+
+    def execute(self, context: Any) -> dict:
+        settings = Settings.from_env()
+        execution_id = context["ti"].xcom_pull(task_ids="start")
+        try:
+            runtime = runtime_named(context["params"]["runtime"], settings)
+        except ValueError as exc:
+            raise AirflowFailException(str(exc)) from None
+        if isinstance(runtime, DockerRuntime):
+            runtime.driver = lambda spec: self._run_container(spec, context)
+        try:
+            if self.candidate:
+                # Imported here: the search's blending loads scikit-learn, which a parse of the DAG file need not pay.
+                from dagsmith.execution.search import run_candidate
+
+                return run_candidate(execution_id, self.position, self.candidate, runtime=runtime,
+                                     settings=settings)
+            return execution.run_step(execution_id, self.position, runtime=runtime, settings=settings)
+        except execution.StepFailed as exc:
+            if self.candidate:  # one fewer model to choose from; no retry runs another
+                raise AirflowFailException(str(exc)) from None
+            raise
+        except (execution.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
+            raise AirflowFailException(str(exc)) from None
+
+    def _run_container(self, spec: ContainerSpec, context: Any) -> InvocationResult | None:
+        """Run ``spec``'s container as this operator's own (``DockerOperator.execute``) and return its outcome."""
+        for name, value in spec.operator_fields().items():
+            setattr(self, name, value)
+        self._watch = ContainerWatch(self.hook.api_client, spec.limits)
+        try:
+            super().execute(context)
+        except DockerContainerFailedException:  # a failed service: its outcome is in the watch
+            pass
+        except APIError:
+            if not self._killed:
+                raise
+        finally:
+            watch, self._watch = self._watch, None
+        return watch.result  # None when the task was killed: the try is recorded as stopped
+
+    def on_kill(self) -> None:
+        self._killed = True  # the container vanishes under ``execute``, which then has no outcome to read
+        super().on_kill()
