@@ -105,11 +105,14 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
 
 
 @pytest.mark.parametrize("runtime", ["local", "docker"])
-def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, churn_csv, tmp_path, runtime):
+def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, churn_csv, tmp_path, runtime,
+                                                             monkeypatch):
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
                    choices=NUMERIC_PREPARATION).pipeline
     alternatives = _break_modelling(store, planned, keep_alternatives=True)
     expected_substitute = alternatives[0]["name"]
+    events = tmp_path / "openlineage"
+    monkeypatch.setenv("AIRFLOW__OPENLINEAGE__TRANSPORT", json.dumps({"type": "file", "log_file_path": str(events)}))
     outcome = _run_dag(store, planned.id, churn_csv, tmp_path, runtime=runtime)
     assert outcome["status"] == "completed", outcome["error"]
     if runtime == "docker":  # each try is the step operator's own container, its output in the task's log
@@ -129,6 +132,33 @@ def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, ch
         assert swap["reason"] == decision["reason"]
         history = load_history(session, None)
         assert history.counts("modelling", service_id(session, "svm_classifier")).failures == 1
+        substitute = session.get(schema.Microservice, service_id(session, expected_substitute))
+        version = session.get(schema.MicroserviceVersion, substitute.current_version_id).content_hash
+
+    modelling = next(s for s in planned.steps if s.stage == "modelling").position
+    lineage = _lineage_events(events, f"step_{modelling:02d}_modelling__svm_classifier")
+    failed, completed = lineage["FAIL"]["run"]["facets"], lineage["COMPLETE"]["run"]["facets"]
+    assert (failed["dagsmith_step"]["microservice"], failed["dagsmith_step"]["errorClass"]) == (
+        "svm_classifier", "resource_exhaustion")
+    step = completed["dagsmith_step"]
+    assert (step["microservice"], step["codeVersion"], step["attempt"], step["substitutedFor"]) == (
+        expected_substitute, version, 2, "svm_classifier")
+    assert step["substitutionReason"] == decision["reason"]
+    workspace = outcome["workspace"]
+    assert [d["name"] for d in lineage["COMPLETE"]["inputs"]] == [str(workspace / "steps" / f"{modelling - 1:02d}")]
+    assert [d["name"] for d in lineage["COMPLETE"]["outputs"]] == [str(workspace / "steps" / f"{modelling:02d}")]
+
+
+def _lineage_events(transport: Path, task_id: str) -> dict[str, dict]:
+    """The last OpenLineage event of each type the task emitted, from the file transport's files."""
+    events = {}
+    for path in sorted(transport.parent.glob(f"{transport.name}*")):
+        for line in path.read_text().splitlines():
+            event = json.loads(line)
+            if event["job"]["name"].endswith(f".{task_id}"):
+                events[event["eventType"]] = event
+    assert events, f"no OpenLineage event of {task_id}"
+    return events
 
 
 def test_a_configured_model_reads_the_failure_and_chooses_the_substitute(store, embedder, churn_csv, tmp_path,

@@ -20,6 +20,8 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.config import Settings
 from dagsmith.execution import run as execution
+from dagsmith.execution.run import Try
+from dagsmith.healing.classify import Diagnosis
 from dagsmith.runtime import runtime_named
 from dagsmith.runtime.base import InvocationResult, RuntimeUnavailable
 from dagsmith.runtime.docker import (API_TIMEOUT_SECONDS, COMMAND, CONNECTION_VARIABLE, SERVICE_USER, ContainerSpec,
@@ -43,6 +45,7 @@ class StepOperator(DockerOperator):
         self.position, self.candidate = position, candidate
         self._watch: ContainerWatch | None = None
         self._killed = False
+        self._tried: tuple[Try, Diagnosis | None] | None = None  # this task's try, for lineage
 
     @property
     def cli(self) -> Any:
@@ -64,14 +67,32 @@ class StepOperator(DockerOperator):
                 from dagsmith.execution.search import run_candidate
 
                 return run_candidate(execution_id, self.position, self.candidate, runtime=runtime,
-                                     settings=settings)
-            return execution.run_step(execution_id, self.position, runtime=runtime, settings=settings)
+                                     settings=settings, observe=self._note)
+            return execution.run_step(execution_id, self.position, runtime=runtime, settings=settings,
+                                      observe=self._note)
         except execution.StepFailed as exc:
             if self.candidate:  # one fewer model to choose from; no retry runs another
                 raise AirflowFailException(str(exc)) from None
             raise
         except (execution.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
             raise AirflowFailException(str(exc)) from None
+
+    def _note(self, attempt: Try, diagnosis: Diagnosis | None) -> None:
+        self._tried = (attempt, diagnosis)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The bundles this try read and wrote and the service that ran (``airflow.lineage``): called by the
+        OpenLineage provider, when installed and given a transport, as the task ends."""
+        if self._tried is None:  # a retry that found the step done ran nothing
+            return None
+        from dagsmith.airflow.lineage import try_lineage
+
+        attempt, diagnosis = self._tried
+        output = attempt.output if self.candidate else attempt.workspace.step_output(self.position)
+        return try_lineage(attempt, diagnosis, output=str(output))
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        return self.get_openlineage_facets_on_complete(task_instance)
 
     def _run_container(self, spec: ContainerSpec, context: Any) -> InvocationResult | None:
         """Run ``spec``'s container as this operator's own (``DockerOperator.execute``) and return its outcome."""

@@ -9,9 +9,11 @@ Everything is recorded in PostgreSQL; files live in the execution's workspace.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -279,6 +281,16 @@ class Try:
     workspace: Workspace
     source: Path
     output: Path
+    #: The catalog's hash of the service version that runs.
+    version: str
+    #: The service self-healing took out to run this one, and why (None for a step's first choice).
+    replaced: str | None = None
+    reason: str | None = None
+
+
+#: Told of each try once its outcome is recorded (the diagnosis is None when it succeeded): how a step's Airflow
+#: task learns what ran, for lineage.
+TryObserver = Callable[[Try, Diagnosis | None], None]
 
 
 def open_try(session: Session, execution: schema.Execution, step: schema.PipelineStep, service_id: int,
@@ -297,12 +309,22 @@ def open_try(session: Session, execution: schema.Execution, step: schema.Pipelin
     workspace = Workspace(Path(execution.workspace))
     source = workspace.step_input(step.depends_on)
     target = session.get(schema.Pipeline, execution.pipeline_id).target
+    version = session.get(schema.MicroserviceVersion, service.current_version_id).content_hash  # loaded: no query
     return Try(attempt.id, number, service.name, files, params, analysis.outputs, target, workspace, source,
-               workspace.attempt_output(step.position, number))
+               workspace.attempt_output(step.position, number), version)
+
+
+def _substitution(session: Session, attempts: list[schema.StepAttempt], attempt: Try) -> Try:
+    """``attempt``, saying which service it replaced and why when self-healing chose it."""
+    decision = Decision.of(attempts[-1].decision) if attempts else None
+    if decision is None or decision.action is not TryAction.SUBSTITUTE:
+        return attempt
+    replaced = session.get(schema.Microservice, attempts[-1].microservice_id).name
+    return dataclasses.replace(attempt, replaced=replaced, reason=decision.reason)
 
 
 def run_try(attempt: Try, position: int, *, runtime: Runtime, settings: Settings, limits: Limits | None = None,
-            promote: bool = True) -> tuple[InvocationResult, Diagnosis | None]:
+            promote: bool = True, observe: TryObserver | None = None) -> tuple[InvocationResult, Diagnosis | None]:
     """Run a recorded try (beating, so the reaper knows the worker lives), check its output and record the outcome;
     with ``promote`` a good output becomes the step's output at once."""
     invocation = Invocation(attempt.service, attempt.files, attempt.source, attempt.output, attempt.params,
@@ -319,11 +341,13 @@ def run_try(attempt: Try, position: int, *, runtime: Runtime, settings: Settings
                                  source=attempt.source) if result.ok else [])
     diagnosis = diagnose(result) if not result.ok else _contract_diagnosis(problems)
     _record_attempt(attempt, result, diagnosis, position, settings, promote=promote)
+    if observe:
+        observe(attempt, diagnosis)
     return result, diagnosis
 
 
 def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,
-             limits: Limits | None = None, self_healing: bool = True) -> dict:
+             limits: Limits | None = None, self_healing: bool = True, observe: TryObserver | None = None) -> dict:
     """Run one try of a step: close tries a dead worker left open, heal if the previous try failed, then run,
     record and check the output.
 
@@ -338,8 +362,9 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
         attempts = tries_of(session, execution_id, step.id)
         if _step_outcome(attempts) == StepStatus.COMPLETED:
             return {"position": position, "status": StepStatus.COMPLETED, StepStatus.SKIPPED: True}
-        attempt = open_try(session, execution, step, *_next_try(step, attempts))
-    result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits)
+        attempt = _substitution(session, attempts, open_try(session, execution, step, *_next_try(step, attempts)))
+    result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits,
+                                observe=observe)
     if diagnosis:
         raise StepFailed(f"step {position} ({attempt.service}) failed: {diagnosis}")
     return {"position": position, "status": StepStatus.COMPLETED, "microservice": attempt.service,

@@ -19,8 +19,8 @@ from sqlalchemy import select
 from dagsmith.config import Settings
 from dagsmith.execution import blending
 from dagsmith.execution.blending import Blend
-from dagsmith.execution.run import (CandidatesExhausted, StepFailed, Workspace, open_try, promote_output, run_try,
-                                    tries_of)
+from dagsmith.execution.run import (CandidatesExhausted, StepFailed, TryObserver, Workspace, open_try, promote_output,
+                                    run_try, tries_of)
 from dagsmith.healing.classify import telling_line
 from dagsmith.models.execution import Decision, StepStatus, TryAction
 from dagsmith.models.plan import ModelSearch
@@ -33,7 +33,7 @@ from dagsmith_kit.bundle import METRICS_FILE
 
 
 def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: Runtime, settings: Settings,
-                  limits: Limits | None = None) -> dict:
+                  limits: Limits | None = None, observe: TryObserver | None = None) -> dict:
     """Run one candidate of the step's search as a try of the step; its output waits for the selection.
 
     Raises ``StepFailed`` when the candidate failed (it is then out of the running) and ``RuntimeUnavailable``
@@ -47,7 +47,8 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
         service_id = session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == candidate))
         attempt = open_try(session, execution, step, service_id, search.params_for(candidate),
                            decision=Decision(action=TryAction.CANDIDATE).stored())
-    result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits, promote=False)
+    result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits, promote=False,
+                                observe=observe)
     if diagnosis:
         raise StepFailed(f"candidate {candidate} of step {position} failed: {diagnosis}")
     return {"position": position, "candidate": candidate, "status": StepStatus.COMPLETED,
