@@ -73,6 +73,35 @@ def test_several_targets_without_the_request_stay_a_question_naming_each():
         assert "Which one" in str(raised.value) and "'price' and 'rooms'" in str(raised.value)
 
 
+@pytest.mark.parametrize("goal", [
+    "predict price and rooms for each of the houses",
+    "predict price and rooms for each one of the houses",
+    "predict price and rooms in each of the three cities",
+    "predict price and rooms for each row",
+    "predict price and rooms per customer",
+    "fit a model per customer to predict price and rooms",
+    "predict price and rooms, one model per city",
+    "predict price and rooms for both cities",
+    "predict price and rooms for separate cities",
+])
+def test_words_that_count_the_rows_ask_for_no_pipeline_per_target(goal):
+    with pytest.raises(SeveralTargets) as raised:
+        understand_targets(goal, profile())
+    assert raised.value.columns == ["price", "rooms"] and raised.value.asked is None
+
+
+@pytest.mark.parametrize("goal, asked", [
+    ("predict price and rooms, a model for each", "each"),
+    ("predict price and rooms for each of them", "each of"),
+    ("predict price and rooms, both of them", "both"),
+    ("predict price and rooms, one model each with a random forest", "model each"),
+])
+def test_words_that_count_the_targets_ask_for_one_pipeline_per_target(goal, asked):
+    intents = understand_targets(goal, profile())
+    assert [i.target for i in intents] == ["price", "rooms"]
+    assert f"('{asked}')" in intents[0].reasons["constraint.each_target"]
+
+
 def test_a_list_of_three_targets_is_three_pipelines_or_a_question_naming_all_three():
     intents = understand_targets("predict price, rooms and age separately", profile())
     assert [i.target for i in intents] == ["price", "rooms", "age"]
