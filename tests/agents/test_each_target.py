@@ -13,10 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dagsmith.agents.builder import ChoiceError, parse_choices
 from dagsmith.agents.planner import plan, plan_each
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.agents.understanding import understand_targets
 from dagsmith.execution.history import pipeline_rows
+from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import ConstraintKind, SeveralTargets, find_constraint
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -148,3 +150,15 @@ def test_the_plan_command_asks_or_builds_one_pipeline_per_target(store, houses_c
     assert shown.returncode == 0, shown.stderr
     assert "Pipeline 1 of 2, target price" in shown.stdout and "Pipeline 2 of 2, target rooms" in shown.stdout
     assert "the goal asks for a model of each of price, rooms ('both')" in shown.stdout
+
+
+def test_a_choice_aimed_at_one_target_chooses_for_its_pipeline_only():
+    lines = ["scaling=robust_scaler", "rooms: modelling=knn_regressor", "price:modelling=ridge_regression"]
+    assert parse_choices(lines, "rooms", ["price", "rooms"]) == {Stage.SCALING: "robust_scaler",
+                                                                 Stage.MODELLING: "knn_regressor"}
+    assert parse_choices(lines, "price", ["price", "rooms"])[Stage.MODELLING] == "ridge_regression"
+    with pytest.raises(ChoiceError, match="'age: modelling=knn_regressor' chooses for the pipeline predicting 'age', "
+                                          "but the pipelines built predict price, rooms"):
+        parse_choices(["age: modelling=knn_regressor"], "price", ["price", "rooms"])
+    with pytest.raises(ChoiceError, match="names a target"):  # one pipeline: nothing to aim at
+        parse_choices(["rooms: modelling=knn_regressor"])

@@ -53,8 +53,8 @@ def parse_choices(lines: list[str], target: str | None = None, targets: Collecti
         if aimed is not None and aimed not in targets:
             raise ChoiceError(f"'{line}' chooses for the pipeline predicting '{aimed}', but the pipelines built predict "
                               f"{', '.join(targets)}" if targets else
-                              f"'{line}' names a target; only a goal built one pipeline per target takes TARGET: "
-                              "STAGE=MICROSERVICE")
+                              f"'{line}' names a target; TARGET: STAGE=MICROSERVICE is for a meta-DAG run building "
+                              "one pipeline per target")
         try:
             stage = Stage(found["stage"].strip()) if found else None
         except ValueError:
