@@ -210,7 +210,7 @@ def test_several_targets_are_a_question_or_one_pipeline_each_built_and_run_throu
     conf = api.call("GET", f"/api/v2/dags/{META_DAG}/dagRuns/{run_id}")["conf"]
     assert conf["each_target"] is True and conf["choices"] == f"rooms: modelling={second['microservice']}"
     assert api.wait(META_DAG, run_id) == "success"  # the meta-DAG ran both pipelines' own DAGs to the end
-    pipelines = {p["target"]: p for p in cai.get("/api/pipelines").json()}
+    pipelines = {p["target"]: p for p in cai.get("/api/pipelines").json() if p["owner"] == "cai"}  # others shared
     assert sorted(pipelines) == ["price", "rooms"]
     assert {p["last_run"]["status"] for p in pipelines.values()} == {"completed"}
     steps = cai.get(f"/api/pipelines/{pipelines['rooms']['id']}").json()["steps"]
