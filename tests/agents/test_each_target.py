@@ -13,10 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dagsmith.agents.builder import ChoiceError, parse_choices
 from dagsmith.agents.planner import plan, plan_each
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.agents.understanding import understand_targets
 from dagsmith.execution.history import pipeline_rows
+from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import ConstraintKind, SeveralTargets, find_constraint
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -73,6 +75,35 @@ def test_several_targets_without_the_request_stay_a_question_naming_each():
         assert "Which one" in str(raised.value) and "'price' and 'rooms'" in str(raised.value)
 
 
+@pytest.mark.parametrize("goal", [
+    "predict price and rooms for each of the houses",
+    "predict price and rooms for each one of the houses",
+    "predict price and rooms in each of the three cities",
+    "predict price and rooms for each row",
+    "predict price and rooms per customer",
+    "fit a model per customer to predict price and rooms",
+    "predict price and rooms, one model per city",
+    "predict price and rooms for both cities",
+    "predict price and rooms for separate cities",
+])
+def test_words_that_count_the_rows_ask_for_no_pipeline_per_target(goal):
+    with pytest.raises(SeveralTargets) as raised:
+        understand_targets(goal, profile())
+    assert raised.value.columns == ["price", "rooms"] and raised.value.asked is None
+
+
+@pytest.mark.parametrize("goal, asked", [
+    ("predict price and rooms, a model for each", "each"),
+    ("predict price and rooms for each of them", "each of"),
+    ("predict price and rooms, both of them", "both"),
+    ("predict price and rooms, one model each with a random forest", "model each"),
+])
+def test_words_that_count_the_targets_ask_for_one_pipeline_per_target(goal, asked):
+    intents = understand_targets(goal, profile())
+    assert [i.target for i in intents] == ["price", "rooms"]
+    assert f"('{asked}')" in intents[0].reasons["constraint.each_target"]
+
+
 def test_a_list_of_three_targets_is_three_pipelines_or_a_question_naming_all_three():
     intents = understand_targets("predict price, rooms and age separately", profile())
     assert [i.target for i in intents] == ["price", "rooms", "age"]
@@ -119,3 +150,15 @@ def test_the_plan_command_asks_or_builds_one_pipeline_per_target(store, houses_c
     assert shown.returncode == 0, shown.stderr
     assert "Pipeline 1 of 2, target price" in shown.stdout and "Pipeline 2 of 2, target rooms" in shown.stdout
     assert "the goal asks for a model of each of price, rooms ('both')" in shown.stdout
+
+
+def test_a_choice_aimed_at_one_target_chooses_for_its_pipeline_only():
+    lines = ["scaling=robust_scaler", "rooms: modelling=knn_regressor", "price:modelling=ridge_regression"]
+    assert parse_choices(lines, "rooms", ["price", "rooms"]) == {Stage.SCALING: "robust_scaler",
+                                                                 Stage.MODELLING: "knn_regressor"}
+    assert parse_choices(lines, "price", ["price", "rooms"])[Stage.MODELLING] == "ridge_regression"
+    with pytest.raises(ChoiceError, match="'age: modelling=knn_regressor' chooses for the pipeline predicting 'age', "
+                                          "but the pipelines built predict price, rooms"):
+        parse_choices(["age: modelling=knn_regressor"], "price", ["price", "rooms"])
+    with pytest.raises(ChoiceError, match="names a target"):  # one pipeline: nothing to aim at
+        parse_choices(["rooms: modelling=knn_regressor"])

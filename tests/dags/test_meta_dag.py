@@ -10,9 +10,16 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dagsmith import datasets
+from dagsmith.agents.planner import recommend_stages
+from dagsmith.agents.profiler import profile_dataset
+from dagsmith.agents.understanding import understand_targets
 from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
+from dagsmith.execution.specs import SPEC_SUFFIX, read_spec, specs_dir
+from dagsmith.models.catalog import Stage
+from dagsmith.models.plan import DagSpec
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from tests.agents.test_each_target import houses
 
 RUN_DAG = """
 import json, runpy, sys
@@ -78,3 +85,52 @@ def test_a_bad_goal_fails_the_intent_task_with_its_question(catalog_settings, tm
     state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "asdf qwerty"})
     assert state == "failed"
     assert "I could not tell what you want from 'asdf qwerty'. Do you want to predict a column" in output
+
+
+def houses_in(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "houses.csv"
+    houses().to_csv(data, index=False)
+    return data
+
+
+def built_by(settings, owner: str) -> dict[str, DagSpec]:
+    """The specs of the pipelines ``owner`` has, by target."""
+    with session_scope(settings) as session:
+        pipelines = session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == owner)).all()
+        assert all(p.status == "ready" for p in pipelines)
+        return {p.target: read_spec(specs_dir(settings) / f"{p.id}{SPEC_SUFFIX}") for p in pipelines}
+
+
+def test_a_goal_asking_for_a_model_of_each_target_builds_and_runs_one_pipeline_per_target(catalog_settings, tmp_path):
+    data = houses_in(catalog_settings.home / "datasets" / tmp_path.name)
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "predict both price and rooms",
+                                               "user": "both"})
+    assert state == "success", output[-4000:]
+    built = built_by(catalog_settings, "both")
+    assert sorted(built) == ["price", "rooms"]
+    # execute is mapped over the built pipelines: one trigger of each pipeline's own DAG
+    assert output.count("Marking success for <Mapped(TriggerDagRunOperator): execute>") == 2, output[-4000:]
+
+
+def test_several_targets_are_the_intent_task_question_or_one_pipeline_each_with_choices_aimed_at_one(
+        catalog_settings, embedder, tmp_path):
+    data = houses_in(catalog_settings.home / "datasets" / tmp_path.name)
+    goal = "predict the price and also the number of rooms"
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": goal, "user": "asked"})
+    assert state == "failed"
+    assert "The goal names 2 columns to predict: 'price' and 'rooms'." in output
+    assert "Or trigger the run with each_target set to build one pipeline per target." in output
+    assert not built_by(catalog_settings, "asked")
+
+    profile = profile_dataset(data)
+    [price, rooms] = understand_targets(goal, profile, each_target=True)
+    ranked = recommend_stages(profile, rooms, settings=catalog_settings, embedder=embedder)
+    second = next(s for s in ranked.stages if s.stage is Stage.MODELLING).candidates[1].microservice
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": goal, "user": "each", "each_target": True,
+                                               "choices": f"rooms: modelling={second}"})
+    assert state == "success", output[-4000:]
+    built = built_by(catalog_settings, "each")
+    modelling = {target: next(s for s in spec.steps if s.stage == "modelling") for target, spec in built.items()}
+    assert modelling["rooms"].search.candidates == [second]  # a chosen model is tuned alone
+    assert len(modelling["price"].search.candidates) > 1  # the choice aimed at rooms leaves price's model search be

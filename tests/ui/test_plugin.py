@@ -18,6 +18,7 @@ from dagsmith.config import Settings
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
+from tests.agents.test_each_target import houses
 from tests.conftest import CATALOG, UPLOADS, catalog_copy
 from tests.deploy.airflow_api import Api, free_port
 from tests.deploy.browser import airflow_ui
@@ -25,7 +26,7 @@ from tests.waiting import wait_until
 
 pytestmark = pytest.mark.xdist_group("ui-plugin")  # one deployment for the module
 META_DAG = "dagsmith_build_pipeline"
-USERS = {"ana": "user", "bob": "user", "vic": "viewer"}
+USERS = {"ana": "user", "bob": "user", "cai": "user", "vic": "viewer"}
 GOOD_SERVICE = CATALOG / "median_imputer"
 
 
@@ -181,6 +182,39 @@ def test_a_user_plans_chooses_and_triggers_then_sees_only_what_is_theirs_or_shar
     assert ana.put(f"/api/pipelines/{pipeline_id}/shared", params={"shared": True}).status_code == 200
     assert pipeline_id in [p["id"] for p in bob.get("/api/pipelines").json()]
     assert bob.put(f"/api/pipelines/{pipeline_id}/shared", params={"shared": False}).status_code == 403
+
+
+def test_several_targets_are_a_question_or_one_pipeline_each_built_and_run_through_the_rest_api(served):
+    cai = client(served, "cai")
+    (served.settings.home / "datasets").mkdir(exist_ok=True)
+    csv = served.settings.home / "datasets" / "houses.csv"
+    houses().to_csv(csv, index=False)
+    goal = "predict the price and also the number of rooms"
+    asked = cai.post("/api/plan", json={"dataset": str(csv), "goal": goal})
+    assert asked.status_code == 422
+    assert "'price' and 'rooms'" in asked.json()["detail"] and "each_target" in asked.json()["detail"]
+    both = cai.post("/api/plan", json={"dataset": str(csv), "goal": "predict both price and rooms"}).json()
+    assert [p["intent"]["target"] for p in both["plans"]] == ["price", "rooms"]
+    page = cai.post("/build/plan", data={"dataset_path": str(csv), "goal": goal, "each_target": "true"})
+    assert page.status_code == 200 and 'name="each_target" value="on"' in page.text
+    assert 'name="choice_price:modelling"' in page.text and 'name="choice_rooms:modelling"' in page.text
+
+    [price, rooms] = cai.post("/api/plan", json={"dataset": str(csv), "goal": goal, "each_target": True}).json()["plans"]
+    second = next(s for s in rooms["recommendation"]["stages"] if s["stage"] == "modelling")["candidates"][1]
+    started = cai.post("/api/runs", json={"dataset": str(csv), "goal": goal, "each_target": True,
+                                          "target_choices": {"rooms": {"modelling": second["microservice"]}}})
+    assert started.status_code == 201, started.text
+    login = served.login()
+    api = Api(served.url, login.user, login.password)
+    run_id = started.json()["dag_run_id"]
+    conf = api.call("GET", f"/api/v2/dags/{META_DAG}/dagRuns/{run_id}")["conf"]
+    assert conf["each_target"] is True and conf["choices"] == f"rooms: modelling={second['microservice']}"
+    assert api.wait(META_DAG, run_id) == "success"  # the meta-DAG ran both pipelines' own DAGs to the end
+    pipelines = {p["target"]: p for p in cai.get("/api/pipelines").json() if p["owner"] == "cai"}  # others shared
+    assert sorted(pipelines) == ["price", "rooms"]
+    assert {p["last_run"]["status"] for p in pipelines.values()} == {"completed"}
+    steps = cai.get(f"/api/pipelines/{pipelines['rooms']['id']}").json()["steps"]
+    assert next(s for s in steps if s["stage"] == "modelling")["microservice"] == second["microservice"]
 
 
 def test_a_person_searches_uploads_plans_and_triggers_in_the_browser(served, tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from dataclasses import replace
 
 from dagsmith.agents.compatibility import Gap, data_state, prepares_itself, shortfalls
@@ -35,24 +36,41 @@ class ChoiceError(InputError, ValueError):
     """A person's choice names a service that is not a candidate for that stage."""
 
 
-def parse_choices(lines: list[str]) -> dict[Stage, str]:
-    """``STAGE=MICROSERVICE`` lines (blank ones ignored), as people write them in the CLI or the Airflow form."""
+#: A choice, aimed at one target's pipeline when several are built ("rooms: modelling=random_forest_regressor").
+_CHOICE = re.compile(r"(?:(?P<target>.*):)?\s*(?P<stage>[^:=]*)=(?P<service>.*)")
+
+
+def parse_choices(lines: list[str], target: str | None = None, targets: Collection[str] = ()) -> dict[Stage, str]:
+    """``STAGE=MICROSERVICE`` lines (blank ones ignored), as people write them in the CLI or the Airflow form. Where a
+    goal's ``targets`` are built one pipeline each, ``TARGET: STAGE=MICROSERVICE`` chooses for that target's pipeline
+    only: the choices for ``target``'s are the plain lines and those aimed at it."""
     choices = {}
     for line in (line.strip() for line in lines):
         if not line:
             continue
-        stage, _, service = line.partition("=")
+        found = _CHOICE.fullmatch(line)
+        aimed = found["target"].strip() if found and found["target"] is not None else None
+        if aimed is not None and aimed not in targets:
+            raise ChoiceError(f"'{line}' chooses for the pipeline predicting '{aimed}', but the pipelines built predict "
+                              f"{', '.join(targets)}" if targets else
+                              f"'{line}' names a target; TARGET: STAGE=MICROSERVICE is for a meta-DAG run building "
+                              "one pipeline per target")
         try:
-            choices[Stage(stage.strip())] = service.strip()
+            stage = Stage(found["stage"].strip()) if found else None
         except ValueError:
+            stage = None
+        if stage is None:
             raise ChoiceError(f"a choice is STAGE=MICROSERVICE with a stage among {', '.join(s.value for s in Stage)}; "
-                              f"got '{line}'") from None
+                              f"got '{line}'")
+        if aimed in (None, target):
+            choices[stage] = found["service"].strip()
     return choices
 
 
-def top_choices_markdown(recommendation: Recommendation) -> str:
-    """The top 3 per stage as a person chooses among them: name, score and the reason to audit."""
-    lines = []
+def top_choices_markdown(recommendation: Recommendation, target: str | None = None) -> str:
+    """The top 3 per stage as a person chooses among them: name, score and the reason to audit; under a heading
+    naming the ``target`` when the goal's targets are built one pipeline each."""
+    lines = [f"### Pipeline predicting {target} (choose as `{target}: STAGE=MICROSERVICE`)", ""] if target else []
     for stage in recommendation.stages:
         lines.append(f"**{stage.stage.value}**")
         lines += stage.top_lines()

@@ -1,6 +1,9 @@
 """The meta-DAG ``dagsmith_build_pipeline``: the five agents as tasks, triggered from the UI, the API or a schedule.
 
 profile >> intent >> recommend >> [choose] >> build >> execute. Agents pass their typed results along as JSON.
+A goal naming several columns to predict is the intent task's question, unless it asks for a model of each ("predict
+both price and rooms") or the run's ``each_target`` does: then ``intent`` returns one intent per target, and
+recommend, build and execute are mapped over them (one pipeline per target, each built and run as its own DAG).
 With ``interactive`` on, ``choose`` waits for a person to pick among the top 3 per stage in the Airflow UI
 (Airflow's human-in-the-loop form); without an answer in time the top-ranked services are built.
 ``execute`` triggers the pipeline's own DAG (written by ``build`` as a spec file) and waits for it; until the
@@ -21,12 +24,12 @@ from airflow.sdk.exceptions import AirflowFailException
 from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_markdown
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.understanding import understand_targets
 from dagsmith.airflow.pipeline_dag import run_dataset, runtime_param
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
-from dagsmith.execution.specs import write_spec
-from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
+from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.models.intent import AmbiguousGoal, ConstraintKind, Intent, InvalidIntent, SeveralTargets
 from dagsmith.models.plan import RankingMode, Recommendation
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.reasoning.llm import model_reasoner
@@ -37,12 +40,15 @@ REGISTRATION_RETRIES = 30
 REGISTRATION_DELAY = timedelta(seconds=10)
 #: How long an interactive run waits for a person's choice before building the top-ranked services.
 CHOICE_TIMEOUT = timedelta(seconds=int(os.environ.get("DAGSMITH_CHOICE_TIMEOUT_SECONDS", 1800)))
-CHOICE_HELP = "One STAGE=MICROSERVICE per line, e.g. modelling=random_forest_classifier; empty keeps the top-ranked."
+CHOICE_HELP = ("One STAGE=MICROSERVICE per line, e.g. modelling=random_forest_classifier; empty keeps the top-ranked. "
+               "With one pipeline per target, TARGET: STAGE=MICROSERVICE chooses for that target's only.")
+#: How a run asks for one pipeline per target, told when a goal names several targets without asking for it.
+EACH_TARGET_HINT = "Or trigger the run with each_target set to build one pipeline per target."
 
 
 def _user_error(exc: Exception) -> AirflowFailException:
     """A mistake in the request (data, goal): fail at once with the message, no retries."""
-    return AirflowFailException(str(exc))
+    return AirflowFailException(f"{exc} {EACH_TARGET_HINT}" if isinstance(exc, SeveralTargets) else str(exc))
 
 
 def build() -> DAG:
@@ -68,6 +74,8 @@ def build() -> DAG:
                              description=CHOICE_HELP + " Ignored when a person answers 'choose'."),
             "shared": Param(False, type="boolean", description="Show the built pipeline to every user, not only "
                                                               "its owner."),
+            "each_target": Param(False, type="boolean", description="Build and run one pipeline per target when the "
+                                                                    "goal names several columns to predict."),
             "interactive": Param(False, type="boolean",
                                  description="Let a person choose among the top 3 microservices per stage (task "
                                              "'choose') before the pipeline is built."),
@@ -82,22 +90,25 @@ def build() -> DAG:
                 raise _user_error(exc) from None
 
         @task(task_id="intent")
-        def intent(profile_json: dict, params: dict | None = None) -> dict:
+        def intent(profile_json: dict, params: dict | None = None) -> list[dict]:
             try:
-                return understand(params["goal"], DatasetProfile.model_validate(profile_json),
-                                  model_reasoner(Settings.from_env())).model_dump(mode="json")
+                intents = understand_targets(params["goal"], DatasetProfile.model_validate(profile_json),
+                                             model_reasoner(Settings.from_env()),
+                                             each_target=bool(params.get("each_target")))
             except (AmbiguousGoal, InvalidIntent) as exc:
                 raise _user_error(exc) from None
+            return [i.model_dump(mode="json") for i in intents]
 
         @task(task_id="recommend")
         def recommend(profile_json: dict, intent_json: dict, params: dict | None = None, ti=None) -> dict:
+            planned = Intent.model_validate(intent_json)
             try:
-                result = recommend_stages(DatasetProfile.model_validate(profile_json), Intent.model_validate(intent_json),
-                                          user=params["user"], mode=RankingMode(params["mode"]),
-                                          settings=Settings.from_env())
+                result = recommend_stages(DatasetProfile.model_validate(profile_json), planned, user=params["user"],
+                                          mode=RankingMode(params["mode"]), settings=Settings.from_env())
             except EmptyCatalog as exc:
                 raise _user_error(exc) from None
-            ti.xcom_push(key="top_choices", value=top_choices_markdown(result))
+            aimed = planned.target if planned.asks(ConstraintKind.EACH_TARGET) else None
+            ti.xcom_push(key="top_choices", value=top_choices_markdown(result, aimed))
             return result.model_dump(mode="json")
 
         @task.branch(task_id="ask_or_build")
@@ -107,7 +118,7 @@ def build() -> DAG:
         choose = HITLEntryOperator(
             task_id="choose",
             subject="Choose the microservices for: {{ params.goal }}",
-            body="{{ ti.xcom_pull(task_ids='recommend', key='top_choices') }}",
+            body="{{ ti.xcom_pull(task_ids=['recommend'], key='top_choices') | join('\n') }}",  # one per target
             # The run's own 'choices' (null when the trigger form leaves it empty) prefills this field, so it
             # takes the same types as the DAG's param.
             params={"choices": Param(None, type=["null", "string"], description=CHOICE_HELP)},
@@ -116,14 +127,15 @@ def build() -> DAG:
         )
 
         @task(task_id="build", trigger_rule="none_failed_min_one_success")
-        def build_step(profile_json: dict, intent_json: dict, recommendation_json: dict,
-                       params: dict | None = None, ti=None) -> int:
+        def build_step(profile_json: dict, planned: tuple[dict, dict], params: dict | None = None, ti=None) -> int:
             settings = Settings.from_env()
             answer = ti.xcom_pull(task_ids="choose") or {}  # nothing when the run is not interactive
             chosen = (answer.get("params_input") or {}).get("choices") or params.get("choices") or ""
+            planned_intent, recommendation_json = Intent.model_validate(planned[0]), planned[1]
             try:
-                choices = parse_choices(str(chosen).splitlines())
-                spec = build_pipeline(DatasetProfile.model_validate(profile_json), Intent.model_validate(intent_json),
+                choices = parse_choices(str(chosen).splitlines(), planned_intent.target,
+                                        planned_intent.asks(ConstraintKind.EACH_TARGET) or [])
+                spec = build_pipeline(DatasetProfile.model_validate(profile_json), planned_intent,
                                       Recommendation.model_validate(recommendation_json),
                                       data=run_dataset(params["dataset"], settings),
                                       user=params["user"], settings=settings, schedule=params.get("schedule"),
@@ -137,20 +149,18 @@ def build() -> DAG:
             return spec.id
 
         profiled = profile()
-        understood = intent(profiled)
-        ranked = recommend(profiled, understood)
-        pipeline_id = build_step(profiled, understood, ranked)
+        understood = intent(profiled)  # one intent per pipeline: the map every later task is expanded over
+        ranked = recommend.partial(profile_json=profiled).expand(intent_json=understood)
+        pipeline_ids = build_step.partial(profile_json=profiled).expand(planned=understood.zip(ranked))
         branch = ask_or_build()
-        ranked >> branch >> [choose, pipeline_id]
-        choose >> pipeline_id
-        execute = TriggerDagRunOperator(
+        ranked >> branch >> [choose, pipeline_ids]
+        choose >> pipeline_ids
+        TriggerDagRunOperator.partial(
             task_id="execute",
-            trigger_dag_id="dagsmith_pipeline_{{ ti.xcom_pull(task_ids='build') }}",
             conf={"dataset": "{{ params.dataset }}", "runtime": "{{ params.runtime }}", "user": "{{ params.user }}"},
             wait_for_completion=True,
             poke_interval=5,
             retries=REGISTRATION_RETRIES,
             retry_delay=REGISTRATION_DELAY,
-        )
-        pipeline_id >> execute
+        ).expand(trigger_dag_id=pipeline_ids.map(dag_id))
     return dag

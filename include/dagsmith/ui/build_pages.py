@@ -22,11 +22,12 @@ from starlette.concurrency import run_in_threadpool
 
 from dagsmith.agents.planner import recommend_stages
 from dagsmith.agents.profiler import profile_dataset
-from dagsmith.agents.understanding import MAX_GOAL_CHARS, understand
+from dagsmith.agents.understanding import MAX_GOAL_CHARS, understand_targets
 from dagsmith.config import Settings
 from dagsmith.data.roots import DatasetRefused, confine, data_roots
 from dagsmith.errors import UserFacingError
 from dagsmith.models.catalog import Stage
+from dagsmith.models.intent import SeveralTargets
 from dagsmith.reasoning.llm import model_reasoner
 from dagsmith.ui.access import BuilderDep, Viewer
 from dagsmith.ui.airflow_api import run_url, trigger_meta_dag
@@ -37,6 +38,8 @@ SettingsDep = Annotated[Settings, Depends(settings_of)]
 #: Largest dataset the form accepts; larger ones are put in a data root and named by path.
 MAX_UPLOAD_BYTES = 200 * 1024 * 1024
 CHUNK = 1024 * 1024
+#: How the page asks for one pipeline per target, told when a goal names several targets without asking for it.
+EACH_TARGET_HINT = "Or tick 'One pipeline per target' (each_target in the API) to build one pipeline per target."
 
 
 def resolve_dataset(settings: Settings, given: str) -> Path:
@@ -74,24 +77,33 @@ async def save_dataset(settings: Settings, viewer: Viewer, file: UploadFile) -> 
     return target
 
 
-def plan_preview(settings: Settings, viewer: Viewer, dataset: Path, goal: str) -> dict[str, Any]:
-    """Agents A1-A3 for the review page: what was understood, and the top 3 per stage."""
+def plan_preview(settings: Settings, viewer: Viewer, dataset: Path, goal: str, each_target: bool = False
+                 ) -> dict[str, Any]:
+    """Agents A1-A3 for the review page: what was understood, and the top 3 per stage; with several targets built one
+    pipeline each, those of each pipeline (``plans``)."""
     try:
         profile = profile_dataset(dataset)
-        intent = understand(goal, profile, model_reasoner(settings))
-        recommendation = recommend_stages(profile, intent, user=viewer.name, settings=settings)
+        intents = understand_targets(goal, profile, model_reasoner(settings), each_target=each_target)
+        plans = [{"intent": intent.model_dump(mode="json"),
+                  "recommendation": recommend_stages(profile, intent, user=viewer.name,
+                                                     settings=settings).model_dump(mode="json")}
+                 for intent in intents]
+    except SeveralTargets as exc:
+        raise HTTPException(exc.http_status, f"{exc} {EACH_TARGET_HINT}") from None
     except UserFacingError as exc:
         raise HTTPException(exc.http_status, str(exc)) from None
-    return {"dataset": str(dataset), "goal": goal,
+    return {"dataset": str(dataset), "goal": goal, "each_target": each_target,
             "profile": {"n_rows": profile.n_rows, "n_columns": profile.n_columns, "format": profile.format,
                         "quality": profile.quality.model_dump(mode="json")},
-            "intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json")}
+            **(plans[0] if len(plans) == 1 else {"plans": plans})}  # one plan keeps the shape callers read
 
 
-def trigger(viewer: Viewer, dataset: Path, goal: str, choices: dict[str, str], shared: bool) -> dict[str, str]:
-    """The meta-DAG run for this plan, as ``viewer``, with their choices (the meta-DAG checks them)."""
-    conf = {"dataset": str(dataset), "goal": goal, "user": viewer.name, "shared": shared,
-            "choices": "\n".join(f"{stage}={name}" for stage, name in choices.items() if name)}
+def trigger(viewer: Viewer, dataset: Path, goal: str, choices: list[str], shared: bool, each_target: bool
+            ) -> dict[str, str]:
+    """The meta-DAG run for this plan, as ``viewer``, with their choices (``STAGE=MICROSERVICE`` lines, or
+    ``TARGET: STAGE=MICROSERVICE`` for one target's pipeline; the meta-DAG checks them)."""
+    conf = {"dataset": str(dataset), "goal": goal, "user": viewer.name, "shared": shared, "each_target": each_target,
+            "choices": "\n".join(choices)}
     try:
         run_id = trigger_meta_dag(conf, viewer.token)
     except UserFacingError as exc:
@@ -102,10 +114,14 @@ def trigger(viewer: Viewer, dataset: Path, goal: str, choices: dict[str, str], s
 class PlanRequest(BaseModel):
     dataset: str = Field(description="path (or file:// URI) under a data root, e.g. one /api/datasets returned")
     goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
+    each_target: bool = Field(False, description="one pipeline per target when the goal names several")
 
 
 class RunRequest(PlanRequest):
     choices: dict[Stage, str] = Field(default_factory=dict, description="stage -> microservice, among its top 3")
+    target_choices: dict[str, dict[Stage, str]] = Field(
+        default_factory=dict, description="with one pipeline per target: target -> stage -> microservice, for that "
+                                          "target's pipeline only")
     shared: bool = False
 
 
@@ -116,13 +132,16 @@ async def api_dataset(viewer: BuilderDep, settings: SettingsDep, file: Annotated
 
 @router.post("/api/plan")
 def api_plan(body: PlanRequest, viewer: BuilderDep, settings: SettingsDep) -> dict:
-    return plan_preview(settings, viewer, resolve_dataset(settings, body.dataset), body.goal)
+    return plan_preview(settings, viewer, resolve_dataset(settings, body.dataset), body.goal, body.each_target)
 
 
 @router.post("/api/runs", status_code=status.HTTP_201_CREATED)
 def api_trigger(body: RunRequest, viewer: BuilderDep, settings: SettingsDep) -> dict:
     dataset = resolve_dataset(settings, body.dataset)
-    return trigger(viewer, dataset, body.goal, {s.value: n for s, n in body.choices.items()}, body.shared)
+    lines = [f"{stage.value}={name}" for stage, name in body.choices.items()]
+    lines += [f"{target}: {stage.value}={name}" for target, chosen in body.target_choices.items()
+              for stage, name in chosen.items()]
+    return trigger(viewer, dataset, body.goal, lines, body.shared, body.each_target)
 
 
 @router.get("/build")
@@ -132,7 +151,7 @@ def build_page(request: Request, viewer: BuilderDep, settings: SettingsDep) -> R
 
 @router.post("/build/plan")
 async def plan_page(request: Request, viewer: BuilderDep, settings: SettingsDep, goal: Annotated[str, Form()],
-                    dataset_path: Annotated[str, Form()] = "",
+                    dataset_path: Annotated[str, Form()] = "", each_target: Annotated[bool, Form()] = False,
                     dataset_file: Annotated[UploadFile | None, File()] = None) -> Response:
     if not goal.strip():
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "say what you want, e.g. \"predict churn\"")
@@ -140,7 +159,7 @@ async def plan_page(request: Request, viewer: BuilderDep, settings: SettingsDep,
         dataset = await save_dataset(settings, viewer, dataset_file)
     else:
         dataset = resolve_dataset(settings, dataset_path)
-    plan = await run_in_threadpool(plan_preview, settings, viewer, dataset, goal)
+    plan = await run_in_threadpool(plan_preview, settings, viewer, dataset, goal, each_target)
     return page(request, "plan.html", viewer=viewer, plan=plan)
 
 
@@ -148,8 +167,10 @@ async def plan_page(request: Request, viewer: BuilderDep, settings: SettingsDep,
 async def run_page(request: Request, viewer: BuilderDep, settings: SettingsDep) -> Response:
     form = await request.form()
     dataset = resolve_dataset(settings, str(form.get("dataset", "")))
-    choices = {key.removeprefix("choice_"): str(value) for key, value in form.items() if key.startswith("choice_")}
+    # choice_STAGE, or choice_TARGET:STAGE for one target's pipeline
+    choices = [f"{key.removeprefix('choice_')}={value}" for key, value in form.items()
+               if key.startswith("choice_") and value]
     # Off the event loop: the trigger is a request to this same api-server.
     triggered = await run_in_threadpool(trigger, viewer, dataset, str(form.get("goal", "")), choices,
-                                        form.get("shared") == "on")
+                                        form.get("shared") == "on", form.get("each_target") == "on")
     return page(request, "triggered.html", viewer=viewer, run=triggered, goal=form.get("goal", ""))

@@ -39,14 +39,19 @@ GENERIC_NOUNS = frozenset(stems_of(
 #: Words between two named columns that mean the goal asks for both ("price and cut").
 CONJUNCTIONS = frozenset(stems_of("and or plus also well as both either the a an its their of"))
 JOINING_WORDS = frozenset(stems_of("and or plus both either"))
-#: Words asking for a model of each of the targets a goal names, wherever they stand ("predict both price and rooms",
-#: "model them separately").
-EACH_WORDS = frozenset(stems_of("both separate separately individually independently respectively"))
-#: Words asking for one per target when what is built comes next or just before, or nothing does ("one model each",
-#: "a pipeline per target", "each of price and rooms", "a model for each"); "the price of each house" asks nothing.
+#: Words asking for a model of each of the targets a goal names, wherever they stand ("model them separately").
+EACH_WORDS = frozenset(stems_of("separately individually independently respectively"))
+#: Words asking for it only when the targets or a model come next ("both price and rooms", "a separate model"); "both
+#: cities" and "separate houses" are about the rows.
+BOTH_WORDS = frozenset(stems_of("both separate"))
+#: Words asking for one per target when what they count is the targets, a model or nothing ("one model each", "a
+#: pipeline per target", "each of price and rooms", "a model for each"); "each of the houses", "per customer" and
+#: "each row" count the rows.
 PER_WORDS = frozenset(stems_of("each every per"))
 MODEL_NOUNS = frozenset(stems_of("model models pipeline pipelines"))
-PER_WHAT = MODEL_NOUNS | frozenset(stems_of("target targets column columns variable variables outcome outcomes one of"))
+PER_WHAT = MODEL_NOUNS | frozenset(stems_of("target targets column columns variable variables outcome outcomes"))
+#: Words between a per word and what it counts ("each one of the two", "each of them").
+PER_FILLER = frozenset(stems_of("of one ones the these those them their its all two three four five several"))
 #: Words before a model noun that make it several ("two models", "their own model", "individual pipelines").
 MODEL_COUNTS = frozenset(stems_of("own individual distinct two three four five several multiple"))
 #: Words that lead a column's mention without naming another thing ("and also the number of rooms").

@@ -11,12 +11,14 @@ from itertools import pairwise
 
 from dagsmith.agents.intent.columns import UNPREDICTABLE
 from dagsmith.agents.intent.lexicon import (
+    BOTH_WORDS,
     CONJUNCTIONS,
     EACH_WORDS,
     GENERIC_NOUNS,
     JOINING_WORDS,
     MODEL_COUNTS,
     MODEL_NOUNS,
+    PER_FILLER,
     PER_WHAT,
     PER_WORDS,
     QUANTITY_WORDS,
@@ -175,7 +177,8 @@ def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: Data
         raise SeveralTargets(
             f"The goal names {len(columns)} columns to predict: {named}. Which one should the model predict? One "
             f"pipeline predicts one column; for a model of each, say so (\"..., one model each\") or plan one goal "
-            f"per column ('predict {columns[0]}', then 'predict {columns[1]}').", columns, each_request(goal))
+            f"per column ('predict {columns[0]}', then 'predict {columns[1]}').", columns,
+            each_request(goal, {at for m in zone if m.column in columns for at in range(m.start, m.end)}))
     for rival in rivals:
         if _rank_key(rival, goal.stems, verbs) == _rank_key(first, goal.stems, verbs) and first.column != favourite:
             raise AmbiguousGoal(
@@ -186,20 +189,28 @@ def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: Data
     return first
 
 
-def each_request(goal: Goal) -> str | None:
-    """The goal's words asking for a model of each target it names ("both", "separately", "one model each", "a
-    pipeline per target", "two models"), or None when it asks for no such thing."""
+def each_request(goal: Goal, named: set[int]) -> str | None:
+    """The goal's words asking for a model of each target it names ("separately", "both price and rooms", "one model
+    each", "a pipeline per target", "two models"), or None when it asks for no such thing. ``named`` are the positions
+    of the words naming the targets: "each of price and rooms" counts them, "each of the houses" counts the rows."""
     stems = goal.stems
+
+    def counts_targets(at: int) -> bool:
+        """Whether what the words from ``at`` on count is the targets, a model, or nothing said (the goal ends)."""
+        while at < len(stems) and stems[at] in PER_FILLER and at not in named:
+            at += 1
+        return at == len(stems) or at in named or stems[at] in PER_WHAT
+
     for at, s in enumerate(stems):
         after = stems[at + 1] if at + 1 < len(stems) else None
-        if s in EACH_WORDS:
+        if s in EACH_WORDS or s in BOTH_WORDS and counts_targets(at + 1):
             return goal.words[at]
-        if s in PER_WORDS and after in PER_WHAT or s in MODEL_COUNTS and after in MODEL_NOUNS:
+        if s in MODEL_COUNTS and after in MODEL_NOUNS:
             return goal.said(at, at + 2)
-        if s in PER_WORDS and at and stems[at - 1] in MODEL_NOUNS:  # "one model each"
-            return goal.said(at - 1, at + 1)
-        if s in PER_WORDS and after is None:  # "a model for each"
-            return goal.words[at]
+        if s in PER_WORDS and at and stems[at - 1] in MODEL_NOUNS and (after is None or after in STOPWORDS):
+            return goal.said(at - 1, at + 1)  # "one model each", not "a model per customer"
+        if s in PER_WORDS and counts_targets(at + 1):
+            return goal.said(at, at + 2)
     return None
 
 
