@@ -39,6 +39,9 @@ def serve_command(
     runtime: Annotated[str, typer.Option(help="Default runtime of the pipelines' steps: local or docker.")] = "",
     user: Annotated[list[str] | None, typer.Option(
         "--user", help="Another login, NAME:ROLE with ROLE viewer, user, op or admin (repeatable).")] = None,
+    auth: Annotated[str, typer.Option(
+        help="Airflow's auth manager: simple (one person: every login sees every DAG) or fab (each pipeline's DAG "
+             "seen by its owner, everyone when shared, and admins).")] = "simple",
 ) -> None:
     """Start Airflow (api-server, scheduler, dag-processor, triggerer) with dagsmith's DAGs; Ctrl-C stops it."""
     settings = Settings.from_env()
@@ -46,9 +49,9 @@ def serve_command(
         require_runtime(runtime)
     users = dict(item.partition(":")[::2] for item in user or [])
     try:
-        deployment = LocalDeployment(settings, port=port, runtime=runtime or None, users=users)
+        deployment = LocalDeployment(settings, port=port, runtime=runtime or None, users=users, auth=auth)
     except ValueError as exc:
-        fail(f"--user: {exc}", code=2)
+        fail(str(exc), code=2)
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the services as cleanly as Ctrl-C
     try:
         deployment.start(progress)

@@ -4,7 +4,8 @@ Airflow does not authenticate plugin apps, so every route depends on ``current_v
 caller from Airflow's JWT (the UI's session cookie or a bearer token) exactly as Airflow's own API does. Rights
 map onto questions every auth manager answers: building (upload, plan, trigger) needs the right to trigger
 the meta-DAG; seeing every pipeline needs the right to change Airflow's configuration (admins, and ops in the
-simple auth manager). Anyone else sees their own pipelines and those shared with everyone.
+simple auth manager). Anyone else sees their own pipelines and those shared with everyone: under the FAB auth manager
+Airflow shows them the same DAGs (``dagsmith.airflow.ownership``), and under the simple one every DAG.
 """
 
 from __future__ import annotations
