@@ -18,13 +18,16 @@ from dagsmith.airflow.ownership import ADMIN_ROLE, BASE_ROLES, owner_role
 #: Rights on every DAG, which FAB's Viewer, User and Op hold and dagsmith's base roles leave to each DAG's grants.
 _EVERY_DAG = "DAGs"
 _DAG_WIDE_ACTIONS = {"can_read", "can_edit", "can_delete"}
+#: Airflow's menu lists dagsmith's pages from the plugins' list, which FAB shows to ops and admins only.
+_PLUGINS = ("can_read", "Plugins")
 
 
 def base_role_configs(fab_roles: list[dict]) -> list[dict]:
-    """dagsmith's base roles: each FAB role's permissions without those on every DAG (menu entries stay)."""
+    """dagsmith's base roles: each FAB role's permissions without those on every DAG (menu entries stay), and the
+    plugins' list."""
     perms = {config["role"]: config["perms"] for config in fab_roles}
     return [{"role": role, "perms": [(action, resource) for action, resource in perms[source]
-                                     if not (resource == _EVERY_DAG and action in _DAG_WIDE_ACTIONS)]}
+                                     if not (resource == _EVERY_DAG and action in _DAG_WIDE_ACTIONS)] + [_PLUGINS]}
             for role, source in BASE_ROLES.values()]
 
 

@@ -17,6 +17,9 @@ from dagsmith.runtime import runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 
 WATCH_SECONDS = 5
+#: Who sees which pipeline's DAG in Airflow, by auth manager.
+AUTH_LINES = {"simple": "simple auth manager: every login sees every DAG (for one person; --auth fab for several)",
+              "fab": "FAB auth manager: each pipeline's DAG for its owner, everyone when shared, and admins"}
 
 
 def _interrupt(*_) -> None:
@@ -60,6 +63,7 @@ def serve_command(
         console.print(
             f"dagsmith is running on Airflow: [bold]{deployment.url}[/]\n"
             f"{logins}  passwords    kept in {deployment.root / 'secrets.json'}\n"
+            f"  auth         {AUTH_LINES[deployment.auth]}\n"
             f"  pages        {deployment.url}/dagsmith/ (catalog, upload, build, pipelines; also in Airflow's menu)\n"
             f"  meta-DAG     dagsmith_build_pipeline: trigger it with a dataset path and a goal\n"
             f"  REST API     {deployment.url}/api/v2 (token from POST {deployment.url}/auth/token)\n"
