@@ -31,6 +31,17 @@ def base_role_configs(fab_roles: list[dict]) -> list[dict]:
             for role, source in BASE_ROLES.values()]
 
 
+def check_logins(logins: object) -> dict[str, dict[str, str]]:
+    """The logins as given on standard input, or a ValueError saying what is wrong with them."""
+    roles = ["admin", *BASE_ROLES]
+    if not isinstance(logins, dict) or not all(isinstance(login, dict) and login.get("role") in roles
+                                               and isinstance(login.get("password"), str) and login["password"]
+                                               for login in logins.values()):
+        raise ValueError('expected {"NAME": {"role": ROLE, "password": "..."}, ...} with ROLE one of '
+                         + ", ".join(roles))
+    return logins
+
+
 def make_logins(logins: dict[str, dict[str, str]]) -> None:
     with get_application_builder() as appbuilder:
         manager = appbuilder.sm
@@ -50,4 +61,8 @@ def make_logins(logins: dict[str, dict[str, str]]) -> None:
 
 
 if __name__ == "__main__":
-    make_logins(json.load(sys.stdin))
+    try:
+        given = check_logins(json.load(sys.stdin))
+    except ValueError as exc:  # json's errors are ValueErrors too
+        sys.exit(f"error: the logins on standard input: {exc}")
+    make_logins(given)
