@@ -30,7 +30,7 @@ class AirflowUI:
         self.page.goto(self.base + "/auth/login")
         self.page.fill("input[name=username]", user)
         self.page.fill("input[name=password]", password)
-        self.page.click("button[type=submit]")
+        self.page.click("[type=submit]")  # a button (simple auth manager) or an input (FAB)
         self.page.get_by_text("Welcome").wait_for()  # the home page, logged in
 
     def screenshot(self, name: str) -> Path:

@@ -1,10 +1,12 @@
 """dagsmith's Airflow UI plugin on a real deployment (api-server, scheduler, dag-processor, triggerer) with its
-own store: the JSON API as scripts use it, with Airflow's logins and roles, and the pages as a person uses them
-in headless Chromium (screenshots in test-artifacts/ui_plugin/)."""
+own store and the FAB auth manager: the JSON API as scripts use it, with Airflow's logins and roles, and the pages
+as a person uses them in headless Chromium (screenshots in test-artifacts/ui_plugin/); and Airflow's own UI and
+REST API showing each pipeline's DAG to whom dagsmith's pages show the pipeline."""
 
 from __future__ import annotations
 
 import re
+import urllib.error
 from pathlib import Path
 from urllib.parse import quote
 
@@ -13,8 +15,10 @@ import pytest
 from sqlalchemy import func, select
 
 from dagsmith import datasets
+from dagsmith.agents.planner import plan
 from dagsmith.airflow.serve import LocalDeployment
 from dagsmith.config import Settings
+from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
@@ -26,17 +30,18 @@ from tests.waiting import wait_until
 
 pytestmark = pytest.mark.xdist_group("ui-plugin")  # one deployment for the module
 META_DAG = "dagsmith_build_pipeline"
-USERS = {"ana": "user", "bob": "user", "cai": "user", "vic": "viewer"}
+USERS = {"ana": "user", "bob": "user", "cai": "user", "dee": "user", "vic": "viewer"}
 GOOD_SERVICE = CATALOG / "median_imputer"
 
 
 @pytest.fixture(scope="module")
 def served(server_home, tmp_path_factory, catalog_template):
-    """A deployment with its own catalog (uploads must not reach other tests' store) and four logins."""
+    """A deployment with its own catalog (uploads must not reach other tests' store), FAB's auth manager and six
+    logins."""
     with (catalog_copy(server_home, catalog_template, tmp_path_factory.mktemp("ui-home")) as settings,
           scratch_database(Settings(home=server_home, database_url=None)) as metadata):
         deployment = LocalDeployment(settings, port=free_port(), runtime="local", metadata_url=metadata.database_url,
-                                     refresh_seconds=5, users=USERS)
+                                     refresh_seconds=5, users=USERS, auth="fab")
         with deployment:
             yield deployment
 
@@ -63,7 +68,7 @@ def test_only_logged_in_users_reach_the_plugin_and_airflow_lists_its_pages(serve
     anonymous = client(served, None)
     assert anonymous.get("/api/catalog").status_code == 401
     page = anonymous.get("/catalog")
-    assert page.status_code == 303 and page.headers["location"].startswith("/auth/login?next=")
+    assert page.status_code == 303 and "/auth/login/?next=" in page.headers["location"]
     assert anonymous.get("/docs").status_code == 404 and anonymous.get("/api/openapi.json").status_code == 401
     paths = client(served, "vic").get("/api/openapi.json").json()["paths"]
     assert {"/api/catalog", "/api/plan", "/api/runs", "/api/pipelines"} <= set(paths)
@@ -306,3 +311,60 @@ def test_a_person_searches_uploads_plans_and_triggers_in_the_browser(served, tmp
         page.wait_for_load_state("networkidle")
         assert images.evaluate_all("all => all.every(img => img.complete && img.naturalWidth > 0)")
         ui.screenshot("report")
+
+
+def _answer(api: Api, path: str) -> int:
+    """The HTTP status Airflow's REST API answers ``path`` with."""
+    try:
+        api.call("GET", path)
+    except urllib.error.HTTPError as error:
+        return error.code
+    return 200
+
+
+def _listed(api: Api) -> set[str]:
+    return {d["dag_id"] for d in api.call("GET", "/api/v2/dags?limit=100")["dags"]}
+
+
+def _dag_list(ui, user: str, password: str, shot: str) -> str:
+    """The Airflow UI's DAG list as ``user`` sees it, once it has rendered."""
+    ui.page.context.clear_cookies()
+    ui.login(user, password)
+    ui.page.goto(ui.base + "/dags")
+    ui.page.get_by_text(META_DAG).first.wait_for()
+    ui.screenshot(shot)
+    return ui.page.locator("body").inner_text()
+
+
+def test_airflow_shows_a_private_pipeline_to_its_owner_and_admins_only_and_a_shared_one_to_everyone(served, embedder):
+    """Last in the module: the pipeline it shares is everyone's from then on."""
+    csv = served.settings.home / "datasets" / "penguins.csv"
+    csv.parent.mkdir(exist_ok=True)
+    datasets.load("penguins").to_csv(csv, index=False)
+    pipeline = plan(csv, "predict the species", user="dee", settings=served.settings, embedder=embedder).pipeline
+    write_spec(pipeline.id, served.settings)
+    child = dag_id(pipeline.id)
+    apis = {user: Api(served.url, user, served.login(user).password) for user in ("dee", "bob", "vic", "admin")}
+    assert apis["admin"].wait_for_dag(child)["owners"] == ["dee"]  # the pipeline's owner, not 'airflow'
+    wait_until(lambda: _answer(apis["dee"], f"/api/v2/dags/{child}") == 200, timeout=120,
+               what="the dag-processor to grant the owner their pipeline's DAG")
+    assert child in _listed(apis["dee"]) and child in _listed(apis["admin"])
+    for other in ("bob", "vic"):
+        assert child not in _listed(apis[other])
+        for path in (f"/api/v2/dags/{child}", f"/api/v2/dags/{child}/dagRuns", f"/api/v2/dags/{child}/details"):
+            assert _answer(apis[other], path) in (403, 404), (other, path)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        apis["bob"].trigger(child, {})
+    assert refused.value.code in (403, 404)
+    assert client(served, "bob").get(f"/api/pipelines/{pipeline.id}").status_code == 404  # as dagsmith's pages say
+    shown = re.compile(rf"\b{child}\b")
+    with airflow_ui(served.url, "ui_plugin_ownership") as ui:
+        for user, sees in (("bob", False), ("dee", True), ("admin", True)):
+            assert bool(shown.search(_dag_list(ui, user, served.login(user).password, f"dags-{user}"))) == sees, user
+
+        # Shared in dagsmith's pages: Airflow shows it to every login.
+        assert client(served, "dee").put(f"/api/pipelines/{pipeline.id}/shared", params={"shared": True}).is_success
+        wait_until(lambda: child in _listed(apis["bob"]) and child in _listed(apis["vic"]), timeout=180,
+                   what="the dag-processor to grant the shared pipeline's DAG to everyone")
+        assert shown.search(_dag_list(ui, "bob", served.login("bob").password, "dags-bob-shared"))
+    assert apis["bob"].call("GET", f"/api/v2/dags/{child}")["owners"] == ["dee"]

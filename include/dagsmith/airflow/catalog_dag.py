@@ -8,6 +8,7 @@ from pathlib import Path
 from airflow.sdk import DAG, Param, task
 from airflow.sdk.exceptions import AirflowFailException
 
+from dagsmith.airflow.ownership import everyone
 from dagsmith.catalog.upload import sync
 from dagsmith.models.catalog import UploadOutcome
 
@@ -23,6 +24,7 @@ def build(default_directory: str | Path, schedule: str | None = None) -> DAG:
         catchup=False,
         tags=["dagsmith", "catalog"],
         doc_md=__doc__,
+        access_control=everyone(),  # under FAB: every login sees it, those who may build trigger it
         params={
             "directory": Param(str(default_directory), type="string",
                                description="Folder holding one sub-folder per microservice."),

@@ -25,6 +25,7 @@ from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_mark
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.understanding import understand_targets
+from dagsmith.airflow.ownership import everyone
 from dagsmith.airflow.pipeline_dag import run_dataset, runtime_param
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
@@ -58,6 +59,7 @@ def build() -> DAG:
         catchup=False,
         tags=["dagsmith"],
         doc_md=__doc__,
+        access_control=everyone(),  # under FAB: every login sees it, those who may build trigger it
         params={
             "dataset": Param(type="string", description="Path (or file:// URI) of the dataset, under "
                                                         "DAGSMITH_HOME/datasets or a DAGSMITH_DATA_ROOTS folder: CSV, "

@@ -20,6 +20,7 @@ from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.airflow import assets
+from dagsmith.airflow.ownership import pipeline_access
 from dagsmith.airflow.pipeline_shards import shard_specs
 from dagsmith.airflow.step_operator import StepOperator
 from dagsmith.config import EXECUTION_VARIABLE, Settings
@@ -82,6 +83,7 @@ def build(spec: DagSpec) -> DAG:
             "user": Param(spec.owner, type="string", description="Whose run this is (for learning)."),
         },
         default_args={"retries": 0, "owner": spec.owner},  # shown as the DAG's owner in Airflow
+        access_control=pipeline_access(spec.owner, spec.shared),  # who sees and triggers it under FAB
     ) as dag:
 
         @task(task_id="start", inlets=[source])

@@ -1,5 +1,9 @@
 """dagsmith as a running Airflow on one machine: api-server (UI and REST API), scheduler, dag-processor and
-triggerer as child processes, with dagsmith's DAGs and a login.
+triggerer as child processes, with dagsmith's DAGs and logins.
+
+Logins are the simple auth manager's (one person on their machine: every login sees every DAG) or the FAB auth
+manager's, under which each pipeline's DAG is seen and triggered by its owner, everyone when it is shared, and
+admins only (``dagsmith.airflow.ownership``).
 
 Airflow's metadata lives in its own database on the embedded PostgreSQL (beside dagsmith's store, never in it),
 so the LocalExecutor has a real database under it. The login, the JWT secret and the Fernet key are made once
@@ -26,6 +30,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy.engine import make_url
 
 from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
+from dagsmith.airflow.ownership import AUTH_MANAGERS
 from dagsmith.config import Settings
 from dagsmith.errors import ServiceUnavailable
 from dagsmith.runtime import check_runtime
@@ -33,7 +38,7 @@ from dagsmith.store.databases import named_database
 
 SERVICES = ("api-server", "scheduler", "dag-processor", "triggerer")
 ADMIN = "admin"
-#: The simple auth manager's roles, least to most rights.
+#: Login roles, least to most rights: the simple auth manager's, or dagsmith's FAB roles named for them.
 ROLES = ("viewer", "user", "op", "admin")
 HEALTH_PATH = "/api/v2/monitor/health"
 #: The metadata database's name on the embedded server.
@@ -59,12 +64,15 @@ class LocalDeployment:
 
     def __init__(self, settings: Settings, *, port: int = 8080, runtime: str | None = None,
                  metadata_url: str | None = None, refresh_seconds: int = REFRESH_SECONDS,
-                 users: dict[str, str] | None = None):
+                 users: dict[str, str] | None = None, auth: str = "simple"):
         self.settings, self.port, self.refresh_seconds = settings, port, refresh_seconds
+        if auth not in AUTH_MANAGERS:
+            raise ValueError(f"--auth: unknown auth manager {auth}; auth managers are {', '.join(AUTH_MANAGERS)}")
+        self.auth = auth
         #: Logins by role; ``admin`` always exists.
         self.users = {ADMIN: "admin", **(users or {})}
         if unknown := {role for role in self.users.values() if role not in ROLES}:
-            raise ValueError(f"unknown role {', '.join(sorted(unknown))}; roles are {', '.join(ROLES)}")
+            raise ValueError(f"--user: unknown role {', '.join(sorted(unknown))}; roles are {', '.join(ROLES)}")
         self.runtime = check_runtime(runtime or settings.runtime)
         self.root = settings.home / "airflow-serve"
         self._metadata_url = metadata_url
@@ -88,10 +96,12 @@ class LocalDeployment:
         else:
             self.root.mkdir(parents=True, exist_ok=True)
             values = {"jwt_secret": secrets.token_urlsafe(32), "fernet_key": Fernet.generate_key().decode()}
+        missing_key = "secret_key" not in values  # signs FAB's login sessions
+        values.setdefault("secret_key", secrets.token_urlsafe(32))
         passwords = values.setdefault("passwords", {ADMIN: values.pop("password", None) or secrets.token_urlsafe(12)})
         missing = [user for user in self.users if user not in passwords]
         passwords.update({user: secrets.token_urlsafe(12) for user in missing})
-        if missing or not path.is_file():
+        if missing or missing_key or not path.is_file():
             _write_private(path, json.dumps(values))
         return values
 
@@ -109,11 +119,19 @@ class LocalDeployment:
             url = make_url(url).set(drivername="postgresql+psycopg2").render_as_string(hide_password=False)
         return url
 
+    def _auth_environment(self) -> dict[str, str]:
+        """The auth manager's settings; the simple one reads its logins from a file only the owner can read."""
+        if self.auth == "fab":
+            # a new grant reaches a logged-in user as soon as a new pipeline's DAG appears
+            return {"AIRFLOW__FAB__CACHE_TTL": str(self.refresh_seconds)}
+        passwords = self.root / "passwords.json"
+        _write_private(passwords, json.dumps({user: self.login(user).password for user in self.users}))
+        return {"AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(f"{u}:{role}" for u, role in self.users.items()),
+                "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords)}
+
     def environment(self) -> dict[str, str]:
         """What every Airflow service of this deployment runs with."""
         values = self._secrets()
-        passwords = self.root / "passwords.json"
-        _write_private(passwords, json.dumps({user: values["passwords"][user] for user in self.users}))
         return {
             # dagsmith's DAGs and store, as for in-process runs, but not the local CLI's mark: datasets stay
             # within the data roots (dagsmith.data.roots).
@@ -123,10 +141,9 @@ class LocalDeployment:
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
             "AIRFLOW__CORE__FERNET_KEY": values["fernet_key"],
-            "AIRFLOW__CORE__AUTH_MANAGER":
-                "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(f"{u}:{role}" for u, role in self.users.items()),
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+            "AIRFLOW__CORE__AUTH_MANAGER": AUTH_MANAGERS[self.auth],
+            **self._auth_environment(),
+            "AIRFLOW__API__SECRET_KEY": values["secret_key"],
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
             "AIRFLOW__API__PORT": str(self.port),
             "AIRFLOW__API__BASE_URL": self.url,
@@ -148,6 +165,9 @@ class LocalDeployment:
                                  text=True, timeout=600)
         if migrate.returncode != 0:
             raise DeploymentError(f"Airflow's metadata database could not be migrated:\n{migrate.stderr[-2000:]}")
+        if self.auth == "fab":
+            progress("making the logins and their roles")
+            self._make_fab_logins(env)
         for service in SERVICES:
             progress(f"starting {service}")
             command = [sys.executable, "-m", "airflow", service]
@@ -162,6 +182,14 @@ class LocalDeployment:
         except DeploymentError:
             self.stop()
             raise
+
+    def _make_fab_logins(self, env: dict[str, str]) -> None:
+        """FAB's logins and roles, made before the dag-processor parses the DAGs that name the roles."""
+        logins = {user: {"role": role, "password": self.login(user).password} for user, role in self.users.items()}
+        made = subprocess.run([sys.executable, "-m", "dagsmith.airflow.fab_logins"], input=json.dumps(logins), env=env,
+                              capture_output=True, text=True, timeout=600)
+        if made.returncode != 0:
+            raise DeploymentError(f"the logins could not be made:\n{made.stderr[-2000:]}")
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT

@@ -17,6 +17,9 @@ from dagsmith.runtime import runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 
 WATCH_SECONDS = 5
+#: Who sees which pipeline's DAG in Airflow, by auth manager.
+AUTH_LINES = {"simple": "simple auth manager: every login sees every DAG (for one person; --auth fab for several)",
+              "fab": "FAB auth manager: each pipeline's DAG for its owner, everyone when shared, and admins"}
 
 
 def _interrupt(*_) -> None:
@@ -39,6 +42,9 @@ def serve_command(
     runtime: Annotated[str, typer.Option(help="Default runtime of the pipelines' steps: local or docker.")] = "",
     user: Annotated[list[str] | None, typer.Option(
         "--user", help="Another login, NAME:ROLE with ROLE viewer, user, op or admin (repeatable).")] = None,
+    auth: Annotated[str, typer.Option(
+        help="Airflow's auth manager: simple (one person: every login sees every DAG) or fab (each pipeline's DAG "
+             "seen by its owner, everyone when shared, and admins).")] = "simple",
 ) -> None:
     """Start Airflow (api-server, scheduler, dag-processor, triggerer) with dagsmith's DAGs; Ctrl-C stops it."""
     settings = Settings.from_env()
@@ -46,9 +52,9 @@ def serve_command(
         require_runtime(runtime)
     users = dict(item.partition(":")[::2] for item in user or [])
     try:
-        deployment = LocalDeployment(settings, port=port, runtime=runtime or None, users=users)
+        deployment = LocalDeployment(settings, port=port, runtime=runtime or None, users=users, auth=auth)
     except ValueError as exc:
-        fail(f"--user: {exc}", code=2)
+        fail(str(exc), code=2)
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the services as cleanly as Ctrl-C
     try:
         deployment.start(progress)
@@ -57,6 +63,7 @@ def serve_command(
         console.print(
             f"dagsmith is running on Airflow: [bold]{deployment.url}[/]\n"
             f"{logins}  passwords    kept in {deployment.root / 'secrets.json'}\n"
+            f"  auth         {AUTH_LINES[deployment.auth]}\n"
             f"  pages        {deployment.url}/dagsmith/ (catalog, upload, build, pipelines; also in Airflow's menu)\n"
             f"  meta-DAG     dagsmith_build_pipeline: trigger it with a dataset path and a goal\n"
             f"  REST API     {deployment.url}/api/v2 (token from POST {deployment.url}/auth/token)\n"

@@ -67,9 +67,10 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
                                 .order_by(schema.Execution.id.desc()).limit(1))
         answer = latest.trace.get("answer") if latest else None
         spec = DagSpec(pipeline_id=pipeline.id, name=pipeline.name, goal=pipeline.goal, owner=pipeline.owner,
-                       dataset=pipeline.dataset, schedule=pipeline.schedule, retry_delay_seconds=retry_delay_seconds,
-                       steps=steps, explanation=(f"**Latest answer** (run {latest.id}): {plain(answer)}\n\n"
-                                                 if answer else "") + explanation(pipeline, steps))
+                       shared=pipeline.shared, dataset=pipeline.dataset, schedule=pipeline.schedule,
+                       retry_delay_seconds=retry_delay_seconds, steps=steps,
+                       explanation=(f"**Latest answer** (run {latest.id}): {plain(answer)}\n\n"
+                                    if answer else "") + explanation(pipeline, steps))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(spec.model_dump_json(indent=2), encoding="utf-8")

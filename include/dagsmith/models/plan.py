@@ -173,6 +173,7 @@ class DagSpec(BaseModel):
     name: str
     goal: str
     owner: str
+    shared: bool = Field(default=False, description="every login may see and trigger the DAG, not only its owner")
     dataset: str
     schedule: str | None = None
     retry_delay_seconds: float = 5.0

@@ -3,8 +3,10 @@
 Airflow does not authenticate plugin apps, so every route depends on ``current_viewer``, which resolves the
 caller from Airflow's JWT (the UI's session cookie or a bearer token) exactly as Airflow's own API does. Rights
 map onto questions every auth manager answers: building (upload, plan, trigger) needs the right to trigger
-the meta-DAG; seeing every pipeline needs the right to change Airflow's configuration (admins, and ops in the
-simple auth manager). Anyone else sees their own pipelines and those shared with everyone.
+the meta-DAG. Seeing every pipeline needs, under the FAB auth manager, the right to read every DAG (admins), so
+Airflow and dagsmith's pages show each person the same pipelines (``dagsmith.airflow.ownership``); under the simple
+auth manager, where every login reads every DAG, the right to change Airflow's configuration (admins and ops). Anyone
+else sees their own pipelines and those shared with everyone.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from airflow.api_fastapi.app import get_auth_manager
 from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
 from airflow.api_fastapi.core_api.security import get_user
+from airflow.configuration import conf
 from fastapi import Depends, HTTPException, Request, status
 from sqlalchemy import ColumnElement, or_
 
 from dagsmith.airflow.meta_dag import DAG_ID as META_DAG_ID
+from dagsmith.airflow.ownership import FAB_AUTH_MANAGER
 from dagsmith.store import schema
 
 
@@ -44,12 +48,19 @@ def _token(request: Request) -> str:
     return header[7:] if header.lower().startswith("bearer ") else request.cookies.get("_token", "")
 
 
+#: A DAG no ``access_control`` grants: only those who may read every DAG may read it.
+_UNGRANTED_DAG = "dagsmith_pipeline_granted_to_no_one"
+
+
 def current_viewer(request: Request, user: Annotated[BaseUser, Depends(get_user)]) -> Viewer:
     manager = get_auth_manager()
     can_build = manager.is_authorized_dag(method="POST", access_entity=DagAccessEntity.RUN,
                                           details=DagDetails(id=META_DAG_ID), user=user)
-    return Viewer(name=user.get_name(), can_build=can_build,
-                  is_admin=manager.is_authorized_configuration(method="PUT", user=user), token=_token(request))
+    if conf.get("core", "auth_manager") == FAB_AUTH_MANAGER:
+        is_admin = manager.is_authorized_dag(method="GET", details=DagDetails(id=_UNGRANTED_DAG), user=user)
+    else:
+        is_admin = manager.is_authorized_configuration(method="PUT", user=user)
+    return Viewer(name=user.get_name(), can_build=can_build, is_admin=is_admin, token=_token(request))
 
 
 def builder(viewer: Annotated[Viewer, Depends(current_viewer)]) -> Viewer:

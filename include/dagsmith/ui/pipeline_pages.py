@@ -14,7 +14,7 @@ from dagsmith.config import Settings
 from dagsmith.execution.answer import ANSWER_FILE
 from dagsmith.execution.history import artifact_paths, execution_summary, pipeline_detail, pipeline_rows
 from dagsmith.execution.quality import Quality
-from dagsmith.execution.specs import dag_id
+from dagsmith.execution.specs import dag_id, spec_file, specs_dir, write_spec
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith.ui.access import Viewer, ViewerDep
@@ -69,6 +69,8 @@ def set_shared(settings: Settings, viewer: Viewer, pipeline_id: int, shared: boo
             raise HTTPException(status.HTTP_403_FORBIDDEN, f"only {row.owner} (or an admin) may share pipeline "
                                                            f"{pipeline_id}")
         row.shared = shared
+    if spec_file(specs_dir(settings), pipeline_id).is_file():  # its DAG grants it to everyone, or its owner, again
+        write_spec(pipeline_id, settings)
 
 
 @router.get("/api/pipelines")
