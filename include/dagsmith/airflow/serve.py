@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cryptography.fernet import Fernet
@@ -27,6 +27,7 @@ from sqlalchemy.engine import make_url
 
 from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
 from dagsmith.config import Settings
+from dagsmith.data.roots import data_roots
 from dagsmith.errors import ServiceUnavailable
 from dagsmith.runtime import check_runtime
 from dagsmith.store.databases import named_database
@@ -36,6 +37,8 @@ ADMIN = "admin"
 #: The simple auth manager's roles, least to most rights.
 ROLES = ("viewer", "user", "op", "admin")
 HEALTH_PATH = "/api/v2/monitor/health"
+#: Written under the deployment's root once it is healthy, removed when it stops: how ``dagsmith run`` finds it.
+STATE_FILE = "deployment.json"
 #: The metadata database's name on the embedded server.
 METADATA_DATABASE = "airflow"
 #: How often the dag-processor looks for newly built pipeline DAGs.
@@ -162,6 +165,9 @@ class LocalDeployment:
         except DeploymentError:
             self.stop()
             raise
+        roots = data_roots(replace(self.settings, extra_data_roots=Settings.from_env().extra_data_roots))
+        _write_private(self.root / STATE_FILE, json.dumps({  # as the services' environment has them
+            "url": self.url, "port": self.port, "pid": os.getpid(), "data_roots": [str(root) for root in roots]}))
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT
@@ -191,6 +197,7 @@ class LocalDeployment:
 
     def stop(self) -> None:
         """Stop every service (its whole process group: task runners included)."""
+        (self.root / STATE_FILE).unlink(missing_ok=True)
         for process in self._processes.values():
             _signal(process, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT
