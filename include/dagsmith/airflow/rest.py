@@ -35,7 +35,7 @@ class AirflowClient:
     """One login to one deployment."""
 
     def __init__(self, base: str, user: str, password: str, *, timeout: float = 30.0):
-        self.base, self.timeout, self._token = base.rstrip("/"), timeout, None
+        self.base, self.timeout, self.token = base.rstrip("/"), timeout, None
         try:
             answer = self.call("POST", "/auth/token", {"username": user, "password": password})
         except AirflowError as exc:
@@ -43,11 +43,11 @@ class AirflowClient:
                 raise LoginRefused(f"the Airflow at {self.base} refused the login of user '{user}': wrong user "
                                    "name or password", exc.status) from None
             raise
-        self._token = answer["access_token"]
+        self.token = answer["access_token"]
 
     def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {self._token}"}
-                                                          if self._token else {})}
+        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {self.token}"}
+                                                          if self.token else {})}
         request = urllib.request.Request(self.base + path, method=method, headers=headers,
                                          data=json.dumps(body).encode() if body is not None else None)
         where = f"{method} {path.split('?')[0]}"

@@ -4,7 +4,8 @@ triggerer as child processes, with dagsmith's DAGs and a login.
 Airflow's metadata lives in its own database on the embedded PostgreSQL (beside dagsmith's store, never in it),
 so the LocalExecutor has a real database under it. The login, the JWT secret and the Fernet key are made once
 and kept in files only the owner can read; the password is shown to the person who started the deployment and
-never logged.
+never logged. While the deployment runs, a state file beside them (``STATE_FILE``: its address, no secret) is how
+``dagsmith run`` on the same ``DAGSMITH_HOME`` finds it.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import json
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.fernet import Fernet
@@ -27,7 +29,6 @@ from sqlalchemy.engine import make_url
 
 from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
 from dagsmith.config import Settings
-from dagsmith.data.roots import data_roots
 from dagsmith.errors import ServiceUnavailable
 from dagsmith.runtime import check_runtime
 from dagsmith.store.databases import named_database
@@ -165,9 +166,9 @@ class LocalDeployment:
         except DeploymentError:
             self.stop()
             raise
-        roots = data_roots(replace(self.settings, extra_data_roots=Settings.from_env().extra_data_roots))
-        _write_private(self.root / STATE_FILE, json.dumps({  # as the services' environment has them
-            "url": self.url, "port": self.port, "pid": os.getpid(), "data_roots": [str(root) for root in roots]}))
+        extra_roots = [str(root) for root in Settings.from_env().extra_data_roots]  # the services' DAGSMITH_DATA_ROOTS
+        _write_private(self.root / STATE_FILE, json.dumps({"url": self.url, "port": self.port, "pid": os.getpid(),
+                                                          "extra_data_roots": extra_roots}))
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT
@@ -229,3 +230,10 @@ def _write_private(path: Path, text: str) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
         file.write(text)
+
+
+def free_port() -> int:
+    """A port nothing listens on now: for a deployment started beside others (benchmarks, tests)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

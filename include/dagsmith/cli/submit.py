@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.markup import escape
 from sqlalchemy import func, select
 
-from dagsmith.airflow.rest import AirflowClient
+from dagsmith.airflow.rest import AirflowClient, AirflowUnreachable
 from dagsmith.airflow.serve import ADMIN, STATE_FILE, LocalDeployment
 from dagsmith.cli.output import console, progress
 from dagsmith.cli.report import progress_lines, show
@@ -80,7 +80,7 @@ def find_deployment(settings: Settings, url: str | None) -> Deployment | None:
         if state is None:
             return None
         login = LocalDeployment(settings, port=state["port"]).login()
-        roots = replace(settings, extra_data_roots=tuple(Path(root) for root in state["data_roots"]))
+        roots = replace(settings, extra_data_roots=tuple(Path(root) for root in state["extra_data_roots"]))
         return Deployment(state["url"], login.user, login.password, roots)
     url = url.rstrip("/")
     password = os.environ.get(PASSWORD_VARIABLE)
@@ -101,7 +101,12 @@ def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str, user:
         dataset = confine(data, deployment.roots)
     except DatasetRefused as exc:
         raise InputError(f"{exc} Or pass --in-process to run it on this machine.") from None
-    client = AirflowClient(deployment.url, deployment.user, deployment.password)
+    try:
+        client = AirflowClient(deployment.url, deployment.user, deployment.password)
+    except AirflowUnreachable as exc:
+        raise AirflowUnreachable(f"{exc}: is the deployment running? Start it with `dagsmith serve`, check "
+                                 f"--airflow-url ({URL_VARIABLE}), or pass --in-process to run on this "
+                                 "machine") from None
     run_id = client.trigger(META_DAG, {"dataset": str(dataset), "goal": goal, "user": user, "runtime": runtime,
                                        "each_target": each_target, "choices": "\n".join(choose) or None})
     follow = _Follow(client, deployment.url, run_id, goal, user, settings, json)
