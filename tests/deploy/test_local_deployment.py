@@ -9,6 +9,7 @@ and following the run there."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -22,14 +23,14 @@ from sqlalchemy import select
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.rest import LoginRefused
-from dagsmith.airflow.serve import LocalDeployment, free_port
+from dagsmith.airflow.serve import STATE_FILE, LocalDeployment, free_port
 from dagsmith.config import Settings
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.plan import ON_NEW_DATA
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
-from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE
+from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, find_deployment
 from tests.deploy.airflow_api import FINISHED, Api
 from tests.deploy.browser import airflow_ui
 from tests.waiting import wait_until
@@ -254,6 +255,8 @@ def test_dagsmith_run_submits_to_the_running_deployment_and_reports_as_in_proces
 
 
 def test_dagsmith_run_on_a_deployment_that_does_not_answer_says_so(tmp_path):
+    """Named by address or left running by `dagsmith serve` but not answering, a deployment is one clear error
+    (no secret in it); a state file whose `dagsmith serve` has gone is removed, and the run stays here."""
     data = tmp_path / "datasets" / "penguins.csv"
     data.parent.mkdir()
     datasets.load("penguins").to_csv(data, index=False)
@@ -265,3 +268,15 @@ def test_dagsmith_run_on_a_deployment_that_does_not_answer_says_so(tmp_path):
     assert "secret-7f3" not in ran.stdout + ran.stderr and "Traceback" not in ran.stderr
     both = _dagsmith("run", str(data), "explore", "--in-process", "--airflow-url", dead, home=tmp_path)
     assert both.returncode == 2 and "pass one" in both.stderr, both.stderr
+
+    state = tmp_path / "airflow-serve" / STATE_FILE
+    state.parent.mkdir()
+    hung = {"url": dead, "port": int(dead.rsplit(":", 1)[1]), "pid": os.getpid(), "extra_data_roots": []}
+    state.write_text(json.dumps(hung))  # this process runs, so the deployment it names counts as running
+    served = _dagsmith("run", str(data), "explore this dataset", home=tmp_path)
+    assert served.returncode == 3 and f"no Airflow answers at {dead}" in served.stderr, served.stderr
+    assert "--in-process" in served.stderr and "Traceback" not in served.stderr
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    state.write_text(json.dumps({**hung, "pid": gone.pid}))
+    assert find_deployment(Settings(home=tmp_path, database_url=None), None) is None and not state.exists()

@@ -65,8 +65,9 @@ def _served(settings: Settings) -> dict | None:
         os.kill(state["pid"], 0)
     except (FileNotFoundError, ValueError, KeyError):
         return None
-    except ProcessLookupError:
-        progress(f"ignoring {path}: the dagsmith serve that wrote it has stopped")
+    except ProcessLookupError:  # left by a dagsmith serve that was killed
+        path.unlink(missing_ok=True)
+        progress(f"removed {path}: the dagsmith serve that wrote it has stopped")
         return None
     except PermissionError:  # running as another user: still running
         pass
