@@ -49,7 +49,8 @@ def require_reachable(runtime: str) -> None:
 def run_command(
     data: Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")],
     goal: Annotated[str, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn".')],
-    runtime: Annotated[str, typer.Option(help="Where steps run: local (subprocesses) or docker (containers).")] = "local",
+    runtime: Annotated[str | None, typer.Option(help="Where steps run: local (subprocesses) or docker (containers); "
+                                                     "default local, or the deployment's default there.")] = None,
     user: Annotated[str, typer.Option(help="Who runs it; their history weighs in and learns from the run.")] = "anonymous",
     interactive: Interactive = False,
     choose: Choose = [],  # noqa: B006
@@ -66,7 +67,8 @@ def run_command(
     """Plan a pipeline (profile, intent, recommend, build), then run it through Airflow with self-healing; with several
     targets, one pipeline per target, run one after another. On a running deployment (`dagsmith serve`,
     --airflow-url) both happen there, followed from here; else in this process."""
-    require_runtime(runtime)
+    if runtime:
+        require_runtime(runtime)
     choices, ask = read_choices(choose, interactive)
     settings = Settings.from_env()
     if in_process and airflow_url:
@@ -80,8 +82,8 @@ def run_command(
         reports = submit(deployment, data, goal, runtime=runtime, user=user, choose=choose, each_target=each_target,
                          settings=settings, json=json)
     else:
-        reports = _run_here(data, goal, runtime=runtime, user=user, settings=settings, choices=choices, ask=ask,
-                            each_target=each_target, json=json)
+        reports = _run_here(data, goal, runtime=runtime or "local", user=user, settings=settings, choices=choices,
+                            ask=ask, each_target=each_target, json=json)
     if json:
         print_json(reports if len(reports) > 1 else reports[0])
     if not all(report["status"] == PipelineStatus.COMPLETED for report in reports):

@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.markup import escape
 from sqlalchemy import func, select
 
-from dagsmith.airflow.rest import AirflowClient, AirflowUnreachable
+from dagsmith.airflow.rest import AirflowClient, AirflowError, AirflowUnreachable
 from dagsmith.airflow.serve import ADMIN, STATE_FILE, LocalDeployment
 from dagsmith.cli.output import console, progress
 from dagsmith.cli.report import progress_lines, show
@@ -93,10 +93,11 @@ def find_deployment(settings: Settings, url: str | None) -> Deployment | None:
     return Deployment(url, os.environ.get(USER_VARIABLE) or ADMIN, password, settings)
 
 
-def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str, user: str, choose: list[str],
+def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str | None, user: str, choose: list[str],
            each_target: bool, settings: Settings, json: bool) -> list[dict]:
     """Trigger the meta-DAG with the dataset and goal, then follow it and each pipeline it builds to the end; the
-    run summaries, as the in-process path reports them (printed as they come unless ``json``)."""
+    run summaries, as the in-process path reports them (printed as they come unless ``json``). Without
+    ``runtime`` the deployment's default runtime runs the steps."""
     started = time.monotonic()
     try:
         dataset = confine(data, deployment.roots)
@@ -108,6 +109,7 @@ def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str, user:
         raise AirflowUnreachable(f"{exc}: is the deployment running? Start it with `dagsmith serve`, check "
                                  f"--airflow-url ({URL_VARIABLE}), or pass --in-process to run on this "
                                  "machine") from None
+    runtime = runtime or _meta_dag_params(client)["runtime"]["value"]
     run_id = client.trigger(META_DAG, {"dataset": str(dataset), "goal": goal, "user": user, "runtime": runtime,
                                        "each_target": each_target, "choices": "\n".join(choose) or None})
     follow = _Follow(client, deployment.url, run_id, goal, user, settings, json)
@@ -120,6 +122,17 @@ def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str, user:
         raise RunFailed(f"stopped following; the run goes on: {follow.link(META_DAG, run_id)}") from None
     seconds = round(time.monotonic() - started, 2)
     return [follow.report(pipeline_id, seconds) for pipeline_id in follow.executions]
+
+
+def _meta_dag_params(client: AirflowClient) -> dict:
+    """The meta-DAG's run parameters with their defaults: the deployment's own (its default runtime)."""
+    try:
+        return client.call("GET", f"/api/v2/dags/{META_DAG}/details")["params"]
+    except AirflowError as exc:
+        if exc.status != 404:
+            raise
+        raise AirflowError(f"the Airflow at {client.base} has no {META_DAG} DAG: it is not a dagsmith deployment, or "
+                           "its dag-processor has not parsed dagsmith's DAGs yet", 404) from None
 
 
 class _Follow:
