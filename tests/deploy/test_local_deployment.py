@@ -24,13 +24,14 @@ from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.rest import LoginRefused
 from dagsmith.airflow.serve import STATE_FILE, LocalDeployment, free_port
+from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, find_deployment
 from dagsmith.config import Settings
+from dagsmith.errors import InputError
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.plan import ON_NEW_DATA
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
-from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, find_deployment
 from tests.deploy.airflow_api import FINISHED, Api
 from tests.deploy.browser import airflow_ui
 from tests.waiting import wait_until
@@ -280,3 +281,6 @@ def test_dagsmith_run_on_a_deployment_that_does_not_answer_says_so(tmp_path):
     gone.wait()
     state.write_text(json.dumps({**hung, "pid": gone.pid}))
     assert find_deployment(Settings(home=tmp_path, database_url=None), None) is None and not state.exists()
+    with pytest.raises(InputError, match="without a login") as refused:  # a login in the address is not echoed
+        find_deployment(Settings(home=tmp_path, database_url=None), "http://admin:hunter2@localhost:8080")
+    assert "hunter2" not in str(refused.value)

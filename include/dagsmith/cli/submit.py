@@ -15,6 +15,7 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from rich.markup import escape
 from sqlalchemy import func, select
@@ -84,6 +85,9 @@ def find_deployment(settings: Settings, url: str | None) -> Deployment | None:
         roots = replace(settings, extra_data_roots=tuple(Path(root) for root in state["extra_data_roots"]))
         return Deployment(state["url"], login.user, login.password, roots)
     url = url.rstrip("/")
+    if urlsplit(url).password is not None or urlsplit(url).scheme not in ("http", "https"):
+        raise InputError(f"--airflow-url takes an http(s) address without a login (the login goes in {USER_VARIABLE} "
+                         f"and {PASSWORD_VARIABLE}), e.g. http://localhost:8080")  # the given address is not repeated
     password = os.environ.get(PASSWORD_VARIABLE)
     if password is None and state and state["url"] == url:  # this home's own deployment, named by its address
         return replace(find_deployment(settings, None), url=url)
