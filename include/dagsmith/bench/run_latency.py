@@ -5,8 +5,8 @@ dataset and a goal are planned (agents A1-A4) and run as the pipeline's own Airf
 ``dagsmith run``'s paths: ``in-process`` (planning here, then ``dag.test()``) and ``warm`` (submitted to a
 running deployment, started once for the benchmark, where the meta-DAG plans and the scheduler runs the
 pipeline). Reported per task type, path and runtime: median and p90 time to results (goal submitted to final
-output), and where the time goes: planning (on the warm path, the meta-DAG's planning tasks), the microservice
-invocations themselves, and the rest (Airflow start-up, scheduling, task overhead, waiting for a new DAG to be
+output), and where the time goes: planning (on the warm path, the meta-DAG's planning tasks), the time in which
+microservice invocations run (side by side ones counted once), and the rest (Airflow start-up, scheduling, task overhead, waiting for a new DAG to be
 registered). ``local-unsandboxed`` is the local runtime with ``DAGSMITH_UNSAFE_NO_SANDBOX=1``, measured only to
 price the sandbox (in-process only): the local runtime's and the container runtime's overheads are their
 invocation times over it, for the same steps.
@@ -62,10 +62,18 @@ TASKS = {
 
 
 def _invocations(settings, execution_id: int) -> float:
-    """Seconds spent inside microservice runs."""
+    """Seconds in which at least one microservice ran: a deployment runs a model search's candidates side by side,
+    ``dag.test()`` one after another, so overlapping tries count once."""
     with session_scope(settings) as session:
-        attempts = session.scalars(select(schema.StepAttempt).where(schema.StepAttempt.execution_id == execution_id))
-        return sum((a.finished_at - a.started_at).total_seconds() for a in attempts if a.finished_at)
+        spans = sorted((a.started_at, a.finished_at) for a in session.scalars(
+            select(schema.StepAttempt).where(schema.StepAttempt.execution_id == execution_id)) if a.finished_at)
+    covered, reached = 0.0, None
+    for start, end in spans:
+        start = max(start, reached or start)
+        if end > start:
+            covered += (end - start).total_seconds()
+            reached = end
+    return covered
 
 
 def _one_run(path: Path, goal: str, runtime: str, settings, embedder, logs: Path) -> dict:
