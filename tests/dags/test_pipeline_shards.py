@@ -4,13 +4,14 @@ DAG files, parsed in-process as Airflow parses them, over many spec files)."""
 from __future__ import annotations
 
 import json
+import os
 import runpy
 
 import pytest
 from airflow.sdk.definitions.context import _AIRFLOW_PARSING_CONTEXT_DAG_ID
 
 from dagsmith.airflow.local import DAGS_FOLDER
-from dagsmith.airflow.pipeline_shards import SHARDS, dag_file_name, shard_of, shard_specs
+from dagsmith.airflow.pipeline_shards import SHARDS, announce, dag_file_name, shard_of, shard_specs
 from dagsmith.bench.dag_parsing import write_specs
 from dagsmith.execution.specs import dag_id, spec_file
 
@@ -84,3 +85,15 @@ def test_a_broken_spec_hides_only_its_own_pipeline(specs):
 def test_a_shard_out_of_range_is_refused(specs):
     with pytest.raises(ValueError, match=f"shard {SHARDS} is not one of 0 to {SHARDS - 1}"):
         shard_specs(specs, SHARDS, None)
+
+
+def test_a_new_pipeline_marks_its_dag_file_changed_for_the_dag_processor(tmp_path):
+    """The dag-processor parses changed files first: a pipeline's file is marked so, and only that file; a DAGs
+    folder without it (read-only, elsewhere) changes nothing and fails nothing."""
+    for shard in range(SHARDS):
+        (tmp_path / f"dagsmith_pipelines_{shard}.py").write_text("")
+        os.utime(tmp_path / f"dagsmith_pipelines_{shard}.py", (0, 0))
+    announce(11, tmp_path)
+    changed = [path.name for path in tmp_path.iterdir() if path.stat().st_mtime > 0]
+    assert changed == [dag_file_name(11)]
+    announce(11, tmp_path / "missing")

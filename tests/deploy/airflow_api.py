@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import socket
-import urllib.error
-import urllib.request
 
+from dagsmith.airflow.rest import AirflowClient, AirflowError
 from tests.waiting import wait_until
 
 FINISHED = {"success", "failed"}
@@ -14,27 +12,11 @@ FINISHED = {"success", "failed"}
 WAITING_FOR_A_PERSON = {"awaiting_input", "deferred"}
 
 
-class Api:
-    """The REST API as an upstream system uses it: bearer token, JSON in and out."""
-
-    def __init__(self, base: str, user: str, password: str):
-        self.base = base
-        self.token = self.call("POST", "/auth/token", {"username": user, "password": password})["access_token"]
-
-    def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        request = urllib.request.Request(self.base + path, method=method,
-                                         data=json.dumps(body).encode() if body is not None else None,
-                                         headers={"Content-Type": "application/json",
-                                                  **({"Authorization": f"Bearer {self.token}"}
-                                                     if getattr(self, "token", None) else {})})
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.loads(response.read() or b"{}")
-
-    def trigger(self, dag: str, conf: dict) -> str:
-        return self.call("POST", f"/api/v2/dags/{dag}/dagRuns", {"logical_date": None, "conf": conf})["dag_run_id"]
+class Api(AirflowClient):
+    """The REST API as an upstream system uses it, with the waits and questions the deployment tests need."""
 
     def state(self, dag: str, run_id: str) -> str:
-        return self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}")["state"]
+        return self.run(dag, run_id)["state"]
 
     def wait(self, dag: str, run_id: str, timeout: float = 900) -> str:
         def finished() -> str | None:
@@ -63,8 +45,8 @@ class Api:
         """The response, or None while the API answers 404."""
         try:
             return self.call(method, path)
-        except urllib.error.HTTPError as error:
-            if error.code != 404:
+        except AirflowError as error:
+            if error.status != 404:
                 raise
             return None
 
@@ -82,19 +64,11 @@ class Api:
 
     def task_instances(self, dag: str, run_id: str) -> dict[str, dict]:
         """The run's task instances by task id."""
-        found = self.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances")["task_instances"]
-        return {t["task_id"]: t for t in found}
+        return {t["task_id"]: t for t in self.run_tasks(dag, run_id)}
 
-    def task_log(self, dag: str, run_id: str, task: str, try_number: int = 1) -> str:
+    def log_text(self, dag: str, run_id: str, task: str, try_number: int = 1) -> str:
         """One try's log: its structured events (messages, exceptions) as JSON text."""
-        path = f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances/{task}/logs/{try_number}?full_content=true"
-        return json.dumps(self.call("GET", path)["content"], ensure_ascii=False)
+        return json.dumps(self.task_log(dag, run_id, task, try_number), ensure_ascii=False)
 
     def runs(self, dag: str) -> list[dict]:
         return self.call("GET", f"/api/v2/dags/{dag}/dagRuns?order_by=-start_date")["dag_runs"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -4,12 +4,17 @@ from /auth/token, the meta-DAG triggered through the REST API with a dataset and
 top 3 per stage in the UI's human-in-the-loop form, the built pipeline's DAG registered (its docs explaining every
 choice) and run, re-triggered with a new dataset (its model and predictions emitted as assets), run by its
 schedule, and triggered from the UI's form; a pipeline retrained when an upstream system updates its dataset's asset;
-and triggers naming a dataset outside the data roots refused at once."""
+triggers naming a dataset outside the data roots refused at once; and `dagsmith run` submitting to the deployment
+and following the run there."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
-import urllib.error
+import subprocess
+import sys
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
@@ -17,14 +22,17 @@ from sqlalchemy import select
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
-from dagsmith.airflow.serve import LocalDeployment
+from dagsmith.airflow.rest import LoginRefused
+from dagsmith.airflow.serve import STATE_FILE, LocalDeployment, free_port
+from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, find_deployment
 from dagsmith.config import Settings
+from dagsmith.errors import InputError
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.plan import ON_NEW_DATA
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
-from tests.deploy.airflow_api import FINISHED, Api, free_port
+from tests.deploy.airflow_api import FINISHED, Api
 from tests.deploy.browser import airflow_ui
 from tests.waiting import wait_until
 
@@ -92,9 +100,9 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
     penguins.to_csv(first, index=False)
     penguins[penguins["year"] == 2008].to_csv(second, index=False)
     login = deployment.login()
-    with pytest.raises(urllib.error.HTTPError) as refused:
+    with pytest.raises(LoginRefused) as refused:
         Api(deployment.url, login.user, "not-the-password")
-    assert refused.value.code == 401
+    assert refused.value.status == 401
     api = Api(deployment.url, login.user, login.password)
 
     fed_by_data = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the body mass in grams",
@@ -202,9 +210,79 @@ def test_a_trigger_naming_a_dataset_outside_the_roots_fails_at_once_and_records_
         assert api.wait(dag, run, timeout=300) == "failed", _logs(deployment)
         failed = api.task_instances(dag, run)[first_task]
         assert (failed["state"], failed["try_number"]) == ("failed", 1), failed
-        log = api.task_log(dag, run, first_task)
+        log = api.log_text(dag, run, first_task)
         assert f"the dataset {path} is outside the data folders this deployment reads datasets from" in log, log
         assert "DAGSMITH_DATA_ROOTS" in log and CANARY not in log
     with session_scope(settings) as session:
         assert not session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "roots-trigger")).all()
         assert not session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline.id)).all()
+
+
+def _dagsmith(*args: str, home: Path, database_url: str | None = None, **env: str) -> subprocess.CompletedProcess:
+    """The ``dagsmith`` command as a person runs it, on ``home`` (and the store at ``database_url``)."""
+    variables = {**{k: v for k, v in os.environ.items() if not k.startswith("DAGSMITH_AIRFLOW_")}, "COLUMNS": "200",
+                 "DAGSMITH_HOME": str(home), **({"DAGSMITH_DATABASE_URL": database_url} if database_url else {}), **env}
+    return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", *args], capture_output=True, text=True,
+                          env=variables, timeout=600)
+
+
+def test_dagsmith_run_submits_to_the_running_deployment_and_reports_as_in_process(deployment):
+    """`dagsmith serve` runs for this home, so `dagsmith run` plans and runs there through the REST API, printing
+    each planning task and step as it ends and then the results; a wrong login or a dataset the deployment
+    cannot read is refused with one clear message."""
+    settings = deployment.settings
+    data = settings.home / "datasets" / "penguins-warm.csv"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    datasets.load("penguins").to_csv(data, index=False)
+    home = {"home": settings.home, "database_url": settings.database_url}
+
+    ran = _dagsmith("run", str(data), "explore this dataset and describe it", "--user", "cli-warm", **home)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert f"submitted to {deployment.url}" in ran.stderr and "Traceback" not in ran.stderr
+    assert "✓ profile" in ran.stdout and "✓ recommend" in ran.stdout, ran.stdout
+    header = re.search(r"pipeline (\d+) .*: exploratory_analysis, \d+ steps, runtime local", ran.stdout)
+    assert header and "completed in" in ran.stdout and "answer.md" in ran.stdout, ran.stdout
+    with session_scope(settings) as session:  # run by the deployment's scheduler, not in the command's process
+        [execution] = session.scalars(select(schema.Execution).where(
+            schema.Execution.pipeline_id == int(header.group(1)))).all()
+        assert execution.status == "completed" and execution.owner == "cli-warm"
+        assert execution.airflow_run_id.startswith("manual__")  # triggered by the meta-DAG's execute task
+
+    wrong = _dagsmith("run", str(data), "explore this dataset", "--airflow-url", deployment.url, **home,
+                      **{PASSWORD_VARIABLE: "not-the-password"})
+    assert wrong.returncode == 3 and "refused the login of user 'admin'" in wrong.stderr, wrong.stderr
+    assert "not-the-password" not in wrong.stdout + wrong.stderr and "Traceback" not in wrong.stderr
+    outside = _dagsmith("run", "/etc/hostname", "explore this dataset", **home)
+    assert outside.returncode == 2 and "outside the data folders" in outside.stderr, outside.stderr
+    assert "--in-process" in outside.stderr
+
+
+def test_dagsmith_run_on_a_deployment_that_does_not_answer_says_so(tmp_path):
+    """Named by address or left running by `dagsmith serve` but not answering, a deployment is one clear error
+    (no secret in it); a state file whose `dagsmith serve` has gone is removed, and the run stays here."""
+    data = tmp_path / "datasets" / "penguins.csv"
+    data.parent.mkdir()
+    datasets.load("penguins").to_csv(data, index=False)
+    dead = f"http://127.0.0.1:{free_port()}"
+    ran = _dagsmith("run", str(data), "explore this dataset", home=tmp_path, **{URL_VARIABLE: dead,
+                                                                              PASSWORD_VARIABLE: "secret-7f3"})
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    assert f"no Airflow answers at {dead}" in ran.stderr and "dagsmith serve" in ran.stderr, ran.stderr
+    assert "secret-7f3" not in ran.stdout + ran.stderr and "Traceback" not in ran.stderr
+    both = _dagsmith("run", str(data), "explore", "--in-process", "--airflow-url", dead, home=tmp_path)
+    assert both.returncode == 2 and "pass one" in both.stderr, both.stderr
+
+    state = tmp_path / "airflow-serve" / STATE_FILE
+    state.parent.mkdir()
+    hung = {"url": dead, "port": int(dead.rsplit(":", 1)[1]), "pid": os.getpid(), "extra_data_roots": []}
+    state.write_text(json.dumps(hung))  # this process runs, so the deployment it names counts as running
+    served = _dagsmith("run", str(data), "explore this dataset", home=tmp_path)
+    assert served.returncode == 3 and f"no Airflow answers at {dead}" in served.stderr, served.stderr
+    assert "--in-process" in served.stderr and "Traceback" not in served.stderr
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    state.write_text(json.dumps({**hung, "pid": gone.pid}))
+    assert find_deployment(Settings(home=tmp_path, database_url=None), None) is None and not state.exists()
+    with pytest.raises(InputError, match="without a login") as refused:  # a login in the address is not echoed
+        find_deployment(Settings(home=tmp_path, database_url=None), "http://admin:hunter2@localhost:8080")
+    assert "hunter2" not in str(refused.value)

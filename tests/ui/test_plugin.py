@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
-from dagsmith.airflow.serve import LocalDeployment
+from dagsmith.airflow.serve import LocalDeployment, free_port
 from dagsmith.config import Settings
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.store import schema
@@ -24,7 +24,7 @@ from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
 from tests.agents.test_each_target import houses
 from tests.conftest import CATALOG, UPLOADS, catalog_copy
-from tests.deploy.airflow_api import Api, free_port
+from tests.deploy.airflow_api import Api
 from tests.deploy.browser import airflow_ui
 from tests.waiting import wait_until
 

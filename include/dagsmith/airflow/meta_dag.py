@@ -7,15 +7,17 @@ recommend, build and execute are mapped over them (one pipeline per target, each
 With ``interactive`` on, ``choose`` waits for a person to pick among the top 3 per stage in the Airflow UI
 (Airflow's human-in-the-loop form); without an answer in time the top-ranked services are built.
 ``execute`` triggers the pipeline's own DAG (written by ``build`` as a spec file) and waits for it; until the
-dag-processor has parsed the new DAG the trigger fails and Airflow retries it, which is how the task waits
-for registration.
+dag-processor has parsed the new DAG (``build`` marks its DAG file changed, so that takes seconds) the trigger fails
+and Airflow retries it, which is how the task waits for registration.
 """
 
 from __future__ import annotations
 
 import os
 from datetime import timedelta
+from pathlib import Path
 
+from airflow.configuration import conf
 from airflow.providers.standard.operators.hitl import HITLEntryOperator
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
 from airflow.sdk import DAG, Param, task
@@ -27,6 +29,7 @@ from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.understanding import understand_targets
 from dagsmith.airflow.ownership import everyone
 from dagsmith.airflow.pipeline_dag import run_dataset, runtime_param
+from dagsmith.airflow.pipeline_shards import announce
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.execution.specs import dag_id, write_spec
@@ -37,8 +40,8 @@ from dagsmith.reasoning.llm import model_reasoner
 
 DAG_ID = "dagsmith_build_pipeline"
 #: How long ``execute`` keeps retrying while the dag-processor registers a new pipeline DAG.
-REGISTRATION_RETRIES = 30
-REGISTRATION_DELAY = timedelta(seconds=10)
+REGISTRATION_RETRIES = 60
+REGISTRATION_DELAY = timedelta(seconds=5)
 #: How long an interactive run waits for a person's choice before building the top-ranked services.
 CHOICE_TIMEOUT = timedelta(seconds=int(os.environ.get("DAGSMITH_CHOICE_TIMEOUT_SECONDS", 1800)))
 CHOICE_HELP = ("One STAGE=MICROSERVICE per line, e.g. modelling=random_forest_classifier; empty keeps the top-ranked. "
@@ -148,6 +151,7 @@ def build() -> DAG:
                 raise AirflowFailException("the pipeline failed its checks: "
                                            + "; ".join(c.detail for c in spec.checks if not c.passed))
             write_spec(spec.id, settings)
+            announce(spec.id, Path(conf.get("core", "dags_folder")))  # so that execute finds the DAG soon
             return spec.id
 
         profiled = profile()

@@ -9,6 +9,8 @@ by pipeline id over ``SHARDS`` DAG files (``dags/dagsmith_pipelines_<shard>.py``
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 from dagsmith.execution.specs import pipeline_id_of, spec_file, spec_ids
@@ -38,3 +40,11 @@ def shard_specs(folder: Path, shard: int, wanted_dag_id: str | None) -> list[Pat
     else:
         ids = [pipeline_id for pipeline_id in spec_ids(folder) if shard_of(pipeline_id) == shard]
     return [spec_file(folder, pipeline_id) for pipeline_id in ids]
+
+
+def announce(pipeline_id: int, dags_folder: Path) -> None:
+    """Mark a pipeline's DAG file as changed: the dag-processor parses changed files first, so a new pipeline's DAG
+    is registered within seconds instead of at the file's next scheduled parse (``min_file_process_interval``,
+    30 s by default). A read-only DAGs folder keeps that wait."""
+    with contextlib.suppress(OSError):
+        os.utime(dags_folder / dag_file_name(pipeline_id))

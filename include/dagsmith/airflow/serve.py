@@ -8,7 +8,8 @@ admins only (``dagsmith.airflow.ownership``).
 Airflow's metadata lives in its own database on the embedded PostgreSQL (beside dagsmith's store, never in it),
 so the LocalExecutor has a real database under it. The login, the JWT secret and the Fernet key are made once
 and kept in files only the owner can read; the password is shown to the person who started the deployment and
-never logged.
+never logged. While the deployment runs, a state file beside them (``STATE_FILE``: its address, no secret) is how
+``dagsmith run`` on the same ``DAGSMITH_HOME`` finds it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -41,6 +43,8 @@ ADMIN = "admin"
 #: Login roles, least to most rights: the simple auth manager's, or dagsmith's FAB roles named for them.
 ROLES = ("viewer", "user", "op", "admin")
 HEALTH_PATH = "/api/v2/monitor/health"
+#: Written under the deployment's root once it is healthy, removed when it stops: how ``dagsmith run`` finds it.
+STATE_FILE = "deployment.json"
 #: The metadata database's name on the embedded server.
 METADATA_DATABASE = "airflow"
 #: How often the dag-processor looks for newly built pipeline DAGs.
@@ -182,6 +186,9 @@ class LocalDeployment:
         except DeploymentError:
             self.stop()
             raise
+        extra_roots = [str(root) for root in Settings.from_env().extra_data_roots]  # the services' DAGSMITH_DATA_ROOTS
+        _write_private(self.root / STATE_FILE, json.dumps({"url": self.url, "port": self.port, "pid": os.getpid(),
+                                                          "extra_data_roots": extra_roots}))
 
     def _make_fab_logins(self, env: dict[str, str]) -> None:
         """FAB's logins and roles, made before the dag-processor parses the DAGs that name the roles."""
@@ -219,6 +226,7 @@ class LocalDeployment:
 
     def stop(self) -> None:
         """Stop every service (its whole process group: task runners included)."""
+        (self.root / STATE_FILE).unlink(missing_ok=True)
         for process in self._processes.values():
             _signal(process, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT
@@ -250,3 +258,10 @@ def _write_private(path: Path, text: str) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
         file.write(text)
+
+
+def free_port() -> int:
+    """A port nothing listens on now: for a deployment started beside others (benchmarks, tests)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -10,22 +10,20 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from sqlalchemy import select
 
 from dagsmith.airflow.local import dag_test_result, start_dag_test
-from dagsmith.cli.output import console, fail, print_json, progress
+from dagsmith.cli.output import console, fail, print_json
 from dagsmith.cli.plan import Choose, EachTarget, Interactive, plan_or_fail, read_choices
+from dagsmith.cli.report import progress_lines, show
+from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, USER_VARIABLE, find_deployment, submit
 from dagsmith.config import Settings
 from dagsmith.execution.history import execution_summary
-from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import write_spec
-from dagsmith.models.execution import Decision, RunSummary, StepStatus, TryAction
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from dagsmith.store.pipelines import service_names
 
 POLL_SECONDS = 0.5
 
@@ -48,61 +46,58 @@ def require_reachable(runtime: str) -> None:
         fail(f"cannot run on the {runtime} runtime: {exc}", code=exc.exit_code)
 
 
-def _progress_lines(settings: Settings, execution_id: int, seen: set) -> list[str]:
-    """New step events of the run since the last poll: completions, failures and healing decisions."""
-    lines = []
-    with session_scope(settings) as session:
-        names = service_names(session)
-        rows = session.execute(select(schema.StepAttempt, schema.PipelineStep)
-                               .join(schema.PipelineStep, schema.PipelineStep.id == schema.StepAttempt.step_id)
-                               .where(schema.StepAttempt.execution_id == execution_id)
-                               .order_by(schema.StepAttempt.id)).all()
-        for attempt, step in rows:
-            action = Decision.action_of(attempt.decision)
-            key = (attempt.id, attempt.status, action)
-            if key in seen or attempt.status == StepStatus.RUNNING:
-                continue
-            seen.add(key)
-            label = f"{step.position:>2} {step.stage:<24} {names[attempt.microservice_id]}"
-            searching = action in (TryAction.CANDIDATE, TryAction.SELECTED, TryAction.OUTPERFORMED)
-            if searching and attempt.status != StepStatus.FAILED:
-                lines.append(_search_line(label, attempt.status, action, attempt.decision.get("reason", "")))
-            elif attempt.status == StepStatus.COMPLETED:
-                lines.append(f"[green]✓[/] {label}")
-            else:
-                lines.append(f"[red]✗[/] {label}: {escape(attempt.error_class or '')}")
-                if attempt.decision:
-                    lines.append(f"  [yellow]↻[/] {escape(attempt.decision.get('reason', ''))}")
-    return lines
-
-
-def _search_line(label: str, status: str, action: str, reason: str) -> str:
-    """A model search's candidate as it finishes, then as chosen or outperformed."""
-    if action == TryAction.CANDIDATE:
-        return f"[green]✓[/] {label} [dim](candidate)[/]"
-    if action == TryAction.SELECTED:
-        return f"[green]✓[/] {label} [bold](chosen)[/]\n  [green]★[/] {escape(reason)}"
-    return f"[dim]–  {label}: outperformed[/]"
-
-
 def run_command(
     data: Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")],
     goal: Annotated[str, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn".')],
-    runtime: Annotated[str, typer.Option(help="Where steps run: local (subprocesses) or docker (containers).")] = "local",
-    user: Annotated[str, typer.Option(help="Who runs it; their history weighs in and learns from the run.")] = "anonymous",
+    runtime: Annotated[str | None, typer.Option(help="Where steps run: local (subprocesses) or docker (containers); "
+                                                     "default local, or the deployment's default there.")] = None,
+    user: Annotated[str | None, typer.Option(help="Who runs it; their history weighs in and learns from the run. "
+                                                  "Default: anonymous, or the login on a deployment.")] = None,
     interactive: Interactive = False,
     choose: Choose = [],  # noqa: B006
     each_target: EachTarget = False,
     json: Annotated[bool, typer.Option("--json", help="Print the run's summary as JSON (a list when several "
                                                       "pipelines ran).")] = False,
+    airflow_url: Annotated[str | None, typer.Option(
+        "--airflow-url", envvar=URL_VARIABLE, show_envvar=False,
+        help=f"Submit to the Airflow deployment at this address (env {URL_VARIABLE}; login from {USER_VARIABLE} and "
+             f"{PASSWORD_VARIABLE}). Default: the one `dagsmith serve` runs for this DAGSMITH_HOME, if any.")] = None,
+    in_process: Annotated[bool, typer.Option("--in-process", help="Run here with an embedded Airflow even when a "
+                                                                  "deployment is running.")] = False,
 ) -> None:
     """Plan a pipeline (profile, intent, recommend, build), then run it through Airflow with self-healing; with several
-    targets, one pipeline per target, run one after another."""
-    require_reachable(runtime)
+    targets, one pipeline per target, run one after another. On a running deployment (`dagsmith serve`,
+    --airflow-url) both happen there, followed from here; else in this process."""
+    if runtime:
+        require_runtime(runtime)
     choices, ask = read_choices(choose, interactive)
     settings = Settings.from_env()
+    if in_process and airflow_url:
+        fail("--in-process runs here, --airflow-url (or DAGSMITH_AIRFLOW_URL) on a deployment: pass one", code=2)
+    deployment = None if in_process else find_deployment(settings, airflow_url)
+    if deployment and interactive:
+        fail(f"--interactive asks at this terminal, and the run would go to the deployment at {deployment.url}: choose "
+             "there (trigger dagsmith_build_pipeline with interactive on), pass --choose STAGE=MICROSERVICE, or add "
+             "--in-process", code=2)
+    if deployment:
+        # the login owns what it builds: under FAB only a login's own role can be granted a pipeline's DAG
+        reports = submit(deployment, data, goal, runtime=runtime, user=user or deployment.user, choose=choose,
+                         each_target=each_target, settings=settings, json=json)
+    else:
+        reports = _run_here(data, goal, runtime=runtime or "local", user=user or "anonymous", settings=settings,
+                            choices=choices, ask=ask, each_target=each_target, json=json)
+    if json:
+        print_json(reports if len(reports) > 1 else reports[0])
+    if not all(report["status"] == PipelineStatus.COMPLETED for report in reports):
+        raise typer.Exit(1)
+
+
+def _run_here(data: Path, goal: str, *, runtime: str, user: str, settings: Settings, json: bool,
+              **planning) -> list[dict]:
+    """Plan in this process, then run each pipeline with ``dag.test()``; their summaries."""
+    require_reachable(runtime)
     started = time.monotonic()
-    results = plan_or_fail(data, goal, user=user, settings=settings, choices=choices, ask=ask, each_target=each_target)
+    results = plan_or_fail(data, goal, user=user, settings=settings, **planning)
     for result in results:
         spec = result.pipeline
         if not spec.valid:
@@ -118,10 +113,7 @@ def run_command(
         reports.append(run_and_report(spec.id, Path(data).resolve(), runtime=runtime, user=user, settings=settings,
                                       json=json, started=started))
         started = None  # the first run's time to results counts its planning; the next ones' their own run
-    if json:
-        print_json(reports if len(reports) > 1 else reports[0])
-    if not all(report["status"] == PipelineStatus.COMPLETED for report in reports):
-        raise typer.Exit(1)
+    return reports
 
 
 def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings,
@@ -153,9 +145,9 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
                                  settings, output, execution_id=execution_id)
         while process.poll() is None:
             time.sleep(POLL_SECONDS)
-            for line in ([] if json else _progress_lines(settings, execution_id, seen)):
+            for line in ([] if json else progress_lines(settings, execution_id, seen)):
                 console.print(line, highlight=False)
-    for line in ([] if json else _progress_lines(settings, execution_id, seen)):
+    for line in ([] if json else progress_lines(settings, execution_id, seen)):
         console.print(line, highlight=False)
     outcome = dag_test_result(log_file)
     execution.abandon(execution_id, f"the Airflow run ended before the pipeline finished; its log is {log_file}",
@@ -164,33 +156,6 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
         summary = execution_summary(session, session.get(schema.Execution, execution_id))
     seconds = round(time.monotonic() - started, 2)
     if not json:
-        _show(summary, seconds, log_file)
+        show(summary, seconds, log_file)
     return {**summary.model_dump(mode="json"), "airflow_log": str(log_file), "time_to_results_seconds": seconds,
             "airflow_state": outcome["state"] if outcome else "did not finish"}
-
-
-def _show(summary: RunSummary, seconds: float, airflow_log: Path) -> None:
-    style = "green" if summary.completed else "red"
-    console.print(f"\n[{style}]{summary.status.value}[/] in {seconds} s (execution {summary.execution_id})",
-                  highlight=False)
-    if summary.answer and summary.completed:
-        console.print(f"\n{escape(summary.answer)}\n", highlight=False)
-    quality = summary.quality
-    for row in Quality(**quality).beside_baselines() if quality else []:
-        console.print(f"  {row['metric']:<28} {row['value']:.4f}   trivial predictor {row['baseline']:.4f}",
-                      highlight=False)
-    for key, value in summary.metrics.items():
-        if isinstance(value, float) and not (quality and key in quality["metrics"]):
-            console.print(f"  {key:<28} {value:.4f}", highlight=False)
-    for item in summary.substitutions:
-        console.print(f"  [yellow]substituted[/] {item['stage']}: {item['from']} -> {item['to']}", highlight=False)
-    for artifact in summary.artifacts:
-        console.print(f"  [dim]plot[/] {artifact}", highlight=False)
-    if summary.report:
-        console.print(f"  [dim]report[/] {summary.report}", highlight=False)
-    if summary.error:
-        console.print(f"  [red]{escape(summary.error)}[/] (Airflow log: {airflow_log})", highlight=False)
-    for isolation in summary.isolation:
-        if isolation.startswith("NO SANDBOX"):
-            console.print(f"  [bold red]services ran with {escape(isolation)}[/]", highlight=False)
-    progress(f"workspace {summary.workspace}")

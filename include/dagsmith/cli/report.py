@@ -1,0 +1,80 @@
+"""What ``dagsmith run`` prints about a run, in-process or on a deployment: each step as it ends, then the results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.markup import escape
+from sqlalchemy import select
+
+from dagsmith.cli.output import console, progress
+from dagsmith.config import Settings
+from dagsmith.execution.quality import Quality
+from dagsmith.models.execution import Decision, RunSummary, StepStatus, TryAction
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
+from dagsmith.store.pipelines import service_names
+
+
+def progress_lines(settings: Settings, execution_id: int, seen: set) -> list[str]:
+    """New step events of the run since the last poll: completions, failures and healing decisions."""
+    lines = []
+    with session_scope(settings) as session:
+        names = service_names(session)
+        rows = session.execute(select(schema.StepAttempt, schema.PipelineStep)
+                               .join(schema.PipelineStep, schema.PipelineStep.id == schema.StepAttempt.step_id)
+                               .where(schema.StepAttempt.execution_id == execution_id)
+                               .order_by(schema.StepAttempt.id)).all()
+        for attempt, step in rows:
+            action = Decision.action_of(attempt.decision)
+            key = (attempt.id, attempt.status, action)
+            if key in seen or attempt.status == StepStatus.RUNNING:
+                continue
+            seen.add(key)
+            label = f"{step.position:>2} {step.stage:<24} {names[attempt.microservice_id]}"
+            searching = action in (TryAction.CANDIDATE, TryAction.SELECTED, TryAction.OUTPERFORMED)
+            if searching and attempt.status != StepStatus.FAILED:
+                lines.append(_search_line(label, attempt.status, action, attempt.decision.get("reason", "")))
+            elif attempt.status == StepStatus.COMPLETED:
+                lines.append(f"[green]✓[/] {label}")
+            else:
+                lines.append(f"[red]✗[/] {label}: {escape(attempt.error_class or '')}")
+                if attempt.decision:
+                    lines.append(f"  [yellow]↻[/] {escape(attempt.decision.get('reason', ''))}")
+    return lines
+
+
+def _search_line(label: str, status: str, action: str, reason: str) -> str:
+    """A model search's candidate as it finishes, then as chosen or outperformed."""
+    if action == TryAction.CANDIDATE:
+        return f"[green]✓[/] {label} [dim](candidate)[/]"
+    if action == TryAction.SELECTED:
+        return f"[green]✓[/] {label} [bold](chosen)[/]\n  [green]★[/] {escape(reason)}"
+    return f"[dim]–  {label}: outperformed[/]"
+
+
+def show(summary: RunSummary, seconds: float, airflow_log: Path | str) -> None:
+    style = "green" if summary.completed else "red"
+    console.print(f"\n[{style}]{summary.status.value}[/] in {seconds} s (execution {summary.execution_id})",
+                  highlight=False)
+    if summary.answer and summary.completed:
+        console.print(f"\n{escape(summary.answer)}\n", highlight=False)
+    quality = summary.quality
+    for row in Quality(**quality).beside_baselines() if quality else []:
+        console.print(f"  {row['metric']:<28} {row['value']:.4f}   trivial predictor {row['baseline']:.4f}",
+                      highlight=False)
+    for key, value in summary.metrics.items():
+        if isinstance(value, float) and not (quality and key in quality["metrics"]):
+            console.print(f"  {key:<28} {value:.4f}", highlight=False)
+    for item in summary.substitutions:
+        console.print(f"  [yellow]substituted[/] {item['stage']}: {item['from']} -> {item['to']}", highlight=False)
+    for artifact in summary.artifacts:
+        console.print(f"  [dim]plot[/] {artifact}", highlight=False)
+    if summary.report:
+        console.print(f"  [dim]report[/] {summary.report}", highlight=False)
+    if summary.error:
+        console.print(f"  [red]{escape(summary.error)}[/] (Airflow log: {airflow_log})", highlight=False)
+    for isolation in summary.isolation:
+        if isolation.startswith("NO SANDBOX"):
+            console.print(f"  [bold red]services ran with {escape(isolation)}[/]", highlight=False)
+    progress(f"workspace {summary.workspace}")

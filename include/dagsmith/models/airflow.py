@@ -1,0 +1,23 @@
+"""The states Airflow's REST API reports for DAG runs and task instances, as far as dagsmith reads them."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class AirflowState(StrEnum):
+    SUCCESS = "success"
+    FAILED = "failed"
+    UPSTREAM_FAILED = "upstream_failed"
+    SKIPPED = "skipped"
+    REMOVED = "removed"
+
+    @classmethod
+    def run_finished(cls, state: str | None) -> bool:
+        """Whether a DAG run has ended (a run ends succeeded or failed)."""
+        return state in (cls.SUCCESS, cls.FAILED)
+
+    @classmethod
+    def task_finished(cls, state: str | None) -> bool:
+        """Whether a task instance is done for this run (no further try will start)."""
+        return state in tuple(cls)
