@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from dagsmith.agents.model_search import MAX_SECONDS, MIN_SECONDS, budget, candidates, metric, plan_search
+from dagsmith.agents.model_search import (
+    MAX_SECONDS,
+    MIN_SECONDS,
+    budget,
+    candidates,
+    class_weighting,
+    metric,
+    plan_search,
+)
 from dagsmith.models.catalog import Stage, TaskType
-from dagsmith.models.intent import Constraint, Intent
+from dagsmith.models.intent import Constraint, Intent, IntentIssue, IssueLevel
 from dagsmith.models.plan import Candidate, Signals, StageRecommendation
 from dagsmith.models.profile import DatasetProfile
 
@@ -64,8 +72,22 @@ def test_the_goals_time_budget_wins_over_the_setting_and_the_size():
 def test_the_goals_metric_decides_else_the_tasks_usual_one():
     recall = Constraint(kind="metric", value="recall", reason="the goal mentions 'recall'")
     assert metric(intent(TaskType.BINARY_CLASSIFICATION, recall))[0] == "recall"
-    assert metric(intent(TaskType.MULTICLASS_CLASSIFICATION))[0] == "f1_macro"
+    assert metric(intent(TaskType.MULTICLASS_CLASSIFICATION))[0] == "roc_auc"
     assert metric(intent(TaskType.REGRESSION))[0] == "r2"
+
+
+@pytest.mark.parametrize("task, named, weighted", [
+    (TaskType.BINARY_CLASSIFICATION, None, False), (TaskType.MULTICLASS_CLASSIFICATION, None, False),
+    (TaskType.BINARY_CLASSIFICATION, "recall", True), (TaskType.MULTICLASS_CLASSIFICATION, "f1_macro", True),
+    (TaskType.MULTICLASS_CLASSIFICATION, "balanced_accuracy", True), (TaskType.BINARY_CLASSIFICATION, "log_loss", False),
+])
+def test_imbalanced_classes_are_weighted_only_for_a_metric_that_weighs_them_alike(task, named, weighted):
+    """Weighting skews probabilities towards the rare classes: worth it for recall or macro F1, not for AUC."""
+    said = [Constraint(kind="metric", value=named, reason=f"the goal mentions '{named}'")] if named else []
+    imbalanced = intent(task, *said).model_copy(update={"issues": [
+        IntentIssue(level=IssueLevel.WARNING, code="class_imbalance", message="'churn' is imbalanced")]})
+    assert bool(class_weighting(imbalanced)) is weighted
+    assert class_weighting(intent(task, *said)) is None  # balanced classes are never reweighted
 
 
 def test_only_a_supervised_modelling_step_searches():

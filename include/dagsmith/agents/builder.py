@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from dagsmith.agents.compatibility import Gap, data_state, prepares_itself, shortfalls
 from dagsmith.agents.model_mentions import covers
-from dagsmith.agents.model_search import plan_search
+from dagsmith.agents.model_search import class_weighting, plan_search
 from dagsmith.agents.parameters_llm import read_params
 from dagsmith.agents.repeats import repeated_ids
 from dagsmith.agents.stages import BRANCH_STAGES, STAGE_ORDER, ordered
@@ -133,10 +133,6 @@ def _default(entry: CatalogEntry, name: str):
     return next((p.default for p in entry.analysis.parameters if p.name == name), None)
 
 
-def _imbalanced(intent: Intent) -> bool:
-    return any(issue.code == "class_imbalance" for issue in intent.issues)
-
-
 def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, intent: Intent) -> tuple[dict, dict]:
     """Parameters for one step, from the data and the goal, each with its reason (only those the code reads)."""
     params: dict = {}
@@ -176,8 +172,9 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
         if limit:
             put("k", int(limit), "the goal limits the number of features")
     elif stage is Stage.MODELLING:
-        if intent.task_type.classification and _imbalanced(intent):
-            put("class_weight", "balanced", "the classes are imbalanced")
+        weighting = class_weighting(intent)
+        if weighting:
+            put("class_weight", "balanced", weighting)
         budget = intent.asks(ConstraintKind.TIME_BUDGET)
         trees = 100 if n > 100_000 or (budget and budget < 120) else 200
         put("n_estimators", trees, "fewer trees for a large table or a tight time budget" if trees == 100

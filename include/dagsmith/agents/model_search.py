@@ -25,9 +25,14 @@ COMPATIBLE_SHARE = 0.9
 BASE_SECONDS, CELLS_PER_SECOND, MIN_SECONDS, MAX_SECONDS = 10.0, 5_000, 15.0, 300.0
 #: The share of a goal's stated time budget the search may take (loading, preparing and evaluating need the rest).
 SEARCH_SHARE_OF_GOAL = 0.6
-#: What candidates are compared by when the goal names no metric.
-DEFAULT_METRIC = {TaskType.BINARY_CLASSIFICATION: "roc_auc", TaskType.MULTICLASS_CLASSIFICATION: "f1_macro",
+#: What candidates are compared by when the goal names no metric. Classes are compared by ROC AUC (each class against
+#: the rest when there are several): how well a model ranks every class, whatever the threshold. Macro F1 of the
+#: predicted labels rewards giving up accuracy on the common classes for the rare ones; log loss punishes an
+#: overconfident model so hard that a short search can find nothing better than the class prior.
+DEFAULT_METRIC = {TaskType.BINARY_CLASSIFICATION: "roc_auc", TaskType.MULTICLASS_CLASSIFICATION: "roc_auc",
                   TaskType.REGRESSION: "r2", TaskType.TIME_SERIES_FORECASTING: "r2"}
+#: Metrics that weigh a rare class as much as a common one (see ``class_weighting``).
+CLASS_BALANCED_METRICS = frozenset({"f1_macro", "balanced_accuracy", "f1", "recall", "precision"})
 
 
 def budget(profile: DatasetProfile, intent: Intent, configured: float | None) -> tuple[float, str]:
@@ -49,6 +54,18 @@ def metric(intent: Intent) -> tuple[str, str]:
         return str(named.value), named.reason
     chosen = DEFAULT_METRIC[intent.task_type]
     return chosen, f"the usual measure for {intent.task_type.value.replace('_', ' ')}"
+
+
+def class_weighting(intent: Intent) -> str | None:
+    """Why training weighs imbalanced classes equally, or None when it should not. Weighting skews a model's
+    probabilities towards the rare classes (worse log loss and accuracy, often a worse ranking), so it is worth it
+    only when the metric weighs a rare class as much as a common one."""
+    if not intent.task_type.classification:
+        return None
+    measure = metric(intent)[0]
+    imbalanced = any(issue.code == "class_imbalance" for issue in intent.issues)
+    return (f"the classes are imbalanced and {measure} weighs the rare ones as much as the common"
+            if imbalanced and measure in CLASS_BALANCED_METRICS else None)
 
 
 def candidates(ranking: StageRecommendation, pick: str, chosen_by: str,
