@@ -6,7 +6,6 @@ REST API showing each pipeline's DAG to whom dagsmith's pages show the pipeline.
 from __future__ import annotations
 
 import re
-import urllib.error
 from pathlib import Path
 from urllib.parse import quote
 
@@ -16,6 +15,7 @@ from sqlalchemy import func, select
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
+from dagsmith.airflow.rest import AirflowError
 from dagsmith.airflow.serve import LocalDeployment, free_port
 from dagsmith.config import Settings
 from dagsmith.execution.specs import dag_id, write_spec
@@ -317,8 +317,8 @@ def _answer(api: Api, path: str) -> int:
     """The HTTP status Airflow's REST API answers ``path`` with."""
     try:
         api.call("GET", path)
-    except urllib.error.HTTPError as error:
-        return error.code
+    except AirflowError as error:
+        return error.status
     return 200
 
 
@@ -353,9 +353,9 @@ def test_airflow_shows_a_private_pipeline_to_its_owner_and_admins_only_and_a_sha
         assert child not in _listed(apis[other])
         for path in (f"/api/v2/dags/{child}", f"/api/v2/dags/{child}/dagRuns", f"/api/v2/dags/{child}/details"):
             assert _answer(apis[other], path) in (403, 404), (other, path)
-    with pytest.raises(urllib.error.HTTPError) as refused:
+    with pytest.raises(AirflowError) as refused:
         apis["bob"].trigger(child, {})
-    assert refused.value.code in (403, 404)
+    assert refused.value.status in (403, 404)
     assert client(served, "bob").get(f"/api/pipelines/{pipeline.id}").status_code == 404  # as dagsmith's pages say
     shown = re.compile(rf"\b{child}\b")
     with airflow_ui(served.url, "ui_plugin_ownership") as ui:
