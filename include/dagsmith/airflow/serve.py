@@ -123,15 +123,15 @@ class LocalDeployment:
             url = make_url(url).set(drivername="postgresql+psycopg2").render_as_string(hide_password=False)
         return url
 
-    def _auth_environment(self) -> dict[str, str]:
+    def _auth_environment(self, passwords: dict[str, str]) -> dict[str, str]:
         """The auth manager's settings; the simple one reads its logins from a file only the owner can read."""
         if self.auth == "fab":
             # a new grant reaches a logged-in user as soon as a new pipeline's DAG appears
             return {"AIRFLOW__FAB__CACHE_TTL": str(self.refresh_seconds)}
-        passwords = self.root / "passwords.json"
-        _write_private(passwords, json.dumps({user: self.login(user).password for user in self.users}))
+        file = self.root / "passwords.json"
+        _write_private(file, json.dumps({user: passwords[user] for user in self.users}))
         return {"AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(f"{u}:{role}" for u, role in self.users.items()),
-                "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords)}
+                "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(file)}
 
     def environment(self) -> dict[str, str]:
         """What every Airflow service of this deployment runs with."""
@@ -146,7 +146,7 @@ class LocalDeployment:
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
             "AIRFLOW__CORE__FERNET_KEY": values["fernet_key"],
             "AIRFLOW__CORE__AUTH_MANAGER": AUTH_MANAGERS[self.auth],
-            **self._auth_environment(),
+            **self._auth_environment(values["passwords"]),
             "AIRFLOW__API__SECRET_KEY": values["secret_key"],
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
             "AIRFLOW__API__PORT": str(self.port),
