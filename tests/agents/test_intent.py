@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from dagsmith import datasets
-from dagsmith.agents.intent import detect_intent, validate_intent
+from dagsmith.agents.intent import detect_intent, read_goal, validate_intent
 from dagsmith.agents.understanding import understand
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.models.catalog import Stage, TaskType
@@ -138,6 +138,28 @@ def test_the_rows_subject_is_not_the_target(goal, target):
     assert detect_intent(goal, _members()).target == target
 
 
+@functools.cache
+def _counts(*names: str) -> DatasetProfile:
+    """Counts named by contractions, as survey tables often are (docvis for doctor visits), and a few inputs."""
+    rng, n = np.random.default_rng(6), 300
+    return profile_frame(pd.DataFrame({**{name: rng.poisson(3, n) for name in names},
+                                       "seed": rng.normal(50, 10, n), "age": rng.integers(18, 90, n)}))
+
+
+@pytest.mark.parametrize(("goal", "columns", "target"), [
+    ("number of doctor visits in the year - predict it from age", ("docvis", "hospvis"), "docvis"),
+    ("how many hospital visits will a patient make?", ("docvis", "hospvis"), "hospvis"),
+    ("estimate the gross farm output from the seed used", ("goutput", "noutput"), "goutput"),
+    # 'visits' is named outright, so 'office visits' spelling ovisits is chance
+    ("how many office visits will each patient make?", ("visits", "ovisits"), "visits"),
+    ("predict seed from age", ("pseed",), "seed"),  # a task word gives no first letter: 'p(redict) seed' is no pseed
+])
+def test_a_contracted_name_is_read_from_the_words_it_contracts(goal, columns, target):
+    found = detect_intent(goal, _counts(*columns))
+    assert found.target == target
+    assert target != "docvis" or "its name contracts: 'doctor visits'" in found.reasons["target"]
+
+
 def test_an_identifier_is_refused_as_a_target():
     found = validate_intent(detect_intent("predict the customer", _members()), _members())
     assert "'customer' holds an identifier, a different value on nearly every row" in _issue(found, "target_unusable")
@@ -188,6 +210,11 @@ def test_misspellings_are_read_and_said():
     found = intent("diamonds", "predcit the prcie of a diamond")
     assert (found.task_type, found.target) == (TaskType.REGRESSION, "price")
     assert "'predcit' as 'predict'" in found.reasons["spelling"] and "misspelling" in found.reasons["target"]
+
+
+def test_a_word_with_another_first_letter_is_no_misspelling():
+    """'participates' is close to 'anticipate' by letters, but typing rarely changes a first letter."""
+    assert read_goal("who participates in the plan?", _counts("member")).corrections == ()
 
 
 def test_every_inferred_field_has_a_reason_and_confidence_is_a_probability():

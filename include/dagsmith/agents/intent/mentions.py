@@ -28,8 +28,12 @@ from dagsmith.text import stem, words
 COMMON_VALUES = frozenset(stems_of("yes no true false none other others unknown good bad normal typical average "
                                    "high low new old standard regular fair"))
 
-#: The most goal words, small ones included, read as one run-together column name.
+#: The most goal words read as one run-together column name.
 RUN_TOGETHER_WORDS = 7
+#: Shortest one-word name read as goal words run together ("lowbirthweight"), and as their first letters ("docvis"):
+#: shorter names are spelled by chance.
+MIN_RUN_TOGETHER = 6
+MIN_ABBREVIATED_RUN = 5
 
 
 class MatchKind(StrEnum):
@@ -41,6 +45,7 @@ class MatchKind(StrEnum):
     DERIVED = "derived"
     ABBREVIATION = "abbreviation"
     ACRONYM = "acronym"
+    CONTRACTION = "contraction"
     PARTIAL = "partial"
     CLASSES = "classes"
     VALUE = "value"
@@ -51,7 +56,7 @@ class MatchKind(StrEnum):
 MATCH_SCORE = {
     MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.DERIVED: 0.85,
     MatchKind.ABBREVIATION: 0.7,
-    MatchKind.ACRONYM: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.CLASSES: 0.9, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5,
+    MatchKind.ACRONYM: 0.7, MatchKind.CONTRACTION: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.CLASSES: 0.9, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5,
     MatchKind.PROFILE: 0.45,
 }
 #: Matches this good name a column outright: enough for a goal that is only a column name, and two of them
@@ -115,8 +120,8 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
             yield Match(column, MatchKind.EXACT, at, at + 1, word)
         elif len(name.spelled) == 1 and _derived(s, stem(name.joined)):  # "smoker" for smoke, "lefty" for left
             yield Match(column, MatchKind.DERIVED, at, at + 1, word)
-        elif joined := _run_together(name, goal, at):  # "low birth weight": lowbirthweight
-            yield Match(column, MatchKind.EXACT, at, joined, goal.said(at, joined))
+        elif run := _run_together(name, goal, at):  # "low birth weight": lowbirthweight
+            yield Match(column, run[1], at, run[0], goal.said(at, run[0]))
         elif s not in TASK_STEMS and any(_abbreviates(c, (s, word)) for c in name.written):
             yield Match(column, MatchKind.ABBREVIATION, at, at + 1, word)
         elif s in name.stems and len(s) >= 3:
@@ -139,20 +144,44 @@ def _derived(word: str, name: str) -> bool:
     return len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter):] in DERIVATION_ENDINGS
 
 
-def _run_together(name: ColumnName, goal: Goal, at: int) -> int | None:
-    """Where goal words starting at ``at`` spell a one-word name, as written or by their stems, small words between
-    allowed: "low birth weight" for lowbirthweight, "signs up for the newsletter" for signupnewsletter."""
-    if len(name.spelled) != 1 or len(name.joined) < 6:
+def _run_together(name: ColumnName, goal: Goal, at: int) -> tuple[int, MatchKind] | None:
+    """Where goal words starting at ``at`` spell a one-word name, small words between allowed: whole words or stems
+    ("low birth weight" for lowbirthweight, "signs up for the newsletter" for signupnewsletter, an exact mention), else
+    the words' first letters ("doctor visits" for docvis, "gross rice output" for goutput with one word passed over,
+    a contraction). Task words ("predict") never give first letters."""
+    if len(name.spelled) != 1 or len(name.joined) < MIN_ABBREVIATED_RUN:
         return None
-    rest, used = name.joined, 0
-    for end in range(at, min(at + RUN_TOGETHER_WORDS, len(goal.words))):
-        piece = next((p for p in (goal.words[end], goal.stems[end]) if rest.startswith(p)), None)
-        if piece:
-            rest, used = rest[len(piece):], used + 1
-            if not rest:
-                return end + 1 if used >= 2 else None
-        elif end == at or goal.stems[end] not in STOPWORDS:
-            return None
+    if len(name.joined) >= MIN_RUN_TOGETHER and (end := _spell(name.joined, goal, at, prefixes=False)):
+        return end, MatchKind.EXACT
+    end = _spell(name.joined, goal, at, prefixes=True)
+    return (end, MatchKind.CONTRACTION) if end else None
+
+
+def _spell(rest: str, goal: Goal, at: int, *, prefixes: bool, used: int = 0, longest: int = 0,
+           passed: bool = False) -> int | None:
+    """The end of the run of goal words from ``at`` spelling ``rest``, each word giving itself or its stem, or (with
+    ``prefixes``, small words aside) its first letters; at least two words give, one of them three letters or more.
+    Small words between them may give nothing; with ``prefixes``, so may one other word."""
+    if not rest:
+        return at if used >= 2 and longest >= 3 else None
+    if at >= len(goal.words) or used >= RUN_TOGETHER_WORDS:
+        return None
+    word, s = goal.words[at], goal.stems[at]
+    pieces = [word, s]
+    if prefixes and s not in TASK_STEMS and s not in STOPWORDS:
+        pieces = [word[:k] for k in range(min(len(word), len(rest)), 0, -1)]
+    if not prefixes or s not in TASK_STEMS:
+        for piece in pieces:
+            if rest.startswith(piece) and (end := _spell(rest[len(piece):], goal, at + 1, prefixes=prefixes,
+                                                         used=used + 1, longest=max(longest, len(piece)),
+                                                         passed=passed)):
+                return end
+    if not used:
+        return None  # the run starts at ``at``
+    if s in STOPWORDS:
+        return _spell(rest, goal, at + 1, prefixes=prefixes, used=used, longest=longest, passed=passed)
+    if prefixes and not passed:
+        return _spell(rest, goal, at + 1, prefixes=prefixes, used=used, longest=longest, passed=True)
     return None
 
 

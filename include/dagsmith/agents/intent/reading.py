@@ -57,8 +57,9 @@ def similar(a: str, b: str) -> bool:
 
 def _spelling_fix(s: str) -> str | None:
     """The vocabulary stem a misspelt stem was meant to be. A word that extends another ('personal', 'persona') is a
-    different word, not a typo."""
-    close = [v for v in VOCABULARY if similar(s, v) and not (s.startswith(v) or v.startswith(s))]
+    different word, not a typo; so is one with another first letter, which typing rarely changes ('participate',
+    'anticipate')."""
+    close = [v for v in VOCABULARY if v[0] == s[0] and similar(s, v) and not (s.startswith(v) or v.startswith(s))]
     return max(close, key=lambda v: (difflib.SequenceMatcher(None, s, v).ratio(), v), default=None)
 
 

@@ -222,6 +222,7 @@ def target_reason(match: Match) -> str:
         MatchKind.DERIVED: "a word formed from its name",
         MatchKind.ABBREVIATION: "its name abbreviates",
         MatchKind.ACRONYM: "its name is the initials of",
+        MatchKind.CONTRACTION: "its name contracts",
         MatchKind.PARTIAL: "part of its name is",
         MatchKind.CLASSES: "the goal lists its classes, among them",
         MatchKind.VALUE: "the goal mentions its class",
