@@ -54,6 +54,17 @@ def test_words_after_without_that_name_no_column_are_no_exclusion():
     assert "exclude_columns" not in constraints(intent("wa_churn", "predict churn without overfitting"))
 
 
+def test_rows_with_no_value_are_no_exclusion_of_that_column():
+    found = intent("wa_churn", "predict churn from tenure; rows with no total charges can be dropped")
+    assert "exclude_columns" not in constraints(found)
+    assert constraints(intent("wa_churn", "predict churn, no total charges"))["exclude_columns"] == ["total_charges"]
+
+
+def test_columns_after_a_model_on_are_its_inputs():
+    found = intent("wa_churn", "which contract do they hold? multi-class model on tenure, churn and gender")
+    assert found.target == "contract"
+
+
 def test_an_unknown_or_target_column_ruled_out_is_refused_with_the_columns_there_are():
     unknown = intent("wa_churn", "predict churn without the colour column")
     assert [i.code for i in unknown.errors] == ["column_missing"]

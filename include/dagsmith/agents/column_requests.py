@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dagsmith.models.intent import Constraint, ConstraintKind
 
 _EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|leav(?:e|ing) out|drop(?:ping)?|"
-                      r"do not use|don'?t use|not using|apart from|other than|no)\s+(?P<what>[^,;.!?()]+)")
+                      r"do not use|don'?t use|not using|apart from|other than|(?<!with )no)\s+(?P<what>[^,;.!?()]+)")
 _ONLY = re.compile(r"\b(?:only (?:from|using|use|with|on)|using only|use only|just (?:from|using))\s+"
                    r"(?P<what>[^;.!?()]+)")
 #: Where a list of names ends: the goal goes on to say something else.

@@ -21,9 +21,11 @@ NAME_NOISE = frozenset(stems_of("cm mm kg g lb lbs km pct usd num of the in per 
 FUZZY_CUTOFF = 0.84
 
 #: Where the goal starts listing inputs: a column after these is a feature, not the target. "look at" opens the
-#: inputs only after the goal has said something else ("who has insurance? look at age and education").
+#: inputs only after the goal has said something else ("who has insurance? look at age and education"); "on" only
+#: after a model ("a multi-class model on age, sex and education"; "regression on X" names its target).
 _FEATURE_MARKER = re.compile(r"\b(?:based on|base (?:it|this|that) on|using|from|given|by looking at|according to|"
-                             r"as features|with features|considering|taking into account|(?<=\w )look(?:ing)? at)\b")
+                             r"as features|with features|considering|taking into account|(?<=\w )look(?:ing)? at|"
+                             r"(?<=model )on|(?<=classifier )on)\b")
 #: A question about the rows that a prediction answers: yes/no ("does ...?", "was ...?") or who/which.
 _QUESTION = re.compile(r"^\s*(?:does|do|did|is|are|was|were|will|would|can|could|has|have|who|which)\b[^?]*\?")
 
