@@ -3,9 +3,11 @@ then planning builds one pipeline per target, alike but for the target, and says
 
 from __future__ import annotations
 
+import cProfile
 import functools
 import json
 import os
+import pstats
 import subprocess
 import sys
 
@@ -118,6 +120,22 @@ def test_asking_for_each_target_plans_one_pipeline_per_target_or_the_one_there_i
         "a model of each target the goal names was asked for: price, rooms; one pipeline per target")
     [one] = understand_targets("predict the price", profile(), each_target=True)
     assert one.target == "price" and one.asks(ConstraintKind.EACH_TARGET) is None
+
+
+def _reads(goal: str, **options) -> int:
+    """How many times ``understand_targets`` read the goal with the rules: profiled, so the real code runs."""
+    profiler = cProfile.Profile()
+    try:
+        profiler.runcall(understand_targets, goal, profile(), **options)
+    except SeveralTargets:
+        pass
+    return sum(calls[1] for (_, _, name), calls in pstats.Stats(profiler).stats.items() if name == "detect_intent")
+
+
+def test_the_rules_read_a_goal_once_unless_each_target_is_read_on_its_own():
+    assert _reads("predict the price") == 1  # the common path: one target
+    assert _reads(GOAL) == 1  # several targets, not asked for: the rules' question is raised as it was read
+    assert _reads(GOAL, each_target=True) == 3  # once to find the targets, then once with each one fixed
 
 
 def test_planning_builds_and_stores_one_pipeline_per_target(store, embedder, houses_csv):
