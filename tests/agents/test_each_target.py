@@ -151,11 +151,15 @@ def test_planning_builds_and_stores_one_pipeline_per_target(store, embedder, hou
         plan(houses_csv, goal, settings=store, embedder=embedder, save=False)
 
 
-def _plan(settings, *args):
+def _cli(settings, command, *args):
     env = {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(settings.home),
            "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "plan", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", command, *map(str, args)],
                           capture_output=True, text=True, env=env, timeout=600)
+
+
+def _plan(settings, *args):
+    return _cli(settings, "plan", *args)
 
 
 def test_the_plan_command_asks_or_builds_one_pipeline_per_target(store, houses_csv):
@@ -178,5 +182,33 @@ def test_a_choice_aimed_at_one_target_chooses_for_its_pipeline_only():
     with pytest.raises(ChoiceError, match="'age: modelling=knn_regressor' chooses for the pipeline predicting 'age', "
                                           "but the pipelines built predict price, rooms"):
         parse_choices(["age: modelling=knn_regressor"], "price", ["price", "rooms"])
-    with pytest.raises(ChoiceError, match="names a target"):  # one pipeline: nothing to aim at
+    assert parse_choices(["price: modelling=knn_regressor"], "price") == {Stage.MODELLING: "knn_regressor"}
+    with pytest.raises(ChoiceError, match="but the pipeline built predicts price$"):  # one pipeline: its target
+        parse_choices(["rooms: modelling=knn_regressor"], "price")
+    with pytest.raises(ChoiceError, match="but the pipeline built predicts no column"):
         parse_choices(["rooms: modelling=knn_regressor"])
+
+
+def _step(plan: dict, stage: str) -> str:
+    """The microservice a planned pipeline (as ``plan --json`` prints it) runs for the stage."""
+    return next(step["microservice"] for step in plan["pipeline"]["steps"] if step["stage"] == stage)
+
+
+def test_the_plan_command_aims_a_choice_at_one_targets_pipeline(store, houses_csv):
+    built = _plan(store, houses_csv, GOAL, "--each-target", "--json", "--choose", "rooms: modelling=knn_regressor",
+                  "--choose", "evaluation=regression_error_evaluator", "--choose", "price:modelling=ridge_regression")
+    assert built.returncode == 0, built.stderr
+    # the aimed choices go to their target's pipeline; the one without a target to every pipeline
+    assert [(_step(p, "modelling"), _step(p, "evaluation")) for p in json.loads(built.stdout)] == [
+        ("ridge_regression", "regression_error_evaluator"), ("knn_regressor", "regression_error_evaluator")]
+
+
+@pytest.mark.parametrize("command", ["plan", "run"])
+def test_a_choice_aimed_at_a_column_not_planned_names_the_targets_before_anything_is_built(store, houses_csv, command):
+    wrong = _cli(store, command, houses_csv, GOAL, "--each-target", "--user", "bea",
+                 "--choose", "age: modelling=knn_regressor")
+    assert wrong.returncode == 2 and wrong.stdout == "" and "Traceback" not in wrong.stderr
+    assert wrong.stderr.strip() == ("error: 'age: modelling=knn_regressor' chooses for the pipeline predicting 'age', "
+                                    "but the pipelines built predict price, rooms")
+    with session_scope(store) as session:  # checked before anything was built
+        assert pipeline_rows(session, schema.Pipeline.owner == "bea") == []
