@@ -8,6 +8,9 @@ import functools
 import json
 import os
 import pstats
+import pty
+import re
+import select
 import subprocess
 import sys
 
@@ -212,3 +215,55 @@ def test_a_choice_aimed_at_a_column_not_planned_names_the_targets_before_anythin
                                     "but the pipelines built predict price, rooms")
     with session_scope(store) as session:  # checked before anything was built
         assert pipeline_rows(session, schema.Pipeline.owner == "bea") == []
+
+
+def _answer(proc: subprocess.Popen, terminal: int) -> str:
+    """The command's output, answering each question as it is asked: the second candidate for the pipeline predicting
+    price, the last one for rooms'."""
+    out = b""
+    while select.select([proc.stdout], [], [], 600)[0]:
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        if not chunk:
+            return out.decode()
+        out += chunk
+        if out.endswith(b"choose [1]: "):
+            asked = out.decode()
+            target = re.findall(r"^Pipeline predicting (\w+)$", asked, re.M)[-1]
+            listed = re.findall(r"^  (\d)\. ", asked[asked.rindex("\n\n"):], re.M)
+            os.write(terminal, b"2\n" if target == "price" else f"{listed[-1]}\n".encode())
+    raise TimeoutError(f"the command said nothing for 10 minutes after: {out[-300:].decode(errors='replace')}")
+
+
+def test_interactive_planning_asks_about_each_targets_pipeline_and_builds_its_own_choices(store, houses_csv, tmp_path):
+    """With one pipeline per target, the questions come once per pipeline under its target's name, and each answer
+    goes to the pipeline it was asked for."""
+    leader, follower = pty.openpty()
+    env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home),
+           "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}  # each question reaches the pipe as it is asked
+    with (open(tmp_path / "stderr", "w+") as err,
+          subprocess.Popen([sys.executable, "-m", "dagsmith.cli.app", "plan", str(houses_csv), GOAL, "--each-target",
+                            "--interactive"], stdin=follower, stdout=subprocess.PIPE, stderr=err, env=env) as proc):
+        os.close(follower)
+        try:
+            out = _answer(proc, leader)
+        except BaseException:
+            proc.kill()
+            raise
+        finally:
+            os.close(leader)
+        code = proc.wait()
+        err.seek(0)
+        assert code == 0, err.read()
+    asking, built = out[:out.index("Pipeline 1 of 2")], out[out.index("Pipeline 1 of 2"):]
+    trees = dict(zip(["price", "rooms"], built.split("Pipeline 2 of 2"), strict=True))
+    picked = {}
+    for part in asking.split("Pipeline predicting ")[1:]:  # one heading per pipeline, in the goal's order
+        target = part.split(maxsplit=1)[0]
+        questions = re.findall(r"^(\w+)\n((?:  \d\. .*\n)+)  choose", part, re.M)
+        assert questions, part
+        for stage, listed in questions:
+            candidates = re.findall(r"^  \d\. (\S+)", listed, re.M)
+            picked[target, stage] = candidates[1] if target == "price" else candidates[-1]
+            assert re.search(rf"{stage} (best of )?{picked[target, stage]}\b", trees[target]), (target, stage)
+    assert {target for target, _ in picked} == {"price", "rooms"}
+    assert picked["price", "modelling"] != picked["rooms", "modelling"]  # each pipeline got its own answer

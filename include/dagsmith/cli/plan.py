@@ -56,7 +56,10 @@ def plan_or_fail(data: Path, goal: str, **options) -> list[Plan]:
 
 
 def _ask(intent: Intent, recommendation: Recommendation, chosen: dict[Stage, str]) -> dict[Stage, str]:
-    """Interactive mode: a person picks among the top 3 of each stage not ``chosen`` (Enter keeps the first)."""
+    """Interactive mode: a person picks among the top 3 of each stage not ``chosen`` (Enter keeps the first); with one
+    pipeline per target, under a heading naming the target, as each one is asked about in turn."""
+    if intent.asks(ConstraintKind.EACH_TARGET):
+        console.print(f"\n[bold]Pipeline predicting {escape(intent.target)}[/]", highlight=False)
     choices = {}
     for stage in recommendation.stages:
         top = stage.top
