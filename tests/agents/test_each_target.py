@@ -3,9 +3,14 @@ then planning builds one pipeline per target, alike but for the target, and says
 
 from __future__ import annotations
 
+import cProfile
 import functools
 import json
 import os
+import pstats
+import pty
+import re
+import select
 import subprocess
 import sys
 
@@ -120,6 +125,22 @@ def test_asking_for_each_target_plans_one_pipeline_per_target_or_the_one_there_i
     assert one.target == "price" and one.asks(ConstraintKind.EACH_TARGET) is None
 
 
+def _reads(goal: str, **options) -> int:
+    """How many times ``understand_targets`` read the goal with the rules: profiled, so the real code runs."""
+    profiler = cProfile.Profile()
+    try:
+        profiler.runcall(understand_targets, goal, profile(), **options)
+    except SeveralTargets:
+        pass
+    return sum(calls[1] for (_, _, name), calls in pstats.Stats(profiler).stats.items() if name == "detect_intent")
+
+
+def test_the_rules_read_a_goal_once_unless_each_target_is_read_on_its_own():
+    assert _reads("predict the price") == 1  # the common path: one target
+    assert _reads(GOAL) == 1  # several targets, not asked for: the rules' question is raised as it was read
+    assert _reads(GOAL, each_target=True) == 3  # once to find the targets, then once with each one fixed
+
+
 def test_planning_builds_and_stores_one_pipeline_per_target(store, embedder, houses_csv):
     goal = "predict price and rooms without the city column, one model each"
     plans = plan_each(houses_csv, goal, user="ana", settings=store, embedder=embedder)
@@ -133,11 +154,15 @@ def test_planning_builds_and_stores_one_pipeline_per_target(store, embedder, hou
         plan(houses_csv, goal, settings=store, embedder=embedder, save=False)
 
 
-def _plan(settings, *args):
+def _cli(settings, command, *args):
     env = {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(settings.home),
            "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "plan", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", command, *map(str, args)],
                           capture_output=True, text=True, env=env, timeout=600)
+
+
+def _plan(settings, *args):
+    return _cli(settings, "plan", *args)
 
 
 def test_the_plan_command_asks_or_builds_one_pipeline_per_target(store, houses_csv):
@@ -160,5 +185,85 @@ def test_a_choice_aimed_at_one_target_chooses_for_its_pipeline_only():
     with pytest.raises(ChoiceError, match="'age: modelling=knn_regressor' chooses for the pipeline predicting 'age', "
                                           "but the pipelines built predict price, rooms"):
         parse_choices(["age: modelling=knn_regressor"], "price", ["price", "rooms"])
-    with pytest.raises(ChoiceError, match="names a target"):  # one pipeline: nothing to aim at
+    assert parse_choices(["price: modelling=knn_regressor"], "price") == {Stage.MODELLING: "knn_regressor"}
+    with pytest.raises(ChoiceError, match="but the pipeline built predicts price$"):  # one pipeline: its target
+        parse_choices(["rooms: modelling=knn_regressor"], "price")
+    with pytest.raises(ChoiceError, match="but the pipeline built predicts no column"):
         parse_choices(["rooms: modelling=knn_regressor"])
+
+
+def _step(plan: dict, stage: str) -> str:
+    """The microservice a planned pipeline (as ``plan --json`` prints it) runs for the stage."""
+    return next(step["microservice"] for step in plan["pipeline"]["steps"] if step["stage"] == stage)
+
+
+def test_the_plan_command_aims_a_choice_at_one_targets_pipeline(store, houses_csv):
+    built = _plan(store, houses_csv, GOAL, "--each-target", "--json", "--choose", "rooms: modelling=knn_regressor",
+                  "--choose", "evaluation=regression_error_evaluator", "--choose", "price:modelling=ridge_regression")
+    assert built.returncode == 0, built.stderr
+    # the aimed choices go to their target's pipeline; the one without a target to every pipeline
+    assert [(_step(p, "modelling"), _step(p, "evaluation")) for p in json.loads(built.stdout)] == [
+        ("ridge_regression", "regression_error_evaluator"), ("knn_regressor", "regression_error_evaluator")]
+
+
+@pytest.mark.parametrize("command", ["plan", "run"])
+def test_a_choice_aimed_at_a_column_not_planned_names_the_targets_before_anything_is_built(store, houses_csv, command):
+    wrong = _cli(store, command, houses_csv, GOAL, "--each-target", "--user", "bea",
+                 "--choose", "age: modelling=knn_regressor")
+    assert wrong.returncode == 2 and wrong.stdout == "" and "Traceback" not in wrong.stderr
+    assert wrong.stderr.strip() == ("error: 'age: modelling=knn_regressor' chooses for the pipeline predicting 'age', "
+                                    "but the pipelines built predict price, rooms")
+    with session_scope(store) as session:  # checked before anything was built
+        assert pipeline_rows(session, schema.Pipeline.owner == "bea") == []
+
+
+def _answer(proc: subprocess.Popen, terminal: int) -> str:
+    """The command's output, answering each question as it is asked: the second candidate for the pipeline predicting
+    price, the last one for rooms'."""
+    out = b""
+    while select.select([proc.stdout], [], [], 600)[0]:
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        if not chunk:
+            return out.decode()
+        out += chunk
+        if out.endswith(b"choose [1]: "):
+            asked = out.decode()
+            target = re.findall(r"^Pipeline predicting (\w+)$", asked, re.M)[-1]
+            listed = re.findall(r"^  (\d)\. ", asked[asked.rindex("\n\n"):], re.M)
+            os.write(terminal, b"2\n" if target == "price" else f"{listed[-1]}\n".encode())
+    raise TimeoutError(f"the command said nothing for 10 minutes after: {out[-300:].decode(errors='replace')}")
+
+
+def test_interactive_planning_asks_about_each_targets_pipeline_and_builds_its_own_choices(store, houses_csv, tmp_path):
+    """With one pipeline per target, the questions come once per pipeline under its target's name, and each answer
+    goes to the pipeline it was asked for."""
+    leader, follower = pty.openpty()
+    env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home),
+           "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}  # each question reaches the pipe as it is asked
+    with (open(tmp_path / "stderr", "w+") as err,
+          subprocess.Popen([sys.executable, "-m", "dagsmith.cli.app", "plan", str(houses_csv), GOAL, "--each-target",
+                            "--interactive"], stdin=follower, stdout=subprocess.PIPE, stderr=err, env=env) as proc):
+        os.close(follower)
+        try:
+            out = _answer(proc, leader)
+        except BaseException:
+            proc.kill()
+            raise
+        finally:
+            os.close(leader)
+        code = proc.wait()
+        err.seek(0)
+        assert code == 0, err.read()
+    asking, built = out[:out.index("Pipeline 1 of 2")], out[out.index("Pipeline 1 of 2"):]
+    trees = dict(zip(["price", "rooms"], built.split("Pipeline 2 of 2"), strict=True))
+    picked = {}
+    for part in asking.split("Pipeline predicting ")[1:]:  # one heading per pipeline, in the goal's order
+        target = part.split(maxsplit=1)[0]
+        questions = re.findall(r"^(\w+)\n((?:  \d\. .*\n)+)  choose", part, re.M)
+        assert questions, part
+        for stage, listed in questions:
+            candidates = re.findall(r"^  \d\. (\S+)", listed, re.M)
+            picked[target, stage] = candidates[1] if target == "price" else candidates[-1]
+            assert re.search(rf"{stage} (best of )?{picked[target, stage]}\b", trees[target]), (target, stage)
+    assert {target for target, _ in picked} == {"price", "rooms"}
+    assert picked["price", "modelling"] != picked["rooms", "modelling"]  # each pipeline got its own answer

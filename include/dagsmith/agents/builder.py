@@ -41,9 +41,11 @@ _CHOICE = re.compile(r"(?:(?P<target>.*):)?\s*(?P<stage>[^:=]*)=(?P<service>.*)"
 
 
 def parse_choices(lines: list[str], target: str | None = None, targets: Collection[str] = ()) -> dict[Stage, str]:
-    """``STAGE=MICROSERVICE`` lines (blank ones ignored), as people write them in the CLI or the Airflow form. Where a
-    goal's ``targets`` are built one pipeline each, ``TARGET: STAGE=MICROSERVICE`` chooses for that target's pipeline
-    only: the choices for ``target``'s are the plain lines and those aimed at it."""
+    """``STAGE=MICROSERVICE`` lines (blank ones ignored), as people write them in the CLI or the Airflow form.
+    ``TARGET: STAGE=MICROSERVICE`` chooses for that target's pipeline only: the choices for ``target``'s are the plain
+    lines and those aimed at it. A line may aim at one of the goal's ``targets`` built one pipeline each, or at the
+    one ``target`` there is; aiming at any other column is an error naming the planned ones."""
+    targets = list(targets) or ([target] if target else [])
     choices = {}
     for line in (line.strip() for line in lines):
         if not line:
@@ -51,20 +53,27 @@ def parse_choices(lines: list[str], target: str | None = None, targets: Collecti
         found = _CHOICE.fullmatch(line)
         aimed = found["target"].strip() if found and found["target"] is not None else None
         if aimed is not None and aimed not in targets:
-            raise ChoiceError(f"'{line}' chooses for the pipeline predicting '{aimed}', but the pipelines built predict "
-                              f"{', '.join(targets)}" if targets else
-                              f"'{line}' names a target; TARGET: STAGE=MICROSERVICE is for a meta-DAG run building "
-                              "one pipeline per target")
+            planned = (f"the pipelines built predict {', '.join(targets)}" if len(targets) > 1 else
+                       f"the pipeline built predicts {targets[0]}" if targets else
+                       "the pipeline built predicts no column")
+            raise ChoiceError(f"'{line}' chooses for the pipeline predicting '{aimed}', but {planned}")
         try:
             stage = Stage(found["stage"].strip()) if found else None
         except ValueError:
             stage = None
         if stage is None:
-            raise ChoiceError(f"a choice is STAGE=MICROSERVICE with a stage among {', '.join(s.value for s in Stage)}; "
-                              f"got '{line}'")
+            raise ChoiceError(f"a choice is [TARGET:] STAGE=MICROSERVICE with a stage among "
+                              f"{', '.join(s.value for s in Stage)}; got '{line}'")
         if aimed in (None, target):
             choices[stage] = found["service"].strip()
     return choices
+
+
+def aimed_targets(lines: list[str]) -> list[str]:
+    """The targets choice lines aim at (``TARGET: STAGE=MICROSERVICE``), in order: what a syntax check before the
+    goal's targets are known lets through."""
+    found = (_CHOICE.fullmatch(line.strip()) for line in lines)
+    return list(dict.fromkeys(m["target"].strip() for m in found if m and m["target"] is not None))
 
 
 def top_choices_markdown(recommendation: Recommendation, target: str | None = None) -> str:

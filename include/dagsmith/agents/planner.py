@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sqlalchemy.orm import Session
@@ -101,17 +101,21 @@ def plan_each(
     mode: RankingMode = RankingMode.FULL,
     weights: Weights | None = None,
     choices: dict[Stage, str] | None = None,
+    choose: Sequence[str] = (),
     settings: Settings | None = None,
     embedder: Embedder | None = None,
     save: bool = True,
-    ask: Callable[[Recommendation], dict[Stage, str]] | None = None,
+    ask: Callable[[Intent, Recommendation, dict[Stage, str]], dict[Stage, str]] | None = None,
     each_target: bool = False,
     single: bool = False,
 ) -> list[Plan]:
     """Profile, understand, recommend and build; with ``save`` each pipeline is stored (status ready or draft).
     One pipeline, or one per target when the goal names several columns to predict and asks for a model of each
     (or ``each_target`` asks for it), unless ``single``; several targets without that request are a question
-    (``SeveralTargets``). ``ask`` lets a person choose among the ranked candidates before each build (interactive).
+    (``SeveralTargets``). ``choose`` are a person's choice lines over ``choices``, read once the targets are known
+    (``builder.parse_choices``: ``TARGET: STAGE=MICROSERVICE`` chooses for that target's pipeline only). ``ask`` lets a
+    person choose among the ranked candidates before each build (interactive): it is given the intent, its ranking
+    and what was chosen for it already, and answers for the stages left open.
 
     Raises ``DatasetError`` (unreadable data), ``AmbiguousGoal``, ``InvalidIntent`` (e.g. unknown target),
     ``EmptyCatalog`` and ``builder.ChoiceError``, each with a message meant for the user.
@@ -124,11 +128,11 @@ def plan_each(
         spent[name] = round(time.perf_counter() - started, 4)
         return result
 
-    def plan_for(intent: Intent) -> Plan:
+    def plan_for(intent: Intent, chosen: dict[Stage, str]) -> Plan:
         spent = dict(timings)  # profiling and reading the goal are shared; each target is recommended and built
         recommendation = timed(spent, "recommend", lambda: recommend_stages(
             profile, intent, user=user, mode=mode, weights=weights, settings=settings, embedder=embedder))
-        picked = {**(choices or {}), **ask(recommendation)} if ask else choices
+        picked = {**chosen, **ask(intent, recommendation, chosen)} if ask else chosen
         spec = timed(spent, "build", lambda: build_pipeline(profile, intent, recommendation, data=data, user=user,
                                                             choices=picked, settings=settings, save=save))
         return Plan(profile=profile, intent=intent, recommendation=recommendation, pipeline=spec, timings=spent)
@@ -137,4 +141,7 @@ def plan_each(
     reasoner = model_reasoner(settings)
     intents = timed(timings, "intent", lambda: [understand(goal, profile, reasoner, embedder)] if single else
                     understand_targets(goal, profile, reasoner, embedder, each_target=each_target))
-    return [plan_for(intent) for intent in intents]
+    targets = [intent.target for intent in intents if intent.target]
+    # every line is checked against the targets before anything is built: a wrong one stores no pipeline
+    chosen = [{**(choices or {}), **builder.parse_choices(list(choose), intent.target, targets)} for intent in intents]
+    return [plan_for(intent, picked) for intent, picked in zip(intents, chosen, strict=True)]

@@ -98,15 +98,16 @@ def check_goal(goal: str) -> None:
 
 
 def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
-               embedder: Embedder | None = None) -> Intent:
+               embedder: Embedder | None = None, *, ruled: Intent | AmbiguousGoal | None = None) -> Intent:
     """Read and validate the goal; raises AmbiguousGoal (unreadable goal) or InvalidIntent (cannot be planned).
 
     A target the goal names in words no column is called by is looked for by meaning (``embedder``, by default the
-    shipped model, loaded only then).
+    shipped model, loaded only then). ``ruled`` is the rules' reading of this goal (or the question they raised) when
+    the caller has it already, so the goal is not read twice.
     """
     check_goal(goal)
     intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
-                                lambda: validate_intent(detect_intent(goal, profile), profile))
+                                lambda: validate_intent(_by_rules(goal, profile, ruled), profile))
     if {issue.code for issue in intent.errors} == {"target_missing"}:
         intent = _target_by_meaning(intent, profile, embedder or default_embedder())
     intent = intent.model_copy(update={"provenance": provenance})
@@ -125,9 +126,13 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
     the question (``SeveralTargets``).
     """
     check_goal(goal)
-    several = _several_targets(goal, profile)
+    try:
+        ruled: Intent | AmbiguousGoal = detect_intent(goal, profile)
+    except AmbiguousGoal as question:
+        ruled = question
+    several = ruled if isinstance(ruled, SeveralTargets) else None
     if several is None or not (several.asked or each_target):
-        return [understand(goal, profile, reasoner, embedder)]
+        return [understand(goal, profile, reasoner, embedder, ruled=ruled)]
     listed = ", ".join(several.columns)
     why = (f"the goal asks for a model of each of {listed} ('{several.asked}')" if several.asked
            else f"a model of each target the goal names was asked for: {listed}")
@@ -140,15 +145,11 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
     return intents
 
 
-def _several_targets(goal: str, profile: DatasetProfile) -> SeveralTargets | None:
-    """The rules' question when the goal names several columns to predict, else None."""
-    try:
-        detect_intent(goal, profile)
-    except SeveralTargets as several:
-        return several
-    except AmbiguousGoal:
-        return None
-    return None
+def _by_rules(goal: str, profile: DatasetProfile, ruled: Intent | AmbiguousGoal | None) -> Intent:
+    """The rules' reading of the goal: ``ruled`` when the caller read it already (its question raised), else read."""
+    if isinstance(ruled, AmbiguousGoal):
+        raise ruled
+    return detect_intent(goal, profile) if ruled is None else ruled
 
 
 def _target_by_meaning(intent: Intent, profile: DatasetProfile, embedder: Embedder) -> Intent:

@@ -11,32 +11,37 @@ import typer
 from rich.markup import escape
 from rich.tree import Tree
 
-from dagsmith.agents.builder import ChoiceError, parse_choices
+from dagsmith.agents.builder import ChoiceError, aimed_targets, parse_choices
 from dagsmith.agents.planner import plan_each
 from dagsmith.cli.output import console, fail, print_json
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage
-from dagsmith.models.intent import ConstraintKind, SeveralTargets, find_constraint
+from dagsmith.models.intent import ConstraintKind, Intent, SeveralTargets, find_constraint
 from dagsmith.models.plan import Plan, RankingMode, Recommendation
 from dagsmith.models.reasoning import Provenance
 
 
 #: The options ``plan`` and ``run`` share for choosing services in place of the recommender.
 Interactive = Annotated[bool, typer.Option("--interactive", help="Choose among the top 3 per stage.")]
-Choose = Annotated[list[str], typer.Option(help="STAGE=MICROSERVICE, to override the recommender.")]
+Choose = Annotated[list[str], typer.Option(
+    metavar="[TARGET:]STAGE=MICROSERVICE",
+    help="Use this microservice for the stage instead of the recommender's pick (repeatable). With one pipeline per "
+         "target, a TARGET: prefix chooses for that target's pipeline only, e.g. 'price: modelling=ridge_regression'; "
+         "a choice without one applies to every pipeline.")]
 EachTarget = Annotated[bool, typer.Option("--each-target", help="Build one pipeline per named target.")]
 
 
-def read_choices(choose: list[str], interactive: bool) -> tuple[dict[Stage, str], Callable | None]:
-    """``--choose`` lines as choices, and with ``--interactive`` the question put to the person once the plan's
-    candidates are ranked (for the stages ``--choose`` left open)."""
+def read_choices(choose: list[str], interactive: bool) -> Callable | None:
+    """Check the ``--choose`` lines are choices before anything is read (the targets they aim at are checked once the
+    goal's are known), and with ``--interactive`` the question put to the person once each plan's candidates are
+    ranked (for the stages ``--choose`` left open)."""
     try:
-        choices = parse_choices(choose)
+        parse_choices(choose, targets=aimed_targets(choose))
     except ChoiceError as exc:
         fail(f"--choose: {exc}", code=2)
     if interactive and not sys.stdin.isatty():
         fail("--interactive needs a terminal; use --choose STAGE=MICROSERVICE instead", code=2)
-    return choices, (lambda recommendation: _ask(recommendation, set(choices))) if interactive else None
+    return _ask if interactive else None
 
 
 def plan_or_fail(data: Path, goal: str, **options) -> list[Plan]:
@@ -50,8 +55,11 @@ def plan_or_fail(data: Path, goal: str, **options) -> list[Plan]:
         fail(str(exc), code=exc.exit_code)
 
 
-def _ask(recommendation: Recommendation, chosen: set[Stage]) -> dict[Stage, str]:
-    """Interactive mode: a person picks among the top 3 of each stage (Enter keeps the first)."""
+def _ask(intent: Intent, recommendation: Recommendation, chosen: dict[Stage, str]) -> dict[Stage, str]:
+    """Interactive mode: a person picks among the top 3 of each stage not ``chosen`` (Enter keeps the first); with one
+    pipeline per target, under a heading naming the target, as each one is asked about in turn."""
+    if intent.asks(ConstraintKind.EACH_TARGET):
+        console.print(f"\n[bold]Pipeline predicting {escape(intent.target)}[/]", highlight=False)
     choices = {}
     for stage in recommendation.stages:
         top = stage.top
@@ -148,8 +156,8 @@ def plan_command(
                                                       "were built).")] = False,
 ) -> None:
     """Profile the data, read the goal, rank microservices per stage, build and store a validated pipeline."""
-    choices, ask = read_choices(choose, interactive)
-    results = plan_or_fail(data, goal, user=user, mode=mode, choices=choices, ask=ask, each_target=each_target)
+    ask = read_choices(choose, interactive)
+    results = plan_or_fail(data, goal, user=user, mode=mode, choose=choose, ask=ask, each_target=each_target)
     if json:
         print_json(results if len(results) > 1 else results[0])  # one plan keeps the shape callers read
     else:

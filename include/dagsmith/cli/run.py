@@ -70,7 +70,7 @@ def run_command(
     --airflow-url) both happen there, followed from here; else in this process."""
     if runtime:
         require_runtime(runtime)
-    choices, ask = read_choices(choose, interactive)
+    ask = read_choices(choose, interactive)
     settings = Settings.from_env()
     if in_process and airflow_url:
         fail("--in-process runs here, --airflow-url (or DAGSMITH_AIRFLOW_URL) on a deployment: pass one", code=2)
@@ -85,7 +85,7 @@ def run_command(
                          each_target=each_target, settings=settings, json=json)
     else:
         reports = _run_here(data, goal, runtime=runtime or "local", user=user or "anonymous", settings=settings,
-                            choices=choices, ask=ask, each_target=each_target, json=json)
+                            choose=choose, ask=ask, each_target=each_target, json=json)
     if json:
         print_json(reports if len(reports) > 1 else reports[0])
     if not all(report["status"] == PipelineStatus.COMPLETED for report in reports):
