@@ -61,22 +61,24 @@ def native_features(inp: Bundle, *, regression: bool = False) -> list[str]:
 class CategoryDtypes(TransformerMixin, BaseEstimator):
     """A scikit-learn transformer that turns non-numeric columns into pandas ``category`` columns.
 
-    The categories are learned from the training table; values unseen in training become missing,
-    which histogram gradient boosting handles natively.
+    The categories are learned from the training table. A column with more than ``max_categories`` (native
+    categorical support allows no more) keeps its most frequent ones, so a job title or a town still informs the
+    model; its rarer values, and values unseen in training, become missing, which histogram gradient boosting
+    handles natively. ``rare_`` says how many values each such column lost.
     """
 
     def __init__(self, max_categories: int = 255):
         self.max_categories = max_categories
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> CategoryDtypes:
-        self.categories_ = {}
+        self.categories_, self.rare_ = {}, {}
         for column in X.columns:
             if not pd.api.types.is_numeric_dtype(X[column]):
-                values = sorted(X[column].dropna().astype("string").unique())
-                if len(values) > self.max_categories:
-                    raise ServiceError(f"column '{column}' has {len(values)} categories; native categorical "
-                                       f"support allows at most {self.max_categories}")
-                self.categories_[column] = values
+                counts = X[column].dropna().astype("string").value_counts()
+                if len(counts) > self.max_categories:
+                    self.rare_[column] = len(counts) - self.max_categories
+                    counts = counts.sort_index().sort_values(ascending=False, kind="stable")[: self.max_categories]
+                self.categories_[column] = sorted(counts.index)
         return self
 
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
@@ -90,6 +92,15 @@ class CategoryDtypes(TransformerMixin, BaseEstimator):
 def with_native_categories(estimator: Any) -> Any:
     """``estimator`` preceded by :class:`CategoryDtypes`, for models with ``categorical_features="from_dtype"``."""
     return Pipeline([("categories", CategoryDtypes()), ("model", estimator)])
+
+
+def native_categories_note(model: Pipeline) -> str:
+    """The report's sentence on the categorical features a :func:`with_native_categories` model used, and on the
+    rare values of any column with more categories than native support allows."""
+    categories = model.named_steps["categories"]
+    rare = "".join(f"; '{column}' keeps its {categories.max_categories} commonest values and its {count} rarer ones "
+                   f"count as missing" for column, count in categories.rare_.items())
+    return f"Categorical features used natively: {', '.join(categories.categories_) or 'none'}{rare}."
 
 
 def ranked(names: list[str], weights: Any, top: int = 10) -> str:

@@ -7,7 +7,7 @@ Under a pipeline's model search it tunes learning rate, leaf count and regularis
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from dagsmith_kit import run_service
-from dagsmith_kit.models import native_features, with_native_categories
+from dagsmith_kit.models import native_categories_note, native_features, with_native_categories
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 
@@ -35,10 +35,9 @@ def space(trial):
 def train(inp, out, params):
     model, _ = tune_fit_and_predict(inp, out, booster, params, native_features(inp), space=space)
     fitted = model.named_steps["model"]
-    categorical = list(model.named_steps["categories"].categories_)
     out.write_metrics({"boosting_iterations": fitted.n_iter_})
     out.append_report(f"## Gradient boosting classifier\n\n{fitted.n_iter_} boosting iterations. "
-                      f"Categorical features used natively: {', '.join(categorical) or 'none'}.")
+                      + native_categories_note(model))
 
 
 if __name__ == "__main__":

@@ -1,15 +1,21 @@
 """Train a LightGBM gradient boosted trees classifier on the training table and predict the test table.
 
 Handles missing values and text (categorical) feature columns natively: text columns become pandas categories
-learned from the training table (at most 255 per column), so no imputation or encoding is needed. LightGBM
-refuses feature names holding JSON characters ([ ] { } " : ,).
+learned from the training table (a column's 255 commonest values at most), so no imputation or encoding is needed.
+LightGBM refuses feature names holding JSON characters ([ ] { } " : ,).
 Under a pipeline's model search it tunes rounds, learning rate, leaves and regularisation on the training rows.
 """
 
 from lightgbm import LGBMClassifier
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.models import lightgbm_features, lightgbm_space, ranked, with_native_categories
+from dagsmith_kit.models import (
+    lightgbm_features,
+    lightgbm_space,
+    native_categories_note,
+    ranked,
+    with_native_categories,
+)
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 
@@ -35,10 +41,9 @@ def train(inp, out, params):
         raise ServiceError(f"n_estimators must be at least 1, got {params['n_estimators']}")
     model, _ = tune_fit_and_predict(inp, out, booster, params, features, space=lightgbm_space)
     fitted = model.named_steps["model"]
-    categorical = list(model.named_steps["categories"].categories_)
     out.write_metrics({"boosting_rounds": int(fitted.n_estimators_)})
-    out.append_report(f"## LightGBM classifier\n\n{fitted.n_estimators_} boosting rounds. Categorical features "
-                      f"used natively: {', '.join(categorical) or 'none'}. Largest gains:\n"
+    out.append_report(f"## LightGBM classifier\n\n{fitted.n_estimators_} boosting rounds. "
+                      f"{native_categories_note(model)} Largest gains:\n"
                       + ranked(features, fitted.feature_importances_, top=5))
 
 

@@ -1,6 +1,6 @@
 """Train a LightGBM gradient boosted trees regressor on the training table and predict the test target.
 
-Handles missing values and text (categorical) feature columns natively (at most 255 categories per column);
+Handles missing values and text (categorical) feature columns natively (a column's 255 commonest values at most);
 needs a numeric target. objective is regression (squared error), regression_l1, huber or poisson (which needs
 a non-negative target).
 Under a pipeline's model search it tunes rounds, learning rate, leaves and regularisation on the training rows.
@@ -9,7 +9,13 @@ Under a pipeline's model search it tunes rounds, learning rate, leaves and regul
 from lightgbm import LGBMRegressor
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.models import lightgbm_features, lightgbm_space, ranked, with_native_categories
+from dagsmith_kit.models import (
+    lightgbm_features,
+    lightgbm_space,
+    native_categories_note,
+    ranked,
+    with_native_categories,
+)
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 OBJECTIVES = ("regression", "regression_l1", "huber", "poisson")
@@ -40,10 +46,9 @@ def train(inp, out, params):
         raise ServiceError("the poisson objective needs a non-negative target; use objective 'regression'")
     model, _ = tune_fit_and_predict(inp, out, booster, params, features, space=lightgbm_space)
     fitted = model.named_steps["model"]
-    categorical = list(model.named_steps["categories"].categories_)
     out.write_metrics({"boosting_rounds": int(fitted.n_estimators_)})
     out.append_report(f"## LightGBM regressor\n\n{fitted.n_estimators_} boosting rounds ({objective} objective). "
-                      f"Categorical features used natively: {', '.join(categorical) or 'none'}. Largest gains:\n"
+                      f"{native_categories_note(model)} Largest gains:\n"
                       + ranked(features, fitted.feature_importances_, top=5))
 
 

@@ -155,6 +155,24 @@ def test_elasticnet_beats_the_mean_on_diabetes(run, diabetes_split):
     assert 1 <= out.metrics()["nonzero_coefficients"] <= 10
 
 
+@pytest.mark.parametrize("service", ["gradient_boosting_regressor", "lightgbm_regressor"])
+def test_a_column_with_more_categories_than_native_support_keeps_its_frequent_ones(run, tmp_path, service):
+    """2,000 towns, a few of them holding most rows (as job titles or towns do): the frequent towns inform the model,
+    the rare ones are missing to it, and the model is fitted rather than refused."""
+    rng, n = np.random.default_rng(3), 3000
+    towns = np.array([f"town {i}" for i in range(2000)])
+    town = towns[np.minimum(rng.zipf(1.1, n) - 1, 1999)]
+    effect = {name: rng.normal(0, 10) for name in towns}
+    frame = pd.DataFrame({"town": town, "size": rng.uniform(0, 5, n)})
+    frame["price"] = 4 * frame["size"] + frame["town"].map(effect) + rng.normal(0, 1, n)
+    split = split_bundle(tmp_path / "towns", frame, "price", "regression")
+    assert split.table("train")["town"].nunique() > 255
+    out = run(service, split).output
+    _, _, r2 = regression_scores(out, "price")
+    assert r2 > 0.6  # size alone explains about a quarter of the variance: the towns were used
+    assert "'town' keeps its 255 commonest values and its" in (out.path / "report.md").read_text()
+
+
 def test_extra_trees_regressor_on_concrete(run, concrete_split):
     out = run("extra_trees_regressor", concrete_split, {"n_estimators": 150}).output
     rmse, baseline, r2 = regression_scores(out, "compressive_strength")
