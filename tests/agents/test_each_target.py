@@ -90,6 +90,8 @@ def test_several_targets_without_the_request_stay_a_question_naming_each():
     "predict price and rooms, one model per city",
     "predict price and rooms for both cities",
     "predict price and rooms for separate cities",
+    "predict price and rooms, and show their errors separately",
+    "predict price and rooms; impute missing entries independently",
 ])
 def test_words_that_count_the_rows_ask_for_no_pipeline_per_target(goal):
     with pytest.raises(SeveralTargets) as raised:
@@ -102,6 +104,8 @@ def test_words_that_count_the_rows_ask_for_no_pipeline_per_target(goal):
     ("predict price and rooms for each of them", "each of"),
     ("predict price and rooms, both of them", "both"),
     ("predict price and rooms, one model each with a random forest", "model each"),
+    ("separately predict price and rooms", "separately"),
+    ("model price and rooms independently of each other", "independently"),
 ])
 def test_words_that_count_the_targets_ask_for_one_pipeline_per_target(goal, asked):
     intents = understand_targets(goal, profile())

@@ -25,6 +25,7 @@ from dagsmith.agents.intent.lexicon import (
     SKIPPABLE,
     STOPWORDS,
     TASK_PHRASES,
+    TASK_STEMS,
     VOCABULARY,
     Family,
     stems_of,
@@ -192,7 +193,8 @@ def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: Data
 def each_request(goal: Goal, named: set[int]) -> str | None:
     """The goal's words asking for a model of each target it names ("separately", "both price and rooms", "one model
     each", "a pipeline per target", "two models"), or None when it asks for no such thing. ``named`` are the positions
-    of the words naming the targets: "each of price and rooms" counts them, "each of the houses" counts the rows."""
+    of the words naming the targets: "each of price and rooms" counts them, "each of the houses" counts the rows;
+    "separately" counts beside the targets or the prediction, not elsewhere ("show the errors separately")."""
     stems = goal.stems
 
     def counts_targets(at: int) -> bool:
@@ -201,9 +203,17 @@ def each_request(goal: Goal, named: set[int]) -> str | None:
             at += 1
         return at == len(stems) or at in named or stems[at] in PER_WHAT
 
+    def beside_the_prediction(at: int) -> bool:
+        """Whether the word next to ``at``, small words aside, is a target, a model or a task word: "price and rooms
+        separately", "separately predict", not "... and show the errors separately"."""
+        nearest = [next((i for i in steps if stems[i] not in STOPWORDS | PER_FILLER), None)
+                   for steps in (range(at - 1, -1, -1), range(at + 1, len(stems)))]
+        return any(i is not None and (i in named or stems[i] in MODEL_NOUNS or stems[i] in TASK_STEMS)
+                   for i in nearest)
+
     for at, s in enumerate(stems):
         after = stems[at + 1] if at + 1 < len(stems) else None
-        if s in EACH_WORDS or s in BOTH_WORDS and counts_targets(at + 1):
+        if s in EACH_WORDS and beside_the_prediction(at) or s in BOTH_WORDS and counts_targets(at + 1):
             return goal.words[at]
         if s in MODEL_COUNTS and after in MODEL_NOUNS:
             return goal.said(at, at + 2)
