@@ -60,9 +60,12 @@ def test_rows_with_no_value_are_no_exclusion_of_that_column():
     assert constraints(intent("wa_churn", "predict churn, no total charges"))["exclude_columns"] == ["total_charges"]
 
 
-def test_columns_after_a_model_on_are_its_inputs():
-    found = intent("wa_churn", "which contract do they hold? multi-class model on tenure, churn and gender")
-    assert found.target == "contract"
+@pytest.mark.parametrize("goal", ["fit a model using tenure and contract to predict churn",
+                                  "based on tenure and monthly charges, predict churn",
+                                  "from tenure, contract and gender, estimate whether they churn"])
+def test_a_task_word_after_the_inputs_names_the_target(goal):
+    found = intent("wa_churn", goal)
+    assert (found.task_type, found.target) == (TaskType.BINARY_CLASSIFICATION, "churn")
 
 
 def test_an_unknown_or_target_column_ruled_out_is_refused_with_the_columns_there_are():

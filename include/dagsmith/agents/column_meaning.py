@@ -52,12 +52,12 @@ class Reading:
 
 
 def phrases(goal: str, profile: DatasetProfile) -> list[str]:
-    """The goal's runs of content words before its inputs ("from ..."), and their sub-phrases of up to three words."""
+    """The goal's runs of content words outside its inputs ("from ..."), and their sub-phrases of up to three words."""
     read = read_goal(goal, profile)
     found: list[str] = []
     run: list[str] = []
-    for index in range(read.features_from + 1):
-        word = read.words[index] if index < read.features_from else None
+    for index in range(len(read.words) + 1):
+        word = read.words[index] if index < len(read.words) and not read.among_inputs(index) else None
         if word and read.stems[index] not in STOPWORDS and read.stems[index] not in TASK_STEMS:
             run.append(word)
             continue

@@ -54,7 +54,7 @@ def detect_intent(goal: str, profile: DatasetProfile, *, target: str | None = No
     ruled = {name for c in column_constraints(text, lambda phrase: column_named(phrase, profile)) for name in c.value}
     matches = [m for m in column_matches(read, profile) if m.column not in ruled] or column_matches(read, profile)
     masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
-    named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and m.start < read.features_from for m in matches)
+    named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and not read.among_inputs(m.start) for m in matches)
     scores = family_scores(read, masked, named)
     family, task_confidence = choose_family(scores, named, goal, profile)
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dagsmith.agents.intent.lexicon import GENERIC_NOUNS, STOPWORDS, VOCABULARY, stems_of
+from dagsmith.agents.intent.lexicon import GENERIC_NOUNS, STOPWORDS, TASK_PHRASES, VOCABULARY, Family, stems_of
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
 from dagsmith.text import stem, words
 
@@ -21,11 +21,12 @@ NAME_NOISE = frozenset(stems_of("cm mm kg g lb lbs km pct usd num of the in per 
 FUZZY_CUTOFF = 0.84
 
 #: Where the goal starts listing inputs: a column after these is a feature, not the target. "look at" opens the
-#: inputs only after the goal has said something else ("who has insurance? look at age and education"); "on" only
-#: after a model ("a multi-class model on age, sex and education"; "regression on X" names its target).
+#: inputs only after the goal has said something else ("who has insurance? look at age and education").
 _FEATURE_MARKER = re.compile(r"\b(?:based on|base (?:it|this|that) on|using|from|given|by looking at|according to|"
-                             r"as features|with features|considering|taking into account|(?<=\w )look(?:ing)? at|"
-                             r"(?<=model )on|(?<=classifier )on)\b")
+                             r"as features|with features|considering|taking into account|(?<=\w )look(?:ing)? at)\b")
+#: Task words that end a list of inputs: what follows names the target ("using tenure and contract, predict churn").
+#: Weaker hints ("model", "will") may be part of the list.
+_INPUTS_END = tuple(phrase for family, phrase, weight in TASK_PHRASES if family is Family.SUPERVISED and weight >= 1.5)
 #: A question about the rows that a prediction answers: yes/no ("does ...?", "was ...?") or who/which.
 _QUESTION = re.compile(r"^\s*(?:does|do|did|is|are|was|were|will|would|can|could|has|have|who|which)\b[^?]*\?")
 
@@ -37,9 +38,14 @@ class Goal:
     words: tuple[str, ...]
     stems: tuple[str, ...]
     features_from: int  # index of the first word after "based on"/"from"/... (len(words) when there is none)
+    features_to: int  # index of the task word that ends the inputs ("... to predict churn"), else len(words)
     corrections: tuple[tuple[str, str], ...]
     asides: frozenset[int] = frozenset()  # words of a parenthesised list: examples or classes, not the column asked for
     question: bool = False  # the goal asks a question about the rows that a prediction answers
+
+    def among_inputs(self, at: int) -> bool:
+        """Whether the word at ``at`` is in the list of inputs ("based on age and income")."""
+        return self.features_from <= at < self.features_to
 
     def said(self, start: int, end: int) -> str:
         return " ".join(self.words[start:end])
@@ -79,8 +85,10 @@ def read_goal(text: str, profile: DatasetProfile) -> Goal:
         stems.append(fix or s)
     marker = _FEATURE_MARKER.search(" ".join(tokens))
     features_from = len(" ".join(tokens)[: marker.start()].split()) if marker else len(tokens)
+    features_to = min((at for phrase in _INPUTS_END for at in find_phrase(tuple(stems), phrase) if at > features_from),
+                      default=len(tokens))
     question = any(_QUESTION.match(sentence) for sentence in re.split(r"(?<=[.!?])\s+", text))
-    return Goal(tuple(tokens), tuple(stems), features_from, tuple(corrections), asides, question)
+    return Goal(tuple(tokens), tuple(stems), features_from, features_to, tuple(corrections), asides, question)
 
 
 def _tokens_and_asides(text: str) -> tuple[list[str], frozenset[int]]:

@@ -120,10 +120,10 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
     an identifier the goal's subject happens to name ("will the *customer* sign up ..." over `customer`) is who the
     rows are, not what to predict, unless nothing else is named.
     """
-    inputs = {m.column for m in matches if m.start >= goal.features_from}
+    inputs = {m.column for m in matches if goal.among_inputs(m.start)}
     # Inputs listed after the target's own words ("visits - predict them from age and income") are never the target;
     # a goal that opens with its inputs ("from these readings, predict ...") names its target among them.
-    zone = [m for m in matches if m.start < goal.features_from] or (matches if goal.features_from == 0 else [])
+    zone = [m for m in matches if not goal.among_inputs(m.start)] or (matches if goal.features_from == 0 else [])
     zone = [m for m in zone if m.column not in inputs] or zone
     zone = [m for m in zone if _predictable(profile.column(m.column))] or zone
     if zone:
@@ -249,7 +249,7 @@ def named_but_absent(goal: Goal, verbs: list[int]) -> str | None:
     """
     if not verbs:
         return None
-    for at in range(verbs[0] + 1, min(goal.features_from, len(goal.stems))):
+    for at in range(verbs[0] + 1, goal.features_from if verbs[0] < goal.features_from else len(goal.stems)):
         s = goal.stems[at]
         if s in SKIPPABLE or s in GENERIC_NOUNS or s in VOCABULARY:
             continue

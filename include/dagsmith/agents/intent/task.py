@@ -73,7 +73,7 @@ def family_scores(goal: Goal, masked: set[int], named_target: bool = False) -> d
         hits = [at for at in find_phrase(goal.stems, phrase)
                 if not masked & set(range(at, at + len(phrase))) and not _negated(goal.stems, at)]
         if hits:
-            in_inputs = min(hits) >= goal.features_from
+            in_inputs = goal.among_inputs(min(hits))
             said = goal.said(min(hits), min(hits) + len(phrase))
             found.setdefault(family, []).append((said, weight * (input_weight if in_inputs else 1)))
     if goal.question:
