@@ -362,6 +362,15 @@ def test_no_constraint_is_invented():
     assert [c.kind for c in intent("wa_churn", "predict churn with a random forest").constraints] == ["model"]
 
 
+def test_explaining_a_column_asks_for_its_drivers_not_for_a_readable_model():
+    """'explain life expectancy from GDP' is answered by the explanation step of any model; 'a model I can explain'
+    and 'explain the rules' ask for one a person can read."""
+    drivers = intent("gapminder", "explain life expectancy across countries and years from fertility and GDP")
+    assert (drivers.target, drivers.constraints) == ("life_expectancy", [])
+    for goal in ("predict churn, a model I can explain to management", "predict churn and explain the rules"):
+        assert [c.kind for c in intent("wa_churn", goal).constraints] == ["interpretable"]
+
+
 def test_shape_requests_for_unsupervised_tasks():
     clusters = intent("wine", "group the wines into four clusters")
     assert {(c.kind, c.value) for c in clusters.constraints} == {("n_clusters", 4)}

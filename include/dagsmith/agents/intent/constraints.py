@@ -26,8 +26,14 @@ _TIME = re.compile(
 _QUICK = re.compile(r"\b(quick|quickly|fast|asap|hurry|rapidly|in a rush|right away|speedy)\b")
 QUICK_BUDGET_SECONDS = 300
 _INTERPRETABLE = re.compile(
-    r"\b(explainable|explainability|interpretable|interpretability|interpret|explain|transparent|transparency|"
-    r"white box|glass box|auditable|understandable|human readable|simple rules|regulators?|compliance)\b"
+    r"\b(explainable|explainability|interpretable|interpretability|transparent|transparency|"
+    r"white box|glass box|auditable|understandable|human readable|simple rules|regulators?|compliance|"
+    # "explain"/"interpret" ask for a readable model when said of the model or to people ("a model I can explain",
+    # "explain it to HR", "explain the rules"); "explain life expectancy from GDP" asks what drives a column, which
+    # the explanation step answers for any model.
+    r"(?:can|could|able to|easy to|simple to|need to|must|should|have to)\s+(?:explain|interpret)|"
+    r"(?:explain|interpret)(?:\w*)\s+(?:(?:it|them|this|that|the|its|their|our|my|each)\s+)?"
+    r"(?:to|it|them|rules?|models?|predictions?|decisions?|results?|outputs?|why|how)\b)"
 )
 _BLACK_BOX = re.compile(r"\bblack ?box(?:es)?\b")
 #: Model families a goal can rule out ("no neural nets", "without deep learning", "avoid SVMs").
