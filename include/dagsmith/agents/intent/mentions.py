@@ -55,9 +55,8 @@ class MatchKind(StrEnum):
 
 MATCH_SCORE = {
     MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.DERIVED: 0.85,
-    MatchKind.ABBREVIATION: 0.7,
-    MatchKind.ACRONYM: 0.7, MatchKind.CONTRACTION: 0.7, MatchKind.PARTIAL: 0.65, MatchKind.CLASSES: 0.9, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5,
-    MatchKind.PROFILE: 0.45,
+    MatchKind.ABBREVIATION: 0.7, MatchKind.ACRONYM: 0.7, MatchKind.CONTRACTION: 0.7, MatchKind.PARTIAL: 0.65,
+    MatchKind.CLASSES: 0.9, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5, MatchKind.PROFILE: 0.45,
 }
 #: Matches this good name a column outright: enough for a goal that is only a column name, and two of them
 #: joined by "and" are two targets.

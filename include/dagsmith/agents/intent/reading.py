@@ -85,10 +85,11 @@ def read_goal(text: str, profile: DatasetProfile) -> Goal:
         stems.append(fix or s)
     marker = _FEATURE_MARKER.search(" ".join(tokens))
     features_from = len(" ".join(tokens)[: marker.start()].split()) if marker else len(tokens)
-    features_to = min((at for phrase in _INPUTS_END for at in find_phrase(tuple(stems), phrase) if at > features_from),
+    read = tuple(stems)
+    features_to = min((at for phrase in _INPUTS_END for at in find_phrase(read, phrase) if at > features_from),
                       default=len(tokens))
     question = any(_QUESTION.match(sentence) for sentence in re.split(r"(?<=[.!?])\s+", text))
-    return Goal(tuple(tokens), tuple(stems), features_from, features_to, tuple(corrections), asides, question)
+    return Goal(tuple(tokens), read, features_from, features_to, tuple(corrections), asides, question)
 
 
 def _tokens_and_asides(text: str) -> tuple[list[str], frozenset[int]]:
