@@ -158,6 +158,18 @@ def test_planning_builds_and_stores_one_pipeline_per_target(store, embedder, hou
         plan(houses_csv, goal, settings=store, embedder=embedder, save=False)
 
 
+def test_a_choice_one_targets_pipeline_cannot_take_stores_no_pipeline(store, embedder, houses_csv):
+    # the city's pipeline has only numbers to learn from, so no encoding stage; the price's encodes the city
+    goal = "predict the price and the city, one model each"
+    with pytest.raises(ChoiceError, match="this plan has no encoding stage to choose for"):
+        plan_each(houses_csv, goal, user="cy", settings=store, embedder=embedder, choose=["encoding=onehot_encoder"])
+    with session_scope(store) as session:  # the price's pipeline was built before the city's failed: not stored
+        assert pipeline_rows(session, schema.Pipeline.owner == "cy") == []
+    plans = plan_each(houses_csv, goal, user="cy", settings=store, embedder=embedder,
+                      choose=["price: encoding=onehot_encoder"])
+    assert [(p.intent.target, "store" in p.timings) for p in plans] == [("price", True), ("city", True)]
+
+
 def _cli(settings, command, *args):
     env = {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(settings.home),
            "COLUMNS": "200"}

@@ -66,24 +66,35 @@ def build_pipeline(
     schedule: str | None = None, shared: bool = False, save: bool = True,
 ) -> PipelineSpec:
     """Agent A4: build, validate and (with ``save``) store the pipeline with what its runs need to know."""
+    spec = _build(profile, intent, recommendation, data=data, user=user, choices=choices, settings=settings)
+    spec.schedule, spec.shared = schedule, shared
+    if not save:
+        return spec
+    with session_scope(settings) as session:
+        return _store(session, spec, profile, intent, recommendation)
+
+
+def _build(profile: DatasetProfile, intent: Intent, recommendation: Recommendation, *, data: str | Path,
+           user: str, choices: dict[Stage, str] | None, settings: Settings | None) -> PipelineSpec:
     with session_scope(settings) as session:
         catalog = {entry.name: entry for entry in _entries(session, recommendation.mode)}
-        spec = builder.build(profile, intent, recommendation, catalog, owner=user,
-                             dataset=str(Path(data).resolve()), choices=choices, reasoner=model_reasoner(settings),
-                             search_seconds=(settings or Settings.from_env()).search_seconds)
-        spec.schedule, spec.shared = schedule, shared
-        if not save:
-            return spec
-        record = {"intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json"),
-                  "parameters_by": spec.param_provenance.model_dump(mode="json"),
-                  "profile_summary": {"n_rows": profile.n_rows, "n_columns": profile.n_columns,
-                                      "quality": profile.quality.model_dump(mode="json")},
-                  "roles": {"id_columns": [c.name for c in profile.columns if c.semantic_type is SemanticType.ID],
-                            "time_column": profile.time_column,
-                            "excluded_columns": excluded_columns(intent.constraints, profile.column_names,
-                                                                 {intent.target})}}
-        pipeline_id = insert_pipeline(session, spec, {name: entry.id for name, entry in catalog.items()}, record)
-        return spec.model_copy(update={"id": pipeline_id})
+    return builder.build(profile, intent, recommendation, catalog, owner=user, dataset=str(Path(data).resolve()),
+                         choices=choices, reasoner=model_reasoner(settings),
+                         search_seconds=(settings or Settings.from_env()).search_seconds)
+
+
+def _store(session: Session, spec: PipelineSpec, profile: DatasetProfile, intent: Intent,
+           recommendation: Recommendation) -> PipelineSpec:
+    record = {"intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json"),
+              "parameters_by": spec.param_provenance.model_dump(mode="json"),
+              "profile_summary": {"n_rows": profile.n_rows, "n_columns": profile.n_columns,
+                                  "quality": profile.quality.model_dump(mode="json")},
+              "roles": {"id_columns": [c.name for c in profile.columns if c.semantic_type is SemanticType.ID],
+                        "time_column": profile.time_column,
+                        "excluded_columns": excluded_columns(intent.constraints, profile.column_names,
+                                                             {intent.target})}}
+    ids = {entry.name: entry.id for entry in _entries(session, recommendation.mode)}
+    return spec.model_copy(update={"id": insert_pipeline(session, spec, ids, record)})
 
 
 def plan(data: str | Path, goal: str, **options) -> Plan:
@@ -133,9 +144,15 @@ def plan_each(
         recommendation = timed(spent, "recommend", lambda: recommend_stages(
             profile, intent, user=user, mode=mode, weights=weights, settings=settings, embedder=embedder))
         picked = {**chosen, **ask(intent, recommendation, chosen)} if ask else chosen
-        spec = timed(spent, "build", lambda: build_pipeline(profile, intent, recommendation, data=data, user=user,
-                                                            choices=picked, settings=settings, save=save))
+        spec = timed(spent, "build", lambda: _build(profile, intent, recommendation, data=data, user=user,
+                                                    choices=picked, settings=settings))
         return Plan(profile=profile, intent=intent, recommendation=recommendation, pipeline=spec, timings=spent)
+
+    def stored(session: Session, built: Plan) -> Plan:
+        spent = dict(built.timings)
+        spec = timed(spent, "store", lambda: _store(session, built.pipeline, profile, built.intent,
+                                                     built.recommendation))
+        return built.model_copy(update={"pipeline": spec, "timings": spent})
 
     profile = timed(timings, "profile", lambda: profile_dataset(data))
     reasoner = model_reasoner(settings)
@@ -144,4 +161,9 @@ def plan_each(
     targets = [intent.target for intent in intents if intent.target]
     # every line is checked against the targets before anything is built: a wrong one stores no pipeline
     chosen = [{**(choices or {}), **builder.parse_choices(list(choose), intent.target, targets)} for intent in intents]
-    return [plan_for(intent, picked) for intent, picked in zip(intents, chosen, strict=True)]
+    built = [plan_for(intent, picked) for intent, picked in zip(intents, chosen, strict=True)]
+    if not save:
+        return built
+    # stored together once every pipeline is built: a choice one target's pipeline cannot take stores none of them
+    with session_scope(settings) as session:
+        return [stored(session, one) for one in built]
