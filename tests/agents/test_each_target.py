@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dagsmith.agents.builder import ChoiceError, parse_choices
+from dagsmith.agents.builder import ChoiceError, check_choices, parse_choices
 from dagsmith.agents.planner import plan, plan_each
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.agents.understanding import understand_targets
@@ -206,6 +206,13 @@ def test_a_choice_aimed_at_one_target_chooses_for_its_pipeline_only():
         parse_choices(["rooms: modelling=knn_regressor"], "price")
     with pytest.raises(ChoiceError, match="but the pipeline built predicts no column"):
         parse_choices(["rooms: modelling=knn_regressor"])
+
+
+def test_choice_lines_are_checked_before_the_targets_are_known():
+    check_choices(["", "modelling=ridge_regression", "age: scaling=robust_scaler"])  # any target: not known yet
+    for line in ("modeling=ridge_regression", "price: ridge_regression", "price: modelling"):
+        with pytest.raises(ChoiceError, match=f"a choice is \\[TARGET:\\] STAGE=MICROSERVICE .*; got '{line}'$"):
+            check_choices(["scaling=robust_scaler", line])
 
 
 def _step(plan: dict, stage: str) -> str:

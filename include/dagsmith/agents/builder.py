@@ -40,6 +40,27 @@ class ChoiceError(InputError, ValueError):
 _CHOICE = re.compile(r"(?:(?P<target>.*):)?\s*(?P<stage>[^:=]*)=(?P<service>.*)")
 
 
+def _choice(line: str) -> tuple[str | None, Stage, str]:
+    """One choice line as (the target it aims at or None, stage, microservice); not a choice is a ``ChoiceError``."""
+    found = _CHOICE.fullmatch(line)
+    try:
+        stage = Stage(found["stage"].strip()) if found else None
+    except ValueError:
+        stage = None
+    if stage is None:
+        raise ChoiceError(f"a choice is [TARGET:] STAGE=MICROSERVICE with a stage among "
+                          f"{', '.join(s.value for s in Stage)}; got '{line}'")
+    return (found["target"].strip() if found["target"] is not None else None), stage, found["service"].strip()
+
+
+def check_choices(lines: list[str]) -> None:
+    """Raise ``ChoiceError`` for the first line that is not a choice: what can be checked before the goal's targets
+    are known."""
+    for line in (line.strip() for line in lines):
+        if line:
+            _choice(line)
+
+
 def parse_choices(lines: list[str], target: str | None = None, targets: Collection[str] = ()) -> dict[Stage, str]:
     """``STAGE=MICROSERVICE`` lines (blank ones ignored), as people write them in the CLI or the Airflow form.
     ``TARGET: STAGE=MICROSERVICE`` chooses for that target's pipeline only: the choices for ``target``'s are the plain
@@ -50,30 +71,15 @@ def parse_choices(lines: list[str], target: str | None = None, targets: Collecti
     for line in (line.strip() for line in lines):
         if not line:
             continue
-        found = _CHOICE.fullmatch(line)
-        aimed = found["target"].strip() if found and found["target"] is not None else None
+        aimed, stage, service = _choice(line)
         if aimed is not None and aimed not in targets:
             planned = (f"the pipelines built predict {', '.join(targets)}" if len(targets) > 1 else
                        f"the pipeline built predicts {targets[0]}" if targets else
                        "the pipeline built predicts no column")
             raise ChoiceError(f"'{line}' chooses for the pipeline predicting '{aimed}', but {planned}")
-        try:
-            stage = Stage(found["stage"].strip()) if found else None
-        except ValueError:
-            stage = None
-        if stage is None:
-            raise ChoiceError(f"a choice is [TARGET:] STAGE=MICROSERVICE with a stage among "
-                              f"{', '.join(s.value for s in Stage)}; got '{line}'")
         if aimed in (None, target):
-            choices[stage] = found["service"].strip()
+            choices[stage] = service
     return choices
-
-
-def aimed_targets(lines: list[str]) -> list[str]:
-    """The targets choice lines aim at (``TARGET: STAGE=MICROSERVICE``), in order: what a syntax check before the
-    goal's targets are known lets through."""
-    found = (_CHOICE.fullmatch(line.strip()) for line in lines)
-    return list(dict.fromkeys(m["target"].strip() for m in found if m and m["target"] is not None))
 
 
 def top_choices_markdown(recommendation: Recommendation, target: str | None = None) -> str:

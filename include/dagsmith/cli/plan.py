@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.tree import Tree
 
-from dagsmith.agents.builder import ChoiceError, aimed_targets, parse_choices
+from dagsmith.agents.builder import ChoiceError, check_choices
 from dagsmith.agents.planner import plan_each
 from dagsmith.cli.output import console, fail, print_json
 from dagsmith.errors import InputError
@@ -36,7 +36,7 @@ def read_choices(choose: list[str], interactive: bool) -> Callable | None:
     goal's are known), and with ``--interactive`` the question put to the person once each plan's candidates are
     ranked (for the stages ``--choose`` left open)."""
     try:
-        parse_choices(choose, targets=aimed_targets(choose))
+        check_choices(choose)
     except ChoiceError as exc:
         fail(f"--choose: {exc}", code=2)
     if interactive and not sys.stdin.isatty():
