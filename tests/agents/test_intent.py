@@ -91,6 +91,40 @@ def test_a_word_formed_from_a_columns_name_names_it(ref, goal, target):
     assert "a word formed from its name" in found.reasons["target"]
 
 
+@functools.cache
+def _survey() -> DatasetProfile:
+    """A survey whose columns are named for the act ("participation") and whose answer may be called only `type`."""
+    rng, n = np.random.default_rng(11), 300
+    return profile_frame(pd.DataFrame({
+        "participation": rng.choice(["yes", "no"], n), "approval": rng.choice(["granted", "refused"], n),
+        "income": rng.normal(10, 1, n).round(2), "age": rng.integers(20, 60, n),
+        "Class": rng.choice(["Impaired", "Control"], n), "glucose": rng.normal(120, 30, n).round()}))
+
+
+@pytest.mark.parametrize(("goal", "target"), [
+    ("predict whether a Swiss woman participates in the labour force", "participation"),
+    ("will the permit be approved?", "approval"),
+    ("diagnose impairment from glucose and age", "Class"),  # a word derived from one of the column's classes
+])
+def test_a_word_for_the_act_or_a_class_names_its_column(goal, target):
+    assert detect_intent(goal, _survey()).target == target
+
+
+def _screening(**labels: list[str]) -> DatasetProfile:
+    rng, n = np.random.default_rng(3), 200
+    return profile_frame(pd.DataFrame({"glu": rng.normal(120, 30, n).round(), "bmi": rng.normal(30, 6, n).round(1),
+                                       "age": rng.integers(21, 80, n), **{name: rng.choice(values, n) for name, values in labels.items()}}))
+
+
+def test_an_absent_target_is_the_one_column_named_for_the_classes():
+    found = detect_intent("screen Pima women for diabetes using glucose and age", _screening(type=["Yes", "No"]))
+    assert (found.task_type, found.target) == (TaskType.BINARY_CLASSIFICATION, "type")
+    assert "'type' is the only column whose name says only that it holds the classes" in found.reasons["target"]
+    found = validate_intent(detect_intent("screen Pima women for diabetes", two := _screening(
+        type=["Yes", "No"], label=["a", "b", "c"])), two)  # two such columns: which one is not guessed
+    assert found.target == "pima" and "target_missing" in _codes(found, IssueLevel.ERROR)
+
+
 # ------------------------------------------------------------------------------------------------ ambiguity
 
 

@@ -133,8 +133,9 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
                 yield Match(column, MatchKind.ACRONYM, at, at + n, goal.said(at, at + n))
 
 
-#: Endings that make a word of a name without changing what it is about: who does it, of that kind.
-DERIVATION_ENDINGS = frozenset({"er", "r", "or", "ist", "i", "ie", "ier"})
+#: Endings that make a word of a name without changing what it is about: who does it, of that kind, the act of it
+#: ("participates" for participation, "approved" for approval, "fails" for failure, "enrolled" for enrolment).
+DERIVATION_ENDINGS = frozenset({"er", "r", "or", "ist", "i", "ie", "ier", "ion", "al", "ure", "ment", "ance", "ence"})
 
 
 def _derived(word: str, name: str) -> bool:
@@ -197,8 +198,9 @@ def _synonym_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
 
 
 def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
-    """A goal word that is a class of exactly one categorical column ("is the tumour malignant?"); two or more of
-    one column's classes, short codes included, name it as strongly as a synonym ("well (WS) or poorly (PS)")."""
+    """A goal word that is, or is derived from, a class of exactly one categorical column ("is the tumour malignant?",
+    "diagnose impairment" over Impaired/Control); two or more of one column's classes, short codes included, name it
+    as strongly as a synonym ("well (WS) or poorly (PS)")."""
     owners: dict[str, set[str]] = {}
     classes: dict[str, set[str]] = {}  # column -> the stems of its one-word values
     for column in profile.columns:
@@ -216,8 +218,10 @@ def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
             for at in said:
                 yield Match(column, MatchKind.CLASSES, at, at + 1, goal.words[at])
     for at, s in enumerate(goal.stems):
-        if len(owners.get(s, ())) == 1:
-            yield Match(next(iter(owners[s])), MatchKind.VALUE, at, at + 1, goal.words[at])
+        # a value's own word, else a word derived from it ("impairment" for Impaired)
+        owner = owners.get(s) or set().union(*(columns for value, columns in owners.items() if _derived(s, value)))
+        if len(owner) == 1:
+            yield Match(next(iter(owner)), MatchKind.VALUE, at, at + 1, goal.words[at])
 
 
 def _fuzzy_matches(names: list[ColumnName], goal: Goal) -> Iterable[Match]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
-from dagsmith.agents.intent.columns import UNPREDICTABLE
+from dagsmith.agents.intent.columns import CLASS_TYPES, UNPREDICTABLE
 from dagsmith.agents.intent.lexicon import (
     BOTH_WORDS,
     CONJUNCTIONS,
@@ -136,6 +136,11 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
         if len(only) == 1:  # words can name nothing else ("forecast the wine sales" over `time` and `value`)
             return TargetChoice(only[0], 0.6, f"the goal names '{named}' as what to predict; no column is called "
                                               f"that, and '{only[0]}' is the only column there is to predict")
+        labels = [name for name in only if _names_a_label(profile.column(name))]
+        if len(labels) == 1:  # "screen for diabetes" over a yes/no column the table calls `type`
+            return TargetChoice(labels[0], 0.55, f"the goal names '{named}' as what to predict; no column is called "
+                                                 f"that, and '{labels[0]}' is the only column whose name says only "
+                                                 f"that it holds the classes")
         return TargetChoice(named, 0.3, f"the goal names '{named}' as what to predict, but no column matches it")
     candidates = [c for c in profile.target_candidates if c.column not in inputs]
     if candidates:
@@ -158,6 +163,18 @@ def focus_column(goal: Goal, matches: list[Match]) -> Match | None:
         return min(named, key=lambda m: _rank_key(m, goal.stems, after))
     strong = {m.column: m for m in matches if m.score >= STRONG_MATCH}
     return next(iter(strong.values())) if len(strong) == 1 else None
+
+
+#: Column names that say a column holds the answer without saying what it is about: tables often call their classes so.
+LABEL_NAMES = frozenset(("class", "classes", "label", "labels", "target", "outcome", "response", "result", "y", "yesno",
+                         "type", "diagnosis"))
+#: The most classes a column named so may hold to be taken for the answer.
+MAX_LABEL_CLASSES = 20
+
+
+def _names_a_label(column: ColumnProfile) -> bool:
+    return (column.name.strip().lower() in LABEL_NAMES and column.semantic_type in CLASS_TYPES
+            and 2 <= column.unique <= MAX_LABEL_CLASSES)
 
 
 def _predictable(column: ColumnProfile | None) -> bool:
