@@ -23,7 +23,7 @@ from dagsmith.bench.quality import eda_quality, reconstruction_r2
 from dagsmith.execution.quality import BASELINE_OF, classification_quality, regression_quality
 from dagsmith.bench.peers import PeerResult
 from dagsmith.bench.report import markdown, summarise
-from dagsmith.bench.runner import Bench, TaskResult, run_experiment, schedule
+from dagsmith.bench.runner import Bench, TaskResult, execution_failure, run_experiment, schedule
 from dagsmith.bench.suite import load_suite
 from tests.conftest import CATALOG, ROOT
 
@@ -96,6 +96,16 @@ def test_eda_correlations_and_outlier_counts_are_checked_too_dotted_names_includ
     assert not eda_quality({**figures, "corr.crl.tot.y": pearson + 1e-3}, frame).valid
     assert not eda_quality({**figures, "outliers.z.zscore": 2}, frame).valid
     assert eda_quality({"rows": 200}, frame).problem.startswith("no statistics")
+
+
+def test_a_run_that_failed_says_which_step_or_why_every_step_ran_in_vain():
+    step = {"position": 4, "stage": "modelling", "status": "failed",
+            "attempts": [{"error_class": "data", "error": "ValueError: could not convert 'x'"}]}
+    assert execution_failure({"trace": {"steps": [step]}, "error": "step 4 failed"}) == (
+        "execution: step 4 (modelling) did not complete: data: ValueError: could not convert 'x'")
+    assert execution_failure({"trace": {"steps": [{**step, "status": "completed"}]},
+                              "error": "every step ran, but the model is no better than the trivial predictor"}) == (
+        "execution: every step ran, but the model is no better than the trivial predictor")
 
 
 def test_faults_go_into_every_fifth_run_with_the_kinds_taking_turns():

@@ -247,16 +247,24 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
         main = next(s for s in outcome["trace"]["steps"] if s["stage"] == target[0].value)
         result.fault_provoked = bool(main["attempts"]) and main["attempts"][0]["status"] == StepStatus.FAILED
     if outcome["status"] != PipelineStatus.COMPLETED:
-        failed = [s for s in outcome["trace"]["steps"] if s["status"] != StepStatus.COMPLETED]
-        last = failed[0]["attempts"][-1] if failed[0]["attempts"] else {}
-        why = f": {last['error_class']}: {last['error']}" if last.get("error") else ""
-        result.failure = f"execution: step {failed[0]['position']} ({failed[0]['stage']}) did not complete{why}"
+        result.failure = execution_failure(outcome)
         return result
     quality = assess(Path(outcome["workspace"]), task.task_type, *task.frame_and_labels())
     result.quality = quality.metrics
     result.success = quality.valid
     result.failure = None if quality.valid else f"invalid output: {quality.problem}"
     return result
+
+
+def execution_failure(outcome: dict) -> str:
+    """Why a run did not complete: its first step that did not, with that step's last error; else the run's own error
+    (every step ran, but the model is no better than the trivial predictor)."""
+    failed = next((s for s in outcome["trace"]["steps"] if s["status"] != StepStatus.COMPLETED), None)
+    if failed is None:
+        return f"execution: {outcome['error']}"
+    last = failed["attempts"][-1] if failed["attempts"] else {}
+    why = f": {last['error_class']}: {last['error']}" if last.get("error") else ""
+    return f"execution: step {failed['position']} ({failed['stage']}) did not complete{why}"
 
 
 def _log_crash(bench: Bench, experiment: Experiment, task: BenchTask) -> None:
