@@ -125,6 +125,29 @@ def test_an_absent_target_is_the_one_column_named_for_the_classes():
     assert found.target == "pima" and "target_missing" in _codes(found, IssueLevel.ERROR)
 
 
+@functools.cache
+def _flights() -> DatasetProfile:
+    rng, n = np.random.default_rng(4), 300
+    return profile_frame(pd.DataFrame({
+        "flight": rng.integers(1, 4000, n), "arr_delay": rng.normal(5, 20, n).round(), "distance": rng.integers(90, 3000, n),
+        "other": rng.choice([True, False], n), "morekids": rng.choice([True, False], n)}))
+
+
+@pytest.mark.parametrize(("goal", "target"), [
+    ("predict the arrival delay for each flight", "arr_delay"),  # "each flight" is what the rows are
+    ("how long is every flight delayed on arrival?", "arr_delay"),
+    ("predict each flight", "flight"),  # nothing else named: the rows' word is the target after all
+])
+def test_the_column_after_each_or_per_is_what_the_rows_are(goal, target):
+    assert detect_intent(goal, _flights()).target == target
+
+
+def test_a_word_with_another_first_letter_is_no_misspelling_of_a_column():
+    found = detect_intent("does a mother go on to have a third child?", _flights())
+    assert "misspelling" not in found.reasons["target"] and found.target != "other"
+    assert detect_intent("predict othre", _flights()).target == "other"
+
+
 # ------------------------------------------------------------------------------------------------ ambiguity
 
 

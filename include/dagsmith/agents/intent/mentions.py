@@ -225,13 +225,13 @@ def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
 
 
 def _fuzzy_matches(names: list[ColumnName], goal: Goal) -> Iterable[Match]:
-    """Last resort for misspelt names ("survivd", "prcie")."""
+    """Last resort for misspelt names ("survivd", "prcie"), never another first letter ("mother" is no `other`)."""
     for at, (word, s) in enumerate(zip(goal.words, goal.stems, strict=True)):
         if len(word) < 4 or s in STOPWORDS or s in GENERIC_NOUNS or s in VOCABULARY:
             continue
         for name in names:
             spelled = [w for w in (*words(name.column.name), name.joined) if len(w) >= 4]
-            if any(similar(word, w) for w in spelled):
+            if any(similar(word, w) and word[0] == w[0] for w in spelled):  # typing rarely changes the first letter
                 yield Match(name.column.name, MatchKind.FUZZY, at, at + 1, word)
 
 

@@ -125,6 +125,8 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
     # a goal that opens with its inputs ("from these readings, predict ...") names its target among them.
     zone = [m for m in matches if not goal.among_inputs(m.start)] or (matches if goal.features_from == 0 else [])
     zone = [m for m in zone if m.column not in inputs] or zone
+    # "the arrival delay of each flight": the column right after "each", "every" or "per" is what the rows are
+    zone = [m for m in zone if not (m.start and goal.stems[m.start - 1] in PER_WORDS)] or zone
     zone = [m for m in zone if _predictable(profile.column(m.column))] or zone
     if zone:
         best = _named_target(goal, zone, verbs, profile)
