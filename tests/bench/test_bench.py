@@ -54,18 +54,21 @@ def test_quality_figures_agree_with_scikit_learn():
 
 def test_the_report_shows_quality_beside_the_trivial_predictor_and_per_task_differences_with_the_peer():
     ours = [TaskResult(task=f"t{i}", experiment="full", task_type=kind, cohort=0, user="ana", success=True,
-                       seconds=10, quality={metric: value, BASELINE_OF[metric]: 0.5 if metric == "roc_auc" else 0.0})
+                       seconds=10, quality={metric: value, BASELINE_OF[metric]: 0.5 if metric == "roc_auc" else 0.0},
+                       intent_ok=i < 3)  # t3 modelled another column than the task's: no answer to compare
             for i, (kind, metric, value) in enumerate([("binary_classification", "roc_auc", 0.80),
                                                        ("binary_classification", "roc_auc", 0.90),
-                                                       ("regression", "r2", 0.70)])]
+                                                       ("regression", "r2", 0.70), ("regression", "r2", 0.99)])]
     peers = [PeerResult(task=f"t{i}", budget_seconds=10, seconds=10, success=True, quality={metric: value})
-             for i, (metric, value) in enumerate([("roc_auc", 0.85), ("roc_auc", 0.88), ("r2", 0.60)])]
+             for i, (metric, value) in enumerate([("roc_auc", 0.85), ("roc_auc", 0.88), ("r2", 0.60), ("r2", 0.5)])]
     summary = summarise({"full": ours}, peers)
     compared = summary["peers"]
     assert compared["auc_difference"] == pytest.approx(-0.015) and compared["r2_difference"] == pytest.approx(0.1)
     assert [(w["task"], w["difference"]) for w in compared["worst"]] == [("t0", -0.05), ("t1", 0.02), ("t2", 0.1)]
     report = markdown(summary)
     assert "Largest shortfalls: t0 -0.050 roc_auc." in report and "| roc_auc | 0.850 (2, trivial 0.500) |" in report
+    assert ("3 tasks completed by both on the task's own target (1 of ours that modelled another column left out)"
+            in report)
 
 
 def test_eda_statistics_are_checked_against_pandas_within_1e_6():

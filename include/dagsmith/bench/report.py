@@ -157,8 +157,9 @@ def _judging_metric(quality: dict[str, float]) -> str | None:
 
 
 def peers_summary(ours: list[TaskResult], peers: list[PeerResult]) -> dict[str, Any]:
-    """Quality and time ratios against the peer on the tasks both completed (ours / peer)."""
-    mine = {r.task: r for r in ours if r.success}
+    """Quality and time ratios against the peer on the tasks both completed (ours / peer). A run of ours that modelled
+    another column than the task's is no answer to compare: it is counted apart, not paired."""
+    mine = {r.task: r for r in ours if r.success and r.intent_ok}
     pairs = [(mine[p.task], p) for p in peers if p.success and p.task in mine]
     auc = [(o.quality["roc_auc"], p.quality["roc_auc"]) for o, p in pairs
            if "roc_auc" in o.quality and "roc_auc" in p.quality]
@@ -171,7 +172,8 @@ def peers_summary(ours: list[TaskResult], peers: list[PeerResult]) -> dict[str, 
         "r2_difference": _mean([d for _, m, d in differences if m == "r2"]),
         "worst": [{"task": task, "metric": metric, "difference": round(d, 4)} for task, metric, d in differences[:10]],
         "peer": peers[0].peer if peers else None, "tasks": len(peers), "peer_success_rate": _rate_of([p.success for p in peers]),
-        "paired": len(pairs), "our_auc": _mean([a for a, _ in auc]), "peer_auc": _mean([b for _, b in auc]),
+        "paired": len(pairs), "other_target": sum(r.success and not r.intent_ok for r in ours),
+        "our_auc": _mean([a for a, _ in auc]), "peer_auc": _mean([b for _, b in auc]),
         "auc_ratio": _mean([a / b for a, b in auc if b]),
         "our_nrmse": _mean([a for a, _ in nrmse]), "peer_nrmse": _mean([b for _, b in nrmse]),
         "nrmse_ratio": _mean([a / b for a, b in nrmse if b]),
@@ -303,7 +305,9 @@ def markdown(summary: dict[str, Any]) -> str:
              ["nRMSE (regression, lower is better)", _figure(peer["our_nrmse"], False),
               _figure(peer["peer_nrmse"], False), _figure(peer["nrmse_ratio"], False)],
              ["time", "", "", _figure(peer["time_ratio"], False)]])
-            + f"\n\n{peer['paired']} tasks completed by both; {peer['peer']} succeeded on "
+            + f"\n\n{peer['paired']} tasks completed by both on the task's own target"
+              + (f" ({peer['other_target']} of ours that modelled another column left out)" if peer.get("other_target")
+                 else "") + f"; {peer['peer']} succeeded on "
               f"{_figure(peer['peer_success_rate'])} of {peer['tasks']}. Mean per-task difference (ours minus "
               f"{peer['peer']}): AUC {_figure(peer.get('auc_difference'), False)}, R² "
               f"{_figure(peer.get('r2_difference'), False)}. Largest shortfalls: "
