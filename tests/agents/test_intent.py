@@ -142,6 +142,16 @@ def test_the_column_after_each_or_per_is_what_the_rows_are(goal, target):
     assert detect_intent(goal, _flights()).target == target
 
 
+@pytest.mark.parametrize(("goal", "task"), [
+    ("predict the arrival delay of a flight on the computing cluster", TaskType.REGRESSION),  # where the rows are
+    ("predict the arrival delay of flights at the hub cluster", TaskType.REGRESSION),
+    ("group the flights in clusters", TaskType.CLUSTERING),  # no word naming a thing between: the task itself
+    ("find clusters in the flights", TaskType.CLUSTERING),
+])
+def test_a_task_word_naming_where_the_rows_are_asks_for_nothing(goal, task):
+    assert detect_intent(goal, _flights()).task_type is task
+
+
 def test_a_word_with_another_first_letter_is_no_misspelling_of_a_column():
     found = detect_intent("does a mother go on to have a third child?", _flights())
     assert "misspelling" not in found.reasons["target"] and found.target != "other"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from dagsmith.agents.intent.columns import holds_numbers
-from dagsmith.agents.intent.lexicon import NEGATIONS, TASK_PHRASES, Family, stems_of
+from dagsmith.agents.intent.lexicon import NEGATIONS, STOPWORDS, TASK_PHRASES, TASK_STEMS, Family, stems_of
 from dagsmith.agents.intent.reading import Goal, find_phrase
 from dagsmith.agents.intent.wording import class_list, stray
 from dagsmith.agents.model_mentions import mentions
@@ -70,8 +70,9 @@ def family_scores(goal: Goal, masked: set[int], named_target: bool = False) -> d
     found: dict[Family, list[tuple[str, float]]] = {}
     input_weight = 0.0 if named_target else INPUT_WORD_WEIGHT
     for family, phrase, weight in TASK_PHRASES:
-        hits = [at for at in find_phrase(goal.stems, phrase)
-                if not masked & set(range(at, at + len(phrase))) and not _negated(goal.stems, at)]
+        hits = [at for at in find_phrase(goal.stems, phrase) if not masked & set(range(at, at + len(phrase)))
+                and not _negated(goal.stems, at)
+                and not (family is not Family.SUPERVISED and _names_a_place(goal.stems, at))]
         if hits:
             in_inputs = goal.among_inputs(min(hits))
             said = goal.said(min(hits), min(hits) + len(phrase))
@@ -82,6 +83,20 @@ def family_scores(goal: Goal, masked: set[int], named_target: bool = False) -> d
     if Family.EXPLORATION in found and anomaly and all(stem(said) == OUTLIER_STEM for said, _ in anomaly):
         found[Family.EXPLORATION] += found.pop(Family.ANOMALY)  # outliers listed among analyses are one more analysis
     return {family: hits for family, hits in found.items() if any(weight for _, weight in hits)}
+
+
+#: Prepositions that set where or what the rows are about ("a job on the computing cluster").
+SETTING_PREPOSITIONS = frozenset(stems_of("on at in within across from for over about"))
+ARTICLES = frozenset(stems_of("the a an this that these those their its our my your his her"))
+
+
+def _names_a_place(stems: tuple[str, ...], at: int) -> bool:
+    """Whether the task word at ``at`` heads a named thing the rows belong to, not the task: after a preposition and a
+    word that is no task word, determiners aside ("a job on the computing cluster"); "in clusters" and "in the
+    clusters" still ask for them. Only the nouns of unsupervised tasks are read so: a task verb starts a clause."""
+    before = [s for s in stems[max(0, at - 4) : at] if s not in ARTICLES]
+    return (len(before) >= 2 and before[-1] not in STOPWORDS and before[-1] not in TASK_STEMS
+            and before[-2] in SETTING_PREPOSITIONS)
 
 
 def _negated(stems: tuple[str, ...], at: int, window: int = 3) -> bool:
