@@ -45,6 +45,15 @@ def test_quality_figures_agree_with_scikit_learn():
     assert quality.metrics["f1"] == pytest.approx(f1_score(truth, predicted, average="macro"))
     assert quality.valid
     assert not classification_quality(truth, pd.Series(["no"] * 200), None, truth).valid  # the trivial predictor
+    # rare "yes": every label is the majority's, but the probabilities rank the rows, which is what is judged
+    rare = pd.Series(np.where(np.arange(200) < 12, "yes", "no"))
+    ranked = pd.DataFrame({"proba_no": 1 - np.linspace(0.4, 0.0, 200), "proba_yes": np.linspace(0.4, 0.0, 200)})
+    labelled = classification_quality(rare, pd.Series(["no"] * 200), ranked, rare)
+    assert labelled.valid and labelled.metrics["f1"] == labelled.metrics["trivial_f1"]
+    even = pd.DataFrame({"proba_no": np.full(200, 0.6), "proba_yes": np.full(200, 0.4)})
+    assert classification_quality(rare, pd.Series(["no"] * 200), even, rare).problem == (
+        "no better than predicting the majority class on the held-out rows (ROC AUC 0.5000, the majority class scores "
+        "0.5000)")
 
     y = pd.Series(rng.normal(10, 2, 300))
     good = regression_quality(y, y + rng.normal(0, 0.5, 300), y)

@@ -37,7 +37,8 @@ class Quality:
 
 def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataFrame | None,
                            y_train: pd.Series) -> Quality:
-    """Accuracy, macro F1 and AUC (when probabilities exist), against a majority-class predictor."""
+    """Accuracy, macro F1 and AUC (when probabilities exist), against a majority-class predictor; valid when the AUC,
+    else the macro F1, beats the majority class's."""
     truth, predicted = y_true.astype(str).to_numpy(), y_pred.astype(str).to_numpy()
     majority = np.full_like(truth, y_train.astype(str).mode().iloc[0])
     result = {"accuracy": skm.accuracy_score(truth, predicted),
@@ -57,10 +58,13 @@ def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataF
             else:
                 result["roc_auc"] = skm.roc_auc_score(truth, values, multi_class="ovr", labels=labels)
             result["trivial_roc_auc"] = 0.5
-    better = result["f1"] > result["trivial_f1"]
+    # judged as the search chose: by how well the probabilities rank the classes, else by the labels' macro F1 (with
+    # rare classes, labels at the even-odds threshold may all be the majority's while the ranking is worth acting on)
+    judged, name = ("roc_auc", "ROC AUC") if "roc_auc" in result else ("f1", "macro F1")
+    better = result[judged] > result[BASELINE_OF[judged]]
     return Quality(better, result, None if better else
-                   f"no better than predicting the majority class on the held-out rows (macro F1 {result['f1']:.4f}, "
-                   f"the majority class scores {result['trivial_f1']:.4f})")
+                   f"no better than predicting the majority class on the held-out rows ({name} {result[judged]:.4f}, "
+                   f"the majority class scores {result[BASELINE_OF[judged]]:.4f})")
 
 
 def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series) -> Quality:
