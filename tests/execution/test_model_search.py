@@ -17,7 +17,9 @@ from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from dagsmith.execution.run import Workspace
 from dagsmith_kit import Bundle
+from dagsmith_kit.bundle import REPORT_FILE
 from tests.execution.conftest import NUMERIC_PREPARATION, run_in_process
 
 
@@ -111,3 +113,26 @@ def test_models_that_each_see_part_of_the_signal_are_handed_on_as_their_blend(st
     assert r2_score(test["output_kw"], predicted) > max(alone), alone
     explained = json.loads(next((workspace / "steps").glob("*/explanation.json")).read_text())
     assert {d["feature"] for d in explained["drivers"][:3]} & {"gauge_0", "gauge_1"}, "the explanation read the blend"
+
+
+def test_a_rare_class_is_labelled_where_validation_draws_the_line_not_at_even_odds(store, embedder, tmp_path):
+    rng = np.random.default_rng(8)
+    n = 900
+    frame = pd.DataFrame({"amount": rng.gamma(2.0, 40.0, n).round(2), "hour": rng.integers(0, 24, n),
+                          "distance": rng.exponential(5.0, n).round(2)})
+    risk = 0.02 * frame["amount"] + 0.15 * frame["distance"] - 6.0 + rng.normal(0, 1.2, n)
+    frame["tipped"] = np.where(risk > np.quantile(risk, 0.93), "yes", "no")  # 7% yes; never likely at even odds
+    path = tmp_path / "rides.csv"
+    frame.to_csv(path, index=False)
+    planned = plan(path, "predict whether a ride is tipped", settings=store, embedder=embedder).pipeline
+    position = _search_exactly(store, planned, ["logistic_regression"], {})
+    outcome = run_in_process(planned, path, LocalRuntime(), store)
+    assert outcome["status"] == "completed", outcome["error"]
+    line = outcome["trace"]["search"][str(position)]["threshold"]
+    assert line is not None and 0 < line < 0.5
+    bundle = Bundle.open(Workspace(Path(outcome["workspace"])).step_output(position))
+    predicted = bundle.predictions()
+    assert (predicted["prediction"] == "yes").any()
+    assert ((predicted["proba_yes"] >= line) == (predicted["prediction"] == "yes")).all()
+    assert bundle.metrics()["decision_threshold"] == round(line, 6)
+    assert "Labels: a row is labelled 'yes' when its probability is at least" in (bundle.path / REPORT_FILE).read_text()

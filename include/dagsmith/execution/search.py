@@ -17,7 +17,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dagsmith.config import Settings
-from dagsmith.execution import blending
+from dagsmith.execution import blending, threshold
 from dagsmith.execution.blending import Blend
 from dagsmith.execution.run import (CandidatesExhausted, StepFailed, TryObserver, Workspace, open_try, promote_output,
                                     run_try, tries_of)
@@ -108,6 +108,7 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
         finished = sorted((r for r in rows if r["attempt"].status == StepStatus.COMPLETED),
                           key=lambda r: -r["validation"].get("validation_score", -math.inf))  # stable: plan order breaks ties
         mixed: Blend | None = None
+        line: threshold.Threshold | None = None
         if not tried:
             reason = f"step {position} ({step.stage}): no model ran, the steps before it did not complete"
         elif not finished:
@@ -128,6 +129,8 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
             handed_on = mixed.describe(search.metric) if mixed else None
             if handed_on:
                 reason = f"{reason}; handed on: {handed_on}"
+            line = threshold.relabel(search.metric, workspace.step_input(step.depends_on), best["output"],
+                                     {r["name"]: r["output"] for r in finished}, mixed)
             for row in finished[1:]:
                 if mixed and row["name"] in mixed.weights:
                     row["attempt"].decision = Decision(action=TryAction.SELECTED, reason=reason).stored()
@@ -136,11 +139,13 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
                     row["attempt"].decision = Decision(action=TryAction.OUTPERFORMED, reason=reason).stored()
             best["attempt"].decision = Decision(action=TryAction.SELECTED, reason=reason).stored()
             Bundle.open(best["output"]).append_report(_table(search, rows, best["name"], mixed) + (
-                f"\n\nThe model handed on is {handed_on}." if handed_on else ""))
+                f"\n\nThe model handed on is {handed_on}." if handed_on else "") + (
+                f"\n\nLabels: {line.describe()}." if line else ""))
             promote_output(best["output"], workspace.step_output(position))
             step.status = StepStatus.COMPLETED
         winner = finished[0]["name"] if finished else None
         summary = {"metric": search.metric, "winner": winner, "reason": reason,
+                   "threshold": line.at if line else None,
                    "blend": mixed.weights if mixed else None, "model": mixed.label() if mixed else winner,
                    "candidates": [{"name": r["name"], "error": r["error"], **r["validation"]} for r in rows]}
         execution.trace = {**execution.trace, "search": {**execution.trace.get("search", {}), str(position): summary}}

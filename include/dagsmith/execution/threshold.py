@@ -1,0 +1,122 @@
+"""Where a binary classifier draws the line between its two classes.
+
+A model searched by ROC AUC ranks rows well, but its labels come from even odds: with a rare class (a few
+percent of tips, bad loans, remote workers) every label may be the common class's, and a person acting on
+the labels would act on nobody. The line is drawn instead where the model's out-of-fold predictions on the
+training rows score best (macro F1 unless the goal named another measure of labels), and moved only when
+that beats even odds there by ``MARGIN``. The held-out rows are never looked at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn import metrics
+
+from dagsmith.execution.blending import Blend, out_of_fold
+from dagsmith_kit import Bundle, BundleError
+from dagsmith_kit.bundle import PROBA_PREFIX, probability_columns
+from dagsmith_kit.search import MARGIN
+
+#: What labels are chosen by, for each metric a search may be judged by; metrics missing here keep even odds
+#: (accuracy is best served by them; recall or precision alone would push the line to one end).
+OBJECTIVE = {"roc_auc": "f1_macro", "f1_macro": "f1_macro", "balanced_accuracy": "balanced_accuracy", "f1": "f1"}
+#: Candidate lines: this many quantiles of the rare class's out-of-fold probability.
+STEPS = 99
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """The rare class is predicted from ``at`` on; ``score`` is the objective there, ``even`` at even odds."""
+
+    rare: str
+    at: float
+    objective: str
+    score: float
+    even: float
+
+    def describe(self) -> str:
+        return (f"a row is labelled '{self.rare}' when its probability is at least {self.at:.3f}, where the training "
+                f"rows' out-of-fold predictions score {self.objective} {self.score:.4f} (even odds: {self.even:.4f})")
+
+
+def _score(objective: str, truth: np.ndarray, guess: np.ndarray, rare: str) -> float:
+    if objective == "f1":
+        return float(metrics.f1_score(truth, guess, pos_label=rare, zero_division=0))
+    if objective == "balanced_accuracy":
+        return float(metrics.balanced_accuracy_score(truth, guess))
+    return float(metrics.f1_score(truth, guess, average="macro", zero_division=0))
+
+
+def choose(metric: str, y: pd.Series, proba: pd.DataFrame) -> Threshold | None:
+    """The line for out-of-fold probabilities ``proba`` (``proba_<label>`` columns) of the training labels ``y``,
+    or None when even odds are as good (within ``MARGIN``), the metric keeps them or there are not two classes."""
+    columns = probability_columns(proba)
+    objective = OBJECTIVE.get(metric)
+    if objective is None or len(columns) != 2:
+        return None
+    truth = y.astype(str).to_numpy()
+    labels = [c.removeprefix(PROBA_PREFIX) for c in columns]
+    counts = pd.Series(truth).value_counts()
+    if set(counts.index) != set(labels):
+        return None
+    rare = str(counts.index[-1])
+    common = next(label for label in labels if label != rare)
+    values = proba[columns].to_numpy(dtype=float)
+    odds = values[:, labels.index(rare)] / np.clip(values.sum(axis=1), 1e-12, None)
+
+    def at(line: float) -> float:
+        return _score(objective, truth, np.where(odds >= line, rare, common), rare)
+
+    even = at(0.5)
+    lines = np.unique(np.quantile(odds, np.linspace(0.01, 0.99, STEPS)))
+    best = max(lines, key=at, default=0.5)
+    score = at(best)
+    return Threshold(rare, float(best), objective, score, even) if score > even + MARGIN else None
+
+
+def _handed_on(blend: Blend | None, best: Path, outputs: dict[str, Path], rows: int) -> pd.DataFrame | None:
+    """The out-of-fold probabilities of the model the search hands on: the blend's weighted average, or the best's."""
+    weights = blend.weights if blend else {name: 1.0 for name, output in outputs.items() if output == best}
+    frames = {name: out_of_fold(outputs[name], rows) for name in weights}
+    if not frames or any(frame is None for frame in frames.values()):
+        return None
+    columns = probability_columns(next(iter(frames.values())))
+    if any(probability_columns(frame) != columns or not frame.index.equals(frames[next(iter(frames))].index)
+           for frame in frames.values()):
+        return None
+    return sum(frames[name][columns] * weight for name, weight in weights.items())
+
+
+def relabel(metric: str, source: Path, best: Path, outputs: dict[str, Path], blend: Blend | None) -> Threshold | None:
+    """Draw the line for the model handed on in ``best`` (its output bundle, ``source`` the bundle the search read)
+    and relabel its held-out predictions by it; None when the labels stay at even odds."""
+    if metric not in OBJECTIVE:
+        return None
+    try:
+        inp = Bundle.open(source)
+        y = inp.table("train")[inp.require_target()]
+        bundle = Bundle.open(best)
+        predictions = bundle.predictions()
+    except (BundleError, KeyError, OSError, ValueError):
+        return None
+    oof = _handed_on(blend, best, outputs, len(y))
+    if oof is None or probability_columns(predictions) != probability_columns(oof):
+        return None
+    line = choose(metric, y.iloc[oof.index], oof)
+    if line is None:
+        return None
+    columns = probability_columns(predictions)
+    values = predictions[columns].to_numpy(dtype=float)
+    rare_column = columns[[c.removeprefix(PROBA_PREFIX) for c in columns].index(line.rare)]
+    odds = predictions[rare_column].to_numpy(dtype=float) / np.clip(values.sum(axis=1), 1e-12, None)
+    kinds = {str(value): value for value in y.unique()}
+    common = next(label for label in kinds if label != line.rare)
+    chosen = np.where(odds >= line.at, line.rare, common)
+    predictions["prediction"] = pd.Series([kinds[c] for c in chosen], index=predictions.index, dtype=y.dtype)
+    bundle.write_predictions(predictions)
+    bundle.write_metrics({"decision_threshold": round(line.at, 6)})
+    return line
