@@ -117,8 +117,10 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
     """The column the goal names (nearest a task verb, inputs after "based on"/"from" aside), else the profile's.
 
     A column also named among the inputs ("... from its sales volume") is one the user predicts from, not the target;
-    an identifier the goal's subject happens to name ("will the *customer* sign up ..." over `customer`) is who the
-    rows are, not what to predict, unless nothing else is named.
+    an identifier the goal's subject happens to name ("will the *customer* sign up ..." over `customer`), or a column
+    named right after "each"/"every"/"per", is who the rows are, not what to predict, unless nothing else is named.
+    A target the goal names but the table lacks is the one column there is to predict, or the one named only for
+    the classes (`type`, `class`, ...); else it stays absent for validation to report.
     """
     inputs = {m.column for m in matches if goal.among_inputs(m.start)}
     # Inputs listed after the target's own words ("visits - predict them from age and income") are never the target;
