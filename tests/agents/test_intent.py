@@ -123,6 +123,9 @@ def test_an_absent_target_is_the_one_column_named_for_the_classes():
     found = validate_intent(detect_intent("screen Pima women for diabetes", two := _screening(
         type=["Yes", "No"], label=["a", "b", "c"])), two)  # two such columns: which one is not guessed
     assert found.target == "pima" and "target_missing" in _codes(found, IssueLevel.ERROR)
+    one = _screening(type=["Yes", "No"])  # no word asks for a class: the missing column is reported, not guessed
+    found = validate_intent(detect_intent("predict the wingspan", one), one)
+    assert found.target == "wingspan" and "target_missing" in _codes(found, IssueLevel.ERROR)
 
 
 @functools.cache

@@ -32,6 +32,7 @@ from dagsmith.agents.intent.lexicon import (
 )
 from dagsmith.agents.intent.mentions import MATCH_SCORE, STRONG_MATCH, Match, MatchKind
 from dagsmith.agents.intent.reading import Goal, find_phrase
+from dagsmith.agents.intent.task import CLASSIFICATION_HINTS
 from dagsmith.models.intent import AmbiguousGoal, SeveralTargets
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
 
@@ -119,8 +120,9 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
     A column also named among the inputs ("... from its sales volume") is one the user predicts from, not the target;
     an identifier the goal's subject happens to name ("will the *customer* sign up ..." over `customer`), or a column
     named right after "each"/"every"/"per", is who the rows are, not what to predict, unless nothing else is named.
-    A target the goal names but the table lacks is the one column there is to predict, or the one named only for
-    the classes (`type`, `class`, ...); else it stays absent for validation to report.
+    A target the goal names but the table lacks is the one column there is to predict, or, when the goal's words ask
+    for a class, the one named only for the classes (`type`, `class`, ...); else it stays absent for validation to
+    report.
     """
     inputs = {m.column for m in matches if goal.among_inputs(m.start)}
     # Inputs listed after the target's own words ("visits - predict them from age and income") are never the target;
@@ -141,7 +143,9 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
             return TargetChoice(only[0], 0.6, f"the goal names '{named}' as what to predict; no column is called "
                                               f"that, and '{only[0]}' is the only column there is to predict")
         labels = [name for name in only if _names_a_label(profile.column(name))]
-        if len(labels) == 1:  # "screen for diabetes" over a yes/no column the table calls `type`
+        # "screen for diabetes" over a yes/no column the table calls `type`; "predict the wingspan" names a column
+        # that is not there, which no class column answers
+        if len(labels) == 1 and set(goal.stems) & CLASSIFICATION_HINTS:
             return TargetChoice(labels[0], 0.55, f"the goal names '{named}' as what to predict; no column is called "
                                                  f"that, and '{labels[0]}' is the only column whose name says only "
                                                  f"that it holds the classes")

@@ -45,7 +45,7 @@ _FUTURE = re.compile(r"\b(forecast\w*|future|ahead|upcoming|horizon|tomorrow|"
 FORCE_CLASSIFICATION = frozenset(stems_of("classify classification classifier categorise categorize binary multiclass"))
 FORCE_REGRESSION = frozenset(stems_of("regression regressor regress continuous"))
 #: Hints that only break a tie when the target is numeric with few distinct values.
-CLASSIFICATION_HINTS = frozenset(stems_of("whether class category which kind label diagnose distinguish grade"))
+CLASSIFICATION_HINTS = frozenset(stems_of("whether class category which kind label diagnose distinguish grade screen"))
 REGRESSION_HINTS = frozenset(stems_of("how much many amount number quantity level value estimate"))
 
 #: A numeric target with at most this many values can be classes when the goal hints so.
