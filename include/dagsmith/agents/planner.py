@@ -66,24 +66,26 @@ def build_pipeline(
     schedule: str | None = None, shared: bool = False, save: bool = True,
 ) -> PipelineSpec:
     """Agent A4: build, validate and (with ``save``) store the pipeline with what its runs need to know."""
-    spec = _build(profile, intent, recommendation, data=data, user=user, choices=choices, settings=settings)
+    spec, ids = _build(profile, intent, recommendation, data=data, user=user, choices=choices, settings=settings)
     spec.schedule, spec.shared = schedule, shared
     if not save:
         return spec
     with session_scope(settings) as session:
-        return _store(session, spec, profile, intent, recommendation)
+        return _store(session, spec, ids, profile, intent, recommendation)
 
 
-def _build(profile: DatasetProfile, intent: Intent, recommendation: Recommendation, *, data: str | Path,
-           user: str, choices: dict[Stage, str] | None, settings: Settings | None) -> PipelineSpec:
+def _build(profile: DatasetProfile, intent: Intent, recommendation: Recommendation, *, data: str | Path, user: str,
+           choices: dict[Stage, str] | None, settings: Settings | None) -> tuple[PipelineSpec, dict[str, int]]:
+    """The built pipeline, and the catalog's ids by service name that storing it needs."""
     with session_scope(settings) as session:
         catalog = {entry.name: entry for entry in _entries(session, recommendation.mode)}
-    return builder.build(profile, intent, recommendation, catalog, owner=user, dataset=str(Path(data).resolve()),
+    spec = builder.build(profile, intent, recommendation, catalog, owner=user, dataset=str(Path(data).resolve()),
                          choices=choices, reasoner=model_reasoner(settings),
                          search_seconds=(settings or Settings.from_env()).search_seconds)
+    return spec, {name: entry.id for name, entry in catalog.items()}
 
 
-def _store(session: Session, spec: PipelineSpec, profile: DatasetProfile, intent: Intent,
+def _store(session: Session, spec: PipelineSpec, ids: dict[str, int], profile: DatasetProfile, intent: Intent,
            recommendation: Recommendation) -> PipelineSpec:
     record = {"intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json"),
               "parameters_by": spec.param_provenance.model_dump(mode="json"),
@@ -93,7 +95,6 @@ def _store(session: Session, spec: PipelineSpec, profile: DatasetProfile, intent
                         "time_column": profile.time_column,
                         "excluded_columns": excluded_columns(intent.constraints, profile.column_names,
                                                              {intent.target})}}
-    ids = {entry.name: entry.id for entry in _entries(session, recommendation.mode)}
     return spec.model_copy(update={"id": insert_pipeline(session, spec, ids, record)})
 
 
@@ -139,18 +140,18 @@ def plan_each(
         spent[name] = round(time.perf_counter() - started, 4)
         return result
 
-    def plan_for(intent: Intent, chosen: dict[Stage, str]) -> Plan:
+    def plan_for(intent: Intent, chosen: dict[Stage, str]) -> tuple[Plan, dict[str, int]]:
         spent = dict(timings)  # profiling and reading the goal are shared; each target is recommended and built
         recommendation = timed(spent, "recommend", lambda: recommend_stages(
             profile, intent, user=user, mode=mode, weights=weights, settings=settings, embedder=embedder))
         picked = {**chosen, **ask(intent, recommendation, chosen)} if ask else chosen
-        spec = timed(spent, "build", lambda: _build(profile, intent, recommendation, data=data, user=user,
-                                                    choices=picked, settings=settings))
-        return Plan(profile=profile, intent=intent, recommendation=recommendation, pipeline=spec, timings=spent)
+        spec, ids = timed(spent, "build", lambda: _build(profile, intent, recommendation, data=data, user=user,
+                                                         choices=picked, settings=settings))
+        return Plan(profile=profile, intent=intent, recommendation=recommendation, pipeline=spec, timings=spent), ids
 
-    def stored(session: Session, built: Plan) -> Plan:
+    def stored(session: Session, built: Plan, ids: dict[str, int]) -> Plan:
         spent = dict(built.timings)
-        spec = timed(spent, "store", lambda: _store(session, built.pipeline, profile, built.intent,
+        spec = timed(spent, "store", lambda: _store(session, built.pipeline, ids, profile, built.intent,
                                                      built.recommendation))
         return built.model_copy(update={"pipeline": spec, "timings": spent})
 
@@ -163,7 +164,7 @@ def plan_each(
     chosen = [{**(choices or {}), **builder.parse_choices(list(choose), intent.target, targets)} for intent in intents]
     built = [plan_for(intent, picked) for intent, picked in zip(intents, chosen, strict=True)]
     if not save:
-        return built
+        return [one for one, _ in built]
     # stored together once every pipeline is built: a choice one target's pipeline cannot take stores none of them
     with session_scope(settings) as session:
-        return [stored(session, one) for one in built]
+        return [stored(session, one, ids) for one, ids in built]
