@@ -43,6 +43,14 @@ class Threshold:
                 f"rows' out-of-fold predictions score {self.objective} {self.score:.4f} (even odds: {self.even:.4f})")
 
 
+def _odds(proba: pd.DataFrame, rare: str) -> np.ndarray:
+    """The rare class's share of each row's probabilities (``proba_<label>`` columns)."""
+    columns = probability_columns(proba)
+    values = proba[columns].to_numpy(dtype=float)
+    rare_at = [c.removeprefix(PROBA_PREFIX) for c in columns].index(rare)
+    return values[:, rare_at] / np.clip(values.sum(axis=1), 1e-12, None)
+
+
 def _score(objective: str, truth: np.ndarray, guess: np.ndarray, rare: str) -> float:
     if objective == "f1":
         return float(metrics.f1_score(truth, guess, pos_label=rare, zero_division=0))
@@ -65,8 +73,7 @@ def choose(metric: str, y: pd.Series, proba: pd.DataFrame) -> Threshold | None:
         return None
     rare = str(counts.index[-1])
     common = next(label for label in labels if label != rare)
-    values = proba[columns].to_numpy(dtype=float)
-    odds = values[:, labels.index(rare)] / np.clip(values.sum(axis=1), 1e-12, None)
+    odds = _odds(proba, rare)
 
     def at(line: float) -> float:
         return _score(objective, truth, np.where(odds >= line, rare, common), rare)
@@ -109,13 +116,9 @@ def relabel(metric: str, source: Path, best: Path, outputs: dict[str, Path], ble
     line = choose(metric, y.iloc[oof.index], oof)
     if line is None:
         return None
-    columns = probability_columns(predictions)
-    values = predictions[columns].to_numpy(dtype=float)
-    rare_column = columns[[c.removeprefix(PROBA_PREFIX) for c in columns].index(line.rare)]
-    odds = predictions[rare_column].to_numpy(dtype=float) / np.clip(values.sum(axis=1), 1e-12, None)
     kinds = {str(value): value for value in y.unique()}
     common = next(label for label in kinds if label != line.rare)
-    chosen = np.where(odds >= line.at, line.rare, common)
+    chosen = np.where(_odds(predictions, line.rare) >= line.at, line.rare, common)
     predictions["prediction"] = pd.Series([kinds[c] for c in chosen], index=predictions.index, dtype=y.dtype)
     bundle.write_predictions(predictions)
     bundle.write_metrics({"decision_threshold": round(line.at, 6)})
