@@ -235,6 +235,40 @@ def test_an_identifier_is_refused_as_a_target():
     assert "'customer' holds an identifier, a different value on nearly every row" in _issue(found, "target_unusable")
 
 
+@pytest.mark.parametrize(("goal", "absent", "offered"), [
+    ("predict the colour_of_the_moon column", "colour_of_the_moon", "The closest names are color_intensity."),
+    ("predict moonPhase from the alcohol", "moonPhase", "The columns are: alcohol, malic_acid"),
+    ("predict nurse.trained.abroad", "nurse.trained.abroad", "The columns are: alcohol, malic_acid"),
+])
+def test_a_name_written_as_a_column_that_the_table_lacks_is_refused_with_the_closest(goal, absent, offered):
+    with pytest.raises(AmbiguousGoal) as raised:
+        understand(goal, profile("wine"))
+    message = str(raised.value)
+    assert message.startswith(f"There is no column '{absent}' in the data.") and offered in message
+
+
+@pytest.mark.parametrize(("goal", "target"), [
+    ("predict color_intensity; optimise roc_auc with a random_forest", "color_intensity"),  # metric and model names
+    ("predict colorIntensity from wine.csv, e.g. from the alcohol", "color_intensity"),  # camelCase, a file, e.g.
+])
+def test_names_written_as_columns_that_the_table_has_are_read(goal, target):
+    assert understand(goal, profile("wine")).target == target
+
+
+@pytest.mark.parametrize(("goal", "offered"), [
+    ("predict hue or alcohol", [("regression", "hue"), ("regression", "alcohol")]),  # several targets, goal's order
+    ("cluster the wines and predict the alcohol", [("clustering", None), ("regression", "alcohol")]),
+    ("predict the colour_of_the_moon column", [("regression", "color_intensity")]),  # spelled like the absent name
+    ("hello", [("multiclass_classification", "cultivar")]),  # nothing said: the profile's candidates
+])
+def test_a_question_offers_the_likeliest_readings_with_their_evidence(goal, offered):
+    with pytest.raises(AmbiguousGoal) as raised:
+        understand(goal, profile("wine"))
+    candidates = raised.value.candidates
+    assert 1 <= len(candidates) <= 3 and all(c.evidence for c in candidates)
+    assert [(c.task_type.value, c.target) for c in candidates[:len(offered)]] == offered
+
+
 def test_two_different_tasks_ask_which_one():
     with pytest.raises(AmbiguousGoal) as raised:
         detect_intent("cluster employees and predict attrition", profile("attrition"))

@@ -70,8 +70,8 @@ def test_reliability_counts_what_went_ahead_per_confidence_band():
     rows = [(churn, Reading("binary_classification", "churn", 0.95)),
             (churn, Reading("binary_classification", "tenure", 0.92)),
             (churn, Reading("regression", "tenure", 0.55)),
-            (churn, Reading(ASK, None))]
+            (churn, Reading(ASK, None, offered=(("regression", "tenure"), ("binary_classification", "churn"))))]
     report = reliability(rows)
-    assert report["asked"] == 0.25
+    assert report["asked"] == 0.25 and report["asked_offering_right"] == 1.0
     assert report["went_ahead_right"] == round(1 / 3, 3)
     assert report["reliability"] == {"0.5+": {"readings": 1, "right": 0.0}, "0.9+": {"readings": 2, "right": 0.5}}

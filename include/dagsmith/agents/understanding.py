@@ -10,21 +10,34 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from pydantic import BaseModel, Field
 
 from dagsmith.agents.column_meaning import read_by_meaning
+from dagsmith.agents.intent.candidates import likely_readings
 from dagsmith.agents.intent import (
+    absent_column_names,
     compose_intent,
     detect_intent,
     explicit_target,
+    missing_column_message,
     read_goal,
     supervised_type,
     validate_intent,
 )
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import AmbiguousGoal, Constraint, ConstraintKind, Intent, InvalidIntent, SeveralTargets
+from dagsmith.models.intent import (
+    AmbiguousGoal,
+    Constraint,
+    ConstraintKind,
+    Intent,
+    InvalidIntent,
+    Question,
+    SeveralTargets,
+)
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide
@@ -97,6 +110,17 @@ def check_goal(goal: str) -> None:
                             "differently from what it says; write it as plain text")
 
 
+def check_column_names(goal: str, profile: DatasetProfile) -> None:
+    """Refuse a goal that writes a column's name (``colour_of_the_moon``) the table lacks, with the closest columns:
+    the writer meant that name exactly, and planning on a column that merely resembles it answers another question.
+    A name designated as the target ("the column 'x'") is validation's to report, as any absent target is."""
+    designated = explicit_target(goal, profile)[1]
+    absent = [name for name in absent_column_names(goal, profile) if name != designated]
+    if absent:
+        raise AmbiguousGoal(" ".join(missing_column_message(name, profile) for name in absent)
+                            + " Name the column you mean as the table spells it.")
+
+
 def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
                embedder: Embedder | None = None, *, ruled: Intent | AmbiguousGoal | None = None) -> Intent:
     """Read and validate the goal; raises AmbiguousGoal (unreadable goal) or InvalidIntent (cannot be planned).
@@ -106,14 +130,16 @@ def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | Non
     the caller has it already, so the goal is not read twice.
     """
     check_goal(goal)
-    intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
-                                lambda: validate_intent(_by_rules(goal, profile, ruled), profile))
-    if {issue.code for issue in intent.errors} == {"target_missing"}:
-        intent = _target_by_meaning(intent, profile, embedder or default_embedder())
-    intent = intent.model_copy(update={"provenance": provenance})
-    if intent.errors:
-        raise InvalidIntent(intent)
-    return intent
+    with offering_readings(goal, profile, embedder):
+        check_column_names(goal, profile)
+        intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
+                                    lambda: validate_intent(_by_rules(goal, profile, ruled), profile))
+        if {issue.code for issue in intent.errors} == {"target_missing"}:
+            intent = _target_by_meaning(intent, profile, embedder or default_embedder())
+        intent = intent.model_copy(update={"provenance": provenance})
+        if intent.errors:
+            raise InvalidIntent(intent)
+        return intent
 
 
 def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
@@ -126,23 +152,41 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
     the question (``SeveralTargets``).
     """
     check_goal(goal)
+    with offering_readings(goal, profile, embedder):
+        check_column_names(goal, profile)
+        try:
+            ruled: Intent | AmbiguousGoal = detect_intent(goal, profile)
+        except AmbiguousGoal as question:
+            ruled = question
+        several = ruled if isinstance(ruled, SeveralTargets) else None
+        if several is None or not (several.asked or each_target):
+            return [understand(goal, profile, reasoner, embedder, ruled=ruled)]
+        listed = ", ".join(several.columns)
+        why = (f"the goal asks for a model of each of {listed} ('{several.asked}')" if several.asked
+               else f"a model of each target the goal names was asked for: {listed}")
+        each = Constraint(kind=ConstraintKind.EACH_TARGET, value=several.columns,
+                          reason=f"{why}; one pipeline per target")
+        intents = [validate_intent(detect_intent(goal, profile, target=column, each=each), profile)
+                   for column in several.columns]
+        for intent in intents:
+            if intent.errors:
+                raise InvalidIntent(intent)
+        return intents
+
+
+@contextmanager
+def offering_readings(goal: str, profile: DatasetProfile, embedder: Embedder | None = None) -> Iterator[None]:
+    """A question raised inside offers the goal's likeliest readings (``candidates``), unless it brings its own;
+    columns close in meaning to the goal's words (by ``embedder``, the shipped model by default) among them."""
     try:
-        ruled: Intent | AmbiguousGoal = detect_intent(goal, profile)
-    except AmbiguousGoal as question:
-        ruled = question
-    several = ruled if isinstance(ruled, SeveralTargets) else None
-    if several is None or not (several.asked or each_target):
-        return [understand(goal, profile, reasoner, embedder, ruled=ruled)]
-    listed = ", ".join(several.columns)
-    why = (f"the goal asks for a model of each of {listed} ('{several.asked}')" if several.asked
-           else f"a model of each target the goal names was asked for: {listed}")
-    each = Constraint(kind=ConstraintKind.EACH_TARGET, value=several.columns, reason=f"{why}; one pipeline per target")
-    intents = [validate_intent(detect_intent(goal, profile, target=column, each=each), profile)
-               for column in several.columns]
-    for intent in intents:
-        if intent.errors:
-            raise InvalidIntent(intent)
-    return intents
+        yield
+    except Question as question:
+        if not question.candidates:
+            found = read_by_meaning(goal, profile, embedder or default_embedder())
+            meant = [(m.column, f"{m.column}: closest in meaning to the goal's '{m.phrase}' ({m.similarity:.2f})")
+                     for m in (found.close if found else [])]
+            question.candidates = likely_readings(goal, profile, meant)
+        raise
 
 
 def _by_rules(goal: str, profile: DatasetProfile, ruled: Intent | AmbiguousGoal | None) -> Intent:

@@ -74,6 +74,7 @@ class Reading:
     task_type: str
     target: str | None
     confidence: float | None = None  # the reader's own, for readings that went ahead
+    offered: tuple[tuple[str, str | None], ...] = ()  # a question's candidate readings (task type, target)
 
     @property
     def pair(self) -> tuple[str, str | None]:
@@ -83,12 +84,12 @@ class Reading:
 def read(goal: LabelledGoal) -> Reading:
     """The reading planning makes of the goal (task type, target, confidence), or ``ask``."""
     from dagsmith.agents.understanding import understand
-    from dagsmith.models.intent import AmbiguousGoal, InvalidIntent
+    from dagsmith.models.intent import Question
 
     try:
         intent = understand(goal.goal, _profile(goal.dataset))
-    except (AmbiguousGoal, InvalidIntent):
-        return Reading(ASK, None)
+    except Question as question:
+        return Reading(ASK, None, offered=tuple((c.task_type.value, c.target) for c in question.candidates))
     return Reading(intent.task_type.value, intent.target, intent.confidence)
 
 
@@ -112,9 +113,11 @@ def score(rows: list[tuple[LabelledGoal, Reading]]) -> dict:
 
 
 def reliability(rows: list[tuple[LabelledGoal, Reading]]) -> dict:
-    """What a user meets: the share of goals asked back, the share of readings that went ahead that were right, and
-    that share per band of the reader's confidence ([low, next band's low))."""
+    """What a user meets: the share of goals asked back, the share of readings that went ahead that were right, that
+    share per band of the reader's confidence ([low, next band's low)), and the share of questions about a goal with
+    an answer that offered the right reading among their candidates."""
     went = [(g, got) for g, got in rows if got.task_type != ASK]
+    asked = [(g, got) for g, got in rows if got.task_type == ASK and g.task_type != ASK]
     bands = {}
     for low, high in zip(BANDS, (*BANDS[1:], float("inf")), strict=True):
         band = [(g, got) for g, got in went if low <= got.confidence < high]
@@ -125,6 +128,8 @@ def reliability(rows: list[tuple[LabelledGoal, Reading]]) -> dict:
     return {"asked": round(1 - len(went) / len(rows), 3),
             "went_ahead_right": round(sum(got.pair == (g.task_type, g.target) for g, got in went) / len(went), 3)
             if went else None,
+            "asked_offering_right": round(sum((g.task_type, g.target) in got.offered for g, got in asked)
+                                          / len(asked), 3) if asked else None,
             "reliability": bands}
 
 

@@ -36,7 +36,8 @@ FORMAT_NAMES = {
     "csv": "delimited text (CSV)", "tsv": "tab-separated text (TSV)", "parquet": "Parquet", "json": "JSON",
     "jsonl": "JSON lines", "excel": "an Excel workbook",
 }
-_EXTENSIONS = {
+#: File extensions and the formats they usually hold (the content decides: a file is read by what it holds).
+EXTENSIONS = {
     ".csv": "csv", ".txt": "csv", ".dat": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
     ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".xlsx": "excel", ".xlsm": "excel", ".xls": "excel",
 }
@@ -296,11 +297,11 @@ def _json_format(path: Path, text: str) -> str | None:
     except ValueError:
         return "json"  # a pretty-printed object spans several lines
     several = len(lines) > 1 and lines[1].lstrip().startswith("{")
-    return "jsonl" if several or _EXTENSIONS.get(path.suffix.lower()) == "jsonl" else "json"
+    return "jsonl" if several or EXTENSIONS.get(path.suffix.lower()) == "jsonl" else "json"
 
 
 def _delimited_info(path: Path, text: str, encoding: str, size: int) -> ReadInfo:
-    extension = _EXTENSIONS.get(path.suffix.lower())
+    extension = EXTENSIONS.get(path.suffix.lower())
     delimiter = _sniff_delimiter(text)
     if delimiter is None:
         if extension not in ("csv", "tsv"):

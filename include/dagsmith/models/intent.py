@@ -83,7 +83,25 @@ class Intent(BaseModel):
         return found.value if found else None
 
 
-class AmbiguousGoal(InputError, ValueError):
+class Reading(BaseModel):
+    """One way to read a goal that a question offers: the task, the column to predict (none for an unsupervised
+    task), and the evidence for it, so a person or a client can pick one."""
+
+    task_type: TaskType
+    target: str | None = None
+    evidence: str
+
+
+class Question(InputError, ValueError):
+    """A goal that is not planned as read: the message asks, and ``candidates`` are the likeliest readings, best
+    first (empty until the goal reader has ranked them)."""
+
+    def __init__(self, message: str, candidates: list[Reading] | None = None):
+        super().__init__(message)
+        self.candidates = list(candidates or [])
+
+
+class AmbiguousGoal(Question):
     """The goal cannot be read with confidence; the message asks the user what they mean."""
 
 
@@ -97,7 +115,7 @@ class SeveralTargets(AmbiguousGoal):
         self.asked = asked  # the goal's words asking for a model of each ("one model each"), if it says so
 
 
-class InvalidIntent(InputError, ValueError):
+class InvalidIntent(Question):
     """The intent was read but cannot be planned (e.g. the target is absent); the message says why."""
 
     def __init__(self, intent: Intent):

@@ -15,9 +15,10 @@ sense for the data); columns and wording hold how the rules judge and describe a
 from __future__ import annotations
 
 from dagsmith.agents.intent.detect import compose_intent, detect_intent
-from dagsmith.agents.intent.mentions import explicit_target
+from dagsmith.agents.intent.mentions import absent_column_names, explicit_target
 from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.task import supervised_type
-from dagsmith.agents.intent.validation import validate_intent
+from dagsmith.agents.intent.validation import missing_column_message, validate_intent
 
-__all__ = ["compose_intent", "detect_intent", "explicit_target", "read_goal", "supervised_type", "validate_intent"]
+__all__ = ["absent_column_names", "compose_intent", "detect_intent", "explicit_target", "missing_column_message",
+           "read_goal", "supervised_type", "validate_intent"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from dagsmith.agents.intent.columns import CLASS_TYPES
+from dagsmith.agents.intent.constraints import METRICS
 from dagsmith.agents.intent.lexicon import (
     GENERIC_NOUNS,
     OBJECT_LINKS,
@@ -21,6 +22,8 @@ from dagsmith.agents.intent.lexicon import (
     stems_of,
 )
 from dagsmith.agents.intent.reading import ColumnName, Goal, column_names, read_goal, similar
+from dagsmith.agents.model_mentions import mentions
+from dagsmith.data.readers import EXTENSIONS
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.text import stem, words
 
@@ -72,6 +75,12 @@ _EXPLICIT_TARGET = (
     re.compile(r"[\"'`]?([\w.()/-]+)[\"'`]?\s+(?:column\s+)?as\s+(?:the\s+|my\s+)?(?:target|label|outcome)\b", re.I),
     re.compile(r"\bcolumn\s+[\"'`]([^\"'`]+)[\"'`]", re.I),
 )
+
+#: A word written the way column names are and prose is not: words joined by underscores or dots, or camelCase
+#: ("colour_of_the_moon", "nurse.trained.abroad", "monthlyCharges").
+_COLUMN_SHAPED = re.compile(r"(?<![\w.])(?:[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)(?!\w)")
+#: Fewest letters a column-shaped word needs to be taken for a name ("e.g", "x_1" are not).
+MIN_SHAPED_LETTERS = 4
 
 
 @dataclass(frozen=True)
@@ -277,6 +286,24 @@ def explicit_target(goal: str, profile: DatasetProfile) -> tuple[Match | None, s
         column = by_letters.get(letters) or next((c for key, c in by_letters.items() if similar(letters, key)), None)
         return (Match(column, MatchKind.EXPLICIT, 0, 0, said), None) if column else (None, said)
     return None, None
+
+
+def absent_column_names(goal: str, profile: DatasetProfile) -> list[str]:
+    """Names the goal writes the way columns are written that no column of the table has, letter for letter (case,
+    underscores and dots aside). Whoever writes ``colour_of_the_moon`` means a name exactly, so it is never read as
+    a column it resembles. Metric, model and file names written so (``roc_auc``, ``random_forest``, ``churn.csv``)
+    are not column names."""
+    present = {"".join(words(c.name)) for c in profile.columns}
+    absent = []
+    for found in _COLUMN_SHAPED.finditer(goal):
+        name = found.group(0)
+        letters = "".join(words(name))
+        if (letters in present or len(letters) < MIN_SHAPED_LETTERS or name.lower() in METRICS
+                or f".{name.rsplit('.', 1)[-1].lower()}" in EXTENSIONS
+                or any(m.said == " ".join(words(name)) for m in mentions(" ".join(words(name))))):
+            continue
+        absent.append(name)
+    return list(dict.fromkeys(absent))
 
 
 def column_named(phrase: str, profile: DatasetProfile) -> str | None:

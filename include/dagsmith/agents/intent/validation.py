@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dagsmith.agents.column_requests import excluded_columns
 from dagsmith.agents.intent.columns import KIND_NAMES, NEVER_FEATURES, UNPREDICTABLE, holds_numbers
 from dagsmith.agents.intent.constraints import METRICS_FOR
+from dagsmith.agents.intent.lexicon import STOPWORDS
 from dagsmith.agents.intent.wording import class_list, percent, shortlist
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import ConstraintKind, Intent, IntentIssue, IssueLevel
@@ -27,6 +28,9 @@ TARGET_GAPS = 0.05
 NEAR_PERFECT = 0.95
 #: A classification target with more distinct numbers than this is a quantity, not a set of classes.
 MAX_NUMERIC_CLASSES = 20
+#: Columns offered for a name the table lacks, and how alike one of their words must be to one of the name's.
+CLOSEST_COLUMNS = 3
+CLOSE_WORDS = 0.6
 #: Names of columns usually filled in after the outcome is known (they leak it).
 POST_OUTCOME = re.compile(
     r"(date_?closed|closed_?(at|date|on)|refund|cancel+ation_?(reason|date)|churn_?(date|reason)|"
@@ -77,7 +81,7 @@ def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
                        "candidate. Say which column to predict, e.g. 'predict <column>'.")]
     target = profile.column(intent.target)
     if target is None:
-        return [_error("target_missing", _missing_target_message(intent.target, profile))]
+        return [_error("target_missing", missing_column_message(intent.target, profile))]
     if target.count == 0:
         return [_error("target_empty", f"'{target.name}' has no values at all ({target.missing} missing): "
                        f"there is nothing to learn from.")]
@@ -114,7 +118,7 @@ def _column_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     issues = []
     for constraint in intent.constraints:
         if constraint.kind in {ConstraintKind.EXCLUDE_COLUMNS, ConstraintKind.ONLY_COLUMNS}:
-            issues += [_error("column_missing", _missing_target_message(name, profile))
+            issues += [_error("column_missing", missing_column_message(name, profile))
                        for name in constraint.value if profile.column(name) is None]
     excluded = excluded_columns(intent.constraints, profile.column_names, set())
     if intent.target in excluded and any(c.kind is ConstraintKind.EXCLUDE_COLUMNS for c in intent.constraints):
@@ -126,13 +130,26 @@ def _column_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     return issues
 
 
-def _missing_target_message(name: str, profile: DatasetProfile) -> str:
-    by_letters = {"".join(words(c)): c for c in profile.column_names}
-    close = difflib.get_close_matches("".join(words(name)), list(by_letters), n=3, cutoff=0.5)
-    closest = f" The closest names are {', '.join(by_letters[c] for c in close)}." if close else ""
+def missing_column_message(name: str, profile: DatasetProfile) -> str:
+    """That ``name`` is no column, with the columns spelled most like it and the columns there are."""
+    close = closest_columns(name, profile)
+    closest = f" The closest names are {', '.join(close)}." if close else ""
     shown = profile.column_names[:25]
     more = f" and {len(profile.column_names) - 25} more" if len(profile.column_names) > 25 else ""
     return f"There is no column '{name}' in the data.{closest} The columns are: {', '.join(shown)}{more}."
+
+
+def closest_columns(name: str, profile: DatasetProfile) -> list[str]:
+    """Up to ``CLOSEST_COLUMNS`` columns spelled most like ``name``, word by word ("colour_of_the_moon" is closest to
+    color_intensity by "colour"), then as a whole; none that shares no word nearly with it."""
+    said = [w for w in words(name) if w not in STOPWORDS] or words(name)
+
+    def likeness(column: str) -> tuple[float, float]:
+        by_word = max((difflib.SequenceMatcher(None, a, b).ratio() for a in said for b in words(column)), default=0.0)
+        return by_word, difflib.SequenceMatcher(None, "".join(said), "".join(words(column))).ratio()
+
+    ranked = sorted(profile.column_names, key=likeness, reverse=True)
+    return [column for column in ranked[:CLOSEST_COLUMNS] if likeness(column)[0] >= CLOSE_WORDS]
 
 
 def _type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:

@@ -1,0 +1,75 @@
+"""The readings a question about a goal offers: what the goal most likely asks, ranked, each with its evidence.
+
+A question is only useful when the right answer is among the few it offers. The candidates come from the same
+evidence the reading weighs, in the order it trusts them: the columns the goal names (best mentions first), columns
+spelled like a name the goal writes that the table lacks, columns close in meaning to the goal's words (when the
+caller has them), then the profile's target candidates; each with the task its values call for. Columns named among
+the inputs come after the other mentions. A task family the goal's words ask for without a
+column (grouping rows, finding unusual ones) is offered too, ahead of the columns when its words outweigh the
+prediction's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from dagsmith.agents.intent.columns import UNPREDICTABLE
+from dagsmith.agents.intent.lexicon import Family
+from dagsmith.agents.intent.mentions import (
+    MatchKind,
+    absent_column_names,
+    column_matches,
+    explicit_target,
+)
+from dagsmith.agents.intent.reading import read_goal
+from dagsmith.agents.intent.target import target_reason
+from dagsmith.agents.intent.task import FAMILY_TASK, family_evidence, family_scores, supervised_type
+from dagsmith.agents.intent.validation import closest_columns
+from dagsmith.models.intent import Reading
+from dagsmith.models.profile import DatasetProfile
+
+#: How many readings a question offers.
+OFFERED = 3
+
+
+def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[str, str]] = (),
+                    limit: int = OFFERED) -> list[Reading]:
+    """Up to ``limit`` readings of ``goal``, likeliest first, each a different task and target. ``meant`` are columns
+    close in meaning to the goal's words, closest first, each with the evidence for it."""
+    read = read_goal(goal, profile)
+    matches = sorted(column_matches(read, profile), key=lambda m: (read.among_inputs(m.start), -m.score, m.start))
+    named = [(m.column, target_reason(m)) for m in matches if m.kind is not MatchKind.FUZZY or len(matches) == 1]
+    explicit, designated = explicit_target(goal, profile)
+    if explicit:
+        named.insert(0, (explicit.column, target_reason(explicit)))
+    for absent in ([designated] if designated else []) + absent_column_names(goal, profile):
+        named += [(column, f"{column}: spelled most like '{absent}', which is not a column")
+                  for column in closest_columns(absent, profile)]
+    named += list(meant)
+    named += [(c.column, f"{c.column}: the profile's target candidate ({'; '.join(c.reasons[:2])})")
+              for c in profile.target_candidates]
+
+    supervised: list[Reading] = []
+    for column, evidence in named:
+        found = profile.column(column)
+        if found is None or found.semantic_type in UNPREDICTABLE or found.unique < 2:
+            continue
+        task, why = supervised_type(read, profile, column)
+        supervised.append(Reading(task_type=task, target=column, evidence=f"{evidence}; {why}"))
+
+    masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
+    scores = family_scores(read, masked)
+    totals = {family: sum(weight for _, weight in hits) for family, hits in scores.items()}
+    unsupervised = [Reading(task_type=FAMILY_TASK[family], evidence=family_evidence(scores, family))
+                    for family in sorted(totals, key=lambda f: -totals[f]) if family in FAMILY_TASK]
+    ahead = [r for r in unsupervised
+             if totals[_family(r)] > totals.get(Family.SUPERVISED, 0.0)] if unsupervised else []
+    ordered = ahead + supervised + [r for r in unsupervised if r not in ahead]
+    unique: dict[tuple[str, str | None], Reading] = {}
+    for reading in ordered:
+        unique.setdefault((reading.task_type.value, reading.target), reading)
+    return list(unique.values())[:limit]
+
+
+def _family(reading: Reading) -> Family:
+    return next(family for family, task in FAMILY_TASK.items() if task is reading.task_type)
