@@ -91,7 +91,9 @@ def _heartbeat_seconds() -> float:
 
 
 #: The limits every pipeline step runs under, by environment variable (the runtime's defaults when unset).
-_STEP_LIMITS = {"timeout_seconds": "DAGSMITH_STEP_TIMEOUT_SECONDS", "memory_mb": "DAGSMITH_STEP_MEMORY_MB"}
+_STEP_LIMITS = {"timeout_seconds": "DAGSMITH_STEP_TIMEOUT_SECONDS", "memory_mb": "DAGSMITH_STEP_MEMORY_MB",
+                "output_mb": "DAGSMITH_STEP_OUTPUT_MB", "output_files": "DAGSMITH_STEP_OUTPUT_FILES",
+                "file_mb": "DAGSMITH_STEP_FILE_MB"}
 
 
 def _step_limits() -> Limits:

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from dagsmith import datasets
-from dagsmith.healing.classify import ErrorClass, diagnose
-from dagsmith.runtime import sandbox
+from dagsmith.healing.classify import Diagnosis, ErrorClass, diagnose
+from dagsmith.runtime import guard, sandbox
 from dagsmith.runtime.base import Invocation, Limits, RuntimeUnavailable
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith_kit import Bundle
@@ -62,13 +62,15 @@ def engine(request):
     return request.getfixturevalue("container_runtime") if request.param == "docker" else LocalRuntime()
 
 
-def _run(engine, home: tuple[Path, str], service: str, tmp_path: Path, limits: Limits = LIMITS):
+def _run(engine, home: tuple[Path, str], service: str, tmp_path: Path, limits: Limits = LIMITS,
+         params: dict | None = None):
     """Run a hostile service on a real bundle inside a run's workspace, as a pipeline step would."""
     workspace = home[0] / "workspaces" / f"pipeline-2-{tmp_path.name}"
     bundle = Bundle.create(workspace / "input", datasets.load("penguins"), target="species",
                            task_type="multiclass_classification")
     folder = HOSTILE / service
-    invocation = Invocation(service, service_files(folder), bundle.path, workspace / "attempts" / "01-1", {}, limits)
+    invocation = Invocation(service, service_files(folder), bundle.path, workspace / "attempts" / "01-1",
+                            params or {}, limits)
     return engine.run(invocation), workspace
 
 
@@ -110,6 +112,67 @@ def test_the_input_bundle_is_read_only(engine, home, tmp_path):
     result, workspace = _run(engine, home, "input_tamperer", tmp_path)
     assert "Read-only file system" in result.stderr
     assert not (workspace / "input" / "tampered.txt").exists()
+
+
+#: Small totals, so a hostile service reaches them in a second: 400 MB of memory, 64 MB of output.
+SMALL = Limits(timeout_seconds=60, memory_mb=400, max_processes=64, output_mb=64, output_files=200, file_mb=16)
+
+
+def test_a_steps_processes_together_are_held_to_its_memory(home, tmp_path):
+    """Four interpreters of 150 MB each: every one under the 400 MB per-process limit, 600 MB together."""
+    result, _ = _run(LocalRuntime(), home, "memory_spreader", tmp_path, SMALL, {"processes": 4, "mb_each": 150})
+    assert "held" not in result.stdout and not result.ok
+    assert result.exceeded == "the step used more than its 400 MB of memory (all its processes and its /tmp together)"
+    assert result.stderr.endswith(f"killed: {result.exceeded}") and result.out_of_memory
+    assert diagnose(result) == Diagnosis(ErrorClass.RESOURCE, result.exceeded)
+    assert not list(Path(guard._parent()[0]).glob("dagsmith-step-*")), "the step's cgroup was left behind"
+
+
+def test_files_in_tmp_and_dev_shm_count_towards_the_steps_memory(home, tmp_path):
+    """Both are in memory: 300 MB in each is 600 MB, over the step's 400 MB although each fits its own size."""
+    result, _ = _run(LocalRuntime(), home, "scratch_filler", tmp_path, SMALL, {"mb_each": 300})
+    assert "filled" not in result.stdout and not result.ok
+    assert diagnose(result).error_class is ErrorClass.RESOURCE, result.stderr
+    assert result.exceeded == guard.memory_exceeded(SMALL) or "No space left on device" in result.stderr
+
+
+def test_without_a_cgroup_tmp_and_dev_shm_share_the_memory_budget(home, tmp_path, monkeypatch):
+    """A host that allows no cgroup: the scratch folders' sizes add up to the budget instead, and the process
+    limit shrinks with the memory limit."""
+    monkeypatch.setattr(guard, "_parent", lambda: None)
+    result, _ = _run(LocalRuntime(), home, "scratch_filler", tmp_path, SMALL, {"mb_each": 300})
+    assert "No space left on device" in result.stderr and diagnose(result).error_class is ErrorClass.RESOURCE
+    assert guard.process_cap(SMALL, bounded=False) == 4 and guard.process_cap(SMALL, bounded=True) == 64
+
+
+@pytest.mark.parametrize("params, exceeded", [
+    ({"total_mb": 1024, "file_mb": 8}, "the step wrote more than 64 MB into its output"),
+    ({"files": 100_000}, "the step wrote more than 200 files into its output"),
+])
+def test_a_flood_of_output_is_stopped_at_the_output_caps(engine, home, tmp_path, params, exceeded):
+    result, workspace = _run(engine, home, "output_flood", tmp_path, SMALL, params)
+    assert "wrote" not in result.stdout and not result.ok
+    assert result.exceeded == exceeded and exceeded in result.stderr
+    assert diagnose(result) == Diagnosis(ErrorClass.RESOURCE, exceeded)
+    output = workspace / "attempts" / "01-1"
+    written = sum(path.stat().st_size for path in output.rglob("*"))
+    assert written < 1024 << 20 and len(list(output.iterdir())) < 100_000
+
+
+def test_a_file_over_the_size_limit_stops_at_it(home, tmp_path):
+    result, workspace = _run(LocalRuntime(), home, "output_flood", tmp_path, SMALL, {"total_mb": 1024, "file_mb": 1024})
+    assert "File too large" in result.stderr and diagnose(result).error_class is ErrorClass.RESOURCE
+    assert (workspace / "attempts" / "01-1" / "flood-0.bin").stat().st_size == 16 << 20
+
+
+def test_a_service_can_make_no_namespace_of_its_own(engine, home, tmp_path):
+    result, _ = _run(engine, home, "namespace_maker", tmp_path)
+    seen = json.loads(result.stdout)
+    assert "Operation not permitted" in seen["unshare_command"]
+    refused = {"unshare": "EPERM", "setns": "EPERM", "clone_newuser": "EPERM", "ptrace": "EPERM"}
+    assert {name: seen["names"][name] for name in refused} == refused
+    assert seen.get("x32_getpid", 1) != 0, "a call in the x32 ABI went through"
+    assert seen["thread"] == seen["subprocess"] == "ran"
 
 
 def live_processes_naming(text: str) -> list[str]:

@@ -11,7 +11,9 @@ without bubblewrap; every try then says so in its log and the run's trace.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import functools
 import os
 import resource
 import signal
@@ -21,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dagsmith.runtime import sandbox
+from dagsmith.runtime import guard, sandbox, seccomp
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, contract_command, prepare_data_dirs, stage
 from dagsmith.runtime.packages import not_provided, unavailable
 
@@ -62,19 +64,25 @@ class LocalRuntime:
         with tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch:
             scratch_dir = Path(scratch)
             host = stage(invocation, scratch_dir)
+            cgroup = guard.Cgroup.create(invocation.limits)
             if not self.sandboxed:
                 invocation.output_dir.mkdir(parents=True, exist_ok=True)
                 command = [sys.executable, str(host.service_dir / "main.py"), "--input", str(invocation.input_dir),
                            "--output", str(invocation.output_dir), "--params", str(host.params_file)]
-                return _execute(command, _environment(scratch_dir, invocation.service, KIT_PATH), invocation.limits,
-                                self.isolation, cwd=scratch_dir)
+                return _execute(command, _environment(scratch_dir, invocation.service, KIT_PATH), invocation,
+                                self.isolation, cwd=scratch_dir, cgroup=cgroup)
             uid = sandbox.run_uid()
             prepare_data_dirs(invocation, uid)
+            fd = seccomp.program_fd() if seccomp.supported() else None
             try:
-                return _execute(sandbox.command(invocation, host, uid, contract_command(sys.executable)),
-                                _environment(Path("/tmp"), invocation.service, Path(sandbox.KIT_DIR)),
-                                invocation.limits, self.isolation, cwd=scratch_dir)
+                command = sandbox.command(invocation, host, uid, contract_command(sys.executable), seccomp=fd,
+                                          bounded=cgroup is not None)
+                return _execute(command, _environment(Path("/tmp"), invocation.service, Path(sandbox.KIT_DIR)),
+                                invocation, self.isolation, cwd=scratch_dir, cgroup=cgroup,
+                                pass_fds=() if fd is None else (fd,))
             finally:
+                if fd is not None:
+                    os.close(fd)
                 if uid is not None:
                     _take_back(invocation.output_dir)
 
@@ -93,15 +101,19 @@ def _environment(home: Path, service: str, kit: Path) -> dict[str, str]:
             "MPLCONFIGDIR": str(home / ".matplotlib")}
 
 
-def _limiter(limits: Limits):
+def _limiter(limits: Limits, cgroup: guard.Cgroup | None):
     parent = os.getpid()
 
     def apply() -> None:
         _die_with(parent)
-        memory = limits.memory_mb * 1024 * 1024
+        if cgroup is not None:  # before exec: everything the step starts is born inside it
+            cgroup.join()
+        memory = limits.memory_mb * guard.MIB
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         cpu = max(1, int(limits.timeout_seconds * max(limits.cpus, 1)))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+        size = limits.file_mb * guard.MIB
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     return apply
 
 
@@ -115,23 +127,42 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _execute(command: list[str], environment: dict[str, str], limits: Limits, isolation: str, *,
-             cwd: Path) -> InvocationResult:
+def _execute(command: list[str], environment: dict[str, str], invocation: Invocation, isolation: str, *,
+             cwd: Path, cgroup: guard.Cgroup | None, pass_fds: tuple[int, ...] = ()) -> InvocationResult:
+    limits = invocation.limits
     started = time.monotonic()
-    process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=True, preexec_fn=_limiter(limits))
+    watch = guard.StepGuard(limits, invocation.output_dir, cgroup)
+    try:
+        process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   start_new_session=True, preexec_fn=_limiter(limits, cgroup), pass_fds=pass_fds)
+    except BaseException:
+        watch.finish()
+        raise
+    kill = functools.partial(_kill_group, process.pid)  # the sandbox's processes die with it (--die-with-parent)
+    watch.start(kill)
     timed_out = False
     try:
         stdout, stderr = process.communicate(timeout=limits.timeout_seconds)
     except subprocess.TimeoutExpired:
         timed_out = True
-        os.killpg(process.pid, signal.SIGKILL)  # the sandbox's processes die with it (--die-with-parent)
+        kill()
         stdout, stderr = process.communicate()
+    finally:
+        exceeded = watch.finish()
     text_err = stderr.decode(errors="replace")[-OUTPUT_TAIL:]
-    out_of_memory = "MemoryError" in text_err or "Cannot allocate memory" in text_err
+    if timed_out:
+        text_err += f"\nkilled after the {limits.timeout_seconds} s timeout"
+    elif exceeded:
+        text_err += f"\nkilled: {exceeded}"
+    out_of_memory = ("MemoryError" in text_err or "Cannot allocate memory" in text_err
+                     or exceeded == guard.memory_exceeded(limits))
     return InvocationResult(
-        exit_code=process.returncode, stdout=stdout.decode(errors="replace")[-OUTPUT_TAIL:],
-        stderr=text_err + (f"\nkilled after the {limits.timeout_seconds} s timeout" if timed_out else ""),
+        exit_code=process.returncode, stdout=stdout.decode(errors="replace")[-OUTPUT_TAIL:], stderr=text_err,
         seconds=round(time.monotonic() - started, 3), timed_out=timed_out, out_of_memory=out_of_memory,
-        isolation=isolation,
+        isolation=isolation, exceeded="" if timed_out else exceeded,
     )
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
