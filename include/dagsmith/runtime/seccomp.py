@@ -9,7 +9,8 @@ memory a filter cannot read) fails with ENOSYS, so the C library falls back to `
 architecture: x86-64 and AArch64 are known, the x32 ABI is refused and any other architecture (a 32-bit
 compatibility call) kills the process.
 
-No library builds it: the program is a few dozen fixed-size instructions assembled with ``struct``.
+No library builds it: the program is a few dozen fixed-size instructions assembled with ``struct``. Containers
+get the same refusals as an OCI profile (:func:`container_profile`).
 """
 
 from __future__ import annotations
@@ -115,6 +116,19 @@ def program() -> bytes:
                ("label", "refuse"), _statement(_RET, _ERRNO | errno.EPERM),
                ("label", "no_clone3"), _statement(_RET, _ERRNO | errno.ENOSYS)]
     return _assemble(source)
+
+
+def container_profile() -> dict:
+    """The same refusals as an OCI seccomp profile, for containers: podman's default profile lets an unprivileged
+    container create user namespaces (``unshare -Ur`` works in it), so the runtime sets its own."""
+    flags = [1 << bit for bit in range(32) if NAMESPACE_FLAGS & (1 << bit)]
+    return {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+        {"names": list(REFUSED), "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM},
+        {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS},
+        # One rule a flag (rules are or-ed): ``flags & flag == flag`` refuses the clone.
+        *({"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM,
+           "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}]} for flag in flags),
+    ]}
 
 
 def supported() -> bool:

@@ -28,12 +28,20 @@ if child == 0:  # the child of a clone that should not have worked
 seen["clone_newuser"] = outcome(child)
 if child > 0:
     os.waitpid(child, 0)
-pid = os.fork()
-if pid == 0:
-    os._exit(0 if libc.ptrace(0, 0, None, None) == 0 else ctypes.get_errno())  # PTRACE_TRACEME
-seen["ptrace"] = os.waitpid(pid, 0)[1] >> 8
+
+
+def in_child(call) -> int | str:
+    """``call``'s errno, made in a child process (a filter may kill it instead: then the signal's name)."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(outcome(call()))
+    status = os.waitpid(pid, 0)[1]
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else f"killed by signal {os.WTERMSIG(status)}"
+
+
+seen["ptrace"] = in_child(lambda: libc.ptrace(0, 0, None, None))  # PTRACE_TRACEME
 if platform.machine() == "x86_64":
-    seen["x32_getpid"] = outcome(libc.syscall(0x40000000 | 39))
+    seen["x32_getpid"] = in_child(lambda: libc.syscall(0x40000000 | 39))
 thread = threading.Thread(target=lambda: seen.update(thread="ran"))
 thread.start()
 thread.join()
