@@ -7,9 +7,11 @@ home folder, DAGSMITH_HOME's ``airflow-serve/secrets.json`` and another run's wo
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
+import struct
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,7 +22,7 @@ import pytest
 
 from dagsmith import datasets
 from dagsmith.healing.classify import Diagnosis, ErrorClass, diagnose
-from dagsmith.runtime import guard, sandbox
+from dagsmith.runtime import guard, sandbox, seccomp
 from dagsmith.runtime.base import Invocation, Limits, RuntimeUnavailable
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith_kit import Bundle
@@ -173,6 +175,46 @@ def test_a_service_can_make_no_namespace_of_its_own(engine, home, tmp_path):
     assert {name: seen["names"][name] for name in refused} == refused
     assert seen.get("x32_getpid", 1) != 0, "a call in the x32 ABI went through"
     assert seen["thread"] == seen["subprocess"] == "ran"
+
+
+def _filter_answer(machine: str, number: int, arg0: int = 0) -> str:
+    """Run the sandbox's BPF program on one call, as the kernel would; returns ALLOW, KILL or the errno's name."""
+    audit = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7, "i386": 0x40000003}[machine]
+    data = struct.pack("=iIQ6Q", number, audit, 0, arg0, 0, 0, 0, 0, 0)
+    program = seccomp.program()
+    index, accumulator = 0, 0
+    while True:
+        code, jt, jf, k = struct.unpack_from("=HBBI", program, index * 8)
+        index += 1
+        if code == 0x20:  # load a word of the call's data
+            accumulator = struct.unpack_from("=I", data, k)[0]
+        elif code in (0x15, 0x35, 0x45):  # jump if equal, greater or equal, any bit set
+            taken = {0x15: accumulator == k, 0x35: accumulator >= k, 0x45: bool(accumulator & k)}[code]
+            index += jt if taken else jf
+        else:
+            assert code == 0x06, f"unexpected instruction {code:#x}"
+            if k == 0x7FFF0000:
+                return "ALLOW"
+            return "KILL" if k == 0x80000000 else errno.errorcode[k & 0xFFFF]
+
+
+@pytest.mark.parametrize("machine, calls", [
+    ("x86_64", {"unshare": 272, "setns": 308, "mount": 165, "ptrace": 101, "bpf": 321, "keyctl": 250, "getpid": 39,
+                "x32 getpid": 0x40000000 | 39, "clone3": 435}),
+    ("aarch64", {"unshare": 97, "setns": 268, "mount": 40, "ptrace": 117, "bpf": 280, "keyctl": 219, "getpid": 172,
+                 "clone3": 435}),
+])
+def test_the_system_call_filter_refuses_namespaces_on_both_architectures(machine, calls):
+    """Both architectures' tables, checked by running the program (this machine runs only its own)."""
+    answers = {name: _filter_answer(machine, number) for name, number in calls.items()}
+    refused = {name: "EPERM" for name in calls if name not in ("getpid", "clone3")}
+    assert answers == {**refused, "getpid": "ALLOW", "clone3": "ENOSYS"}
+    clone = {"x86_64": 56, "aarch64": 220}[machine]
+    assert _filter_answer(machine, clone, 0x01200011) == "ALLOW"  # fork's flags: CLONE_CHILD_SETTID|CLEARTID|SIGCHLD
+    assert _filter_answer(machine, clone, 0x003D0F00) == "ALLOW"  # a thread's
+    for flag in (0x10000000, 0x00020000, 0x20000000, 0x40000000):  # new user, mount, pid, network namespace
+        assert _filter_answer(machine, clone, 0x01200011 | flag) == "EPERM"
+    assert _filter_answer("i386", 20) == "KILL"  # a 32-bit compatibility call
 
 
 def live_processes_naming(text: str) -> list[str]:

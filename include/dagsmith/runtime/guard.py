@@ -25,7 +25,7 @@ import secrets
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,16 +50,27 @@ def memory_exceeded(limits: Limits) -> str:
             f"(all its processes and its /tmp together)")
 
 
+@contextlib.contextmanager
+def memory_cgroup(limits: Limits) -> Iterator[Cgroup | None]:
+    """A new cgroup holding a step to ``limits.memory_mb`` in all (None where the host allows none); whatever
+    is still in it afterwards is killed, and it is removed."""
+    cgroup = Cgroup.create(limits)
+    try:
+        yield cgroup
+    finally:
+        if cgroup:
+            cgroup.remove()
+
+
 @dataclass(frozen=True)
 class Cgroup:
-    """One step's memory cgroup (v1 or v2): made before the step starts, removed after it ends."""
+    """One step's memory cgroup (v1 or v2), a child of the worker's."""
 
     path: Path
     version: int
 
     @classmethod
     def create(cls, limits: Limits) -> Cgroup | None:
-        """A new cgroup holding the step to ``limits.memory_mb`` in all, or None where the host allows none."""
         parent = _parent()
         if parent is None:
             return None
@@ -246,7 +257,8 @@ class StepGuard:
     """Watches one running step: its cgroup's OOM kills (when it has a cgroup) and its output folder.
 
     ``start(kill)`` begins the watch; over a limit it notes which (``exceeded``) and calls ``kill``. ``finish``
-    stops the watch, checks once more, removes the cgroup and returns what the step went over ("" for nothing).
+    stops the watch, checks once more, notes the cgroup's peak and returns what the step went over ("" for
+    nothing).
     """
 
     def __init__(self, limits: Limits, output: Path, cgroup: Cgroup | None = None):
@@ -267,7 +279,6 @@ class StepGuard:
         self.exceeded = self.exceeded or self._excess()
         if self.cgroup:
             self.peak_bytes = self.cgroup.peak_bytes()
-            self.cgroup.remove()
         return self.exceeded
 
     def _watch(self, kill: Callable[[], None]) -> None:

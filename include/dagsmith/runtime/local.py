@@ -1,9 +1,13 @@
 """The local runtime: each microservice as a subprocess of the worker, inside a bubblewrap sandbox.
 
 The sandbox (``runtime.sandbox``) is what contains untrusted code on a machine without a container engine;
-around it each run gets memory and CPU-time limits, a process limit, a timeout that kills it whole, and
-captured output. Services run on this interpreter, whose packages are the runtime's pinned set
-(``runtime.packages``): a service pinning anything else fails with the names, and nothing is ever installed.
+around it each run gets a memory limit for all its processes and its ``/tmp`` together (a cgroup of its own
+where the host allows one, see ``runtime.guard``) besides each process's address space, a CPU-time limit, a
+process limit, caps on its output (a watcher kills it past the total size or file count, RLIMIT_FSIZE stops a
+file at its size), a timeout that kills it whole, and captured output. A run killed at a limit says which in
+its result (``exceeded``) and its stderr. Services run on this interpreter, whose packages are the runtime's
+pinned set (``runtime.packages``): a service pinning anything else fails with the names, and nothing is ever
+installed.
 
 ``DAGSMITH_UNSAFE_NO_SANDBOX=1`` runs services as plain subprocesses, for trusted catalogs on machines
 without bubblewrap; every try then says so in its log and the run's trace.
@@ -61,10 +65,10 @@ class LocalRuntime:
             return InvocationResult(exit_code=-1, stdout="", stderr=f"error: {not_provided(missing)}", seconds=0.0,
                                     isolation=self.isolation)
         self.check()
-        with tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch:
+        with (tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch,
+              guard.memory_cgroup(invocation.limits) as cgroup):
             scratch_dir = Path(scratch)
             host = stage(invocation, scratch_dir)
-            cgroup = guard.Cgroup.create(invocation.limits)
             if not self.sandboxed:
                 invocation.output_dir.mkdir(parents=True, exist_ok=True)
                 command = [sys.executable, str(host.service_dir / "main.py"), "--input", str(invocation.input_dir),
@@ -132,12 +136,8 @@ def _execute(command: list[str], environment: dict[str, str], invocation: Invoca
     limits = invocation.limits
     started = time.monotonic()
     watch = guard.StepGuard(limits, invocation.output_dir, cgroup)
-    try:
-        process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   start_new_session=True, preexec_fn=_limiter(limits, cgroup), pass_fds=pass_fds)
-    except BaseException:
-        watch.finish()
-        raise
+    process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True, preexec_fn=_limiter(limits, cgroup), pass_fds=pass_fds)
     kill = functools.partial(_kill_group, process.pid)  # the sandbox's processes die with it (--die-with-parent)
     watch.start(kill)
     timed_out = False

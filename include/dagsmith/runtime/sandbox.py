@@ -4,9 +4,14 @@ Catalog services are untrusted code and static scanning is only a first filter, 
 them with the kernel's namespaces rather than with checks of its own. Each run gets new pid, network, ipc and
 uts namespaces and a fresh ``/proc`` (no host process, so no ``/proc/<parent>/environ``), no network, and a root
 filesystem holding only ``/usr``, the interpreter's folders, dagsmith_kit, the service and its params and the
-input bundle, all read-only, the output folder writable and a private size-limited tmpfs at ``/tmp``. No home,
-no ``DAGSMITH_HOME``, no Airflow folders, none of the caller's environment. The service sees the same paths as
-in a container (``/service``, ``/params.json``, ``/input``, ``/output``).
+input bundle, all read-only, the output folder writable and a private size-limited tmpfs at ``/tmp`` and
+``/dev/shm``. No home, no ``DAGSMITH_HOME``, no Airflow folders, none of the caller's environment. The service
+sees the same paths as in a container (``/service``, ``/params.json``, ``/input``, ``/output``).
+
+The kernel interfaces behind the namespaces stay out of reach: a seccomp filter (``runtime.seccomp``) refuses
+new namespaces, mounts, ptrace, modules, keyrings, BPF and the like. Where a cgroup holds the step's memory in
+all (``runtime.guard``) each tmpfs may take the whole budget, since their pages count in it; elsewhere they share
+it and the process limit shrinks with the memory limit.
 
 A worker running as root would run the service as root without capabilities, which the kernel exempts from the
 process limit, so the service drops to an unprivileged uid of its own (``setpriv``) and the process limit
