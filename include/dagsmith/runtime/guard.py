@@ -2,12 +2,12 @@
 
 Per-process limits do not add up to a budget: RLIMIT_AS bounds each interpreter a service starts, so four of
 them held four times the step's memory, and the private ``/tmp`` and ``/dev/shm`` (tmpfs, in memory) came on
-top. Where the host allows it the step runs in a memory cgroup of its own, a child of the worker's: the limit
-covers all its processes and the tmpfs pages they write (the kernel charges a page to the cgroup of whoever
-first touches it), and the kernel's OOM killer acts inside it. cgroup v1's memory controller is used where the
-worker may write it (root), v2 where the worker's cgroup has the memory controller enabled for its children
-(a delegated subtree). Elsewhere the sandbox falls back to caps that bound the worst case instead:
-``/tmp`` and ``/dev/shm`` share the budget, and the process count shrinks with the memory limit
+top. Where the host allows it the step runs in a memory cgroup of its own: the limit covers all its processes
+and the tmpfs pages they write (the kernel charges a page to the cgroup of whoever first touches it), and the
+kernel's OOM killer acts inside it. cgroup v1's memory controller is used where the worker may write it (root),
+v2 where the worker may make cgroups in its own or its parent cgroup and that one enables the memory controller
+for its children (root, or a delegated subtree). Elsewhere the sandbox falls back to caps that bound the worst
+case instead: ``/tmp`` and ``/dev/shm`` share the budget, and the process count shrinks with the memory limit
 (:func:`process_cap`), so the total stays within ``processes x memory``.
 
 The output folder is on the host's disk. A watcher polls it while the step runs and kills the step when it
@@ -169,12 +169,15 @@ def _parent() -> tuple[Path, int] | None:
         elif controllers == "" and "" in mounts:
             candidates.append((_inside(mounts[""], path), 2))
     for folder, version in sorted(candidates, key=lambda candidate: candidate[1]):
-        if folder is None or not os.access(folder, os.W_OK):
+        if folder is None:
             continue
-        if version == 1 and (folder / "memory.limit_in_bytes").exists():
+        if version == 1 and os.access(folder, os.W_OK) and (folder / "memory.limit_in_bytes").exists():
             return folder, 1
-        if version == 2 and _memory_delegated(folder):
-            return folder, 2
+        # v2 lets no cgroup but the root hold processes and enable controllers for children, so a worker's
+        # steps usually go beside it, under a parent that enables the memory controller (a delegated subtree).
+        for place in (folder, folder.parent) if version == 2 else ():
+            if os.access(place, os.W_OK) and _enables_memory(place):
+                return place, 2
     return None
 
 
@@ -199,13 +202,10 @@ def _inside(mount: tuple[str, str], path: str) -> Path | None:
     return Path(point) / path[len(root if root != "/" else ""):].lstrip("/")
 
 
-def _memory_delegated(folder: Path) -> bool:
-    """Whether cgroups made under ``folder`` get a memory controller (enabling it, when the kernel lets us)."""
-    control = folder / "cgroup.subtree_control"
+def _enables_memory(folder: Path) -> bool:
+    """Whether cgroups made under ``folder`` get a memory controller."""
     try:
-        if "memory" not in control.read_text().split():
-            control.write_text("+memory")  # refused (EBUSY) when processes live in ``folder`` itself
-        return True
+        return "memory" in (folder / "cgroup.subtree_control").read_text().split()
     except OSError:
         return False
 
@@ -246,7 +246,7 @@ def output_excess(folder: Path, limits: Limits) -> str:
             except OSError:
                 continue
             if size > limits.file_mb * MIB:
-                return f"the step wrote a file over its {limits.file_mb} MB limit per file into its output ({entry.name})"
+                return f"the step wrote a file larger than {limits.file_mb} MB into its output ({entry.name})"
             total += size
             if total > limits.output_mb * MIB:
                 return f"the step wrote more than {limits.output_mb} MB into its output"

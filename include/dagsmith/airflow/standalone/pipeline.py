@@ -4,8 +4,9 @@ Written by ``dagsmith pipelines export``. The folder beside this file (its name 
 DAG runs: ``pipeline.json`` (the steps, their order, the image and limits), each service's code under
 ``services/`` and each step's parameters under ``params/``. Each step runs its service, as it was when exported,
 in its own container of the dagsmith runtime image: no network, a read-only root and input, a non-root user,
-memory, CPU and process limits and a system-call filter (``seccomp.json``: no namespaces, mounts, ptrace...). A failed step is retried once; self-healing, model search and the run
-history are dagsmith's own and do not come along.
+memory, CPU and process limits and a system-call filter (``seccomp.json``: no namespaces, mounts, ptrace...).
+A failed step is retried once; self-healing, model search and the run history are dagsmith's own and do not
+come along.
 
 Each run works in ``<workspace_root>/<run id>``: ``input`` holds the dataset as the first step reads it and
 ``steps/NN`` what step NN wrote. Trigger with ``{"dataset": "/path/to/new.csv"}`` to run on new data.
