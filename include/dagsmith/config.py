@@ -91,7 +91,9 @@ def _heartbeat_seconds() -> float:
 
 
 #: The limits every pipeline step runs under, by environment variable (the runtime's defaults when unset).
-_STEP_LIMITS = {"timeout_seconds": "DAGSMITH_STEP_TIMEOUT_SECONDS", "memory_mb": "DAGSMITH_STEP_MEMORY_MB"}
+_STEP_LIMITS = {"timeout_seconds": "DAGSMITH_STEP_TIMEOUT_SECONDS", "memory_mb": "DAGSMITH_STEP_MEMORY_MB",
+                "output_mb": "DAGSMITH_STEP_OUTPUT_MB", "output_files": "DAGSMITH_STEP_OUTPUT_FILES",
+                "file_mb": "DAGSMITH_STEP_FILE_MB"}
 
 
 def _step_limits() -> Limits:
@@ -136,7 +138,8 @@ class Settings:
     a language model reasons beside the deterministic reasoner (``LLMConfig``). ``DAGSMITH_HEARTBEAT_SECONDS``
     (default 10) is how often a running step's worker stamps its try; the same on every machine, since a try
     silent for six beats is taken for one whose worker died (``execution.reaper``). ``DAGSMITH_STEP_TIMEOUT_SECONDS``
-    (default 900) and ``DAGSMITH_STEP_MEMORY_MB`` (default 2048) bound every try of a pipeline step.
+    (default 900), ``DAGSMITH_STEP_MEMORY_MB`` (default 2048) and the output's ``DAGSMITH_STEP_OUTPUT_MB``,
+    ``DAGSMITH_STEP_OUTPUT_FILES`` and ``DAGSMITH_STEP_FILE_MB`` (``Limits``) bound every try of a pipeline step.
     ``DAGSMITH_UNSAFE_NO_SANDBOX=1`` runs the local runtime's services without the bubblewrap sandbox: for trusted
     catalogs only, and said in ``dagsmith serve``'s banner and every run's trace. ``DAGSMITH_SEARCH_SECONDS`` sets
     the modelling search's budget for pipelines built from now on (default: sized to the table; a goal's own time

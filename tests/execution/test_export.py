@@ -19,8 +19,10 @@ from tests.runtime.test_docker_runtime import runtime as container_runtime  # no
 
 DAGSMITH = str(ROOT / ".venv" / "bin" / "dagsmith")
 #: Replaces the last step's service in the export: reports what the container allowed it, in its output folder.
-PROBE = """import json, os, sys
+PROBE = """import ctypes, json, os, sys
 output = sys.argv[sys.argv.index("--output") + 1]
+libc = ctypes.CDLL(None, use_errno=True)
+unshare = "made" if libc.unshare(0x10000000) == 0 else os.strerror(ctypes.get_errno())  # CLONE_NEWUSER
 try:
     open("/written-to-root", "w")
     root = "writable"
@@ -28,7 +30,8 @@ except OSError as error:
     root = error.strerror
 status = dict(line.split(":\\t", 1) for line in open("/proc/self/status").read().splitlines() if ":\\t" in line)
 json.dump({"uid": os.getuid(), "root": root, "bounding_caps": status["CapBnd"].strip(),
-           "network": sorted(os.listdir("/sys/class/net"))}, open(os.path.join(output, "probe.json"), "w"))
+           "network": sorted(os.listdir("/sys/class/net")), "user_namespace": unshare},
+          open(os.path.join(output, "probe.json"), "w"))
 """
 
 
@@ -76,7 +79,7 @@ def test_an_exported_pipeline_runs_on_airflow_without_dagsmith(store, embedder, 
     assert metrics["accuracy"] > 0.9 and "the run's folders" in log
     seen = json.loads((workspace / "steps" / f"{last['position']:02d}" / "probe.json").read_text())
     assert seen == {"uid": 10001, "root": "Read-only file system", "bounding_caps": "0000000000000000",
-                    "network": ["lo"]}
+                    "network": ["lo"], "user_namespace": "Operation not permitted"}
 
 
 def test_exporting_an_unknown_pipeline_says_so(store, tmp_path):

@@ -87,7 +87,11 @@ def test_the_scanners_catch_the_overt_ones_and_the_analyzer_sees_no_data_work(ho
 def test_step_limits_come_from_the_environment_and_bad_ones_are_named(monkeypatch, value):
     monkeypatch.setenv("DAGSMITH_STEP_TIMEOUT_SECONDS", "20")
     monkeypatch.setenv("DAGSMITH_STEP_MEMORY_MB", "1024")
-    assert Settings.from_env().step_limits == Limits(timeout_seconds=20, memory_mb=1024)
+    monkeypatch.setenv("DAGSMITH_STEP_OUTPUT_MB", "256")
+    monkeypatch.setenv("DAGSMITH_STEP_OUTPUT_FILES", "500")
+    monkeypatch.setenv("DAGSMITH_STEP_FILE_MB", "64")
+    assert Settings.from_env().step_limits == Limits(timeout_seconds=20, memory_mb=1024, output_mb=256,
+                                                     output_files=500, file_mb=64)
     monkeypatch.setenv("DAGSMITH_STEP_TIMEOUT_SECONDS", value)
     with pytest.raises(ConfigurationError, match=f"DAGSMITH_STEP_TIMEOUT_SECONDS must be a positive whole number, "
                                                  f"not '{value}'"):

@@ -7,9 +7,11 @@ home folder, DAGSMITH_HOME's ``airflow-serve/secrets.json`` and another run's wo
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
+import struct
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from dagsmith import datasets
-from dagsmith.healing.classify import ErrorClass, diagnose
-from dagsmith.runtime import sandbox
+from dagsmith.healing.classify import Diagnosis, ErrorClass, diagnose
+from dagsmith.runtime import guard, sandbox, seccomp
 from dagsmith.runtime.base import Invocation, Limits, RuntimeUnavailable
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith_kit import Bundle
@@ -62,13 +64,15 @@ def engine(request):
     return request.getfixturevalue("container_runtime") if request.param == "docker" else LocalRuntime()
 
 
-def _run(engine, home: tuple[Path, str], service: str, tmp_path: Path, limits: Limits = LIMITS):
+def _run(engine, home: tuple[Path, str], service: str, tmp_path: Path, limits: Limits = LIMITS,
+         params: dict | None = None):
     """Run a hostile service on a real bundle inside a run's workspace, as a pipeline step would."""
     workspace = home[0] / "workspaces" / f"pipeline-2-{tmp_path.name}"
     bundle = Bundle.create(workspace / "input", datasets.load("penguins"), target="species",
                            task_type="multiclass_classification")
     folder = HOSTILE / service
-    invocation = Invocation(service, service_files(folder), bundle.path, workspace / "attempts" / "01-1", {}, limits)
+    invocation = Invocation(service, service_files(folder), bundle.path, workspace / "attempts" / "01-1",
+                            params or {}, limits)
     return engine.run(invocation), workspace
 
 
@@ -110,6 +114,122 @@ def test_the_input_bundle_is_read_only(engine, home, tmp_path):
     result, workspace = _run(engine, home, "input_tamperer", tmp_path)
     assert "Read-only file system" in result.stderr
     assert not (workspace / "input" / "tampered.txt").exists()
+
+
+#: Small totals, so a hostile service reaches them in a second: 400 MB of memory, 64 MB of output.
+SMALL = Limits(timeout_seconds=60, memory_mb=400, max_processes=64, output_mb=64, output_files=200, file_mb=16)
+
+
+@pytest.fixture
+def memory_cgroups() -> Path:
+    """Where this worker makes its steps' memory cgroups: as root on this machine kind, cgroup v1's memory
+    controller; with a delegated cgroup v2 subtree, there. (The fallback without any is tested on its own.)"""
+    parent = guard._parent()
+    assert parent is not None, "this host lets the worker make no memory cgroup (run as root, or delegate one)"
+    return parent[0]
+
+
+def test_a_steps_processes_together_are_held_to_its_memory(home, tmp_path, memory_cgroups):
+    """Four interpreters of 150 MB each: every one under the 400 MB per-process limit, 600 MB together."""
+    result, _ = _run(LocalRuntime(), home, "memory_spreader", tmp_path, SMALL, {"processes": 4, "mb_each": 150})
+    assert "held" not in result.stdout and not result.ok
+    assert result.exceeded == "the step used more than its 400 MB of memory (all its processes and its /tmp together)"
+    assert result.stderr.endswith(f"killed: {result.exceeded}") and result.out_of_memory
+    assert diagnose(result) == Diagnosis(ErrorClass.RESOURCE, result.exceeded)
+    assert not list(memory_cgroups.glob("dagsmith-step-*")), "the step's cgroup was left behind"
+
+
+def test_files_in_tmp_and_dev_shm_count_towards_the_steps_memory(home, tmp_path, memory_cgroups):
+    """Both are in memory: 300 MB in each is 600 MB, over the step's 400 MB although each fits its own size."""
+    result, _ = _run(LocalRuntime(), home, "scratch_filler", tmp_path, SMALL, {"mb_each": 300})
+    assert "filled" not in result.stdout and not result.ok
+    assert result.exceeded == guard.memory_exceeded(SMALL)
+    assert diagnose(result) == Diagnosis(ErrorClass.RESOURCE, result.exceeded)
+
+
+def test_without_a_cgroup_tmp_and_dev_shm_share_the_memory_budget(home, tmp_path, monkeypatch):
+    """A host that allows no cgroup: the scratch folders' sizes add up to the budget instead, and the process
+    limit shrinks with the memory limit."""
+    monkeypatch.setattr(guard, "_parent", lambda: None)
+    result, _ = _run(LocalRuntime(), home, "scratch_filler", tmp_path, SMALL, {"mb_each": 300})
+    assert "No space left on device" in result.stderr and diagnose(result).error_class is ErrorClass.RESOURCE
+    assert guard.process_cap(SMALL, bounded=False) == 4 and guard.process_cap(SMALL, bounded=True) == 64
+
+
+@pytest.mark.parametrize("params, exceeded", [
+    ({"total_mb": 1024, "file_mb": 8}, "the step wrote more than 64 MB into its output"),
+    ({"files": 100_000}, "the step wrote more than 200 files into its output"),
+])
+def test_a_flood_of_output_is_stopped_at_the_output_caps(engine, home, tmp_path, params, exceeded):
+    result, workspace = _run(engine, home, "output_flood", tmp_path, SMALL, params)
+    assert "wrote" not in result.stdout and not result.ok
+    assert result.exceeded == exceeded and exceeded in result.stderr
+    assert diagnose(result) == Diagnosis(ErrorClass.RESOURCE, exceeded)
+    output = workspace / "attempts" / "01-1"
+    written = sum(path.stat().st_size for path in output.rglob("*"))
+    assert written < 1024 << 20 and len(list(output.iterdir())) < 100_000
+
+
+def test_a_file_over_the_size_limit_is_stopped(engine, home, tmp_path):
+    """Locally RLIMIT_FSIZE fails the write at the limit; a container's output is watched for it."""
+    result, workspace = _run(engine, home, "output_flood", tmp_path, SMALL, {"total_mb": 1024, "file_mb": 1024})
+    assert "wrote" not in result.stdout and diagnose(result).error_class is ErrorClass.RESOURCE
+    written = (workspace / "attempts" / "01-1" / "flood-0.bin").stat().st_size
+    if isinstance(engine, LocalRuntime):
+        assert "File too large" in result.stderr and written == 16 << 20
+    else:
+        assert result.exceeded == "the step wrote a file larger than 16 MB into its output (flood-0.bin)"
+        assert written < 1024 << 20
+
+
+def test_a_service_can_make_no_namespace_of_its_own(engine, home, tmp_path):
+    result, _ = _run(engine, home, "namespace_maker", tmp_path)
+    seen = json.loads(result.stdout)
+    assert "Operation not permitted" in seen["unshare_command"]
+    refused = {"unshare": "EPERM", "setns": "EPERM", "clone_newuser": "EPERM", "ptrace": "EPERM"}
+    assert {name: seen["names"][name] for name in refused} == refused
+    assert seen.get("x32_getpid", 1) != 0, "a call in the x32 ABI went through"
+    assert seen["thread"] == seen["subprocess"] == "ran"
+
+
+def _filter_answer(machine: str, number: int, arg0: int = 0) -> str:
+    """Run the sandbox's BPF program on one call, as the kernel would; returns ALLOW, KILL or the errno's name."""
+    audit = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7, "i386": 0x40000003}[machine]
+    data = struct.pack("=iIQ6Q", number, audit, 0, arg0, 0, 0, 0, 0, 0)
+    program = seccomp.program()
+    index, accumulator = 0, 0
+    while True:
+        code, jt, jf, k = struct.unpack_from("=HBBI", program, index * 8)
+        index += 1
+        if code == 0x20:  # load a word of the call's data
+            accumulator = struct.unpack_from("=I", data, k)[0]
+        elif code in (0x15, 0x35, 0x45):  # jump if equal, greater or equal, any bit set
+            taken = {0x15: accumulator == k, 0x35: accumulator >= k, 0x45: bool(accumulator & k)}[code]
+            index += jt if taken else jf
+        else:
+            assert code == 0x06, f"unexpected instruction {code:#x}"
+            if k == 0x7FFF0000:
+                return "ALLOW"
+            return "KILL" if k == 0x80000000 else errno.errorcode[k & 0xFFFF]
+
+
+@pytest.mark.parametrize("machine, calls", [
+    ("x86_64", {"unshare": 272, "setns": 308, "mount": 165, "ptrace": 101, "bpf": 321, "keyctl": 250, "getpid": 39,
+                "x32 getpid": 0x40000000 | 39, "clone3": 435}),
+    ("aarch64", {"unshare": 97, "setns": 268, "mount": 40, "ptrace": 117, "bpf": 280, "keyctl": 219, "getpid": 172,
+                 "clone3": 435}),
+])
+def test_the_system_call_filter_refuses_namespaces_on_both_architectures(machine, calls):
+    """Both architectures' tables, checked by running the program (this machine runs only its own)."""
+    answers = {name: _filter_answer(machine, number) for name, number in calls.items()}
+    refused = {name: "EPERM" for name in calls if name not in ("getpid", "clone3")}
+    assert answers == {**refused, "getpid": "ALLOW", "clone3": "ENOSYS"}
+    clone = {"x86_64": 56, "aarch64": 220}[machine]
+    assert _filter_answer(machine, clone, 0x01200011) == "ALLOW"  # fork's flags: CLONE_CHILD_SETTID|CLEARTID|SIGCHLD
+    assert _filter_answer(machine, clone, 0x003D0F00) == "ALLOW"  # a thread's
+    for flag in (0x10000000, 0x00020000, 0x20000000, 0x40000000):  # new user, mount, pid, network namespace
+        assert _filter_answer(machine, clone, 0x01200011 | flag) == "EPERM"
+    assert _filter_answer("i386", 20) == "KILL"  # a 32-bit compatibility call
 
 
 def live_processes_naming(text: str) -> list[str]:

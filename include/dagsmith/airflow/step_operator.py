@@ -98,7 +98,7 @@ class StepOperator(DockerOperator):
         """Run ``spec``'s container as this operator's own (``DockerOperator.execute``) and return its outcome."""
         for name, value in spec.operator_fields().items():
             setattr(self, name, value)
-        self._watch = ContainerWatch(self.hook.api_client, spec.limits)
+        self._watch = ContainerWatch(self.hook.api_client, spec)
         try:
             super().execute(context)
         except DockerContainerFailedException:  # a failed service: its outcome is in the watch

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from dagsmith.config import Settings
 from dagsmith.errors import InputError
 from dagsmith.models.plan import ModelSearch
+from dagsmith.runtime import seccomp
 from dagsmith.runtime.base import Invocation, materialise
 from dagsmith.runtime.docker import (COMMAND, ENVIRONMENT, RUNTIME_IMAGE, SERVICE_UID, DockerRuntime,
                                      sandbox_kwargs)
@@ -107,6 +108,7 @@ def export_pipeline(pipeline_id: int, folder: Path, settings: Settings, *, works
                     "excluded_columns": roles.get("excluded_columns") or []},
             steps=steps)
     _write(staging / "pipeline.json", spec.model_dump_json(indent=2))
+    _write(staging / "seccomp.json", json.dumps(seccomp.container_profile()))
     _write(staging / ".airflowignore", "*\n")  # the services' code is no DAG: Airflow need not parse it
     for path in [staging, *staging.rglob("*")]:  # the services' user reads it all, writes none of it
         path.chmod(0o755 if path.is_dir() else 0o444)

@@ -31,7 +31,7 @@ class ErrorClass(StrEnum):
 _RULES: list[tuple[ErrorClass, re.Pattern]] = [(cls, re.compile(pattern, re.IGNORECASE)) for cls, pattern in [
     (ErrorClass.NO_SIGNAL, r"no better than the trivial baseline"),  # a model that learned nothing: try another
     (ErrorClass.RESOURCE, r"MemoryError|Cannot allocate memory|out of memory|killed after the \d+ s timeout|"
-                          r"Killed|TimeoutError|too slow|max_rows|No space left on device|Disk quota exceeded|"
+                          r"Killed|TimeoutError|too slow|max_rows|No space left on device|Disk quota exceeded|File too large|"
                           r"BlockingIOError|can't start new thread"),  # the last two: the process limit
     (ErrorClass.ENVIRONMENT, r"ModuleNotFoundError|ImportError|No module named|cannot open shared object|"
                              r"command not found|the runtime does not provide|"  # the last: pins the runtime lacks
@@ -71,8 +71,8 @@ def telling_line(stderr: str) -> str:
 
 def diagnose(result: InvocationResult) -> Diagnosis:
     """Classify a failed invocation from its flags and the tail of its stderr."""
-    if result.timed_out or result.out_of_memory:
-        return Diagnosis(ErrorClass.RESOURCE, telling_line(result.stderr))
+    if result.timed_out or result.out_of_memory or result.exceeded:
+        return Diagnosis(ErrorClass.RESOURCE, result.exceeded or telling_line(result.stderr))
     tail = "\n".join(result.stderr.strip().splitlines()[-15:])
     for error_class, pattern in _RULES:
         if pattern.search(tail):

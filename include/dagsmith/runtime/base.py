@@ -28,10 +28,21 @@ def contract_command(python: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Limits:
+    """What one step may use. Memory counts all the step's processes and its private /tmp and /dev/shm together.
+
+    The output caps bound what a step leaves on the host's disk. Each output is read whole by the next step, in
+    memory, so 1 GiB of output (half the default memory) is already more than a next step could load; a file of
+    512 MiB is the largest table or model that leaves that step room to work; 10,000 files is far above a
+    bundle's handful of tables, models and plots, and bounds what the worker walks when it checks and copies it.
+    """
+
     timeout_seconds: int = 900
     memory_mb: int = 2048
     cpus: float = 1.0
     max_processes: int = 64
+    output_mb: int = 1024
+    output_files: int = 10_000
+    file_mb: int = 512
 
 
 @dataclass(frozen=True)
@@ -68,10 +79,12 @@ class InvocationResult:
     out_of_memory: bool = False
     #: What contained the service (a container, the bubblewrap sandbox, or nothing), for its log and the trace.
     isolation: str = ""
+    #: The step's limit it went over and was killed for, in words ("" when none was).
+    exceeded: str = ""
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and not self.exceeded
 
 
 class RuntimeUnavailable(ServiceUnavailable, RuntimeError):

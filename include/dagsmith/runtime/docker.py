@@ -1,7 +1,8 @@
 """The container runtime: each invocation in its own container, through any Docker-API endpoint.
 
 Catalog services are untrusted code, so the container gives them no network, a read-only root filesystem,
-a non-root uid, memory/CPU/process budgets and none of the caller's environment. The endpoint is Docker or
+a non-root uid, memory/CPU/process budgets (the memory limit covers all its processes and its /tmp), caps on
+its output folder, a system-call filter and none of the caller's environment. The endpoint is Docker or
 podman's Docker-compatible service (``scripts/setup-container-runtime.sh`` prepares it and the runtime image).
 Every service runs in that one image: nothing is built or installed for a service (see ``runtime.packages``).
 
@@ -14,6 +15,8 @@ enforces the timeout and reads the outcome, and both take the container's defini
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 import re
 import tempfile
@@ -30,6 +33,7 @@ import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.types import Mount
 
+from dagsmith.runtime import guard, seccomp
 from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_DIR, HostPaths, Invocation,
                                    InvocationResult, Limits, RuntimeUnavailable, contract_command, prepare_data_dirs,
                                    stage)
@@ -64,13 +68,26 @@ def memory_limit(limits: Limits) -> str:
     return f"{limits.memory_mb}m"
 
 
-def sandbox_kwargs(limits: Limits) -> dict[str, Any]:
+def sandbox_kwargs(limits: Limits, seccomp_option: str | None = None) -> dict[str, Any]:
     """The host-config limits Airflow's ``DockerOperator`` has no arguments for (its containers get them through
     :class:`ContainerWatch`, an exported pipeline's through its own client): no swap, a hard CPU quota, a process
-    cap, a read-only root, no capabilities."""
+    cap, a read-only root, no capabilities, and the system-call filter ``seccomp_option`` when given."""
+    options = ["no-new-privileges", *([f"seccomp={seccomp_option}"] if seccomp_option else [])]
     return {"memswap_limit": memory_limit(limits), "nano_cpus": int(limits.cpus * 1e9),
-            "pids_limit": limits.max_processes, "read_only": True, "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"]}
+            "pids_limit": limits.max_processes, "read_only": True, "cap_drop": ["ALL"], "security_opt": options}
+
+
+def seccomp_option(client: docker.APIClient, profile: Path) -> str:
+    """How the engine takes the profile written at ``profile``: Docker wants the JSON itself (its CLI reads the
+    file), podman's Docker API opens the value as a path on its own host (the one the bind mounts come from)."""
+    if client.base_url not in _PODMAN:
+        components = client.version().get("Components") or []
+        _PODMAN[client.base_url] = any("podman" in (part.get("Name") or "").lower() for part in components)
+    return str(profile) if _PODMAN[client.base_url] else profile.read_text(encoding="utf-8")
+
+
+#: Whether the engine at each endpoint is podman, asked once per endpoint.
+_PODMAN: dict[str, bool] = {}
 
 
 @dataclass(frozen=True)
@@ -82,6 +99,8 @@ class ContainerSpec:
     limits: Limits
     labels: dict[str, str]
     name: str
+    #: The system-call filter (``seccomp.container_profile``), written beside the service's staged code.
+    seccomp_profile: Path
 
     @classmethod
     def of(cls, invocation: Invocation, host: HostPaths, image: str) -> ContainerSpec:
@@ -94,9 +113,16 @@ class ContainerSpec:
             Mount("/tmp", None, type="tmpfs", tmpfs_size=limits.memory_mb * 1024 * 1024, tmpfs_mode=0o1777),
         )
         name = f"dagsmith-{re.sub(r'[^a-zA-Z0-9_.-]', '-', invocation.service)}-{uuid.uuid4().hex[:8]}"
-        return cls(image=image, mounts=mounts, limits=limits, name=name,
+        profile = host.params_file.parent / "seccomp.json"
+        profile.write_text(json.dumps(seccomp.container_profile()), encoding="utf-8")
+        return cls(image=image, mounts=mounts, limits=limits, name=name, seccomp_profile=profile,
                    labels={**invocation.labels, "dagsmith.service": invocation.service,
                            "dagsmith.code_hash": invocation.code_hash})
+
+    @property
+    def output(self) -> Path:
+        """The host folder mounted as the service's output."""
+        return Path(next(mount["Source"] for mount in self.mounts if mount["Target"] == OUTPUT_DIR))
 
     def environment(self) -> dict[str, str]:
         """The container's whole environment: what Python needs and the service's name, nothing of the host's."""
@@ -114,21 +140,24 @@ class ContainerSpec:
 class ContainerWatch:
     """A Docker API client (``docker.APIClient``) that watches the one container it is used for.
 
-    Every container it creates also gets :func:`sandbox_kwargs`; once started it is killed when its time is up
-    (noting when it was at its memory limit, which is how a service short of memory usually looks without swap);
-    and ``wait`` keeps the exit code and each stream's tail before the container is removed. Other calls pass
+    Every container it creates also gets :func:`sandbox_kwargs` and the spec's system-call filter; once started
+    it is killed when its time is up (noting when it was at its memory limit, which is how a service short of
+    memory usually looks without swap) or when its output passes the output caps (``runtime.guard``); and
+    ``wait`` keeps the exit code and each stream's tail before the container is removed. Other calls pass
     through, so ``DockerOperator`` can use it as its client.
     """
 
-    def __init__(self, client: docker.APIClient, limits: Limits):
-        self._client, self._limits = client, limits
+    def __init__(self, client: docker.APIClient, spec: ContainerSpec):
+        self._client, self._spec, self._limits = client, spec, spec.limits
         self._timer: threading.Timer | None = None
+        self._guard = guard.StepGuard(spec.limits, spec.output)
         self._started = 0.0
         self._timed_out, self._memory_note = False, ""
         self.result: InvocationResult | None = None
 
     def create_host_config(self, **kwargs: Any) -> dict:
-        return self._client.create_host_config(**kwargs, **sandbox_kwargs(self._limits))
+        option = seccomp_option(self._client, self._spec.seccomp_profile)
+        return self._client.create_host_config(**kwargs, **sandbox_kwargs(self._limits, option))
 
     def start(self, container: Any, *args: Any, **kwargs: Any) -> None:
         self._client.start(container, *args, **kwargs)
@@ -136,6 +165,7 @@ class ContainerWatch:
         self._timer = threading.Timer(self._limits.timeout_seconds, self._expire, (container,))
         self._timer.daemon = True
         self._timer.start()
+        self._guard.start(functools.partial(self._kill, container))
 
     def wait(self, container: Any, *args: Any, **kwargs: Any) -> dict:
         try:
@@ -143,7 +173,8 @@ class ContainerWatch:
         finally:
             if self._timer:
                 self._timer.cancel()
-        self.result = self._outcome(container, int(status["StatusCode"]))
+            exceeded = self._guard.finish()
+        self.result = self._outcome(container, int(status["StatusCode"]), exceeded)
         return status
 
     def __getattr__(self, name: str) -> Any:
@@ -152,22 +183,29 @@ class ContainerWatch:
     def _expire(self, container: Any) -> None:
         self._timed_out = True
         self._memory_note = _memory_at_limit(self._client, container)
-        with contextlib.suppress(APIError):  # it may exit between the timeout and the kill
+        self._kill(container)
+
+    def _kill(self, container: Any) -> None:
+        with contextlib.suppress(APIError):  # it may exit between the decision and the kill
             self._client.kill(container)
 
-    def _outcome(self, container: Any, exit_code: int) -> InvocationResult:
+    def _outcome(self, container: Any, exit_code: int, exceeded: str) -> InvocationResult:
         seconds = round(time.monotonic() - self._started, 3)
         stdout, stderr = (self._client.logs(container, stdout=out, stderr=not out)[-OUTPUT_TAIL:]
                           .decode(errors="replace") for out in (True, False))
         killed = bool(self._client.inspect_container(container)["State"].get("OOMKilled"))
-        out_of_memory = killed or (exit_code == OOM_EXIT_CODE and not self._timed_out) or bool(self._memory_note)
+        exceeded = "" if self._timed_out else exceeded
+        out_of_memory = (killed or (exit_code == OOM_EXIT_CODE and not self._timed_out and not exceeded)
+                         or bool(self._memory_note))
         if self._timed_out:
             stderr += f"\nkilled after the {self._limits.timeout_seconds} s timeout{self._memory_note}"
+        elif exceeded:
+            stderr += f"\nkilled: {exceeded}"
         elif out_of_memory:
             stderr += "\nkilled: out of memory"
         return InvocationResult(exit_code=exit_code, stdout=stdout, stderr=stderr, seconds=seconds,
                                 timed_out=self._timed_out, out_of_memory=out_of_memory,
-                                isolation=CONTAINER_ISOLATION)
+                                isolation=CONTAINER_ISOLATION, exceeded=exceeded)
 
 
 #: Runs the container ``spec`` defines and removes it; returns its outcome (None: stopped before it ended).
@@ -250,7 +288,7 @@ class DockerRuntime:
                                                 "it finished", seconds=0.0, isolation=CONTAINER_ISOLATION)
 
     def _drive(self, spec: ContainerSpec) -> InvocationResult | None:
-        watch = ContainerWatch(self.api, spec.limits)
+        watch = ContainerWatch(self.api, spec)
         drive_directly(spec, watch)
         return watch.result
 

@@ -1,9 +1,13 @@
 """The local runtime: each microservice as a subprocess of the worker, inside a bubblewrap sandbox.
 
 The sandbox (``runtime.sandbox``) is what contains untrusted code on a machine without a container engine;
-around it each run gets memory and CPU-time limits, a process limit, a timeout that kills it whole, and
-captured output. Services run on this interpreter, whose packages are the runtime's pinned set
-(``runtime.packages``): a service pinning anything else fails with the names, and nothing is ever installed.
+around it each run gets a memory limit for all its processes and its ``/tmp`` together (a cgroup of its own
+where the host allows one, see ``runtime.guard``) besides each process's address space, a CPU-time limit, a
+process limit, caps on its output (a watcher kills it past the total size or file count, RLIMIT_FSIZE stops a
+file at its size), a timeout that kills it whole, and captured output. A run killed at a limit says which in
+its result (``exceeded``) and its stderr. Services run on this interpreter, whose packages are the runtime's
+pinned set (``runtime.packages``): a service pinning anything else fails with the names, and nothing is ever
+installed.
 
 ``DAGSMITH_UNSAFE_NO_SANDBOX=1`` runs services as plain subprocesses, for trusted catalogs on machines
 without bubblewrap; every try then says so in its log and the run's trace.
@@ -11,7 +15,9 @@ without bubblewrap; every try then says so in its log and the run's trace.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import functools
 import os
 import resource
 import signal
@@ -21,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dagsmith.runtime import sandbox
+from dagsmith.runtime import guard, sandbox, seccomp
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, contract_command, prepare_data_dirs, stage
 from dagsmith.runtime.packages import not_provided, unavailable
 
@@ -59,22 +65,28 @@ class LocalRuntime:
             return InvocationResult(exit_code=-1, stdout="", stderr=f"error: {not_provided(missing)}", seconds=0.0,
                                     isolation=self.isolation)
         self.check()
-        with tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch:
+        with (tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch,
+              guard.memory_cgroup(invocation.limits) as cgroup):
             scratch_dir = Path(scratch)
             host = stage(invocation, scratch_dir)
             if not self.sandboxed:
                 invocation.output_dir.mkdir(parents=True, exist_ok=True)
                 command = [sys.executable, str(host.service_dir / "main.py"), "--input", str(invocation.input_dir),
                            "--output", str(invocation.output_dir), "--params", str(host.params_file)]
-                return _execute(command, _environment(scratch_dir, invocation.service, KIT_PATH), invocation.limits,
-                                self.isolation, cwd=scratch_dir)
+                return _execute(command, _environment(scratch_dir, invocation.service, KIT_PATH), invocation,
+                                self.isolation, cwd=scratch_dir, cgroup=cgroup)
             uid = sandbox.run_uid()
             prepare_data_dirs(invocation, uid)
+            fd = seccomp.program_fd() if seccomp.supported() else None
             try:
-                return _execute(sandbox.command(invocation, host, uid, contract_command(sys.executable)),
-                                _environment(Path("/tmp"), invocation.service, Path(sandbox.KIT_DIR)),
-                                invocation.limits, self.isolation, cwd=scratch_dir)
+                command = sandbox.command(invocation, host, uid, contract_command(sys.executable), seccomp=fd,
+                                          bounded=cgroup is not None)
+                return _execute(command, _environment(Path("/tmp"), invocation.service, Path(sandbox.KIT_DIR)),
+                                invocation, self.isolation, cwd=scratch_dir, cgroup=cgroup,
+                                pass_fds=() if fd is None else (fd,))
             finally:
+                if fd is not None:
+                    os.close(fd)
                 if uid is not None:
                     _take_back(invocation.output_dir)
 
@@ -93,15 +105,19 @@ def _environment(home: Path, service: str, kit: Path) -> dict[str, str]:
             "MPLCONFIGDIR": str(home / ".matplotlib")}
 
 
-def _limiter(limits: Limits):
+def _limiter(limits: Limits, cgroup: guard.Cgroup | None):
     parent = os.getpid()
 
     def apply() -> None:
         _die_with(parent)
-        memory = limits.memory_mb * 1024 * 1024
+        if cgroup is not None:  # before exec: everything the step starts is born inside it
+            cgroup.join()
+        memory = limits.memory_mb * guard.MIB
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         cpu = max(1, int(limits.timeout_seconds * max(limits.cpus, 1)))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+        size = limits.file_mb * guard.MIB
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     return apply
 
 
@@ -115,23 +131,38 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _execute(command: list[str], environment: dict[str, str], limits: Limits, isolation: str, *,
-             cwd: Path) -> InvocationResult:
+def _execute(command: list[str], environment: dict[str, str], invocation: Invocation, isolation: str, *,
+             cwd: Path, cgroup: guard.Cgroup | None, pass_fds: tuple[int, ...] = ()) -> InvocationResult:
+    limits = invocation.limits
     started = time.monotonic()
+    watch = guard.StepGuard(limits, invocation.output_dir, cgroup)
     process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=True, preexec_fn=_limiter(limits))
+                               start_new_session=True, preexec_fn=_limiter(limits, cgroup), pass_fds=pass_fds)
+    kill = functools.partial(_kill_group, process.pid)  # the sandbox's processes die with it (--die-with-parent)
+    watch.start(kill)
     timed_out = False
     try:
         stdout, stderr = process.communicate(timeout=limits.timeout_seconds)
     except subprocess.TimeoutExpired:
         timed_out = True
-        os.killpg(process.pid, signal.SIGKILL)  # the sandbox's processes die with it (--die-with-parent)
+        kill()
         stdout, stderr = process.communicate()
+    finally:
+        exceeded = watch.finish()
     text_err = stderr.decode(errors="replace")[-OUTPUT_TAIL:]
-    out_of_memory = "MemoryError" in text_err or "Cannot allocate memory" in text_err
+    if timed_out:
+        text_err += f"\nkilled after the {limits.timeout_seconds} s timeout"
+    elif exceeded:
+        text_err += f"\nkilled: {exceeded}"
+    out_of_memory = ("MemoryError" in text_err or "Cannot allocate memory" in text_err
+                     or exceeded == guard.memory_exceeded(limits))
     return InvocationResult(
-        exit_code=process.returncode, stdout=stdout.decode(errors="replace")[-OUTPUT_TAIL:],
-        stderr=text_err + (f"\nkilled after the {limits.timeout_seconds} s timeout" if timed_out else ""),
+        exit_code=process.returncode, stdout=stdout.decode(errors="replace")[-OUTPUT_TAIL:], stderr=text_err,
         seconds=round(time.monotonic() - started, 3), timed_out=timed_out, out_of_memory=out_of_memory,
-        isolation=isolation,
+        isolation=isolation, exceeded="" if timed_out else exceeded,
     )
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)

@@ -4,9 +4,14 @@ Catalog services are untrusted code and static scanning is only a first filter, 
 them with the kernel's namespaces rather than with checks of its own. Each run gets new pid, network, ipc and
 uts namespaces and a fresh ``/proc`` (no host process, so no ``/proc/<parent>/environ``), no network, and a root
 filesystem holding only ``/usr``, the interpreter's folders, dagsmith_kit, the service and its params and the
-input bundle, all read-only, the output folder writable and a private size-limited tmpfs at ``/tmp``. No home,
-no ``DAGSMITH_HOME``, no Airflow folders, none of the caller's environment. The service sees the same paths as
-in a container (``/service``, ``/params.json``, ``/input``, ``/output``).
+input bundle, all read-only, the output folder writable and a private size-limited tmpfs at ``/tmp`` and
+``/dev/shm``. No home, no ``DAGSMITH_HOME``, no Airflow folders, none of the caller's environment. The service
+sees the same paths as in a container (``/service``, ``/params.json``, ``/input``, ``/output``).
+
+The kernel interfaces behind the namespaces stay out of reach: a seccomp filter (``runtime.seccomp``) refuses
+new namespaces, mounts, ptrace, modules, keyrings, BPF and the like. Where a cgroup holds the step's memory in
+all (``runtime.guard``) each tmpfs may take the whole budget, since their pages count in it; elsewhere they share
+it and the process limit shrinks with the memory limit.
 
 A worker running as root would run the service as root without capabilities, which the kernel exempts from the
 process limit, so the service drops to an unprivileged uid of its own (``setpriv``) and the process limit
@@ -25,6 +30,7 @@ import subprocess
 import sys
 from pathlib import Path, PurePosixPath
 
+from dagsmith.runtime import guard
 from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_DIR, HostPaths, Invocation,
                                    RuntimeUnavailable)
 
@@ -64,9 +70,11 @@ def run_uid() -> int | None:
     return UID_RANGE[secrets.randbelow(len(UID_RANGE))] if os.geteuid() == 0 else None
 
 
-def command(invocation: Invocation, host: HostPaths, uid: int | None, argv: list[str]) -> list[str]:
+def command(invocation: Invocation, host: HostPaths, uid: int | None, argv: list[str], *, seccomp: int | None,
+            bounded: bool) -> list[str]:
     """The bwrap command line that runs ``argv`` (paths as seen inside) for ``invocation``, whose code and params
-    are staged at ``host``, under its limits."""
+    are staged at ``host``, under its limits: ``seccomp`` is the file descriptor bwrap reads the system-call
+    filter from, ``bounded`` whether a cgroup holds the step's memory in all (``runtime.guard``)."""
     limits = invocation.limits
     interpreter = dict.fromkeys(Path(prefix) for prefix in (sys.base_prefix, sys.prefix))
     binds = [(folder, str(folder), "--ro-bind") for folder in interpreter if not _under_usr(folder)]
@@ -77,8 +85,8 @@ def command(invocation: Invocation, host: HostPaths, uid: int | None, argv: list
     for config in _LIBRARY_CONFIG:
         args += ["--ro-bind-try", config, config]
     args += ["--proc", "/proc", "--dev", "/dev"]
-    for scratch in SCRATCH:  # world-writable like a host's, bounded by the memory budget
-        args += ["--perms", "1777", "--size", str(limits.memory_mb * 1024 * 1024), "--tmpfs", scratch]
+    for scratch, size in zip(SCRATCH, guard.scratch_sizes(limits, bounded)):  # world-writable like a host's
+        args += ["--perms", "1777", "--size", str(size), "--tmpfs", scratch]
     # Binds come after the scratch mounts, so an interpreter living under /tmp is mounted on top of them, not
     # hidden; bwrap would create a bind's missing parents with the host parent's mode (0700 for /root).
     for parent in _parents(inside for _, inside, _ in binds):
@@ -86,10 +94,12 @@ def command(invocation: Invocation, host: HostPaths, uid: int | None, argv: list
     for host, inside, how in binds:
         args += [how, str(host.resolve()), inside]
     args += ["--chdir", "/tmp"]
+    if seccomp is not None:
+        args += ["--seccomp", str(seccomp)]
     if uid is not None:  # a root worker: the service gets only what setpriv needs to become ``uid``, then nothing
         args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
                  "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
-    return [*args, "--", "prlimit", f"--nproc={limits.max_processes}", "--", *argv]
+    return [*args, "--", "prlimit", f"--nproc={guard.process_cap(limits, bounded)}", "--", *argv]
 
 
 def _namespaces() -> list[str]:

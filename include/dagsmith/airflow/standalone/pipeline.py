@@ -4,8 +4,9 @@ Written by ``dagsmith pipelines export``. The folder beside this file (its name 
 DAG runs: ``pipeline.json`` (the steps, their order, the image and limits), each service's code under
 ``services/`` and each step's parameters under ``params/``. Each step runs its service, as it was when exported,
 in its own container of the dagsmith runtime image: no network, a read-only root and input, a non-root user,
-and memory, CPU and process limits. A failed step is retried once; self-healing, model search and the run
-history are dagsmith's own and do not come along.
+memory, CPU and process limits and a system-call filter (``seccomp.json``: no namespaces, mounts, ptrace...).
+A failed step is retried once; self-healing, model search and the run history are dagsmith's own and do not
+come along.
 
 Each run works in ``<workspace_root>/<run id>``: ``input`` holds the dataset as the first step reads it and
 ``steps/NN`` what step NN wrote. Trigger with ``{"dataset": "/path/to/new.csv"}`` to run on new data.
@@ -31,13 +32,14 @@ WORKSPACE = "{{ ti.xcom_pull(task_ids='prepare') }}"
 class _SandboxedClient:
     """The Docker API client, adding to every container's host config the limits DockerOperator has no
     arguments for (a read-only root, no capabilities, no privilege gain, a process cap, no swap, a hard CPU
-    quota)."""
+    quota) and the system-call filter ``seccomp.json``."""
 
     def __init__(self, client, sandbox: dict):
         self._client, self._sandbox = client, sandbox
 
     def create_host_config(self, **kwargs):
-        return self._client.create_host_config(**kwargs, **self._sandbox)
+        options = [*self._sandbox["security_opt"], f"seccomp={_seccomp_option(self._client)}"]
+        return self._client.create_host_config(**kwargs, **{**self._sandbox, "security_opt": options})
 
     def __getattr__(self, name):
         return getattr(self._client, name)
@@ -49,6 +51,16 @@ class SandboxedDockerOperator(DockerOperator):
     @property
     def cli(self):
         return _SandboxedClient(super().cli, SPEC["sandbox"])
+
+
+def _seccomp_option(client) -> str:
+    """The filter as the engine takes it: Docker the JSON itself, podman (whose Docker API opens the option as a
+    path on its own host, the one the bind mounts come from) the file's path."""
+    profile = HERE / "seccomp.json"
+    components = client.version().get("Components") or []
+    if any("podman" in (component.get("Name") or "").lower() for component in components):
+        return str(profile)
+    return profile.read_text(encoding="utf-8")
 
 
 def _step_dir(position: int) -> str:
