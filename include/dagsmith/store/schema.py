@@ -221,3 +221,23 @@ class Pattern(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
     )
+
+
+class GoalAnswer(Base):
+    """What a person chose a goal's words to mean on a table of one shape (its column names and kinds): the goal
+    reader reads the same words on such a table so again, without asking. Owner '' holds everyone's answers."""
+
+    __tablename__ = "goal_answers"
+    __table_args__ = (UniqueConstraint("owner", "table_shape", "phrase", name="uq_goal_answers_key"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner: Mapped[str] = mapped_column(String(100), server_default="")
+    #: A digest of the table's column names and semantic types (``learning.answers.table_shape``).
+    table_shape: Mapped[str] = mapped_column(String(64))
+    #: The goal's words, lower-cased and spaced evenly.
+    phrase: Mapped[str] = mapped_column(Text)
+    task_type: Mapped[str] = mapped_column(String(40))
+    target: Mapped[str | None] = mapped_column(Text)
+    #: Who chose it, and how: an answered question or a target given outright.
+    chosen_by: Mapped[str] = mapped_column(String(100))
+    how: Mapped[str] = mapped_column(String(40))
+    chosen_at: Mapped[datetime] = _created()
