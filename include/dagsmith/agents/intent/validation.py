@@ -77,14 +77,14 @@ def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
                        "candidate. Say which column to predict, e.g. 'predict <column>'.")]
     target = profile.column(intent.target)
     if target is None:
-        return [_error("target_missing", _missing_target_message(intent.target, profile))]
+        return [_error("target_missing", missing_column_message(intent.target, profile))]
     if target.count == 0:
         return [_error("target_empty", f"'{target.name}' has no values at all ({target.missing} missing): "
                        f"there is nothing to learn from.")]
     if not any(column.count for column in profile.columns if column.name != target.name):
         return [_error("no_features", f"'{target.name}' is the only column with values: there are no features to "
                        f"learn it from. Add the columns that could predict it.")]
-    issues = _type_issues(intent.task_type, target)
+    issues = type_issues(intent.task_type, target)
     if target.missing_ratio >= TARGET_GAPS:
         issues.append(_warning("target_missing_values", f"'{target.name}' is missing in {target.missing} rows "
                                f"({percent(target.missing_ratio)}); those rows cannot be used for training."))
@@ -114,7 +114,7 @@ def _column_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     issues = []
     for constraint in intent.constraints:
         if constraint.kind in {ConstraintKind.EXCLUDE_COLUMNS, ConstraintKind.ONLY_COLUMNS}:
-            issues += [_error("column_missing", _missing_target_message(name, profile))
+            issues += [_error("column_missing", missing_column_message(name, profile))
                        for name in constraint.value if profile.column(name) is None]
     excluded = excluded_columns(intent.constraints, profile.column_names, set())
     if intent.target in excluded and any(c.kind is ConstraintKind.EXCLUDE_COLUMNS for c in intent.constraints):
@@ -126,7 +126,7 @@ def _column_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     return issues
 
 
-def _missing_target_message(name: str, profile: DatasetProfile) -> str:
+def missing_column_message(name: str, profile: DatasetProfile) -> str:
     by_letters = {"".join(words(c)): c for c in profile.column_names}
     close = difflib.get_close_matches("".join(words(name)), list(by_letters), n=3, cutoff=0.5)
     closest = f" The closest names are {', '.join(by_letters[c] for c in close)}." if close else ""
@@ -135,7 +135,7 @@ def _missing_target_message(name: str, profile: DatasetProfile) -> str:
     return f"There is no column '{name}' in the data.{closest} The columns are: {', '.join(shown)}{more}."
 
 
-def _type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
+def type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
     if target.semantic_type in UNPREDICTABLE:
         kind = KIND_NAMES[target.semantic_type] + (", a different value on nearly every row"
                                                    if target.semantic_type is SemanticType.ID else "")
