@@ -26,13 +26,12 @@ from dagsmith.cli.plan import (
     plan_or_fail,
     read_choices,
 )
-from dagsmith.cli.report import progress_lines, show
+from dagsmith.cli.report import exit_code, progress_lines, show
 from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, USER_VARIABLE, find_deployment, submit
 from dagsmith.config import Settings
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import write_spec
 from dagsmith.models.intent import GivenFields
-from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
@@ -108,8 +107,7 @@ def run_command(
                             choose=choose, ask=ask, each_target=each_target, given=given, json=json)
     if json:
         print_json(reports if len(reports) > 1 else reports[0])
-    if not all(report["status"] == PipelineStatus.COMPLETED for report in reports):
-        raise typer.Exit(1)
+    raise typer.Exit(exit_code(reports))
 
 
 def _run_here(data: Path, goal: str, *, runtime: str, user: str, settings: Settings, json: bool,
@@ -142,8 +140,7 @@ def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str
     report = run_and_report(pipeline_id, dataset, runtime=runtime, user=user, settings=settings, json=json)
     if json:
         print_json(report)
-    if report["status"] != PipelineStatus.COMPLETED:
-        raise typer.Exit(1)
+    raise typer.Exit(exit_code([report]))
 
 
 def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings, json: bool,
