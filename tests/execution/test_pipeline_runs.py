@@ -18,6 +18,7 @@ from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.airflow.pipeline_shards import SHARDS
+from dagsmith.execution.doubt import origins
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import spec_file, specs_dir, write_spec
 from dagsmith.learning.patterns import load_history
@@ -262,6 +263,14 @@ def test_an_answer_one_column_decides_is_doubted_naming_that_column(store, tmp_p
         assert execution.status == "completed"
         assert execution.trace["quality"]["review"].startswith("`tenure_band` alone decides `has_contract`")
         assert execution.trace["answer"].startswith("Needs review: ")
+
+
+def test_encoded_features_are_traced_to_the_column_they_were_made_from():
+    """A column one-hot encoded (or split into date parts) is judged alone as one column, named as loaded."""
+    grouped = origins(["tenure_band_new", "tenure_band_loyal", "tenure", "signup_date_year", "bias"],
+                      ["tenure", "tenure_band", "signup_date", "has_contract"])
+    assert grouped == {"tenure_band": ["tenure_band_new", "tenure_band_loyal"], "tenure": ["tenure"],
+                       "signup_date": ["signup_date_year"], "bias": ["bias"]}
 
 
 def test_cli_run_with_a_model_of_each_target_runs_them_one_after_another(store, tmp_path):
