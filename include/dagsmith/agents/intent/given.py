@@ -56,7 +56,8 @@ def check_fields(goal: str, given: GivenFields, profile: DatasetProfile) -> None
     if not goal.strip():
         raise FieldError("say what you want in a goal, or give --target COLUMN (or a --task that predicts nothing, "
                          "such as clustering)")
-    for option, name in [("--target", given.target)] * bool(given.target) + [("--exclude", c) for c in given.exclude]:
+    named = ([("--target", given.target)] if given.target else []) + [("--exclude", c) for c in given.exclude]
+    for option, name in named:
         if profile.column(name) is None:
             raise FieldError(f"{option} {name}: {missing_column_message(name, profile)}")
     if given.target and given.target in given.exclude:
