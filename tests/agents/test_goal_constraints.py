@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from dagsmith.agents.planner import plan
+from dagsmith.agents.understanding import understand_targets
+from dagsmith.errors import InputError
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import IssueLevel
-from tests.agents.test_intent import intent
+from dagsmith.models.intent import GivenFields, IssueLevel
+from tests.agents.test_intent import intent, profile
 
 
 def constraints(found) -> dict:
@@ -90,3 +92,38 @@ def test_a_model_the_catalog_lacks_is_refused_naming_the_closest(catalog_setting
     modelling = next(s for s in planned.steps if s.stage == "modelling")
     assert modelling.search.candidates == ["random_forest_classifier"]
     assert modelling.search.reason.startswith("the goal asks for random forest: ")
+
+
+@pytest.mark.parametrize("goal, given, said", [
+    ("", GivenFields(target="island", task=TaskType.REGRESSION),
+     "--target island: Regression needs a numeric target, but 'island' is categorical (Biscoe, Dream, Torgersen). Ask "
+     "to classify it instead. Columns that fit regression, closest first: "),
+    ("", GivenFields(target="sex", metric="rmse"), "--metric rmse does not fit binary classification; use one of "
+                                                   "accuracy, balanced_accuracy, f1, log_loss, precision, recall"),
+    ("", GivenFields(target="sex", metric="auc_pr"), "--metric auc_pr is no metric dagsmith knows; use one of "),
+    ("", GivenFields(target="sex", exclude=["wingspan"]), "--exclude wingspan: There is no column 'wingspan'"),
+    ("", GivenFields(target="sex", exclude=["sex"]), "--exclude leaves out 'sex', the column --target asks to predict"),
+    ("", GivenFields(target="sex", task=TaskType.CLUSTERING), "--task clustering predicts no column, and --target "
+                                                              "names one"),
+    ("", GivenFields(metric="f1"), "say what you want in a goal, or give --target COLUMN"),
+    ("group the penguins", GivenFields(task=TaskType.REGRESSION), "--task regression predicts a column, and the goal "
+                                                                  "names none to predict: give --target COLUMN"),
+])
+def test_a_given_field_that_cannot_be_used_is_refused_naming_what_fits(goal, given, said):
+    with pytest.raises(InputError) as refused:
+        understand_targets(goal, profile("penguins"), given=given)
+    assert str(refused.value).startswith(said), str(refused.value)
+
+
+def test_a_given_field_replaces_the_words_and_the_words_give_the_rest():
+    """"in 10 minutes" and recall are the words'; the fields' budget and metric replace them, columns left out add
+    up, and the task the words do not settle is still read from them (a few classes, asked 'which')."""
+    [found] = understand_targets("which species is it, optimise recall, in 10 minutes, without the island column",
+                                 profile("penguins"), given=GivenFields(metric="accuracy", time_budget=30,
+                                                                       exclude=["year"]))
+    assert (found.target, found.task_type) == ("species", TaskType.MULTICLASS_CLASSIFICATION)
+    assert [(c.kind, c.value) for c in found.constraints if c.kind in {"metric", "time_budget_seconds"}] == [
+        ("metric", "accuracy"), ("time_budget_seconds", 30)]
+    assert sorted(v for c in found.constraints if c.kind == "exclude_columns" for v in c.value) == ["island", "year"]
+    assert found.reasons["constraint.metric.accuracy"] == "metric given: --metric accuracy"
+    assert "constraint.metric.recall" not in found.reasons

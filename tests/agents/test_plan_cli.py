@@ -99,3 +99,50 @@ def test_interactive_planning_asks_at_a_terminal_and_builds_what_was_chosen(cata
     for stage, second in asked:
         assert re.search(rf"{stage} (best of )?{second}\b", tree), (stage, second, tree)
     assert len(re.findall(r"^profile \d+ ms", out, re.M)) == 1
+
+
+def test_fields_given_win_over_the_goals_words(catalog_settings, penguins_csv):
+    """The goal says species, the fields say sex and f1: the fields win, each reason saying it was given; the
+    goal's words still give the rest (the plots)."""
+    proc = _plan(catalog_settings, penguins_csv, "predict the species and plot it", "--target", "sex",
+                 "--metric", "f1", "--exclude", "island", "--exclude", "year", "--time-budget", "60", "--json")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    intent = plan["intent"]
+    assert (intent["target"], intent["task_type"]) == ("sex", "binary_classification")
+    assert intent["reasons"]["target"] == "target given: --target sex"
+    stated = {c["kind"]: (c["value"], c["reason"]) for c in intent["constraints"]}
+    assert stated["metric"] == ("f1", "metric given: --metric f1")
+    assert stated["time_budget_seconds"] == (60, "time budget given: --time-budget 60")
+    assert stated["exclude_columns"] == (["island", "year"], "columns given to leave out: --exclude island, "
+                                                             "--exclude year")
+    assert "visualise" in stated
+    search = next(s for s in plan["pipeline"]["steps"] if s["stage"] == "modelling")["search"]
+    assert search["metric"] == "f1" and "metric given: --metric f1" in search["reason"]
+    assert sum([search["budget_seconds"]] * len(search["candidates"])) <= 36 + 1  # 60% of the given 60 s
+
+
+@pytest.mark.parametrize("fields, task, target, goal", [
+    (["--target", "body_mass_g"], "regression", "body_mass_g", "predict body_mass_g"),
+    (["--task", "clustering"], "clustering", None, "clustering"),
+])
+def test_the_fields_alone_are_a_goal(catalog_settings, penguins_csv, fields, task, target, goal):
+    proc = _plan(catalog_settings, penguins_csv, *fields, "--json")
+    assert proc.returncode == 0, proc.stderr
+    intent = json.loads(proc.stdout)["intent"]
+    assert (intent["task_type"], intent["target"], intent["goal"]) == (task, target, goal)
+    assert intent["reasons"]["task_type"].startswith("task given: --task" if "--task" in fields else task[:10])
+
+
+@pytest.mark.parametrize("fields, said", [
+    (["--target", "spcies"], "--target spcies: There is no column 'spcies' in the data. The closest names are "
+                             "species."),
+    (["--target", "species", "--task", "binary_classification"], "--target species: Binary classification needs two "
+                                                                 "classes; 'species' has 3. Columns that fit binary "
+                                                                 "classification, closest first: sex."),
+])
+def test_a_field_that_cannot_be_used_is_one_line_naming_what_fits(catalog_settings, penguins_csv, fields, said):
+    proc = _plan(catalog_settings, penguins_csv, *fields)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith(f"error: {said}"), proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""

@@ -52,17 +52,19 @@ def penguins_in(folder: Path) -> Path:
 
 
 def test_agents_run_as_tasks_and_store_a_scheduled_pipeline(catalog_settings, tmp_path):
+    """The conf's fields (``target``, ``metric``, ``exclude``) win over the goal's words, as on the CLI."""
     data = penguins_in(catalog_settings.home / "datasets" / tmp_path.name)  # a deployment reads the data roots only
     state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "predict the species", "user": "ana",
-                                               "schedule": "0 3 * * 1"})
+                                               "schedule": "0 3 * * 1", "target": "sex", "metric": "f1",
+                                               "exclude": ["island"]})
     assert state == "success", output[-4000:]
     with session_scope(catalog_settings) as session:
         pipeline = session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "ana")
                                    .order_by(schema.Pipeline.id.desc())).first()
-        assert (pipeline.task_type, pipeline.target, pipeline.status) == ("multiclass_classification", "species",
-                                                                         "ready")
+        assert (pipeline.task_type, pipeline.target, pipeline.status) == ("binary_classification", "sex", "ready")
     spec = json.loads((catalog_settings.home / "pipelines" / f"{pipeline.id}.pipeline.json").read_text())
     assert spec["schedule"] == "0 3 * * 1" and spec["steps"]
+    assert next(s for s in spec["steps"] if s["stage"] == "modelling")["search"]["metric"] == "f1"
 
 
 def test_every_task_accepts_the_conf_the_trigger_form_sends(tmp_path):
@@ -74,8 +76,8 @@ def test_every_task_accepts_the_conf_the_trigger_form_sends(tmp_path):
 
     dag = build()
     form = {**dag.params.dump(), "dataset": str(tmp_path / "penguins.csv"), "goal": "predict the species",
-            "interactive": True}
-    assert form["choices"] is None and form["schedule"] is None
+            "interactive": True, "task": "multiclass_classification", "exclude": ["island"], "time_budget": 60}
+    assert form["choices"] is None and form["schedule"] is None and form["target"] is None
     for task in dag.tasks:
         assert process_params(dag, task, form, suppress_exception=False)["goal"] == "predict the species", task.task_id
 

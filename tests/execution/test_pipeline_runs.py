@@ -18,6 +18,7 @@ from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.airflow.pipeline_shards import SHARDS
+from dagsmith.execution.doubt import origins
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import spec_file, specs_dir, write_spec
 from dagsmith.learning.patterns import load_history
@@ -79,6 +80,7 @@ def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn
     report = (outcome["workspace"] / "steps" / f"{modelling.position:02d}" / "report.md").read_text()
     assert "## Model search" in report and f"| {search['winner']} |" in report
     assert outcome["trace"]["quality"]["valid"] and outcome["trace"]["quality"]["metrics"]["trivial_roc_auc"] == 0.5
+    assert outcome["trace"]["quality"]["review"] is None, "a plain answer is not doubted"
     # The answer: the model, its held-out quality beside the trivial predictor's and what drives it, then every plot
     answer = outcome["trace"]["answer"]
     assert answer.startswith(f"Predicts churn (binary classification) with {search['model']}. On ")
@@ -238,6 +240,37 @@ def test_cli_run_shows_progress_and_results(store, churn_csv):
         [recorded] = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == row["id"])).all()
         assert recorded.airflow_run_id and recorded.airflow_run_id.startswith("manual__")
 
+
+
+def test_an_answer_one_column_decides_is_doubted_naming_that_column(store, tmp_path):
+    """``has_contract`` is derived from ``tenure_band``: the held-out score is perfect, and the run (asked for by its
+    fields, no goal) completes marked for review, naming the column, with its own exit code: not a plain success."""
+    rng = np.random.default_rng(11)
+    band = rng.choice(["new", "regular", "loyal"], 800, p=[0.4, 0.35, 0.25])
+    customers = pd.DataFrame({"age": rng.integers(18, 80, 800), "monthly_charges": rng.normal(60, 15, 800).round(2),
+                              "support_calls": rng.poisson(2, 800), "region": rng.choice(["north", "south"], 800),
+                              "tenure_band": band, "has_contract": np.where(band == "new", "no", "yes")})
+    path = tmp_path / "contracts.csv"
+    customers.to_csv(path, index=False)
+    proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "run", str(path), "--target", "has_contract",
+                           "--time-budget", "30"], capture_output=True, text=True, env=_cli_env(store), timeout=900)
+    assert proc.returncode == 4, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = " ".join(proc.stdout.split())  # as printed, wrapped at the terminal's width
+    assert "completed, needs review in" in out
+    assert "Needs review: `tenure_band` alone decides `has_contract` (balanced accuracy 1.000 " in out
+    with session_scope(store) as session:
+        execution = session.scalar(select(schema.Execution).order_by(schema.Execution.id.desc()).limit(1))
+        assert execution.status == "completed"
+        assert execution.trace["quality"]["review"].startswith("`tenure_band` alone decides `has_contract`")
+        assert execution.trace["answer"].startswith("Needs review: ")
+
+
+def test_encoded_features_are_traced_to_the_column_they_were_made_from():
+    """A column one-hot encoded (or split into date parts) is judged alone as one column, named as loaded."""
+    grouped = origins(["tenure_band_new", "tenure_band_loyal", "tenure", "signup_date_year", "bias"],
+                      ["tenure", "tenure_band", "signup_date", "has_contract"])
+    assert grouped == {"tenure_band": ["tenure_band_new", "tenure_band_loyal"], "tenure": ["tenure"],
+                       "signup_date": ["signup_date_year"], "bias": ["bias"]}
 
 
 def test_cli_run_with_a_model_of_each_target_runs_them_one_after_another(store, tmp_path):

@@ -300,7 +300,8 @@ def test_a_person_searches_uploads_plans_and_triggers_in_the_browser(served, tmp
         plot = page.locator("#plots img").first
         plot.wait_for()
         assert plot.evaluate("img => img.complete && img.naturalWidth > 0")  # the plot is served and rendered
-        assert page.locator("#answer").inner_text().startswith("Predicts species (multiclass classification) with ")
+        # the species are told apart near perfectly: the answer may open by asking for a review
+        assert "Predicts species (multiclass classification) with " in page.locator("#answer").inner_text()
         ui.screenshot("run")
         page.click("#report-link")
         report = page.locator("#report")

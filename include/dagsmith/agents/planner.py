@@ -19,7 +19,7 @@ from dagsmith.config import Settings
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage
-from dagsmith.models.intent import Intent
+from dagsmith.models.intent import GivenFields, Intent
 from dagsmith.models.plan import (
     PipelineSpec,
     Plan,
@@ -120,6 +120,7 @@ def plan_each(
     ask: Callable[[Intent, Recommendation, dict[Stage, str]], dict[Stage, str]] | None = None,
     each_target: bool = False,
     single: bool = False,
+    given: GivenFields | None = None,
 ) -> list[Plan]:
     """Profile, understand, recommend and build; with ``save`` each pipeline is stored (status ready or draft).
     One pipeline, or one per target when the goal names several columns to predict and asks for a model of each
@@ -127,10 +128,12 @@ def plan_each(
     (``SeveralTargets``). ``choose`` are a person's choice lines over ``choices``, read once the targets are known
     (``builder.parse_choices``: ``TARGET: STAGE=MICROSERVICE`` chooses for that target's pipeline only). ``ask`` lets a
     person choose among the ranked candidates before each build (interactive): it is given the intent, its ranking
-    and what was chosen for it already, and answers for the stages left open.
+    and what was chosen for it already, and answers for the stages left open. ``given`` are fields stated outright
+    (target, task, metric, columns to leave out, time budget): each wins over the goal's words.
 
     Raises ``DatasetError`` (unreadable data), ``AmbiguousGoal``, ``InvalidIntent`` (e.g. unknown target),
-    ``EmptyCatalog`` and ``builder.ChoiceError``, each with a message meant for the user.
+    ``FieldError`` (a given field that cannot be used), ``EmptyCatalog`` and ``builder.ChoiceError``, each with a
+    message meant for the user.
     """
     timings: dict[str, float] = {}
 
@@ -157,8 +160,8 @@ def plan_each(
 
     profile = timed(timings, "profile", lambda: profile_dataset(data))
     reasoner = model_reasoner(settings)
-    intents = timed(timings, "intent", lambda: [understand(goal, profile, reasoner, embedder)] if single else
-                    understand_targets(goal, profile, reasoner, embedder, each_target=each_target))
+    intents = timed(timings, "intent", lambda: [understand(goal, profile, reasoner, embedder, given=given)] if single
+                    else understand_targets(goal, profile, reasoner, embedder, each_target=each_target, given=given))
     targets = [intent.target for intent in intents if intent.target]
     # every line is checked against the targets before anything is built: a wrong one stores no pipeline
     chosen = [{**(choices or {}), **builder.parse_choices(list(choose), intent.target, targets)} for intent in intents]

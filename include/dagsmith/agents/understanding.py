@@ -16,23 +16,27 @@ from contextlib import contextmanager
 from pydantic import BaseModel, Field
 
 from dagsmith.agents.column_meaning import read_by_meaning
-from dagsmith.agents.intent.candidates import likely_readings
 from dagsmith.agents.intent import (
     absent_column_names,
+    apply_fields,
     compose_intent,
     detect_intent,
     explicit_target,
+    fields_intent,
     missing_column_message,
     read_goal,
     supervised_type,
     validate_intent,
 )
+from dagsmith.agents.intent.candidates import likely_readings
+from dagsmith.agents.intent.given import FieldError, check_fields
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import (
     AmbiguousGoal,
     Constraint,
     ConstraintKind,
+    GivenFields,
     Intent,
     InvalidIntent,
     Question,
@@ -122,14 +126,22 @@ def check_column_names(goal: str, profile: DatasetProfile) -> None:
 
 
 def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
-               embedder: Embedder | None = None, *, ruled: Intent | AmbiguousGoal | None = None) -> Intent:
+               embedder: Embedder | None = None, *, ruled: Intent | AmbiguousGoal | None = None,
+               given: GivenFields | None = None) -> Intent:
     """Read and validate the goal; raises AmbiguousGoal (unreadable goal) or InvalidIntent (cannot be planned).
 
     A target the goal names in words no column is called by is looked for by meaning (``embedder``, by default the
     shipped model, loaded only then). ``ruled`` is the rules' reading of this goal (or the question they raised) when
-    the caller has it already, so the goal is not read twice.
+    the caller has it already, so the goal is not read twice. ``given`` are fields stated outright (``--target``,
+    ...): each wins over the reading; a target (or a task that predicts nothing) given leaves no reader to ask.
     """
+    given = given or GivenFields()
+    goal = given.goal_for(goal)
     check_goal(goal)
+    if given != GivenFields():
+        check_fields(goal, given, profile)  # before any reading: a field that names no column stops here
+    if given.settles:
+        return fields_intent(goal, profile, given)
     with offering_readings(goal, profile, embedder):
         check_column_names(goal, profile)
         intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
@@ -139,19 +151,29 @@ def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | Non
         intent = intent.model_copy(update={"provenance": provenance})
         if intent.errors:
             raise InvalidIntent(intent)
-        return intent
+        return intent if given == GivenFields() else apply_fields(intent, profile, given)
 
 
 def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
-                       embedder: Embedder | None = None, *, each_target: bool = False) -> list[Intent]:
+                       embedder: Embedder | None = None, *, each_target: bool = False,
+                       given: GivenFields | None = None) -> list[Intent]:
     """The goal's intent; or, when it names several columns to predict and asks for a model of each (or
     ``each_target`` asks for it), one intent per target: the same goal and constraints, the target fixed in each.
 
     Whether several targets are named is the rules' reading, whichever reasoner is configured: a model reads one
     target, and an explicit request for each must not be narrowed to one. Several targets without the request stay
-    the question (``SeveralTargets``).
+    the question (``SeveralTargets``). ``given`` fields win over the reading of each (``understand``).
     """
+    given = given or GivenFields()
+    goal = given.goal_for(goal)
     check_goal(goal)
+    if given != GivenFields():
+        check_fields(goal, given, profile)  # before any reading: a field that names no column stops here
+    if given.settles:
+        if each_target and given.target:
+            raise FieldError("--target names the one column to predict, and --each-target asks for one pipeline per "
+                             "target the goal names: pass one")
+        return [fields_intent(goal, profile, given)]
     with offering_readings(goal, profile, embedder):
         check_column_names(goal, profile)
         try:
@@ -160,7 +182,7 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
             ruled = question
         several = ruled if isinstance(ruled, SeveralTargets) else None
         if several is None or not (several.asked or each_target):
-            return [understand(goal, profile, reasoner, embedder, ruled=ruled)]
+            return [understand(goal, profile, reasoner, embedder, ruled=ruled, given=given)]
         listed = ", ".join(several.columns)
         why = (f"the goal asks for a model of each of {listed} ('{several.asked}')" if several.asked
                else f"a model of each target the goal names was asked for: {listed}")
@@ -171,7 +193,7 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
         for intent in intents:
             if intent.errors:
                 raise InvalidIntent(intent)
-        return intents
+        return intents if given == GivenFields() else [apply_fields(intent, profile, given) for intent in intents]
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from airflow.sdk import DAG, Param, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_markdown
+from dagsmith.agents.intent.given import KNOWN_METRICS, FieldError
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.understanding import understand_targets
@@ -33,7 +34,8 @@ from dagsmith.airflow.pipeline_shards import announce
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.execution.specs import dag_id, write_spec
-from dagsmith.models.intent import AmbiguousGoal, ConstraintKind, Intent, InvalidIntent, SeveralTargets
+from dagsmith.models.catalog import TaskType
+from dagsmith.models.intent import AmbiguousGoal, ConstraintKind, GivenFields, Intent, InvalidIntent, SeveralTargets
 from dagsmith.models.plan import RankingMode, Recommendation
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.reasoning.llm import model_reasoner
@@ -67,7 +69,8 @@ def build() -> DAG:
             "dataset": Param(type="string", description="Path (or file:// URI) of the dataset, under "
                                                         "DAGSMITH_HOME/datasets or a DAGSMITH_DATA_ROOTS folder: CSV, "
                                                         "TSV, Parquet, JSON or Excel."),
-            "goal": Param(type="string", minLength=1, description='What you want, e.g. "predict customer churn".'),
+            "goal": Param("", type="string", description='What you want, e.g. "predict customer churn"; may be '
+                                                        'empty when target (or a task that predicts nothing) says it.'),
             "user": Param("anonymous", type="string", description="Who the pipeline belongs to."),
             "mode": Param(RankingMode.FULL.value, enum=[m.value for m in RankingMode],
                           description="Ranking mode (the others are the benchmark's ablations)."),
@@ -81,6 +84,16 @@ def build() -> DAG:
                                                               "its owner."),
             "each_target": Param(False, type="boolean", description="Build and run one pipeline per target when the "
                                                                     "goal names several columns to predict."),
+            # fields stated instead of words (``GivenFields``): each wins over the goal's reading of it
+            "target": Param(None, type=["null", "string"], description="Optional: the column to predict."),
+            "task": Param(None, type=["null", "string"], enum=[None, *(t.value for t in TaskType)],
+                          description="Optional: the task."),
+            "metric": Param(None, type=["null", "string"], enum=[None, *KNOWN_METRICS],
+                            description="Optional: what the candidate models are compared by."),
+            "exclude": Param([], type="array", items={"type": "string"},
+                             description="Optional: columns no step uses as features, one per line."),
+            "time_budget": Param(None, type=["null", "integer"], minimum=1,
+                                 description="Optional: seconds the run may take; the model search gets 60%."),
             "interactive": Param(False, type="boolean",
                                  description="Let a person choose among the top 3 microservices per stage (task "
                                              "'choose') before the pipeline is built."),
@@ -99,8 +112,9 @@ def build() -> DAG:
             try:
                 intents = understand_targets(params["goal"], DatasetProfile.model_validate(profile_json),
                                              model_reasoner(Settings.from_env()),
-                                             each_target=bool(params.get("each_target")))
-            except (AmbiguousGoal, InvalidIntent) as exc:
+                                             each_target=bool(params.get("each_target")),
+                                             given=GivenFields.from_conf(params))
+            except (AmbiguousGoal, InvalidIntent, FieldError) as exc:
                 raise _user_error(exc) from None
             return [i.model_dump(mode="json") for i in intents]
 

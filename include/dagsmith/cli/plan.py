@@ -12,11 +12,12 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from dagsmith.agents.builder import ChoiceError, check_choices
+from dagsmith.agents.intent.given import KNOWN_METRICS
 from dagsmith.agents.planner import plan_each
 from dagsmith.cli.output import console, fail, print_json
 from dagsmith.errors import InputError
-from dagsmith.models.catalog import Stage
-from dagsmith.models.intent import ConstraintKind, Intent, SeveralTargets, find_constraint
+from dagsmith.models.catalog import Stage, TaskType
+from dagsmith.models.intent import ConstraintKind, GivenFields, Intent, SeveralTargets, find_constraint
 from dagsmith.models.plan import Plan, RankingMode, Recommendation
 from dagsmith.models.reasoning import Provenance
 
@@ -29,6 +30,18 @@ Choose = Annotated[list[str], typer.Option(
          "target, a TARGET: prefix chooses for that target's pipeline only, e.g. 'price: modelling=ridge_regression'; "
          "a choice without one applies to every pipeline.")]
 EachTarget = Annotated[bool, typer.Option("--each-target", help="Build one pipeline per named target.")]
+#: The goal, and the fields ``plan`` and ``run`` take instead of words (``GivenFields``): each wins over the goal's.
+Goal = Annotated[str | None, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn"; '
+                                                 'may be left out when --target (or a --task that predicts nothing, '
+                                                 'such as clustering) says it.')]
+Target = Annotated[str | None, typer.Option("--target", metavar="COLUMN", help="The column to predict.")]
+Task = Annotated[TaskType | None, typer.Option("--task", help="The task.")]
+Metric = Annotated[str | None, typer.Option("--metric", metavar="NAME",
+                                            help=f"What candidates are compared by: {', '.join(KNOWN_METRICS)}.")]
+Exclude = Annotated[list[str], typer.Option("--exclude", metavar="COLUMN",
+                                            help="A column no step uses as a feature (repeatable).")]
+TimeBudget = Annotated[int | None, typer.Option("--time-budget", metavar="SECONDS", min=1,
+                                                help="Seconds the run may take; the model search gets 60% of them.")]
 
 
 def read_choices(choose: list[str], interactive: bool) -> Callable | None:
@@ -44,7 +57,7 @@ def read_choices(choose: list[str], interactive: bool) -> Callable | None:
     return _ask if interactive else None
 
 
-def plan_or_fail(data: Path, goal: str, **options) -> list[Plan]:
+def plan_or_fail(data: Path, goal: str | None, **options) -> list[Plan]:
     """``plan_each``'s pipelines, or the error for the person: a goal naming several targets says how to ask for
     one pipeline each."""
     try:
@@ -146,7 +159,12 @@ def _show_which(result: Plan, i: int, count: int) -> None:
 
 def plan_command(
     data: Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")],
-    goal: Annotated[str, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn".')],
+    goal: Goal = None,
+    target: Target = None,
+    task: Task = None,
+    metric: Metric = None,
+    exclude: Exclude = [],  # noqa: B006
+    time_budget: TimeBudget = None,
     user: Annotated[str, typer.Option(help="Who the pipeline belongs to; their history weighs in.")] = "anonymous",
     interactive: Interactive = False,
     choose: Choose = [],  # noqa: B006
@@ -157,7 +175,9 @@ def plan_command(
 ) -> None:
     """Profile the data, read the goal, rank microservices per stage, build and store a validated pipeline."""
     ask = read_choices(choose, interactive)
-    results = plan_or_fail(data, goal, user=user, mode=mode, choose=choose, ask=ask, each_target=each_target)
+    given = GivenFields(target=target, task=task, metric=metric, exclude=exclude, time_budget=time_budget)
+    results = plan_or_fail(data, goal, user=user, mode=mode, choose=choose, ask=ask, each_target=each_target,
+                           given=given)
     if json:
         print_json(results if len(results) > 1 else results[0])  # one plan keeps the shape callers read
     else:

@@ -11,9 +11,13 @@ from dagsmith.cli.output import console, progress
 from dagsmith.config import Settings
 from dagsmith.execution.quality import Quality
 from dagsmith.models.execution import Decision, RunSummary, StepStatus, TryAction
+from dagsmith.models.plan import PipelineStatus
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith.store.pipelines import service_names
+
+#: The exit code of runs that completed with a result too good to trust (a likely leak or a wrong target).
+NEEDS_REVIEW = 4
 
 
 def progress_lines(settings: Settings, execution_id: int, seen: set) -> list[str]:
@@ -53,10 +57,19 @@ def _search_line(label: str, status: str, action: str, reason: str) -> str:
     return f"[dim]–  {label}: outperformed[/]"
 
 
+def exit_code(reports: list[dict]) -> int:
+    """What ``dagsmith run`` exits with: 1 when a pipeline failed, ``NEEDS_REVIEW`` when one completed with a result
+    too good to trust, else 0."""
+    if not all(report["status"] == PipelineStatus.COMPLETED for report in reports):
+        return 1
+    return NEEDS_REVIEW if any(report.get("review") for report in reports) else 0
+
+
 def show(summary: RunSummary, seconds: float, airflow_log: Path | str) -> None:
-    style = "green" if summary.completed else "red"
-    console.print(f"\n[{style}]{summary.status.value}[/] in {seconds} s (execution {summary.execution_id})",
-                  highlight=False)
+    style, verdict = ("green" if summary.completed else "red"), summary.status.value
+    if summary.completed and summary.review:
+        style, verdict = "yellow", f"{verdict}, needs review"
+    console.print(f"\n[{style}]{verdict}[/] in {seconds} s (execution {summary.execution_id})", highlight=False)
     if summary.answer and summary.completed:
         console.print(f"\n{escape(summary.answer)}\n", highlight=False)
     quality = summary.quality

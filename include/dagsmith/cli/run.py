@@ -13,13 +13,25 @@ from rich.markup import escape
 
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.cli.output import console, fail, print_json
-from dagsmith.cli.plan import Choose, EachTarget, Interactive, plan_or_fail, read_choices
-from dagsmith.cli.report import progress_lines, show
+from dagsmith.cli.plan import (
+    Choose,
+    EachTarget,
+    Exclude,
+    Goal,
+    Interactive,
+    Metric,
+    Target,
+    Task,
+    TimeBudget,
+    plan_or_fail,
+    read_choices,
+)
+from dagsmith.cli.report import exit_code, progress_lines, show
 from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, USER_VARIABLE, find_deployment, submit
 from dagsmith.config import Settings
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import write_spec
-from dagsmith.models.plan import PipelineStatus
+from dagsmith.models.intent import GivenFields
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
@@ -48,7 +60,12 @@ def require_reachable(runtime: str) -> None:
 
 def run_command(
     data: Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")],
-    goal: Annotated[str, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn".')],
+    goal: Goal = None,
+    target: Target = None,
+    task: Task = None,
+    metric: Metric = None,
+    exclude: Exclude = [],  # noqa: B006
+    time_budget: TimeBudget = None,
     runtime: Annotated[str | None, typer.Option(help="Where steps run: local (subprocesses) or docker (containers); "
                                                      "default local, or the deployment's default there.")] = None,
     user: Annotated[str | None, typer.Option(help="Who runs it; their history weighs in and learns from the run. "
@@ -71,6 +88,8 @@ def run_command(
     if runtime:
         require_runtime(runtime)
     ask = read_choices(choose, interactive)
+    given = GivenFields(target=target, task=task, metric=metric, exclude=exclude, time_budget=time_budget)
+    goal = given.goal_for(goal)  # the goal the pipeline is stored with, whichever process plans it
     settings = Settings.from_env()
     if in_process and airflow_url:
         fail("--in-process runs here, --airflow-url (or DAGSMITH_AIRFLOW_URL) on a deployment: pass one", code=2)
@@ -82,14 +101,13 @@ def run_command(
     if deployment:
         # the login owns what it builds: under FAB only a login's own role can be granted a pipeline's DAG
         reports = submit(deployment, data, goal, runtime=runtime, user=user or deployment.user, choose=choose,
-                         each_target=each_target, settings=settings, json=json)
+                         each_target=each_target, given=given, settings=settings, json=json)
     else:
         reports = _run_here(data, goal, runtime=runtime or "local", user=user or "anonymous", settings=settings,
-                            choose=choose, ask=ask, each_target=each_target, json=json)
+                            choose=choose, ask=ask, each_target=each_target, given=given, json=json)
     if json:
         print_json(reports if len(reports) > 1 else reports[0])
-    if not all(report["status"] == PipelineStatus.COMPLETED for report in reports):
-        raise typer.Exit(1)
+    raise typer.Exit(exit_code(reports))
 
 
 def _run_here(data: Path, goal: str, *, runtime: str, user: str, settings: Settings, json: bool,
@@ -122,8 +140,7 @@ def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str
     report = run_and_report(pipeline_id, dataset, runtime=runtime, user=user, settings=settings, json=json)
     if json:
         print_json(report)
-    if report["status"] != PipelineStatus.COMPLETED:
-        raise typer.Exit(1)
+    raise typer.Exit(exit_code([report]))
 
 
 def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings, json: bool,

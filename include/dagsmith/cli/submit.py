@@ -30,6 +30,7 @@ from dagsmith.errors import InputError, ServiceUnavailable, UserFacingError
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import dag_id
 from dagsmith.models.airflow import AirflowState
+from dagsmith.models.intent import GivenFields
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -98,9 +99,9 @@ def find_deployment(settings: Settings, url: str | None) -> Deployment | None:
 
 
 def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str | None, user: str, choose: list[str],
-           each_target: bool, settings: Settings, json: bool) -> list[dict]:
-    """Trigger the meta-DAG with the dataset and goal, then follow it and each pipeline it builds to the end; the
-    run summaries, as the in-process path reports them (printed as they come unless ``json``). Without
+           each_target: bool, given: GivenFields, settings: Settings, json: bool) -> list[dict]:
+    """Trigger the meta-DAG with the dataset, goal and ``given`` fields, then follow it and each pipeline it builds to
+    the end; the run summaries, as the in-process path reports them (printed as they come unless ``json``). Without
     ``runtime`` the deployment's default runtime runs the steps."""
     started = time.monotonic()
     try:
@@ -115,7 +116,8 @@ def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str | None
                                  "machine") from None
     runtime = runtime or _meta_dag_params(client)["runtime"]["value"]
     run_id = client.trigger(META_DAG, {"dataset": str(dataset), "goal": goal, "user": user, "runtime": runtime,
-                                       "each_target": each_target, "choices": "\n".join(choose) or None})
+                                       "each_target": each_target, "choices": "\n".join(choose) or None,
+                                       **given.model_dump(mode="json", exclude_defaults=True)})
     follow = _Follow(client, deployment.url, run_id, goal, user, settings, json)
     if not json:
         progress(f"submitted to {deployment.url}: {follow.link(META_DAG, run_id)}")

@@ -52,7 +52,8 @@ def summarise(task: TaskType, target: str | None, steps: list[StepOutcome], qual
         return f"No answer: {error}"
     by_stage = {step.stage: step for step in steps}
     if task.supervised and Stage.MODELLING in by_stage:
-        return _supervised(task, target, by_stage, quality)
+        doubted = f"Needs review: {quality.review} " if quality is not None and quality.review else ""
+        return doubted + _supervised(task, target, by_stage, quality)
     for stage, describe in ((Stage.ANOMALY_DETECTION, _anomalies), (Stage.CLUSTERING, _clusters),
                             (Stage.DIMENSIONALITY_REDUCTION, _components)):
         if stage in by_stage and (bundle := by_stage[stage].bundle()) is not None:

@@ -95,5 +95,5 @@ def execution_summary(session: Session, execution: schema.Execution) -> RunSumma
         report=str(answer) if answer.is_file() else str(reports[-1]) if reports else None,
         answer=execution.trace.get("answer"), substitutions=substitutions(execution.trace, service_names(session)),
         error=execution.error, isolation=execution.trace.get("isolation", []), quality=execution.trace.get("quality"),
-        search=execution.trace.get("search", {}))
+        search=execution.trace.get("search", {}), review=(execution.trace.get("quality") or {}).get("review"))
 

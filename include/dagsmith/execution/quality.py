@@ -2,8 +2,9 @@
 
 A run whose model does no better than predicting the majority class or the training mean completed nothing
 useful: ``finish`` fails it saying so, and every metric is shown beside its trivial counterpart (the CLI, the
-UI's run page, the benchmark). The figures are recomputed here from the predictions and the held-out table, so
-they do not depend on which evaluator the pipeline ran.
+UI's run page, the benchmark); one that scores too well to be true completes marked for review
+(``execution.doubt``). The figures are recomputed here from the predictions and the held-out table, so they do not
+depend on which evaluator the pipeline ran.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class Quality:
     valid: bool
     metrics: dict[str, float] = field(default_factory=dict)
     problem: str | None = None
+    #: Why a valid result is too good to trust before a person reviews it (``execution.doubt``).
+    review: str | None = None
 
     def beside_baselines(self) -> list[dict[str, float | str]]:
         """Each held-out metric with the trivial predictor's score on the same rows, for people to read."""

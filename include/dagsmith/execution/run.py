@@ -449,6 +449,26 @@ def _held_out_quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep
     return supervised_quality(bundle, classification=task.classification)
 
 
+def _review(pipeline: schema.Pipeline, steps: list[schema.PipelineStep], workspace: Workspace,
+            quality: Quality) -> str | None:
+    """Why a result too good to be true needs a person's review (``execution.doubt``), or None. A check that cannot
+    read what it needs leaves the result as it is: it doubts, it never fails a run."""
+    from dagsmith.execution.doubt import review  # scikit-learn, loaded only to finish a run
+    from dagsmith_kit.explanation import read_explanation
+
+    models = [s for s in steps if s.stage == Stage.MODELLING.value]
+    try:
+        explained = next((read_explanation(workspace.step_output(s.position)) for s in steps
+                          if s.stage == Stage.EXPLANATION.value), None) or {}
+        loaded = Bundle.open(workspace.step_output(steps[0].position))
+        columns = list(loaded.table("data").columns) if "data" in loaded.table_names() else []
+        return review(quality, Bundle.open(workspace.step_output(models[-1].position)), columns,
+                      explained.get("drivers", []), classification=TaskType(pipeline.task_type).classification)
+    except (BundleError, OSError, ValueError) as exc:
+        logger.warning("could not check whether pipeline %s's result is too good to be true: %s", pipeline.id, exc)
+        return None
+
+
 def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.PipelineStep],
             execution: schema.Execution, quality: Quality | None) -> str:
     """The paragraph that answers the goal (or says why there is none), with ``answer.md`` written beside the
@@ -494,9 +514,11 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         execution.trace = {**execution.trace, "steps": trace}
         execution.error = None if ok else _failure(session, execution_id, steps, trace)
         quality = _held_out_quality(pipeline, steps, Workspace(Path(execution.workspace))) if ok else None
+        if quality is not None and quality.valid:
+            quality.review = _review(pipeline, steps, Workspace(Path(execution.workspace)), quality)
         if quality is not None:
             execution.trace = {**execution.trace, "quality": {"valid": quality.valid, "metrics": quality.metrics,
-                                                              "problem": quality.problem}}
+                                                              "problem": quality.problem, "review": quality.review}}
             if not quality.valid:
                 ok, execution.error = False, f"every step ran, but the model is {quality.problem}"
         if execution.workspace:
@@ -509,6 +531,7 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         result = {"execution_id": execution_id, "status": execution.status, "error": execution.error,
                   "seconds": execution.seconds, "workspace": execution.workspace, "dataset": execution.dataset,
                   "metrics": quality.metrics if quality is not None else {},
+                  "review": quality.review if quality is not None else None,
                   "outputs": sorted(str(p) for p in final.glob("*"))}
         pipeline_id = pipeline.id
     if result["status"] == PipelineStatus.COMPLETED:  # the pipeline's DAG docs open with its latest answer

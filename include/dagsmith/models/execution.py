@@ -81,6 +81,8 @@ class RunSummary(BaseModel):
     isolation: list[str]
     quality: dict[str, Any] | None
     search: dict[str, Any]
+    review: str | None = Field(None, description="why a completed result is too good to trust before a person "
+                                                 "reviews it (a likely leak or a wrong target)")
 
     @property
     def completed(self) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -55,6 +55,35 @@ class Constraint(BaseModel):
 
 def find_constraint(constraints: Iterable[Constraint], kind: ConstraintKind) -> Constraint | None:
     return next((c for c in constraints if c.kind is kind), None)
+
+
+class GivenFields(BaseModel):
+    """What a person or an upstream system states as fields rather than words (``--target``, ``--task``, ... on the
+    CLI; the same names are the meta-DAG's params and keys of its REST conf). A field given wins over the goal's
+    reading of it; the goal's words still give the rest."""
+
+    target: str | None = Field(None, description="the column to predict")
+    task: TaskType | None = None
+    metric: str | None = Field(None, description="the measure candidates are compared by")
+    exclude: list[str] = Field(default_factory=list, description="columns no step uses as features")
+    time_budget: int | None = Field(None, gt=0, description="seconds for the whole pipeline")
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, Any]) -> GivenFields:
+        """The fields a run's conf (or params) states under the same names; a null states nothing."""
+        return cls.model_validate({name: conf[name] for name in cls.model_fields if conf.get(name) is not None})
+
+    @property
+    def settles(self) -> bool:
+        """Whether the fields alone say what to do: a target to predict, or a task that predicts none."""
+        return bool(self.target) or (self.task is not None and not self.task.supervised)
+
+    def goal_for(self, goal: str | None) -> str:
+        """The goal as said, or, when none is, one in words for what the fields settle (it is stored and shown)."""
+        if (goal or "").strip() or not self.settles:
+            return goal or ""
+        task = self.task.value.replace("_", " ") if self.task else None
+        return f"predict {self.target}" + (f" ({task})" if task else "") if self.target else str(task)
 
 
 class Intent(BaseModel):

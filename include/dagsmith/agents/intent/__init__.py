@@ -9,16 +9,18 @@ instead of a guess. The goal is only ever data: it is split into words and compa
 Modules: lexicon (the words the rules know), reading (the goal and column names as the rules see them), mentions
 (where the goal names a column), target (which column to predict), task (which task the goal asks for), constraints
 (limits the goal states), stage_rules (the stages the task and data call for), validation (whether an intent makes
-sense for the data); columns and wording hold how the rules judge and describe a column; detect composes the parts.
+sense for the data), given (fields stated instead of words, which win over them); columns and wording hold how the
+rules judge and describe a column; detect composes the parts.
 """
 
 from __future__ import annotations
 
 from dagsmith.agents.intent.detect import compose_intent, detect_intent
+from dagsmith.agents.intent.given import apply_fields, fields_intent
 from dagsmith.agents.intent.mentions import absent_column_names, explicit_target
 from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.task import supervised_type
 from dagsmith.agents.intent.validation import missing_column_message, validate_intent
 
-__all__ = ["absent_column_names", "compose_intent", "detect_intent", "explicit_target", "missing_column_message",
-           "read_goal", "supervised_type", "validate_intent"]
+__all__ = ["absent_column_names", "apply_fields", "compose_intent", "detect_intent", "explicit_target", "fields_intent",
+           "missing_column_message", "read_goal", "supervised_type", "validate_intent"]

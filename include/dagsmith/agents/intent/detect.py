@@ -79,13 +79,17 @@ def detect_intent(goal: str, profile: DatasetProfile, *, target: str | None = No
 
 
 def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: str | None, reasons: dict[str, str],
-                   confidence: float, *, added: list[Constraint] | None = None) -> Intent:
+                   confidence: float, *, added: list[Constraint] | None = None,
+                   stated: list[Constraint] | None = None) -> Intent:
     """The intent for a reading of the goal (by any reasoner): its constraints and the stages the data needs;
     ``added`` are constraints the reading adds (the column an exploration relates the others to, the targets the goal
-    asks a model of each of)."""
+    asks a model of each of); ``stated`` are those given as fields, which replace the words' of the same kind
+    (columns left out add up)."""
     reasons = dict(reasons)
-    constraints = (parse_constraints(goal, task) + (added or [])
-                   + column_constraints(goal, lambda phrase: column_named(phrase, profile)))
+    replaced = {c.kind for c in stated or []} - {ConstraintKind.EXCLUDE_COLUMNS}
+    constraints = [c for c in parse_constraints(goal, task) + (added or [])
+                   + column_constraints(goal, lambda phrase: column_named(phrase, profile))
+                   if c.kind not in replaced] + (stated or [])
     for c in constraints:
         several = c.kind in {ConstraintKind.EXCLUDE_FAMILY, ConstraintKind.METRIC}  # one reason per value
         reasons[f"constraint.{c.kind}" + (f".{c.value}" if several else "")] = c.reason

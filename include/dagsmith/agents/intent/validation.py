@@ -88,7 +88,7 @@ def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     if not any(column.count for column in profile.columns if column.name != target.name):
         return [_error("no_features", f"'{target.name}' is the only column with values: there are no features to "
                        f"learn it from. Add the columns that could predict it.")]
-    issues = _type_issues(intent.task_type, target)
+    issues = type_issues(intent.task_type, target)
     if target.missing_ratio >= TARGET_GAPS:
         issues.append(_warning("target_missing_values", f"'{target.name}' is missing in {target.missing} rows "
                                f"({percent(target.missing_ratio)}); those rows cannot be used for training."))
@@ -152,7 +152,7 @@ def closest_columns(name: str, profile: DatasetProfile) -> list[str]:
     return [column for column in ranked[:CLOSEST_COLUMNS] if likeness(column)[0] >= CLOSE_WORDS]
 
 
-def _type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
+def type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
     if target.semantic_type in UNPREDICTABLE:
         kind = KIND_NAMES[target.semantic_type] + (", a different value on nearly every row"
                                                    if target.semantic_type is SemanticType.ID else "")
