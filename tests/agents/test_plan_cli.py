@@ -55,20 +55,20 @@ def test_plan_json_is_the_whole_plan(catalog_settings, penguins_csv):
     assert 3 in clustering["params"].values()
 
 
-@pytest.mark.parametrize("case, goal, expected", [
-    ("missing", "predict species", "does not exist"),
-    ("empty", "predict species", "empty"),
-    ("garbage", "predict species", ""),
-    ("penguins", "predict the wingspan", "wingspan"),
-    ("penguins", "asdf qwerty", "?"),
+@pytest.mark.parametrize("case, goal, expected, code", [
+    ("missing", "predict species", "does not exist", 2),
+    ("empty", "predict species", "empty", 2),
+    ("garbage", "predict species", "", 2),
+    ("penguins", "predict the wingspan", "wingspan", 2),
+    ("penguins", "asdf qwerty", "?", 5),  # a question: its own exit code
 ])
-def test_bad_input_gets_one_clear_paragraph(catalog_settings, penguins_csv, tmp_path, case, goal, expected):
+def test_bad_input_gets_one_clear_paragraph(catalog_settings, penguins_csv, tmp_path, case, goal, expected, code):
     paths = {"missing": tmp_path / "nope.csv", "empty": tmp_path / "empty.csv", "garbage": tmp_path / "garbage.csv",
              "penguins": penguins_csv}
     paths["empty"].write_text("")
     paths["garbage"].write_bytes(os.urandom(4096))
     proc = _plan(catalog_settings, paths[case], goal)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.returncode == code, proc.stdout + proc.stderr
     assert proc.stderr.startswith("error:") and expected in proc.stderr.lower()
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
@@ -146,3 +146,43 @@ def test_a_field_that_cannot_be_used_is_one_line_naming_what_fits(catalog_settin
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.startswith(f"error: {said}"), proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_a_question_offers_its_readings_as_json_and_a_given_answer_is_remembered(catalog_settings, penguins_csv):
+    """An unclear goal is a question (exit 5) whose candidates a client can offer; answering it with their options
+    plans the pipeline, and the same words on the same table are then read that way without asking."""
+    goal = "predict the bill"
+    asked = _plan(catalog_settings, penguins_csv, goal, "--json", "--user", "ana")
+    assert asked.returncode == 5, asked.stderr
+    question = json.loads(asked.stdout)
+    assert "two columns to predict: 'bill_length_mm' or 'bill_depth_mm'" in question["question"]
+    offered = [(c["task_type"], c["target"]) for c in question["candidates"]]
+    assert offered[:2] == [("regression", "bill_length_mm"), ("regression", "bill_depth_mm")]
+    assert all(c["evidence"] for c in question["candidates"])
+    depth = question["candidates"][1]
+    assert depth["options"] == "--target bill_depth_mm --task regression"
+
+    answered = _plan(catalog_settings, penguins_csv, goal, *depth["options"].split(), "--json", "--user", "ana")
+    assert answered.returncode == 0, answered.stderr
+    again = _plan(catalog_settings, penguins_csv, "Predict the bill!", "--json", "--user", "ana")
+    assert again.returncode == 0, again.stderr
+    intent = json.loads(again.stdout)["intent"]
+    assert (intent["task_type"], intent["target"]) == ("regression", "bill_depth_mm")
+    assert intent["reasons"]["target"].startswith("bill_depth_mm: you chose 'bill_depth_mm' for 'predict the bill' ")
+
+
+def test_an_interactive_question_is_answered_at_the_terminal(catalog_settings, penguins_csv):
+    """Without a clear goal the person is offered the likeliest readings and picks one; the pipeline is built for it."""
+    leader, follower = pty.openpty()
+    with subprocess.Popen([sys.executable, "-m", "dagsmith.cli.app", "plan", str(penguins_csv),
+                           "which bird is it", "--interactive", "--user", "ben"], stdin=follower,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=_env(catalog_settings)) as proc:
+        os.close(follower)
+        os.write(leader, b"1\n" * 30)
+        out, err = proc.communicate(timeout=600)
+    os.close(leader)
+    assert proc.returncode == 0, err
+    assert "I could not tell what you want from 'which bird is it'" in out
+    assert re.search(r"^  1\. --target species --task multiclass_classification .*'bird'", out, re.M), out
+    assert "target species" in out and "ready" in out

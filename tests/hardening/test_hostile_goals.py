@@ -41,22 +41,24 @@ PLANNED_GOALS = {
     "german-naming-the-column": "Sage die Spalte churn voraus",
     "chinese-naming-the-column": "预测 churn 列",
 }
-#: name: (goal, words the question or the refusal must hold); either way `plan` stops with exit code 2.
+#: name: (goal, words the question or the refusal must hold, the exit code `plan` stops with).
+ASKED, REFUSED = 5, 2  # exit codes: a question the person may answer, a goal no reading can help
 UNPLANNED_GOALS = {
     # asked about, not planned
-    "jinja-only": ("{{ var.value.get('secret') }}", "only template markup, which dagsmith never runs"),
-    "spanish": ("predecir el abandono de clientes", NO_COLUMN),
-    "german": ("Kundenabwanderung vorhersagen", NO_COLUMN),
-    "chinese": ("预测客户流失", NO_COLUMN),
-    "empty": ("", NO_COLUMN),
-    "whitespace": ("   \t  ", NO_COLUMN),
+    "jinja-only": ("{{ var.value.get('secret') }}", "only template markup, which dagsmith never runs", ASKED),
+    "spanish": ("predecir el abandono de clientes", NO_COLUMN, ASKED),
+    "german": ("Kundenabwanderung vorhersagen", NO_COLUMN, ASKED),
+    "chinese": ("预测客户流失", NO_COLUMN, ASKED),
+    "empty": ("", NO_COLUMN, ASKED),
+    "whitespace": ("   \t  ", NO_COLUMN, ASKED),
     # refused
     "just-over-the-limit": ("predict churn " + "x" * (MAX_GOAL_CHARS - 13),
-                            f"the goal is {MAX_GOAL_CHARS + 1:,} characters long; say what you want in at most 2,000"),
-    "100k-characters": ("predict churn " * 7143, "the goal is 100,002 characters long"),
-    "nul": ("predict churn\x00", "control characters (such as NUL)"),
-    "escape-codes": ("predict churn \x1b[2J\x1b[31m", "control characters"),
-    "bidi-override": ("predict \u202enruhc", "bidirectional text controls"),
+                            f"the goal is {MAX_GOAL_CHARS + 1:,} characters long; say what you want in at most 2,000",
+                            REFUSED),
+    "100k-characters": ("predict churn " * 7143, "the goal is 100,002 characters long", REFUSED),
+    "nul": ("predict churn\x00", "control characters (such as NUL)", REFUSED),
+    "escape-codes": ("predict churn \x1b[2J\x1b[31m", "control characters", REFUSED),
+    "bidi-override": ("predict \u202enruhc", "bidirectional text controls", REFUSED),
 }
 
 
@@ -111,12 +113,16 @@ def test_the_store_state_covers_every_table(store):
 
 @pytest.mark.parametrize("name", UNPLANNED_GOALS)
 def test_a_hostile_goal_is_asked_about_or_refused_and_stores_nothing(name, store, plan_goal):
-    goal, words = UNPLANNED_GOALS[name]
+    goal, words, code = UNPLANNED_GOALS[name]
     before = _state(store)
     result = plan_goal(goal)
-    assert result.exit_code == 2, result.stdout[-1000:] + result.stderr
-    message = " ".join(result.stderr.split())
-    assert message.startswith("error: ") and words.lower() in message.lower(), message
+    assert result.exit_code == code, result.stdout[-1000:] + result.stderr
+    if code == ASKED:  # with --json, the question and its readings go to standard output for a client to offer
+        message = " ".join(json.loads(result.stdout)["question"].split())
+    else:
+        message = " ".join(result.stderr.split())
+        assert message.startswith("error: ")
+    assert words.lower() in message.lower(), message
     assert len(message) < 2_000, "the refusal must not echo a flood back"
     assert _state(store) == before
 

@@ -18,6 +18,7 @@ from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.config import Settings
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.errors import InputError
+from dagsmith.learning import answers
 from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import GivenFields, Intent
 from dagsmith.models.plan import (
@@ -121,6 +122,7 @@ def plan_each(
     each_target: bool = False,
     single: bool = False,
     given: GivenFields | None = None,
+    answered: bool = False,
 ) -> list[Plan]:
     """Profile, understand, recommend and build; with ``save`` each pipeline is stored (status ready or draft).
     One pipeline, or one per target when the goal names several columns to predict and asks for a model of each
@@ -129,7 +131,11 @@ def plan_each(
     (``builder.parse_choices``: ``TARGET: STAGE=MICROSERVICE`` chooses for that target's pipeline only). ``ask`` lets a
     person choose among the ranked candidates before each build (interactive): it is given the intent, its ranking
     and what was chosen for it already, and answers for the stages left open. ``given`` are fields stated outright
-    (target, task, metric, columns to leave out, time budget): each wins over the goal's words.
+    (target, task, metric, columns to leave out, time budget): each wins over the goal's words; ``answered`` says they
+    answer a question about the goal.
+
+    What a person chose for these words on a table of these columns before (``learning.answers``) is read without
+    asking; a target or task given now (with ``save``) is remembered for the next time.
 
     Raises ``DatasetError`` (unreadable data), ``AmbiguousGoal``, ``InvalidIntent`` (e.g. unknown target),
     ``FieldError`` (a given field that cannot be used), ``EmptyCatalog`` and ``builder.ChoiceError``, each with a
@@ -160,8 +166,17 @@ def plan_each(
 
     profile = timed(timings, "profile", lambda: profile_dataset(data))
     reasoner = model_reasoner(settings)
-    intents = timed(timings, "intent", lambda: [understand(goal, profile, reasoner, embedder, given=given)] if single
-                    else understand_targets(goal, profile, reasoner, embedder, each_target=each_target, given=given))
+    given = given or GivenFields()
+    said = bool((goal or "").strip())
+    remembered = None
+    if said and not given.settles:
+        with session_scope(settings) as session:
+            remembered = answers.recall(session, profile, goal, user=user)
+    fields = remembered.fields(given) if remembered else given
+    intents = timed(timings, "intent", lambda: [understand(goal, profile, reasoner, embedder, given=fields)] if single
+                    else understand_targets(goal, profile, reasoner, embedder, each_target=each_target, given=fields))
+    if remembered:
+        intents = [remembered.explain(intent) for intent in intents]
     targets = [intent.target for intent in intents if intent.target]
     # every line is checked against the targets before anything is built: a wrong one stores no pipeline
     chosen = [{**(choices or {}), **builder.parse_choices(list(choose), intent.target, targets)} for intent in intents]
@@ -170,4 +185,7 @@ def plan_each(
         return [one for one, _ in built]
     # stored together once every pipeline is built: a choice one target's pipeline cannot take stores none of them
     with session_scope(settings) as session:
+        if said and given.settles and len(intents) == 1:
+            answers.remember(session, profile, goal, intents[0].task_type, intents[0].target, user=user,
+                             how="answered" if answered else "given")
         return [stored(session, one, ids) for one, ids in built]

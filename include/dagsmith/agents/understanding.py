@@ -30,6 +30,7 @@ from dagsmith.agents.intent import (
 )
 from dagsmith.agents.intent.candidates import likely_readings
 from dagsmith.agents.intent.given import FieldError, check_fields
+from dagsmith.agents.intent.mentions import STRONG_MATCH, column_matches
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import (
@@ -103,26 +104,30 @@ def read_intent(reasoner: ModelReasoner, goal: str, profile: DatasetProfile) -> 
 
 def check_goal(goal: str) -> None:
     """Refuse goals no reading can help: too long to be a request, or holding control characters or bidirectional
-    overrides (a pasted binary, or text meant to confuse logs and the store), before any reasoner sees them."""
+    overrides (a pasted binary, or text meant to confuse logs and the store), before any reasoner sees them. A
+    refusal, not a question: nothing to offer in their place."""
     if len(goal) > MAX_GOAL_CHARS:
-        raise AmbiguousGoal(f"the goal is {len(goal):,} characters long; say what you want in at most "
+        raise Question(f"the goal is {len(goal):,} characters long; say what you want in at most "
                             f"{MAX_GOAL_CHARS:,}, e.g. \"predict which customers will churn\"")
     if any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in goal):
-        raise AmbiguousGoal("the goal holds control characters (such as NUL); write it as plain text")
+        raise Question("the goal holds control characters (such as NUL); write it as plain text")
     if any(c in BIDI_CONTROLS for c in goal):
-        raise AmbiguousGoal("the goal holds bidirectional text controls (such as U+202E), which make it display "
+        raise Question("the goal holds bidirectional text controls (such as U+202E), which make it display "
                             "differently from what it says; write it as plain text")
 
 
-def check_column_names(goal: str, profile: DatasetProfile) -> None:
-    """Refuse a goal that writes a column's name (``colour_of_the_moon``) the table lacks, with the closest columns:
-    the writer meant that name exactly, and planning on a column that merely resembles it answers another question.
-    A name designated as the target ("the column 'x'") is validation's to report, as any absent target is."""
+def check_column_names(goal: str, profile: DatasetProfile, target: str | None) -> None:
+    """Refuse a reading of a goal that writes a column's name (``colour_of_the_moon``) the table lacks, with the
+    closest columns, unless the reading's ``target`` is named outright elsewhere in the goal: the writer meant that
+    name exactly, and planning on a column that merely resembles it answers another question. A name designated as
+    the target ("the column 'x'") is validation's to report, as any absent target is."""
     designated = explicit_target(goal, profile)[1]
     absent = [name for name in absent_column_names(goal, profile) if name != designated]
-    if absent:
-        raise AmbiguousGoal(" ".join(missing_column_message(name, profile) for name in absent)
-                            + " Name the column you mean as the table spells it.")
+    if not absent or target and any(m.column == target and m.score >= STRONG_MATCH
+                                    for m in column_matches(read_goal(goal, profile), profile)):
+        return
+    raise AmbiguousGoal(" ".join(missing_column_message(name, profile) for name in absent)
+                        + " Name the column you mean as the table spells it.")
 
 
 def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
@@ -143,9 +148,9 @@ def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | Non
     if given.settles:
         return fields_intent(goal, profile, given)
     with offering_readings(goal, profile, embedder):
-        check_column_names(goal, profile)
         intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
                                     lambda: validate_intent(_by_rules(goal, profile, ruled), profile))
+        check_column_names(goal, profile, intent.target)
         if {issue.code for issue in intent.errors} == {"target_missing"}:
             intent = _target_by_meaning(intent, profile, embedder or default_embedder())
         intent = intent.model_copy(update={"provenance": provenance})
@@ -175,7 +180,6 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
                              "target the goal names: pass one")
         return [fields_intent(goal, profile, given)]
     with offering_readings(goal, profile, embedder):
-        check_column_names(goal, profile)
         try:
             ruled: Intent | AmbiguousGoal = detect_intent(goal, profile)
         except AmbiguousGoal as question:

@@ -20,7 +20,7 @@ from dagsmith.agents.profiler import profile_frame
 from dagsmith.agents.understanding import understand
 from dagsmith.bench.suite import BenchTask, load_suite
 from dagsmith.config import Settings
-from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
+from dagsmith.models.intent import Intent, Question
 from dagsmith.reasoning.llm import ModelReasoner, model_reasoner
 
 
@@ -32,7 +32,7 @@ def _right(intent: Intent | None, task: BenchTask) -> bool:
 def _read(task: BenchTask, profile, reasoner: ModelReasoner | None) -> Intent | None:
     try:
         return understand(task.goal, profile, reasoner)
-    except (AmbiguousGoal, InvalidIntent):
+    except Question:
         return None
 
 

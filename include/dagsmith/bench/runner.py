@@ -40,7 +40,7 @@ from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.learning.patterns import load_history
 from dagsmith.models.execution import Decision, StepStatus, TryAction
-from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent
+from dagsmith.models.intent import Intent, Question
 from dagsmith.models.plan import PipelineSpec, PipelineStatus
 from dagsmith.models.reasoning import Provenance
 from dagsmith.runtime import runtime_named
@@ -52,7 +52,7 @@ USERS = ("ana", "ben", "chen")
 COHORTS = 5
 ORDER_SEED = 7
 PEERS_FILE = "peers.jsonl"
-PLANNING_ERRORS = (DatasetError, AmbiguousGoal, InvalidIntent, EmptyCatalog, ChoiceError)
+PLANNING_ERRORS = (DatasetError, Question, EmptyCatalog, ChoiceError)
 
 
 class TaskResult(BaseModel):

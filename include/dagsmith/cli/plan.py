@@ -17,13 +17,22 @@ from dagsmith.agents.planner import plan_each
 from dagsmith.cli.output import console, fail, print_json
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage, TaskType
-from dagsmith.models.intent import ConstraintKind, GivenFields, Intent, SeveralTargets, find_constraint
+from dagsmith.models.intent import (
+    AmbiguousGoal,
+    ConstraintKind,
+    GivenFields,
+    Intent,
+    Question,
+    SeveralTargets,
+    find_constraint,
+)
 from dagsmith.models.plan import Plan, RankingMode, Recommendation
 from dagsmith.models.reasoning import Provenance
 
 
 #: The options ``plan`` and ``run`` share for choosing services in place of the recommender.
-Interactive = Annotated[bool, typer.Option("--interactive", help="Choose among the top 3 per stage.")]
+Interactive = Annotated[bool, typer.Option("--interactive", help="Answer questions about the goal and choose among the "
+                                                                 "top 3 microservices per stage, at this terminal.")]
 Choose = Annotated[list[str], typer.Option(
     metavar="[TARGET:]STAGE=MICROSERVICE",
     help="Use this microservice for the stage instead of the recommender's pick (repeatable). With one pipeline per "
@@ -57,15 +66,45 @@ def read_choices(choose: list[str], interactive: bool) -> Callable | None:
     return _ask if interactive else None
 
 
-def plan_or_fail(data: Path, goal: str | None, **options) -> list[Plan]:
-    """``plan_each``'s pipelines, or the error for the person: a goal naming several targets says how to ask for
-    one pipeline each."""
+def plan_or_fail(data: Path, goal: str | None, *, json: bool = False, **options) -> list[Plan]:
+    """``plan_each``'s pipelines, or the error for the person. A question about the goal offers its likeliest readings
+    with the options that choose each; with ``--interactive`` the person picks one here (and it is remembered), with
+    ``--json`` the question goes to standard output as JSON for a client to offer. A goal naming several targets also
+    says how to ask for one pipeline each."""
     try:
         return plan_each(data, goal, **options)
-    except SeveralTargets as exc:
-        fail(f"{exc} Or pass --each-target to build one pipeline per target.", code=exc.exit_code)
+    except AmbiguousGoal as question:
+        if options.get("ask") and question.candidates:
+            return plan_each(data, goal, **{**options, "given": _answer(question, options.get("given")),
+                                            "answered": True})
+        if json:
+            print_json({"question": str(question), "candidates": [
+                {**c.model_dump(mode="json"), "options": c.options} for c in question.candidates]})
+            raise SystemExit(question.exit_code) from None
+        hint = " Or pass --each-target to build one pipeline per target." if isinstance(question, SeveralTargets) else ""
+        fail(f"{question}{hint}{_offered(question)}", code=question.exit_code)
+    except Question as refused:
+        fail(f"{refused}{_offered(refused)}", code=refused.exit_code)
     except InputError as exc:
         fail(str(exc), code=exc.exit_code)
+
+
+def _offered(question: Question) -> str:
+    """The readings a question offers, each with the options that choose it."""
+    if not question.candidates:
+        return ""
+    lines = [f"\n  {i}. {c.options}: {c.evidence}" for i, c in enumerate(question.candidates, 1)]
+    return "\nLikely readings (pass the options of one, or say it in the goal):" + "".join(lines)
+
+
+def _answer(question: AmbiguousGoal, given: GivenFields | None) -> GivenFields:
+    """Interactive mode: the reading a person picks among a question's candidates, as fields over those given."""
+    console.print(f"[bold]{escape(str(question))}[/]", highlight=False)
+    for i, candidate in enumerate(question.candidates, 1):
+        console.print(f"  {i}. [cyan]{escape(candidate.options)}[/] [dim]{escape(candidate.evidence)}[/]",
+                      highlight=False)
+    picked = question.candidates[_pick(len(question.candidates)) - 1]
+    return (given or GivenFields()).model_copy(update={"target": picked.target, "task": picked.task_type})
 
 
 def _ask(intent: Intent, recommendation: Recommendation, chosen: dict[Stage, str]) -> dict[Stage, str]:
@@ -177,7 +216,7 @@ def plan_command(
     ask = read_choices(choose, interactive)
     given = GivenFields(target=target, task=task, metric=metric, exclude=exclude, time_budget=time_budget)
     results = plan_or_fail(data, goal, user=user, mode=mode, choose=choose, ask=ask, each_target=each_target,
-                           given=given)
+                           given=given, json=json)
     if json:
         print_json(results if len(results) > 1 else results[0])  # one plan keeps the shape callers read
     else:

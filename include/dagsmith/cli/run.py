@@ -115,7 +115,7 @@ def _run_here(data: Path, goal: str, *, runtime: str, user: str, settings: Setti
     """Plan in this process, then run each pipeline with ``dag.test()``; their summaries."""
     require_reachable(runtime)
     started = time.monotonic()
-    results = plan_or_fail(data, goal, user=user, settings=settings, **planning)
+    results = plan_or_fail(data, goal, user=user, settings=settings, json=json, **planning)
     for result in results:
         spec = result.pipeline
         if not spec.valid:

@@ -18,6 +18,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from dagsmith.models.catalog import TaskType
+from dagsmith.models.intent import GivenFields, Intent
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.store import schema
 from dagsmith.text import words
@@ -37,6 +38,17 @@ class Remembered:
     how: str  # "answered" (a question) or "given" (the target named outright)
     chosen_at: datetime
     phrase: str
+
+    def fields(self, given: GivenFields) -> GivenFields:
+        """The fields ``given`` with this reading's target and task in place."""
+        return given.model_copy(update={"target": self.target, "task": self.task_type})
+
+    def explain(self, intent: Intent) -> Intent:
+        """``intent`` (read with this reading's fields) saying that the reading follows this choice."""
+        task = self.task_type.value.replace("_", " ")
+        reasons = {**intent.reasons, "task_type": f"{task}: {self.reason}",
+                   "target": f"{self.target}: {self.reason}" if self.target else intent.reasons.get("target", "")}
+        return intent.model_copy(update={"reasons": reasons})
 
     @property
     def reason(self) -> str:

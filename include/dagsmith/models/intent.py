@@ -120,9 +120,19 @@ class Reading(BaseModel):
     target: str | None = None
     evidence: str
 
+    @property
+    def fields(self) -> GivenFields:
+        """This reading as the fields that choose it."""
+        return GivenFields(target=self.target, task=self.task_type)
+
+    @property
+    def options(self) -> str:
+        """How to choose this reading on the command line."""
+        return (f"--target {self.target} " if self.target else "") + f"--task {self.task_type.value}"
+
 
 class Question(InputError, ValueError):
-    """A goal that is not planned as read: the message asks, and ``candidates`` are the likeliest readings, best
+    """A goal that is not planned as read: the message says why, and ``candidates`` are the likeliest readings, best
     first (empty until the goal reader has ranked them)."""
 
     def __init__(self, message: str, candidates: list[Reading] | None = None):
@@ -131,7 +141,10 @@ class Question(InputError, ValueError):
 
 
 class AmbiguousGoal(Question):
-    """The goal cannot be read with confidence; the message asks the user what they mean."""
+    """The goal cannot be read with confidence; the message asks the user what they mean. The CLI exits with a code
+    of its own (``exit_code``), so a caller can tell a question it may answer from a request that cannot be planned."""
+
+    exit_code = 5
 
 
 class SeveralTargets(AmbiguousGoal):
