@@ -9,14 +9,18 @@ and following the run there."""
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import urlencode
 
+import psutil
 import pytest
 from sqlalchemy import select
 
@@ -179,6 +183,32 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
     top = _ranked(api.question(META_DAG, unanswered, "choose")["body"], "**modelling**", 1)
     assert api.wait(META_DAG, unanswered) == "success", _logs(deployment)
     assert _built(catalog_settings, "nobody")[1] == top
+
+
+def _listening(pid: int) -> set[tuple[str, int]]:
+    """The addresses a process and its descendants listen on."""
+    processes = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    found = set()
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            found |= {(c.laddr.ip, c.laddr.port) for c in process.net_connections(kind="inet")
+                      if c.status == psutil.CONN_LISTEN}
+    return found
+
+
+def test_the_deployment_listens_on_this_machine_only(deployment):
+    """By default every service of the deployment listens on the loopback address only: the api-server at the
+    address it reports, and no log or health server at all; the machine's other addresses are refused."""
+    listening = {service: _listening(pid) for service, pid in deployment.pids.items()}
+    assert listening["api-server"] == {("127.0.0.1", deployment.port)}, listening
+    assert not set().union(*(found for service, found in listening.items() if service != "api-server")), listening
+    assert deployment.url == f"http://127.0.0.1:{deployment.port}"
+    assert deployment.listening == f"127.0.0.1:{deployment.port} (this machine only)"
+    others = [a.address for addresses in psutil.net_if_addrs().values() for a in addresses
+              if a.family == socket.AF_INET and not ipaddress.ip_address(a.address).is_loopback]
+    for address in others:
+        with pytest.raises(ConnectionRefusedError), socket.create_connection((address, deployment.port), timeout=5):
+            pass
 
 
 def test_a_trigger_naming_a_dataset_outside_the_roots_fails_at_once_and_records_nothing(deployment, embedder,
