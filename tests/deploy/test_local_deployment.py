@@ -110,10 +110,11 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
     api = Api(deployment.url, login.user, login.password)
 
     fed_by_data = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the body mass in grams",
-                                         "user": "feeds", "schedule": ON_NEW_DATA})
+                                         "on_behalf_of": "feeds", "schedule": ON_NEW_DATA})
     with airflow_ui(deployment.url, "local_deployment") as ui:
         ui.login(login.user, login.password)
-        run = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the species", "user": "upstream",
+        run = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the species",
+                                     "on_behalf_of": "upstream",
                                      "schedule": "* * * * *", "interactive": True})
         # A person picks the second-ranked model among the top 3 the UI's form shows with their reasons.
         asked = api.question(META_DAG, run, "choose")["body"]
@@ -178,7 +179,7 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
         # A person triggers from the UI's form, whose params are documented, and then does not answer: after the
         # timeout the top-ranked services are built.
         form, unanswered = ui.trigger(META_DAG, {"dataset": str(second), "goal": "predict the species",
-                                                 "user": "nobody"}, switches=("interactive",))
+                                                 "on_behalf_of": "nobody"}, switches=("interactive",))
         assert "What you want, e.g." in form and "Let a person choose among the top 3" in form, form
     top = _ranked(api.question(META_DAG, unanswered, "choose")["body"], "**modelling**", 1)
     assert api.wait(META_DAG, unanswered) == "success", _logs(deployment)
@@ -233,7 +234,8 @@ def test_a_trigger_naming_a_dataset_outside_the_roots_fails_at_once_and_records_
     # dagsmith's pages read the login from the simple auth manager as from FAB's (tests/ui): an admin sees all
     assert pipeline.id in [p["id"] for p in api.call("GET", "/dagsmith/api/pipelines")]
 
-    triggers = [(META_DAG, "profile", {"goal": "predict the species", "user": "roots-trigger"}), (child, "start", {})]
+    triggers = [(META_DAG, "profile", {"goal": "predict the species", "on_behalf_of": "roots-trigger"}),
+                (child, "start", {})]
     runs = [(dag, first_task, path, api.trigger(dag, {**conf, "dataset": str(path)}))
             for dag, first_task, conf in triggers for path in (outside, link)]
     for dag, first_task, path, run in runs:

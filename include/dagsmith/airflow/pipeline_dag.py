@@ -20,7 +20,7 @@ from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.airflow import assets
-from dagsmith.airflow.ownership import pipeline_access
+from dagsmith.airflow.ownership import fab, logins, pipeline_access
 from dagsmith.airflow.pipeline_shards import shard_specs
 from dagsmith.airflow.step_operator import StepOperator
 from dagsmith.config import EXECUTION_VARIABLE, Settings
@@ -63,8 +63,9 @@ def _heal_on_retry(context) -> None:
         log.error("self-healing: %s", exc)
 
 
-def build(spec: DagSpec) -> DAG:
-    """The child DAG for one pipeline spec."""
+def build(spec: DagSpec, known: dict[str, str] | None = None) -> DAG:
+    """The child DAG for one pipeline spec; with ``known`` logins (under FAB) granted to its owner only if they are
+    one of them (``ownership.pipeline_access``)."""
     steps = spec.steps
     retries = execution.retries_for([s.alternatives for s in steps])
     source = assets.dataset_asset(spec.dataset)
@@ -83,7 +84,7 @@ def build(spec: DagSpec) -> DAG:
             "user": Param(spec.owner, type="string", description="Whose run this is (for learning)."),
         },
         default_args={"retries": 0, "owner": spec.owner},  # shown as the DAG's owner in Airflow
-        access_control=pipeline_access(spec.owner, spec.shared),  # who sees and triggers it under FAB
+        access_control=pipeline_access(spec.owner, spec.shared, known),  # who sees and triggers it under FAB
     ) as dag:
 
         @task(task_id="start", inlets=[source])
@@ -158,12 +159,14 @@ def _search_tasks(step: DagStep, started) -> tuple[list, object]:
 
 
 def load_dags(specs: list[Path]) -> dict[str, DAG]:
-    """The pipeline DAGs of these spec files (a broken or vanished spec is logged and skipped)."""
+    """The pipeline DAGs of these spec files (a broken or vanished spec is logged and skipped): one bad spec never
+    fails the DAG file, which would take every other pipeline of it away."""
+    known = logins(Settings.from_env()) if specs and fab() else None
     dags = {}
     for path in specs:
         try:
-            dag = build(read_spec(path))
-        except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            dag = build(read_spec(path), known)
+        except Exception as exc:  # a spec's fault is its pipeline's alone, whatever it is
             log.error("skipping pipeline spec %s: %s", path, exc)
             continue
         dags[dag.dag_id] = dag

@@ -38,7 +38,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy.engine import make_url
 
 from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
-from dagsmith.airflow.ownership import AUTH_MANAGERS
+from dagsmith.airflow.ownership import AUTH_MANAGERS, LOGIN_NAME
 from dagsmith.config import Settings
 from dagsmith.errors import ServiceUnavailable
 from dagsmith.runtime import check_runtime
@@ -89,6 +89,8 @@ class LocalDeployment:
         self.users = {ADMIN: "admin", **(users or {})}
         if unknown := {role for role in self.users.values() if role not in ROLES}:
             raise ValueError(f"--user: unknown role {', '.join(sorted(unknown))}; roles are {', '.join(ROLES)}")
+        if wrong := [name for name in self.users if not LOGIN_NAME.fullmatch(name)]:
+            raise ValueError(f"--user: login names are letters, digits, '.', '-' and '_': not {', '.join(wrong)}")
         self.runtime = check_runtime(runtime or settings.runtime)
         self.root = settings.home / "airflow-serve"
         self._metadata_url = metadata_url
