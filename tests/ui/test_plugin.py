@@ -5,6 +5,7 @@ REST API showing each pipeline's DAG to whom dagsmith's pages show the pipeline.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from urllib.parse import quote
@@ -168,6 +169,10 @@ def test_a_user_plans_chooses_and_triggers_then_sees_only_what_is_theirs_or_shar
     assert triggered["triggering_user_name"] == "ana" and triggered["conf"]["choices"] == f"modelling={second}"
     assert "user" not in triggered["conf"]  # the pipeline is the triggering login's, whatever a conf says
     assert api.wait(anas, run_id) == "success"
+    # the run records the profile as her page shows it, with no value from the data; its tasks read the rest
+    profiled = api.xcom(anas, run_id, "profile")
+    assert set(profiled) == {"n_rows", "n_columns", "format", "quality"} and profiled["n_rows"] == 344, profiled
+    assert not {"Adelie", "Gentoo", "Biscoe", "Torgersen"} & set(re.findall(r"\w+", json.dumps(profiled)))
 
     # Another login neither sees ana's build runs (their dataset, goal, logs and the profile's values from the
     # data) nor builds in her name.

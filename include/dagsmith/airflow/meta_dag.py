@@ -18,13 +18,15 @@ Under the FAB auth manager a DAG's runs (their conf, task logs and XComs) are re
 Airflow has no per-run rights. So each login who may build has a build DAG of its own,
 ``dagsmith_build_pipeline_for_<login>`` (``builder_dag_id``), read and triggered by that login and admins only, and
 ``dagsmith_build_pipeline`` is granted to no one but admins. Under the simple auth manager (one person on a machine)
-there is ``dagsmith_build_pipeline`` alone. The profile task's XCom holds values from the data (each column's
-most frequent ones, which the intent task reads): its build DAG keeps it to the owner, who has the data, and
-admins.
+there is ``dagsmith_build_pipeline`` alone. The profile holds values from the data (each column's most frequent
+ones, which the intent task reads): the run records only its shape and quality in XCom, as the owner's page shows
+them, and its later tasks read the whole profile from a file named after the run (``profile_file``) that only the
+deployment reads.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from datetime import timedelta
@@ -128,6 +130,31 @@ def _check_owner(owner: str, settings: Settings) -> None:
                                    "or build for an existing one")
 
 
+def profile_file(settings: Settings, dag_run) -> Path:
+    """Where a run keeps its dataset's whole profile for its later tasks, named from the run alone (never from
+    anything its conf or XComs say)."""
+    key = hashlib.sha256(f"{dag_run.dag_id}/{dag_run.run_id}".encode()).hexdigest()[:32]
+    return settings.home / "build-runs" / f"{key}.profile.json"
+
+
+def _keep_profile(profile: DatasetProfile, settings: Settings, dag_run) -> dict:
+    """Keep the whole profile for the run's later tasks; what the run records of it: no value from the data."""
+    path = profile_file(settings, dag_run)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as file:
+        file.write(profile.model_dump_json())
+    return {"n_rows": profile.n_rows, "n_columns": profile.n_columns, "format": profile.format,
+            "quality": profile.quality.model_dump(mode="json")}  # as the owner's plan page shows it
+
+
+def _kept_profile(settings: Settings, dag_run) -> DatasetProfile:
+    try:
+        return DatasetProfile.model_validate_json(profile_file(settings, dag_run).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise AirflowFailException("this run's profile of the dataset is gone: clear the profile task to make it "
+                                   "again") from None
+
+
 def build_dags() -> dict[str, DAG]:
     """What ``dags/dagsmith_build_pipeline.py`` defines: ``dagsmith_build_pipeline``, and under FAB each builder's
     own build DAG (only the one Airflow parses for, when it parses for one)."""
@@ -189,28 +216,29 @@ def build(login: str | None = None) -> DAG:
             return built_for
 
         @task(task_id="profile")
-        def profile(params: dict | None = None) -> dict:
+        def profile(params: dict | None = None, dag_run=None) -> dict:
+            settings = Settings.from_env()
             try:
-                return profile_dataset(run_dataset(params["dataset"], Settings.from_env())).model_dump(mode="json")
+                return _keep_profile(profile_dataset(run_dataset(params["dataset"], settings)), settings, dag_run)
             except DatasetError as exc:
                 raise _user_error(exc) from None
 
         @task(task_id="intent")
-        def intent(profile_json: dict, params: dict | None = None) -> list[dict]:
+        def intent(params: dict | None = None, dag_run=None) -> list[dict]:
+            settings = Settings.from_env()
             try:
-                intents = understand_targets(params["goal"], DatasetProfile.model_validate(profile_json),
-                                             model_reasoner(Settings.from_env()),
+                intents = understand_targets(params["goal"], _kept_profile(settings, dag_run), model_reasoner(settings),
                                              each_target=bool(params.get("each_target")))
             except (AmbiguousGoal, InvalidIntent) as exc:
                 raise _user_error(exc) from None
             return [i.model_dump(mode="json") for i in intents]
 
         @task(task_id="recommend")
-        def recommend(profile_json: dict, intent_json: dict, user: str, params: dict | None = None, ti=None) -> dict:
-            planned = Intent.model_validate(intent_json)
+        def recommend(intent_json: dict, user: str, params: dict | None = None, ti=None, dag_run=None) -> dict:
+            planned, settings = Intent.model_validate(intent_json), Settings.from_env()
             try:
-                result = recommend_stages(DatasetProfile.model_validate(profile_json), planned, user=user,
-                                          mode=RankingMode(params["mode"]), settings=Settings.from_env())
+                result = recommend_stages(_kept_profile(settings, dag_run), planned, user=user,
+                                          mode=RankingMode(params["mode"]), settings=settings)
             except EmptyCatalog as exc:
                 raise _user_error(exc) from None
             aimed = planned.target if planned.asks(ConstraintKind.EACH_TARGET) else None
@@ -233,8 +261,8 @@ def build(login: str | None = None) -> DAG:
         )
 
         @task(task_id="build", trigger_rule="none_failed_min_one_success")
-        def build_step(profile_json: dict, planned: tuple[dict, dict], user: str, params: dict | None = None,
-                       ti=None) -> int:
+        def build_step(planned: tuple[dict, dict], user: str, params: dict | None = None, ti=None,
+                       dag_run=None) -> int:
             settings = Settings.from_env()
             answer = ti.xcom_pull(task_ids="choose") or {}  # nothing when the run is not interactive
             chosen = (answer.get("params_input") or {}).get("choices") or params.get("choices") or ""
@@ -242,7 +270,7 @@ def build(login: str | None = None) -> DAG:
             try:
                 choices = parse_choices(str(chosen).splitlines(), planned_intent.target,
                                         planned_intent.asks(ConstraintKind.EACH_TARGET) or [])
-                spec = build_pipeline(DatasetProfile.model_validate(profile_json), planned_intent,
+                spec = build_pipeline(_kept_profile(settings, dag_run), planned_intent,
                                       Recommendation.model_validate(recommendation_json),
                                       data=run_dataset(params["dataset"], settings),
                                       user=user, settings=settings, schedule=params.get("schedule"),
@@ -258,10 +286,10 @@ def build(login: str | None = None) -> DAG:
 
         built_for = owner()
         profiled = profile()
-        built_for >> profiled  # nothing is read before the owner is settled
-        understood = intent(profiled)  # one intent per pipeline: the map every later task is expanded over
-        ranked = recommend.partial(profile_json=profiled, user=built_for).expand(intent_json=understood)
-        pipeline_ids = build_step.partial(profile_json=profiled, user=built_for).expand(planned=understood.zip(ranked))
+        understood = intent()  # one intent per pipeline: the map every later task is expanded over
+        built_for >> profiled >> understood  # nothing is read before the owner is settled
+        ranked = recommend.partial(user=built_for).expand(intent_json=understood)
+        pipeline_ids = build_step.partial(user=built_for).expand(planned=understood.zip(ranked))
         branch = ask_or_build()
         ranked >> branch >> [choose, pipeline_ids]
         choose >> pipeline_ids
