@@ -11,7 +11,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from dagsmith.airflow.fab_logins import base_role_configs, check_logins
 from dagsmith.airflow.meta_dag import DAG_ID, build_dags, builder_dag_id, owner_of_run
 from dagsmith.airflow.ownership import BASE_ROLES, FAB_AUTH_MANAGER, READ, READ_AND_TRIGGER, owner_role, record_logins
-from dagsmith.airflow.pipeline_dag import build
+from dagsmith.airflow.pipeline_dag import build, run_user
 from dagsmith.config import Settings
 from dagsmith.models.plan import DagSpec, DagStep
 
@@ -71,6 +71,12 @@ def test_base_roles_keep_what_fab_grants_but_rights_on_every_dag():
     assert trigger in made["dagsmith_user"] and trigger not in made["dagsmith_viewer"]
 
 
+def test_a_pipeline_run_a_login_triggers_is_that_logins_whatever_its_user_says():
+    assert run_user("manual", "bob", "ana") == "bob"
+    assert run_user("operator_triggered", "admin", "ana") == "ana"  # the meta-DAG's execute passes the owner
+    assert run_user("manual", "dag_test", "ana") == "ana" and run_user("scheduled", None, "ana") == "ana"
+
+
 def test_logins_are_checked_before_anything_is_made():
     logins = {"ana": {"role": "user", "password": "s3cret"}, "root": {"role": "admin", "password": "x"}}
     assert check_logins(logins) == logins
@@ -80,3 +86,5 @@ def test_logins_are_checked_before_anything_is_made():
             check_logins(wrong)
     with pytest.raises(ValueError, match="login names are letters, digits.*not ana/../x"):  # it names a build DAG
         check_logins({"ana/../x": {"role": "user", "password": "x"}})
+    with pytest.raises(ValueError, match="not dag_test"):  # what Airflow records for a run made in-process
+        check_logins({"dag_test": {"role": "admin", "password": "x"}})

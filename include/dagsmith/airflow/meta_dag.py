@@ -42,7 +42,8 @@ from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_mark
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.understanding import understand_targets
-from dagsmith.airflow.ownership import BUILD_DAG_ID, READ_AND_TRIGGER, builder_dag_id, fab, logins, owner_role
+from dagsmith.airflow.ownership import (BUILD_DAG_ID, READ_AND_TRIGGER, api_login, builder_dag_id, fab, logins,
+                                       owner_role)
 from dagsmith.airflow.pipeline_dag import run_dataset, runtime_param
 from dagsmith.airflow.pipeline_shards import announce
 from dagsmith.config import Settings
@@ -62,8 +63,6 @@ REGISTRATION_RETRIES = 18
 REGISTRATION_DELAY = timedelta(seconds=5)
 #: Who owns a pipeline built where nobody logged in.
 ANONYMOUS = "anonymous"
-#: The triggering user Airflow records for a ``dag.test()`` run: made in-process, not through the API.
-IN_PROCESS = "dag_test"
 #: Logins with these roles may build, so they have a build DAG under FAB.
 BUILDER_ROLES = ("user", "op")
 #: How long an interactive run waits for a person's choice before building the top-ranked services.
@@ -113,7 +112,7 @@ def owner_of_run(dag_id_: str, triggering_user: str | None, on_behalf_of: str | 
             raise AirflowFailException(f"{dag_id_} builds for {login} only: admins build for another login by "
                                        f"triggering that login's build DAG or {DAG_ID} with on_behalf_of")
         return login
-    if triggering_user in (None, IN_PROCESS):
+    if api_login(triggering_user) is None:
         return on_behalf_of or ANONYMOUS
     if on_behalf_of and on_behalf_of != triggering_user and not _is_admin(triggering_user):
         raise AirflowFailException(f"{triggering_user} may not build a pipeline for {on_behalf_of}: pipelines belong "

@@ -43,10 +43,12 @@ READ_AND_TRIGGER = {"DAGs": {"can_read", "can_edit"}}
 
 #: Under ``DAGSMITH_HOME``: every login ``fab_logins`` made, by name, with its role.
 LOGINS_FILE = "logins.json"
-#: A login's name, as it appears in a DAG id (its build DAG's, ``meta_dag``).
-LOGIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+#: A login's name, as it appears in a DAG id (its build DAG's, ``meta_dag``); never ``IN_PROCESS``.
+LOGIN_NAME = re.compile(r"(?!dag_test$)[A-Za-z0-9_.-]{1,64}")
 
 
+#: The triggering user Airflow records for a ``dag.test()`` run: made in-process, not through the API.
+IN_PROCESS = "dag_test"
 #: The meta-DAG (``meta_dag``); under FAB, admins' only.
 BUILD_DAG_ID = "dagsmith_build_pipeline"
 
@@ -54,6 +56,12 @@ BUILD_DAG_ID = "dagsmith_build_pipeline"
 def builder_dag_id(login: str) -> str:
     """The build DAG of one login under FAB, which that login and admins only may read and trigger."""
     return f"{BUILD_DAG_ID}_for_{login}"
+
+
+def api_login(triggering_user: str | None) -> str | None:
+    """The login that made a run through the UI or the REST API, from the run's triggering user (None for a run
+    made in-process, where nobody logged in)."""
+    return None if triggering_user in (None, IN_PROCESS) else triggering_user
 
 
 def fab() -> bool:
