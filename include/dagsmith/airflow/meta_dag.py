@@ -75,8 +75,8 @@ EACH_TARGET_HINT = "Or trigger the run with each_target set to build one pipelin
 
 def _waiting_for_registration(context) -> None:
     """Retry callback of ``execute``: say what it waits for, and where to look when that lasts."""
-    log.warning("the pipeline's DAG could not be triggered yet (try %s of %s): %s. Until the dag-processor has "
-                "loaded it; if this lasts, see the import errors and the dag-processor's log.",
+    log.warning("the pipeline's DAG could not be triggered yet (try %s of %s: %s): waiting for the dag-processor to "
+                "load it; if this lasts, see Airflow's import errors and the dag-processor's log",
                 context["ti"].try_number, REGISTRATION_RETRIES + 1, context.get("exception"))
 
 
