@@ -1,5 +1,6 @@
-"""The meta-DAG: dataset + goal -> profile >> intent >> recommend >> build >> execute (see dagsmith.airflow.meta_dag)."""
+"""The meta-DAG: dataset + goal -> profile >> intent >> recommend >> build >> execute (see dagsmith.airflow.meta_dag),
+and under the FAB auth manager each builder's own build DAG."""
 
-from dagsmith.airflow.meta_dag import build
+from dagsmith.airflow.meta_dag import build_dags
 
-dag = build()
+globals().update(build_dags())

@@ -27,12 +27,12 @@ def test_a_triggered_meta_dag_refuses_a_dataset_outside_the_roots_and_the_cli_re
     datasets.load("penguins").assign(**{CANARY: 1}).to_csv(outside, index=False)  # the canary is in its first line
     conf = {"dataset": str(outside), "goal": "predict the species"}
 
-    state, output = run_dag(catalog_settings, {**conf, "user": "roots-trigger"})
+    state, output = run_dag(catalog_settings, {**conf, "on_behalf_of": "roots-trigger"})
     assert state == "failed" and f"the dataset {outside} {REFUSED}" in output, output[-4000:]
     assert "DAGSMITH_DATA_ROOTS" in output and CANARY not in output
     assert not _pipelines_of(catalog_settings, "roots-trigger")
 
-    state, output = run_dag(catalog_settings, {**conf, "user": "roots-cli"}, local_cli=True)
+    state, output = run_dag(catalog_settings, {**conf, "on_behalf_of": "roots-cli"}, local_cli=True)
     assert state == "success", output[-4000:]
     assert [p.dataset for p in _pipelines_of(catalog_settings, "roots-cli")] == [str(outside.resolve())]
 

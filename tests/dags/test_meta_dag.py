@@ -30,7 +30,7 @@ print("RESULT " + json.dumps({"state": str(run.state)}))
 
 
 def run_dag(settings, conf: dict, *, local_cli: bool = False, dag_file: str = "dagsmith_build_pipeline.py",
-            name: str = "dag") -> tuple[str, str]:
+            name: str = "dagsmith_build_pipeline") -> tuple[str, str]:
     """Run a DAG of ``dag_file`` with ``dag.test()`` as a deployment's worker runs it, or with ``local_cli`` as the
     local CLI does (the meta-DAG's ``execute`` marked done). Returns the run's state and its output."""
     env = airflow_env(settings, local_cli=local_cli)
@@ -54,9 +54,9 @@ def penguins_in(folder: Path) -> Path:
 def test_agents_run_as_tasks_and_store_a_scheduled_pipeline(catalog_settings, tmp_path):
     """The conf's fields (``target``, ``metric``, ``exclude``) win over the goal's words, as on the CLI."""
     data = penguins_in(catalog_settings.home / "datasets" / tmp_path.name)  # a deployment reads the data roots only
-    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "predict the species", "user": "ana",
-                                               "schedule": "0 3 * * 1", "target": "sex", "metric": "f1",
-                                               "exclude": ["island"]})
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "predict the species",
+                                               "on_behalf_of": "ana", "schedule": "0 3 * * 1", "target": "sex",
+                                               "metric": "f1", "exclude": ["island"]})
     assert state == "success", output[-4000:]
     with session_scope(catalog_settings) as session:
         pipeline = session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "ana")
@@ -107,7 +107,7 @@ def built_by(settings, owner: str) -> dict[str, DagSpec]:
 def test_a_goal_asking_for_a_model_of_each_target_builds_and_runs_one_pipeline_per_target(catalog_settings, tmp_path):
     data = houses_in(catalog_settings.home / "datasets" / tmp_path.name)
     state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "predict both price and rooms",
-                                               "user": "both"})
+                                               "on_behalf_of": "both"})
     assert state == "success", output[-4000:]
     built = built_by(catalog_settings, "both")
     assert sorted(built) == ["price", "rooms"]
@@ -119,7 +119,7 @@ def test_several_targets_are_the_intent_task_question_or_one_pipeline_each_with_
         catalog_settings, embedder, tmp_path):
     data = houses_in(catalog_settings.home / "datasets" / tmp_path.name)
     goal = "predict the price and also the number of rooms"
-    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": goal, "user": "asked"})
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": goal, "on_behalf_of": "asked"})
     assert state == "failed"
     assert "The goal names 2 columns to predict: 'price' and 'rooms'." in output
     assert "Or trigger the run with each_target set to build one pipeline per target." in output
@@ -129,7 +129,8 @@ def test_several_targets_are_the_intent_task_question_or_one_pipeline_each_with_
     [price, rooms] = understand_targets(goal, profile, each_target=True)
     ranked = recommend_stages(profile, rooms, settings=catalog_settings, embedder=embedder)
     second = next(s for s in ranked.stages if s.stage is Stage.MODELLING).candidates[1].microservice
-    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": goal, "user": "each", "each_target": True,
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": goal, "on_behalf_of": "each",
+                                               "each_target": True,
                                                "choices": f"rooms: modelling={second}"})
     assert state == "success", output[-4000:]
     built = built_by(catalog_settings, "each")

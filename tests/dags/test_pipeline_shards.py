@@ -11,8 +11,10 @@ import pytest
 from airflow.sdk.definitions.context import _AIRFLOW_PARSING_CONTEXT_DAG_ID
 
 from dagsmith.airflow.local import DAGS_FOLDER
+from dagsmith.airflow.ownership import FAB_AUTH_MANAGER, READ_AND_TRIGGER, owner_role, record_logins
 from dagsmith.airflow.pipeline_shards import SHARDS, announce, dag_file_name, shard_of, shard_specs
 from dagsmith.bench.dag_parsing import write_specs
+from dagsmith.config import Settings
 from dagsmith.execution.specs import dag_id, spec_file
 
 PIPELINES = 40
@@ -80,6 +82,20 @@ def test_a_broken_spec_hides_only_its_own_pipeline(specs):
     del spec["steps"]
     spec_file(specs, 9).write_text(json.dumps(spec))
     assert _pipeline_dags(DAGS_FOLDER / dag_file_name(9)) == {dag_id(1), dag_id(17), dag_id(25), dag_id(33)}
+
+
+def test_under_fab_a_pipeline_of_no_login_is_granted_to_admins_and_its_shard_loads_whole(specs, monkeypatch):
+    """A DAG granting a role that does not exist fails the dag-processor's sync of the whole file: a pipeline whose
+    owner is no login of the deployment is granted to no owner, and every pipeline of its file still loads."""
+    monkeypatch.setenv("AIRFLOW__CORE__AUTH_MANAGER", FAB_AUTH_MANAGER)
+    record_logins(Settings(home=specs.parent, database_url=None), {"bench": "user"})
+    spec = json.loads(spec_file(specs, 9).read_text())
+    spec_file(specs, 9).write_text(json.dumps({**spec, "owner": "ghost"}))
+    dags = runpy.run_path(str(DAGS_FOLDER / dag_file_name(9)))
+    assert {name for name in dags if name.startswith("dagsmith_pipeline_")} == {
+        dag_id(i) for i in range(1, PIPELINES + 1) if shard_of(i) == shard_of(9)}
+    assert dags[dag_id(9)].access_control == {}
+    assert dags[dag_id(1)].access_control == {owner_role("bench"): READ_AND_TRIGGER}
 
 
 def test_a_shard_out_of_range_is_refused(specs):

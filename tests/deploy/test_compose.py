@@ -14,8 +14,8 @@ from tests.conftest import ROOT
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yaml").read_text())
 SERVICES = COMPOSE["services"]
-AIRFLOW = {"airflow-api-server": "api-server", "airflow-scheduler": "scheduler",
-           "airflow-dag-processor": "dag-processor", "airflow-triggerer": "triggerer"}
+AIRFLOW = {"airflow-api-server": "api-server", "airflow-scheduler": ["scheduler", "--skip-serve-logs"],
+           "airflow-dag-processor": "dag-processor", "airflow-triggerer": ["triggerer", "--skip-serve-logs"]}
 #: Where the dagsmith image keeps the repository (Dockerfile: COPY . /opt/dagsmith).
 IMAGE_ROOT = "/opt/dagsmith"
 _VARIABLE = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)(?::?[-?][^}]*)?\}")
@@ -36,7 +36,8 @@ def test_every_airflow_service_runs_its_command_on_the_dagsmith_image_after_init
         assert service["command"] == command
         assert service["image"] == SERVICES["airflow-init"]["image"]
         assert service["depends_on"]["airflow-init"]["condition"] == "service_completed_successfully"
-    assert SERVICES["airflow-api-server"]["ports"] == ["${AIRFLOW_PORT:-8080}:8080"]
+    # the UI and API on the host's loopback address unless AIRFLOW_BIND says otherwise; no log server anywhere
+    assert SERVICES["airflow-api-server"]["ports"] == ["${AIRFLOW_BIND:-127.0.0.1}:${AIRFLOW_PORT:-8080}:8080"]
 
 
 def test_airflow_metadata_and_dagsmith_store_are_separate_databases_with_pgvector_for_dagsmith():

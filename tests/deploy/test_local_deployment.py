@@ -9,14 +9,18 @@ and following the run there."""
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import urlencode
 
+import psutil
 import pytest
 from sqlalchemy import select
 
@@ -106,10 +110,11 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
     api = Api(deployment.url, login.user, login.password)
 
     fed_by_data = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the body mass in grams",
-                                         "user": "feeds", "schedule": ON_NEW_DATA})
+                                         "on_behalf_of": "feeds", "schedule": ON_NEW_DATA})
     with airflow_ui(deployment.url, "local_deployment") as ui:
         ui.login(login.user, login.password)
-        run = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the species", "user": "upstream",
+        run = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the species",
+                                     "on_behalf_of": "upstream",
                                      "schedule": "* * * * *", "interactive": True})
         # A person picks the second-ranked model among the top 3 the UI's form shows with their reasons.
         asked = api.question(META_DAG, run, "choose")["body"]
@@ -174,11 +179,37 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
         # A person triggers from the UI's form, whose params are documented, and then does not answer: after the
         # timeout the top-ranked services are built.
         form, unanswered = ui.trigger(META_DAG, {"dataset": str(second), "goal": "predict the species",
-                                                 "user": "nobody"}, switches=("interactive",))
+                                                 "on_behalf_of": "nobody"}, switches=("interactive",))
         assert "What you want, e.g." in form and "Let a person choose among the top 3" in form, form
     top = _ranked(api.question(META_DAG, unanswered, "choose")["body"], "**modelling**", 1)
     assert api.wait(META_DAG, unanswered) == "success", _logs(deployment)
     assert _built(catalog_settings, "nobody")[1] == top
+
+
+def _listening(pid: int) -> set[tuple[str, int]]:
+    """The addresses a process and its descendants listen on."""
+    processes = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    found = set()
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            found |= {(c.laddr.ip, c.laddr.port) for c in process.net_connections(kind="inet")
+                      if c.status == psutil.CONN_LISTEN}
+    return found
+
+
+def test_the_deployment_listens_on_this_machine_only(deployment):
+    """By default every service of the deployment listens on the loopback address only: the api-server at the
+    address it reports, and no log or health server at all; the machine's other addresses are refused."""
+    listening = {service: _listening(pid) for service, pid in deployment.pids.items()}
+    assert listening["api-server"] == {("127.0.0.1", deployment.port)}, listening
+    assert not set().union(*(found for service, found in listening.items() if service != "api-server")), listening
+    assert deployment.url == f"http://127.0.0.1:{deployment.port}"
+    assert deployment.listening == f"127.0.0.1:{deployment.port} (this machine only)"
+    others = [a.address for addresses in psutil.net_if_addrs().values() for a in addresses
+              if a.family == socket.AF_INET and not ipaddress.ip_address(a.address).is_loopback]
+    for address in others:
+        with pytest.raises(ConnectionRefusedError), socket.create_connection((address, deployment.port), timeout=5):
+            pass
 
 
 def test_a_trigger_naming_a_dataset_outside_the_roots_fails_at_once_and_records_nothing(deployment, embedder,
@@ -203,7 +234,8 @@ def test_a_trigger_naming_a_dataset_outside_the_roots_fails_at_once_and_records_
     # dagsmith's pages read the login from the simple auth manager as from FAB's (tests/ui): an admin sees all
     assert pipeline.id in [p["id"] for p in api.call("GET", "/dagsmith/api/pipelines")]
 
-    triggers = [(META_DAG, "profile", {"goal": "predict the species", "user": "roots-trigger"}), (child, "start", {})]
+    triggers = [(META_DAG, "profile", {"goal": "predict the species", "on_behalf_of": "roots-trigger"}),
+                (child, "start", {})]
     runs = [(dag, first_task, path, api.trigger(dag, {**conf, "dataset": str(path)}))
             for dag, first_task, conf in triggers for path in (outside, link)]
     for dag, first_task, path, run in runs:

@@ -5,6 +5,7 @@ REST API showing each pipeline's DAG to whom dagsmith's pages show the pipeline.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from urllib.parse import quote
@@ -15,6 +16,7 @@ from sqlalchemy import func, select
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
+from dagsmith.airflow.ownership import builder_dag_id
 from dagsmith.airflow.rest import AirflowError
 from dagsmith.airflow.serve import LocalDeployment, free_port
 from dagsmith.config import Settings
@@ -159,13 +161,37 @@ def test_a_user_plans_chooses_and_triggers_then_sees_only_what_is_theirs_or_shar
     started = ana.post("/api/runs", json={"dataset": dataset, "goal": "predict the species",
                                           "choices": {"modelling": second}})
     assert started.status_code == 201, started.text
-    run_id = started.json()["dag_run_id"]
-    assert started.json()["url"] == f"/dags/{META_DAG}/runs/{quote(run_id, safe='')}"
+    run_id, anas = started.json()["dag_run_id"], builder_dag_id("ana")
+    assert started.json()["url"] == f"/dags/{anas}/runs/{quote(run_id, safe='')}"
     login = served.login()
     api = Api(served.url, login.user, login.password)
-    triggered = api.call("GET", f"/api/v2/dags/{META_DAG}/dagRuns/{run_id}")
-    assert triggered["conf"]["user"] == "ana" and triggered["conf"]["choices"] == f"modelling={second}"
-    assert api.wait(META_DAG, run_id) == "success"
+    triggered = api.call("GET", f"/api/v2/dags/{anas}/dagRuns/{run_id}")
+    assert triggered["triggering_user_name"] == "ana" and triggered["conf"]["choices"] == f"modelling={second}"
+    assert "user" not in triggered["conf"]  # the pipeline is the triggering login's, whatever a conf says
+    assert api.wait(anas, run_id) == "success"
+    # the run records the profile as her page shows it, with no value from the data; its tasks read the rest
+    profiled = api.xcom(anas, run_id, "profile")
+    assert set(profiled) == {"n_rows", "n_columns", "format", "quality"} and profiled["n_rows"] == 344, profiled
+    assert not {"Adelie", "Gentoo", "Biscoe", "Torgersen"} & set(re.findall(r"\w+", json.dumps(profiled)))
+
+    # Another login neither sees ana's build runs (their dataset, goal, logs and the profile's values from the
+    # data) nor builds in her name.
+    bobs = Api(served.url, "bob", served.login("bob").password)
+    assert anas not in _listed(bobs) and META_DAG not in _listed(bobs) and builder_dag_id("bob") in _listed(bobs)
+    for path in (f"/api/v2/dags/{anas}/dagRuns", f"/api/v2/dags/{anas}/dagRuns/{run_id}",
+                 f"/api/v2/dags/{anas}/dagRuns/{run_id}/taskInstances/profile/logs/1",
+                 f"/api/v2/dags/{anas}/dagRuns/{run_id}/taskInstances/profile/xcomEntries/return_value"):
+        assert _answer(bobs, path) in (403, 404), path
+    assert anas not in {r["dag_id"] for r in bobs.call("GET", "/api/v2/dags/~/dagRuns?limit=100")["dag_runs"]}
+    for dag in (anas, META_DAG):
+        with pytest.raises(AirflowError) as refused:
+            bobs.trigger(dag, {"dataset": dataset, "goal": "predict the species", "on_behalf_of": "ana"})
+        assert refused.value.status in (403, 404), dag
+    impersonating = bobs.trigger(builder_dag_id("bob"), {"dataset": dataset, "goal": "predict the species",
+                                                         "user": "ana", "on_behalf_of": "ana"})
+    assert bobs.wait(builder_dag_id("bob"), impersonating, timeout=300) == "failed"
+    assert bobs.task_instances(builder_dag_id("bob"), impersonating)["owner"]["state"] == "failed"
+    assert f"{builder_dag_id('bob')} builds for bob only" in bobs.log_text(builder_dag_id("bob"), impersonating, "owner")
 
     pipeline_id = wait_for_pipeline(served.settings, "ana")
     mine = ana.get(f"/api/pipelines/{pipeline_id}").json()
@@ -212,9 +238,9 @@ def test_several_targets_are_a_question_or_one_pipeline_each_built_and_run_throu
     login = served.login()
     api = Api(served.url, login.user, login.password)
     run_id = started.json()["dag_run_id"]
-    conf = api.call("GET", f"/api/v2/dags/{META_DAG}/dagRuns/{run_id}")["conf"]
+    conf = api.call("GET", f"/api/v2/dags/{builder_dag_id('cai')}/dagRuns/{run_id}")["conf"]
     assert conf["each_target"] is True and conf["choices"] == f"rooms: modelling={second['microservice']}"
-    assert api.wait(META_DAG, run_id) == "success"  # the meta-DAG ran both pipelines' own DAGs to the end
+    assert api.wait(builder_dag_id("cai"), run_id) == "success"  # the meta-DAG ran both pipelines' own DAGs to the end
     pipelines = {p["target"]: p for p in cai.get("/api/pipelines").json() if p["owner"] == "cai"}  # others shared
     assert sorted(pipelines) == ["price", "rooms"]
     assert {p["last_run"]["status"] for p in pipelines.values()} == {"completed"}
@@ -280,13 +306,15 @@ def test_a_person_searches_uploads_plans_and_triggers_in_the_browser(served, tmp
         ui.screenshot("plan")
         page.click("text=Build and run")
         run_id = page.locator("#run-id").inner_text()
-        assert page.locator("#run-link").get_attribute("href").startswith(f"/dags/{META_DAG}/runs/")
+        bobs = builder_dag_id("bob")
+        assert page.locator("#run-link").get_attribute("href").startswith(f"/dags/{bobs}/runs/")
         ui.screenshot("triggered")
         admin = served.login()
         api = Api(served.url, admin.user, admin.password)
-        conf = api.call("GET", f"/api/v2/dags/{META_DAG}/dagRuns/{run_id}")["conf"]
-        assert conf["user"] == "bob" and re.fullmatch(rf"(?s).*modelling={second}.*", conf["choices"]), conf
-        assert api.wait(META_DAG, run_id) == "success"
+        triggered = api.call("GET", f"/api/v2/dags/{bobs}/dagRuns/{run_id}")
+        assert triggered["triggering_user_name"] == "bob"
+        assert re.fullmatch(rf"(?s).*modelling={second}.*", triggered["conf"]["choices"]), triggered
+        assert api.wait(bobs, run_id) == "success"
 
         page.goto(base + "/pipelines")
         row = page.locator("#pipelines tr", has_text="bob")
@@ -369,3 +397,19 @@ def test_airflow_shows_a_private_pipeline_to_its_owner_and_admins_only_and_a_sha
                    what="the dag-processor to grant the shared pipeline's DAG to everyone")
         assert shown.search(_dag_list(ui, "bob", served.login("bob").password, "dags-bob-shared"))
     assert apis["bob"].call("GET", f"/api/v2/dags/{child}")["owners"] == ["dee"]
+
+    # A build for someone with no login is refused at once, before anything is written; a spec owned by no login
+    # (written before, or by hand) loads for admins alone and leaves every other pipeline's DAG loaded.
+    refused = apis["admin"].trigger(META_DAG, {"dataset": str(csv), "goal": "predict the species",
+                                               "on_behalf_of": "ghost"})
+    assert apis["admin"].wait(META_DAG, refused, timeout=120) == "failed"
+    assert "there is no login named ghost" in apis["admin"].log_text(META_DAG, refused, "owner")
+    assert apis["admin"].task_instances(META_DAG, refused)["owner"]["try_number"] == 1
+    with session_scope(served.settings) as session:
+        assert not session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "ghost")).all()
+    before = _listed(apis["admin"])
+    ghost = plan(csv, "predict the species", user="ghost", settings=served.settings, embedder=embedder).pipeline
+    write_spec(ghost.id, served.settings)
+    apis["admin"].wait_for_dag(dag_id(ghost.id))
+    assert before <= _listed(apis["admin"]) and child in _listed(apis["dee"])
+    assert apis["admin"].call("GET", "/api/v2/importErrors")["total_entries"] == 0

@@ -3,7 +3,8 @@
 Run once per start, after ``airflow db migrate``, in the deployment's environment: ``python -m
 dagsmith.airflow.fab_logins`` with ``{"NAME": {"role": "user", "password": "..."}}`` on standard input (passwords
 never pass through the command line or a log). Safe to run again: roles are completed in place, and an existing
-login gets the roles and password given.
+login gets the roles and password given. The logins' names and roles are recorded for the DAG files
+(``ownership.record_logins``): each builder's own build DAG (``meta_dag``) and the pipelines' grants.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import sys
 
 from airflow.providers.fab.auth_manager.cli_commands.utils import get_application_builder
 
-from dagsmith.airflow.ownership import ADMIN_ROLE, BASE_ROLES, owner_role
+from dagsmith.airflow.ownership import ADMIN_ROLE, BASE_ROLES, LOGIN_NAME, owner_role, record_logins
+from dagsmith.config import Settings
 
 #: Rights on every DAG, which FAB's Viewer, User and Op hold and dagsmith's base roles leave to each DAG's grants.
 _EVERY_DAG = "DAGs"
@@ -39,6 +41,8 @@ def check_logins(logins: object) -> dict[str, dict[str, str]]:
                                                for login in logins.values()):
         raise ValueError('expected {"NAME": {"role": ROLE, "password": "..."}, ...} with ROLE one of '
                          + ", ".join(roles))
+    if wrong := [name for name in logins if not LOGIN_NAME.fullmatch(name)]:
+        raise ValueError(f"login names are letters, digits, '.', '-' and '_' (up to 64): not {', '.join(wrong)}")
     return logins
 
 
@@ -58,6 +62,7 @@ def make_logins(logins: dict[str, dict[str, str]]) -> None:
                 user.roles = roles
                 manager.update_user(user)
                 manager.reset_password(user.id, login["password"])
+    record_logins(Settings.from_env(), {name: login["role"] for name, login in logins.items()})
 
 
 if __name__ == "__main__":

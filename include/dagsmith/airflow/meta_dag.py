@@ -8,11 +8,26 @@ With ``interactive`` on, ``choose`` waits for a person to pick among the top 3 p
 (Airflow's human-in-the-loop form); without an answer in time the top-ranked services are built.
 ``execute`` triggers the pipeline's own DAG (written by ``build`` as a spec file) and waits for it; until the
 dag-processor has parsed the new DAG (``build`` marks its DAG file changed, so that takes seconds) the trigger fails
-and Airflow retries it, which is how the task waits for registration.
+and Airflow retries it, which is how the task waits for registration, for ``REGISTRATION_RETRIES`` tries.
+
+Whose pipeline a run builds is decided by who triggered it, never by its conf (``owner_of_run``): the login
+Airflow records as the run's triggering user, or, for ``on_behalf_of``, another login, which admins only may name
+(and runs made in-process, ``dag.test()``, where nobody logged in). The ``owner`` task says who built for whom.
+
+Under the FAB auth manager a DAG's runs (their conf, task logs and XComs) are read by whoever may read the DAG:
+Airflow has no per-run rights. So each login who may build has a build DAG of its own,
+``dagsmith_build_pipeline_for_<login>`` (``builder_dag_id``), read and triggered by that login and admins only, and
+``dagsmith_build_pipeline`` is granted to no one but admins. Under the simple auth manager (one person on a machine)
+there is ``dagsmith_build_pipeline`` alone. The profile holds values from the data (each column's most frequent
+ones, which the intent task reads): the run records only its shape and quality in XCom, as the owner's page shows
+them, and its later tasks read the whole profile from a file named after the run (``profile_file``) that only the
+deployment reads.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -20,7 +35,7 @@ from pathlib import Path
 from airflow.configuration import conf
 from airflow.providers.standard.operators.hitl import HITLEntryOperator
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
-from airflow.sdk import DAG, Param, task
+from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_markdown
@@ -28,22 +43,30 @@ from dagsmith.agents.intent.given import KNOWN_METRICS, FieldError
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.understanding import understand_targets
-from dagsmith.airflow.ownership import everyone
+from dagsmith.airflow.ownership import (BUILD_DAG_ID, READ_AND_TRIGGER, api_login, builder_dag_id, fab, logins,
+                                       owner_role)
 from dagsmith.airflow.pipeline_dag import run_dataset, runtime_param
 from dagsmith.airflow.pipeline_shards import announce
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import AmbiguousGoal, ConstraintKind, GivenFields, Intent, InvalidIntent, SeveralTargets
+from dagsmith.models.intent import ConstraintKind, GivenFields, Intent, Question, SeveralTargets
 from dagsmith.models.plan import RankingMode, Recommendation
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.reasoning.llm import model_reasoner
 
-DAG_ID = "dagsmith_build_pipeline"
-#: How long ``execute`` keeps retrying while the dag-processor registers a new pipeline DAG.
-REGISTRATION_RETRIES = 60
+log = logging.getLogger(__name__)
+
+DAG_ID = BUILD_DAG_ID
+#: How long ``execute`` keeps retrying while the dag-processor registers a new pipeline DAG (it takes seconds once
+#: announced; a read-only DAGs folder waits for the file's next parse, 30 s by default).
+REGISTRATION_RETRIES = 18
 REGISTRATION_DELAY = timedelta(seconds=5)
+#: Who owns a pipeline built where nobody logged in.
+ANONYMOUS = "anonymous"
+#: Logins with these roles may build, so they have a build DAG under FAB.
+BUILDER_ROLES = ("user", "op")
 #: How long an interactive run waits for a person's choice before building the top-ranked services.
 CHOICE_TIMEOUT = timedelta(seconds=int(os.environ.get("DAGSMITH_CHOICE_TIMEOUT_SECONDS", 1800)))
 CHOICE_HELP = ("One STAGE=MICROSERVICE per line, e.g. modelling=random_forest_classifier; empty keeps the top-ranked. "
@@ -52,26 +75,120 @@ CHOICE_HELP = ("One STAGE=MICROSERVICE per line, e.g. modelling=random_forest_cl
 EACH_TARGET_HINT = "Or trigger the run with each_target set to build one pipeline per target."
 
 
+def _waiting_for_registration(context) -> None:
+    """Retry callback of ``execute``: say what it waits for, and where to look when that lasts."""
+    log.warning("the pipeline's DAG could not be triggered yet (try %s of %s: %s): waiting for the dag-processor to "
+                "load it; if this lasts, see Airflow's import errors and the dag-processor's log",
+                context["ti"].try_number, REGISTRATION_RETRIES + 1, context.get("exception"))
+
+
 def _user_error(exc: Exception) -> AirflowFailException:
     """A mistake in the request (data, goal): fail at once with the message, no retries."""
     return AirflowFailException(f"{exc} {EACH_TARGET_HINT}" if isinstance(exc, SeveralTargets) else str(exc))
 
 
-def build() -> DAG:
+def _dag_login(dag_id_: str) -> str | None:
+    """The login whose build DAG this is (None for ``dagsmith_build_pipeline``)."""
+    login = dag_id_.removeprefix(f"{DAG_ID}_for_")
+    return None if login == dag_id_ else login
+
+
+def _is_admin(login: str) -> bool:
+    """Whether a login that triggered ``dagsmith_build_pipeline`` is an admin: under FAB only admins may trigger
+    it; the simple auth manager's roles are in its configuration."""
+    if fab():
+        return True
+    if conf.getboolean("core", "simple_auth_manager_all_admins", fallback=False):
+        return True
+    roles = dict(entry.strip().rpartition(":")[::2] for entry in
+                 conf.get("core", "simple_auth_manager_users", fallback="").split(",") if ":" in entry)
+    return roles.get(login) == "admin"
+
+
+def owner_of_run(dag_id_: str, triggering_user: str | None, on_behalf_of: str | None) -> str:
+    """Whose pipeline a run builds: the login its build DAG belongs to, else the login that triggered it, or another
+    one an admin names in ``on_behalf_of``; a run nobody triggered through the API builds for ``on_behalf_of`` or
+    anonymous. Anything else fails the run with the reason."""
+    if login := _dag_login(dag_id_):  # FAB lets only this login and admins trigger it
+        if on_behalf_of and on_behalf_of != login:
+            raise AirflowFailException(f"{dag_id_} builds for {login} only: admins build for another login by "
+                                       f"triggering that login's build DAG or {DAG_ID} with on_behalf_of")
+        return login
+    if api_login(triggering_user) is None:
+        return on_behalf_of or ANONYMOUS
+    if on_behalf_of and on_behalf_of != triggering_user and not _is_admin(triggering_user):
+        raise AirflowFailException(f"{triggering_user} may not build a pipeline for {on_behalf_of}: pipelines belong "
+                                   "to the login that triggers the build; only admins set on_behalf_of")
+    return on_behalf_of or triggering_user
+
+
+def _check_owner(owner: str, settings: Settings) -> None:
+    """Under FAB a pipeline's DAG is granted to its owner's role, which only a login made by ``fab_logins`` has:
+    refuse a build for anyone else before anything is written."""
+    if fab() and owner not in logins(settings):
+        raise AirflowFailException(f"there is no login named {owner} on this deployment, so the pipeline's DAG could "
+                                   "not be granted to its owner; add the login (python -m dagsmith.airflow.fab_logins) "
+                                   "or build for an existing one")
+
+
+def profile_file(settings: Settings, dag_run) -> Path:
+    """Where a run keeps its dataset's whole profile for its later tasks, named from the run alone (never from
+    anything its conf or XComs say)."""
+    key = hashlib.sha256(f"{dag_run.dag_id}/{dag_run.run_id}".encode()).hexdigest()[:32]
+    return settings.home / "build-runs" / f"{key}.profile.json"
+
+
+def _keep_profile(profile: DatasetProfile, settings: Settings, dag_run) -> dict:
+    """Keep the whole profile for the run's later tasks; what the run records of it: no value from the data."""
+    path = profile_file(settings, dag_run)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as file:
+        file.write(profile.model_dump_json())
+    return {"n_rows": profile.n_rows, "n_columns": profile.n_columns, "format": profile.format,
+            "quality": profile.quality.model_dump(mode="json")}  # as the owner's plan page shows it
+
+
+def _kept_profile(settings: Settings, dag_run) -> DatasetProfile:
+    try:
+        return DatasetProfile.model_validate_json(profile_file(settings, dag_run).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise AirflowFailException("this run's profile of the dataset is gone: clear the profile task to make it "
+                                   "again") from None
+
+
+def build_dags() -> dict[str, DAG]:
+    """What ``dags/dagsmith_build_pipeline.py`` defines: ``dagsmith_build_pipeline``, and under FAB each builder's
+    own build DAG (only the one Airflow parses for, when it parses for one)."""
+    wanted = get_parsing_context().dag_id
+    logins_ = [name for name, role in logins(Settings.from_env()).items() if role in BUILDER_ROLES] if fab() else []
+    dags = {}
+    for login in [None, *logins_]:
+        dag_id_ = builder_dag_id(login) if login else DAG_ID
+        if wanted is None or wanted == dag_id_:
+            dags[dag_id_] = build(login)
+    return dags
+
+
+def build(login: str | None = None) -> DAG:
+    """``dagsmith_build_pipeline``, or with ``login`` that login's build DAG."""
+    admins_only = {"on_behalf_of": Param(None, type=["null", "string"],
+                                         description="Admins only: the login the pipeline is built for (default: "
+                                                     "the login that triggers the run).")}
     with DAG(
-        dag_id=DAG_ID,
+        dag_id=builder_dag_id(login) if login else DAG_ID,
         schedule=None,
         catchup=False,
         tags=["dagsmith"],
         doc_md=__doc__,
-        access_control=everyone(),  # under FAB: every login sees it, those who may build trigger it
+        # under FAB: a build DAG for its login (and admins), the shared one for admins only
+        access_control={owner_role(login): READ_AND_TRIGGER} if login else {},
         params={
             "dataset": Param(type="string", description="Path (or file:// URI) of the dataset, under "
                                                         "DAGSMITH_HOME/datasets or a DAGSMITH_DATA_ROOTS folder: CSV, "
                                                         "TSV, Parquet, JSON or Excel."),
             "goal": Param("", type="string", description='What you want, e.g. "predict customer churn"; may be '
                                                         'empty when target (or a task that predicts nothing) says it.'),
-            "user": Param("anonymous", type="string", description="Who the pipeline belongs to."),
+            **({} if login else admins_only),
             "mode": Param(RankingMode.FULL.value, enum=[m.value for m in RankingMode],
                           description="Ranking mode (the others are the benchmark's ablations)."),
             "runtime": runtime_param(),
@@ -100,30 +217,41 @@ def build() -> DAG:
         },
     ) as dag:
 
+        @task(task_id="owner")
+        def owner(params: dict | None = None, dag_run=None) -> str:
+            built_for = owner_of_run(dag_run.dag_id, dag_run.triggering_user_name, params.get("on_behalf_of"))
+            if (dag_run.conf or {}).get("user", built_for) != built_for:
+                raise AirflowFailException("the run's 'user' does not choose whose pipeline is built: it belongs to "
+                                           "the login that triggers the run (admins set on_behalf_of)")
+            _check_owner(built_for, Settings.from_env())
+            log.info("building a pipeline for %s, triggered by %s", built_for, dag_run.triggering_user_name or "nobody")
+            return built_for
+
         @task(task_id="profile")
-        def profile(params: dict | None = None) -> dict:
+        def profile(params: dict | None = None, dag_run=None) -> dict:
+            settings = Settings.from_env()
             try:
-                return profile_dataset(run_dataset(params["dataset"], Settings.from_env())).model_dump(mode="json")
+                return _keep_profile(profile_dataset(run_dataset(params["dataset"], settings)), settings, dag_run)
             except DatasetError as exc:
                 raise _user_error(exc) from None
 
         @task(task_id="intent")
-        def intent(profile_json: dict, params: dict | None = None) -> list[dict]:
+        def intent(params: dict | None = None, dag_run=None) -> list[dict]:
+            settings = Settings.from_env()
             try:
-                intents = understand_targets(params["goal"], DatasetProfile.model_validate(profile_json),
-                                             model_reasoner(Settings.from_env()),
+                intents = understand_targets(params["goal"], _kept_profile(settings, dag_run), model_reasoner(settings),
                                              each_target=bool(params.get("each_target")),
                                              given=GivenFields.from_conf(params))
-            except (AmbiguousGoal, InvalidIntent, FieldError) as exc:
+            except (Question, FieldError) as exc:
                 raise _user_error(exc) from None
             return [i.model_dump(mode="json") for i in intents]
 
         @task(task_id="recommend")
-        def recommend(profile_json: dict, intent_json: dict, params: dict | None = None, ti=None) -> dict:
-            planned = Intent.model_validate(intent_json)
+        def recommend(intent_json: dict, user: str, params: dict | None = None, ti=None, dag_run=None) -> dict:
+            planned, settings = Intent.model_validate(intent_json), Settings.from_env()
             try:
-                result = recommend_stages(DatasetProfile.model_validate(profile_json), planned, user=params["user"],
-                                          mode=RankingMode(params["mode"]), settings=Settings.from_env())
+                result = recommend_stages(_kept_profile(settings, dag_run), planned, user=user,
+                                          mode=RankingMode(params["mode"]), settings=settings)
             except EmptyCatalog as exc:
                 raise _user_error(exc) from None
             aimed = planned.target if planned.asks(ConstraintKind.EACH_TARGET) else None
@@ -146,7 +274,8 @@ def build() -> DAG:
         )
 
         @task(task_id="build", trigger_rule="none_failed_min_one_success")
-        def build_step(profile_json: dict, planned: tuple[dict, dict], params: dict | None = None, ti=None) -> int:
+        def build_step(planned: tuple[dict, dict], user: str, params: dict | None = None, ti=None,
+                       dag_run=None) -> int:
             settings = Settings.from_env()
             answer = ti.xcom_pull(task_ids="choose") or {}  # nothing when the run is not interactive
             chosen = (answer.get("params_input") or {}).get("choices") or params.get("choices") or ""
@@ -154,10 +283,10 @@ def build() -> DAG:
             try:
                 choices = parse_choices(str(chosen).splitlines(), planned_intent.target,
                                         planned_intent.asks(ConstraintKind.EACH_TARGET) or [])
-                spec = build_pipeline(DatasetProfile.model_validate(profile_json), planned_intent,
+                spec = build_pipeline(_kept_profile(settings, dag_run), planned_intent,
                                       Recommendation.model_validate(recommendation_json),
                                       data=run_dataset(params["dataset"], settings),
-                                      user=params["user"], settings=settings, schedule=params.get("schedule"),
+                                      user=user, settings=settings, schedule=params.get("schedule"),
                                       shared=bool(params.get("shared")), choices=choices)
             except ChoiceError as exc:
                 raise _user_error(exc) from None
@@ -168,19 +297,23 @@ def build() -> DAG:
             announce(spec.id, Path(conf.get("core", "dags_folder")))  # so that execute finds the DAG soon
             return spec.id
 
+        built_for = owner()
         profiled = profile()
-        understood = intent(profiled)  # one intent per pipeline: the map every later task is expanded over
-        ranked = recommend.partial(profile_json=profiled).expand(intent_json=understood)
-        pipeline_ids = build_step.partial(profile_json=profiled).expand(planned=understood.zip(ranked))
+        understood = intent()  # one intent per pipeline: the map every later task is expanded over
+        built_for >> profiled >> understood  # nothing is read before the owner is settled
+        ranked = recommend.partial(user=built_for).expand(intent_json=understood)
+        pipeline_ids = build_step.partial(user=built_for).expand(planned=understood.zip(ranked))
         branch = ask_or_build()
         ranked >> branch >> [choose, pipeline_ids]
         choose >> pipeline_ids
         TriggerDagRunOperator.partial(
             task_id="execute",
-            conf={"dataset": "{{ params.dataset }}", "runtime": "{{ params.runtime }}", "user": "{{ params.user }}"},
+            conf={"dataset": "{{ params.dataset }}", "runtime": "{{ params.runtime }}",
+                  "user": "{{ ti.xcom_pull(task_ids='owner') }}"},
             wait_for_completion=True,
             poke_interval=5,
             retries=REGISTRATION_RETRIES,
             retry_delay=REGISTRATION_DELAY,
+            on_retry_callback=_waiting_for_registration,
         ).expand(trigger_dag_id=pipeline_ids.map(dag_id))
     return dag

@@ -18,9 +18,10 @@ from pathlib import Path
 
 from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
+from airflow.utils.types import DagRunType
 
 from dagsmith.airflow import assets
-from dagsmith.airflow.ownership import pipeline_access
+from dagsmith.airflow.ownership import api_login, fab, logins, pipeline_access
 from dagsmith.airflow.pipeline_shards import shard_specs
 from dagsmith.airflow.step_operator import StepOperator
 from dagsmith.config import EXECUTION_VARIABLE, Settings
@@ -50,6 +51,14 @@ def run_dataset(given: str, settings: Settings) -> str:
         raise AirflowFailException(str(exc)) from None
 
 
+def run_user(run_type: str, triggering_user: str | None, asked: str) -> str:
+    """Whose run this is, which their history learns from: the login that triggered it from the UI or the REST API,
+    whatever its ``user`` says; else (the meta-DAG's ``execute``, which passes the pipeline's owner, a schedule, an
+    asset update, an in-process run) the run's ``user``."""
+    login = api_login(triggering_user)
+    return login if run_type == DagRunType.MANUAL and login else asked
+
+
 def _heal_on_retry(context) -> None:
     """Retry callback: decide the substitute now; the next try re-checks, so a lost callback is harmless."""
     ti = context["ti"]
@@ -63,8 +72,9 @@ def _heal_on_retry(context) -> None:
         log.error("self-healing: %s", exc)
 
 
-def build(spec: DagSpec) -> DAG:
-    """The child DAG for one pipeline spec."""
+def build(spec: DagSpec, known: dict[str, str] | None = None) -> DAG:
+    """The child DAG for one pipeline spec; with ``known`` logins (under FAB) granted to its owner only if they are
+    one of them (``ownership.pipeline_access``)."""
     steps = spec.steps
     retries = execution.retries_for([s.alternatives for s in steps])
     source = assets.dataset_asset(spec.dataset)
@@ -80,20 +90,24 @@ def build(spec: DagSpec) -> DAG:
                              description="Path of the dataset to run on, under DAGSMITH_HOME/datasets or a "
                                          "DAGSMITH_DATA_ROOTS folder."),
             "runtime": runtime_param(),
-            "user": Param(spec.owner, type="string", description="Whose run this is (for learning)."),
+            "user": Param(spec.owner, type="string",
+                          description="Whose run this is (for learning) when no login triggers it: a run triggered "
+                                      "from the UI or the REST API is that login's."),
         },
         default_args={"retries": 0, "owner": spec.owner},  # shown as the DAG's owner in Airflow
-        access_control=pipeline_access(spec.owner, spec.shared),  # who sees and triggers it under FAB
+        access_control=pipeline_access(spec.owner, spec.shared, known),  # who sees and triggers it under FAB
     ) as dag:
 
         @task(task_id="start", inlets=[source])
-        def start(params: dict | None = None, run_id: str | None = None, triggering_asset_events=None) -> int:
+        def start(params: dict | None = None, run_id: str | None = None, triggering_asset_events=None,
+                  dag_run=None) -> int:
             settings = Settings.from_env()
             if recorded := os.environ.get(EXECUTION_VARIABLE):  # the local CLI's run, recorded before it began
                 return execution.take_over(int(recorded), spec.pipeline_id, run_id, settings=settings)
             given = assets.triggered_dataset(triggering_asset_events) or params["dataset"]
             dataset = run_dataset(given, settings)  # before anything is recorded or copied
-            return execution.start(spec.pipeline_id, dataset, user=params["user"], run_id=run_id, settings=settings)
+            user = run_user(dag_run.run_type, dag_run.triggering_user_name, params["user"])
+            return execution.start(spec.pipeline_id, dataset, user=user, run_id=run_id, settings=settings)
 
         started = start()
         entries, exits = {}, {}  # per step position: the tasks its inputs feed, and the task its output comes from
@@ -158,12 +172,14 @@ def _search_tasks(step: DagStep, started) -> tuple[list, object]:
 
 
 def load_dags(specs: list[Path]) -> dict[str, DAG]:
-    """The pipeline DAGs of these spec files (a broken or vanished spec is logged and skipped)."""
+    """The pipeline DAGs of these spec files (a broken or vanished spec is logged and skipped): one bad spec never
+    fails the DAG file, which would take every other pipeline of it away."""
+    known = logins(Settings.from_env()) if specs and fab() else None
     dags = {}
     for path in specs:
         try:
-            dag = build(read_spec(path))
-        except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            dag = build(read_spec(path), known)
+        except Exception as exc:  # a spec's fault is its pipeline's alone, whatever it is
             log.error("skipping pipeline spec %s: %s", path, exc)
             continue
         dags[dag.dag_id] = dag

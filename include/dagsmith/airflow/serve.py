@@ -10,10 +10,16 @@ so the LocalExecutor has a real database under it. The login, the JWT secret and
 and kept in files only the owner can read; the password is shown to the person who started the deployment and
 never logged. While the deployment runs, a state file beside them (``STATE_FILE``: its address, no secret) is how
 ``dagsmith run`` on the same ``DAGSMITH_HOME`` finds it.
+
+The api-server listens on this machine's loopback address unless ``host`` says otherwise, and nothing else listens:
+Airflow's log servers (the scheduler's and the triggerer's, which bind every interface and have no setting for it)
+are not started, since the api-server reads every task's log from its file on this machine, and neither is the
+scheduler's health server (the API's health report reads the services' heartbeats from the metadata database).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import secrets
@@ -32,13 +38,19 @@ from cryptography.fernet import Fernet
 from sqlalchemy.engine import make_url
 
 from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
-from dagsmith.airflow.ownership import AUTH_MANAGERS
+from dagsmith.airflow.ownership import AUTH_MANAGERS, LOGIN_NAME
 from dagsmith.config import Settings
 from dagsmith.errors import ServiceUnavailable
 from dagsmith.runtime import check_runtime
 from dagsmith.store.databases import named_database
 
 SERVICES = ("api-server", "scheduler", "dag-processor", "triggerer")
+#: Each service's own options: the api-server's address is added in ``start``; no log server listens.
+SERVICE_OPTIONS = {"scheduler": ["--skip-serve-logs"], "triggerer": ["--skip-serve-logs"]}
+#: Where the api-server listens unless told otherwise: this machine only.
+LOOPBACK = "127.0.0.1"
+#: Addresses that mean every interface: clients reach them at localhost.
+_EVERY_INTERFACE = ("0.0.0.0", "::", "")
 ADMIN = "admin"
 #: Login roles, least to most rights: the simple auth manager's, or dagsmith's FAB roles named for them.
 ROLES = ("viewer", "user", "op", "admin")
@@ -66,10 +78,10 @@ class Login:
 class LocalDeployment:
     """Start with ``start()`` (or ``with``), stop with ``stop()``; files under ``<home>/airflow-serve``."""
 
-    def __init__(self, settings: Settings, *, port: int = 8080, runtime: str | None = None,
+    def __init__(self, settings: Settings, *, port: int = 8080, host: str = LOOPBACK, runtime: str | None = None,
                  metadata_url: str | None = None, refresh_seconds: int = REFRESH_SECONDS,
                  users: dict[str, str] | None = None, auth: str = "simple"):
-        self.settings, self.port, self.refresh_seconds = settings, port, refresh_seconds
+        self.settings, self.port, self.host, self.refresh_seconds = settings, port, host, refresh_seconds
         if auth not in AUTH_MANAGERS:
             raise ValueError(f"--auth: unknown auth manager {auth}; auth managers are {', '.join(AUTH_MANAGERS)}")
         self.auth = auth
@@ -77,6 +89,8 @@ class LocalDeployment:
         self.users = {ADMIN: "admin", **(users or {})}
         if unknown := {role for role in self.users.values() if role not in ROLES}:
             raise ValueError(f"--user: unknown role {', '.join(sorted(unknown))}; roles are {', '.join(ROLES)}")
+        if wrong := [name for name in self.users if not LOGIN_NAME.fullmatch(name)]:
+            raise ValueError(f"--user: login names are letters, digits, '.', '-' and '_': not {', '.join(wrong)}")
         self.runtime = check_runtime(runtime or settings.runtime)
         self.root = settings.home / "airflow-serve"
         self._metadata_url = metadata_url
@@ -84,7 +98,22 @@ class LocalDeployment:
 
     @property
     def url(self) -> str:
-        return f"http://localhost:{self.port}"
+        """The address clients use: the one the api-server listens on, or localhost when it listens on every
+        interface."""
+        host = "localhost" if self.host in _EVERY_INTERFACE else self.host
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    @property
+    def listening(self) -> str:
+        """Where the api-server listens, as a person reads it."""
+        where = "this machine only" if _loopback(self.host) else "every interface" if self.host in _EVERY_INTERFACE \
+            else "that address"
+        return f"{self.host or '0.0.0.0'}:{self.port} ({where})"
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """Each running service's process id (its process group's)."""
+        return {service: process.pid for service, process in self._processes.items()}
 
     @property
     def logs(self) -> Path:
@@ -149,12 +178,13 @@ class LocalDeployment:
             **self._auth_environment(values["passwords"]),
             "AIRFLOW__API__SECRET_KEY": values["secret_key"],
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+            "AIRFLOW__API__HOST": self.host,
             "AIRFLOW__API__PORT": str(self.port),
             "AIRFLOW__API__BASE_URL": self.url,
             "AIRFLOW__API_AUTH__JWT_SECRET": values["jwt_secret"],
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.metadata_url(),
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": str(self.refresh_seconds),
-            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "True",
+            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
             "DAGSMITH_RUNTIME": self.runtime,
         }
 
@@ -174,9 +204,9 @@ class LocalDeployment:
             self._make_fab_logins(env)
         for service in SERVICES:
             progress(f"starting {service}")
-            command = [sys.executable, "-m", "airflow", service]
+            command = [sys.executable, "-m", "airflow", service, *SERVICE_OPTIONS.get(service, [])]
             if service == "api-server":
-                command += ["--port", str(self.port)]
+                command += ["--host", self.host, "--port", str(self.port)]
             with (self.logs / f"{service}.log").open("a", encoding="utf-8") as log:  # the service keeps its own copy
                 self._processes[service] = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
                                                             stdin=subprocess.DEVNULL, start_new_session=True)
@@ -251,6 +281,13 @@ def _signal(process: subprocess.Popen, sig: signal.Signals) -> None:
         os.killpg(process.pid, sig)
     except ProcessLookupError:
         pass
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def _write_private(path: Path, text: str) -> None:

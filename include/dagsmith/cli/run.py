@@ -69,7 +69,8 @@ def run_command(
     runtime: Annotated[str | None, typer.Option(help="Where steps run: local (subprocesses) or docker (containers); "
                                                      "default local, or the deployment's default there.")] = None,
     user: Annotated[str | None, typer.Option(help="Who runs it; their history weighs in and learns from the run. "
-                                                  "Default: anonymous, or the login on a deployment.")] = None,
+                                                  "Default: anonymous, or the login on a deployment (where only "
+                                                  "an admin login may name another).")] = None,
     interactive: Interactive = False,
     choose: Choose = [],  # noqa: B006
     each_target: EachTarget = False,

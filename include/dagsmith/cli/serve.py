@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from dagsmith.airflow.serve import DeploymentError, LocalDeployment
+from dagsmith.airflow.serve import LOOPBACK, DeploymentError, LocalDeployment
 from dagsmith.cli.output import console, fail, progress
 from dagsmith.cli.run import require_runtime
 from dagsmith.config import Settings
@@ -39,6 +39,9 @@ def isolation_line(name: str, settings: Settings) -> str:
 
 def serve_command(
     port: Annotated[int, typer.Option(help="Port of the UI and REST API.", min=1, max=65535)] = 8080,
+    host: Annotated[str, typer.Option(
+        help="Address the UI and REST API listen on: this machine only by default; 0.0.0.0 for every interface "
+             "(then use --auth fab and a TLS proxy in front).")] = LOOPBACK,
     runtime: Annotated[str, typer.Option(help="Default runtime of the pipelines' steps: local or docker.")] = "",
     user: Annotated[list[str] | None, typer.Option(
         "--user", help="Another login, NAME:ROLE with ROLE viewer, user, op or admin (repeatable).")] = None,
@@ -52,7 +55,7 @@ def serve_command(
         require_runtime(runtime)
     users = dict(item.partition(":")[::2] for item in user or [])
     try:
-        deployment = LocalDeployment(settings, port=port, runtime=runtime or None, users=users, auth=auth)
+        deployment = LocalDeployment(settings, port=port, host=host, runtime=runtime or None, users=users, auth=auth)
     except ValueError as exc:
         fail(str(exc), code=2)
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the services as cleanly as Ctrl-C
@@ -62,6 +65,7 @@ def serve_command(
                          for login in map(deployment.login, deployment.users))
         console.print(
             f"dagsmith is running on Airflow: [bold]{deployment.url}[/]\n"
+            f"  listening    {deployment.listening}\n"
             f"{logins}  passwords    kept in {deployment.root / 'secrets.json'}\n"
             f"  auth         {AUTH_LINES[deployment.auth]}\n"
             f"  pages        {deployment.url}/dagsmith/ (catalog, upload, build, pipelines; also in Airflow's menu)\n"

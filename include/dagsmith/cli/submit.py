@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 from rich.markup import escape
 from sqlalchemy import func, select
 
+from dagsmith.airflow.ownership import BUILD_DAG_ID as META_DAG
+from dagsmith.airflow.ownership import builder_dag_id
 from dagsmith.airflow.rest import AirflowClient, AirflowError, AirflowUnreachable
 from dagsmith.airflow.serve import ADMIN, STATE_FILE, LocalDeployment
 from dagsmith.cli.output import console, progress
@@ -38,7 +40,6 @@ from dagsmith.store.db import session_scope
 URL_VARIABLE = "DAGSMITH_AIRFLOW_URL"
 USER_VARIABLE = "DAGSMITH_AIRFLOW_USER"
 PASSWORD_VARIABLE = "DAGSMITH_AIRFLOW_PASSWORD"
-META_DAG = "dagsmith_build_pipeline"
 #: The meta-DAG's tasks that plan, shown as they end.
 PLANNING = ("profile", "intent", "recommend", "build")
 POLL_SECONDS = 0.5
@@ -114,26 +115,34 @@ def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str | None
         raise AirflowUnreachable(f"{exc}: is the deployment running? Start it with `dagsmith serve`, check "
                                  f"--airflow-url ({URL_VARIABLE}), or pass --in-process to run on this "
                                  "machine") from None
-    runtime = runtime or _meta_dag_params(client)["runtime"]["value"]
-    run_id = client.trigger(META_DAG, {"dataset": str(dataset), "goal": goal, "user": user, "runtime": runtime,
-                                       "each_target": each_target, "choices": "\n".join(choose) or None,
-                                       **given.model_dump(mode="json", exclude_defaults=True)})
-    follow = _Follow(client, deployment.url, run_id, goal, user, settings, json)
+    dag, params = _build_dag(client, deployment.user)
+    runtime = runtime or params["runtime"]["value"]
+    on_behalf_of = user if user != deployment.user else None  # the deployment lets admins only build for another
+    run_id = client.trigger(dag, {"dataset": str(dataset), "goal": goal, "on_behalf_of": on_behalf_of,
+                                  "runtime": runtime, "each_target": each_target, "choices": "\n".join(choose) or None,
+                                  **given.model_dump(mode="json", exclude_defaults=True)})
+    follow = _Follow(client, deployment.url, dag, run_id, goal, user, settings, json)
     if not json:
-        progress(f"submitted to {deployment.url}: {follow.link(META_DAG, run_id)}")
+        progress(f"submitted to {deployment.url}: {follow.link(dag, run_id)}")
     try:
         while not follow.poll(runtime):
             time.sleep(POLL_SECONDS)
     except KeyboardInterrupt:
-        raise RunFailed(f"stopped following; the run goes on: {follow.link(META_DAG, run_id)}") from None
+        raise RunFailed(f"stopped following; the run goes on: {follow.link(dag, run_id)}") from None
     seconds = round(time.monotonic() - started, 2)
     return [follow.report(pipeline_id, seconds) for pipeline_id in follow.executions]
 
 
-def _meta_dag_params(client: AirflowClient) -> dict:
-    """The meta-DAG's run parameters with their defaults: the deployment's own (its default runtime)."""
+def _build_dag(client: AirflowClient, login: str) -> tuple[str, dict]:
+    """The build DAG the login triggers (under FAB its own, unless it is an admin: ``meta_dag``) and its run
+    parameters with their defaults: the deployment's own (its default runtime)."""
     try:
-        return client.call("GET", f"/api/v2/dags/{META_DAG}/details")["params"]
+        return builder_dag_id(login), _params(client, builder_dag_id(login))
+    except AirflowError as exc:
+        if exc.status not in (403, 404):
+            raise
+    try:
+        return META_DAG, _params(client, META_DAG)
     except AirflowError as exc:
         if exc.status != 404:
             raise
@@ -141,12 +150,16 @@ def _meta_dag_params(client: AirflowClient) -> dict:
                            "its dag-processor has not parsed dagsmith's DAGs yet", 404) from None
 
 
+def _params(client: AirflowClient, dag: str) -> dict:
+    return client.call("GET", f"/api/v2/dags/{dag}/details")["params"]
+
+
 class _Follow:
     """One meta-DAG run and the pipelines it builds, polled: what ended since the last poll is printed."""
 
-    def __init__(self, client: AirflowClient, url: str, run_id: str, goal: str, user: str, settings: Settings,
-                 json: bool):
-        self.client, self.url, self.run_id, self.goal, self.user = client, url, run_id, goal, user
+    def __init__(self, client: AirflowClient, url: str, dag: str, run_id: str, goal: str, user: str,
+                 settings: Settings, json: bool):
+        self.client, self.url, self.dag, self.run_id, self.goal, self.user = client, url, dag, run_id, goal, user
         self.settings, self.json = settings, json
         self.seen: set = set()
         #: Built pipelines (by the build task's map index) and their executions once started.
@@ -162,8 +175,8 @@ class _Follow:
 
     def poll(self, runtime: str) -> bool:
         """Print what ended since the last poll; whether every pipeline's results are in (or the run ended)."""
-        state = self.client.run(META_DAG, self.run_id)["state"]
-        tasks = self.client.run_tasks(META_DAG, self.run_id)
+        state = self.client.run(self.dag, self.run_id)["state"]
+        tasks = self.client.run_tasks(self.dag, self.run_id)
         for task in tasks:
             self._planned(task, runtime)
         finished = all([self._finished(pipeline_id) for pipeline_id in self.executions])  # each one looked up
@@ -181,7 +194,7 @@ class _Follow:
             return
         self.seen.add((name, index))
         if state == AirflowState.SUCCESS and name == "build":
-            pipeline_id = self.client.xcom(META_DAG, self.run_id, name, map_index=index)
+            pipeline_id = self.client.xcom(self.dag, self.run_id, name, map_index=index)
             self.built[index] = pipeline_id
             self.executions[pipeline_id] = None
             self._print(self._header(pipeline_id, runtime))
@@ -197,7 +210,7 @@ class _Follow:
                 raise ServiceUnavailable(
                     f"the deployment built pipeline {pipeline_id}, but this machine's dagsmith store does not hold it: "
                     "point DAGSMITH_DATABASE_URL (and DAGSMITH_HOME) at the deployment's to follow it here, or follow "
-                    f"it in Airflow: {self.link(META_DAG, self.run_id)}")
+                    f"it in Airflow: {self.link(self.dag, self.run_id)}")
             steps = session.scalar(select(func.count()).where(schema.PipelineStep.pipeline_id == pipeline_id))
             target = f" of '{pipeline.target}'" if pipeline.target else ""
             gap = "\n" if len(self.built) > 1 else ""
@@ -218,12 +231,12 @@ class _Follow:
         """Why the run ended without running a pipeline: the first failed task's own error."""
         for task in tasks:
             if task["state"] == AirflowState.FAILED:
-                events = self.client.task_log(META_DAG, self.run_id, task["task_id"], max(1, task["try_number"]),
+                events = self.client.task_log(self.dag, self.run_id, task["task_id"], max(1, task["try_number"]),
                                               task["map_index"])
                 details = [d for e in events for d in e.get("error_detail") or [] if not d.get("is_cause")]
                 error = f": {details[-1]['exc_value']}" if details else ""
-                return f"the deployment's {task['task_id']} task failed{error} ({self.link(META_DAG, self.run_id)})"
-        return f"the deployment's run ended without running a pipeline: {self.link(META_DAG, self.run_id)}"
+                return f"the deployment's {task['task_id']} task failed{error} ({self.link(self.dag, self.run_id)})"
+        return f"the deployment's run ended without running a pipeline: {self.link(self.dag, self.run_id)}"
 
     def report(self, pipeline_id: int, seconds: float) -> dict:
         """The pipeline's run summary, printed unless ``json``; with its Airflow run's address and final state."""

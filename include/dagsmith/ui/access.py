@@ -3,8 +3,8 @@
 Airflow does not authenticate plugin apps, so every route depends on ``current_viewer``, which resolves the
 caller from Airflow's JWT (the UI's session cookie or a bearer token) exactly as Airflow's own API does. Rights
 map onto questions every auth manager answers: building (upload, plan, trigger) needs the right to trigger
-the meta-DAG. Seeing every pipeline needs, under the FAB auth manager, the right to read every DAG (admins), so
-Airflow and dagsmith's pages show each person the same pipelines (``dagsmith.airflow.ownership``); under the simple
+the caller's build DAG (under FAB their own, which only they and admins read; ``meta_dag``). Seeing every pipeline
+needs, under the FAB auth manager, the right to read every DAG (admins), so Airflow and dagsmith's pages show each person the same pipelines (``dagsmith.airflow.ownership``); under the simple
 auth manager, where every login reads every DAG, the right to change Airflow's configuration (admins and ops). Anyone
 else sees their own pipelines and those shared with everyone.
 """
@@ -23,7 +23,7 @@ from fastapi import Depends, HTTPException, Request, status
 from sqlalchemy import ColumnElement, or_
 
 from dagsmith.airflow.meta_dag import DAG_ID as META_DAG_ID
-from dagsmith.airflow.ownership import FAB_AUTH_MANAGER
+from dagsmith.airflow.ownership import FAB_AUTH_MANAGER, builder_dag_id
 from dagsmith.store import schema
 
 
@@ -34,6 +34,8 @@ class Viewer:
     is_admin: bool
     #: The caller's Airflow JWT, forwarded when the plugin triggers a run on their behalf.
     token: str
+    #: The meta-DAG the caller builds with: under FAB their own unless they are an admin.
+    build_dag: str = META_DAG_ID
 
     def sees(self, pipeline: schema.Pipeline) -> bool:
         return self.is_admin or pipeline.shared or pipeline.owner == self.name
@@ -53,21 +55,23 @@ _UNGRANTED_DAG = "dagsmith_pipeline_granted_to_no_one"
 
 
 def current_viewer(request: Request, user: Annotated[BaseUser, Depends(get_user)]) -> Viewer:
-    manager = get_auth_manager()
-    can_build = manager.is_authorized_dag(method="POST", access_entity=DagAccessEntity.RUN,
-                                          details=DagDetails(id=META_DAG_ID), user=user)
+    manager, build_dag = get_auth_manager(), META_DAG_ID
     if conf.get("core", "auth_manager") == FAB_AUTH_MANAGER:
         is_admin = manager.is_authorized_dag(method="GET", details=DagDetails(id=_UNGRANTED_DAG), user=user)
+        build_dag = META_DAG_ID if is_admin else builder_dag_id(user.get_name())
     else:
         is_admin = manager.is_authorized_configuration(method="PUT", user=user)
-    return Viewer(name=user.get_name(), can_build=can_build, is_admin=is_admin, token=_token(request))
+    can_build = manager.is_authorized_dag(method="POST", access_entity=DagAccessEntity.RUN,
+                                          details=DagDetails(id=build_dag), user=user)
+    return Viewer(name=user.get_name(), can_build=can_build, is_admin=is_admin, token=_token(request),
+                  build_dag=build_dag)
 
 
 def builder(viewer: Annotated[Viewer, Depends(current_viewer)]) -> Viewer:
     """A viewer who may change things (upload, plan, trigger); others get a 403 that says why."""
     if not viewer.can_build:
-        raise HTTPException(status.HTTP_403_FORBIDDEN,
-                            f"{viewer.name} may browse but not build: that needs the right to trigger {META_DAG_ID}")
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"{viewer.name} may browse but not build: that needs the right "
+                                                       f"to trigger {viewer.build_dag}")
     return viewer
 
 

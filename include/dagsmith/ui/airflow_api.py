@@ -1,4 +1,5 @@
-"""Triggering the meta-DAG through Airflow's own REST API, as the person using the page.
+"""Triggering the caller's build DAG (``access.Viewer.build_dag``) through Airflow's own REST API, as the person using
+the page.
 
 The plugin forwards the caller's JWT instead of creating the run itself, so Airflow applies the same
 permissions, audit log and validation of params as for a run triggered from its UI.
@@ -13,7 +14,6 @@ from urllib.parse import quote, urlsplit
 
 from airflow.configuration import conf
 
-from dagsmith.airflow.meta_dag import DAG_ID as META_DAG_ID
 from dagsmith.errors import ServiceUnavailable
 
 TIMEOUT_SECONDS = 30
@@ -32,15 +32,15 @@ def api_base() -> str:
     return base.rstrip("/")
 
 
-def run_url(run_id: str) -> str:
+def run_url(dag: str, run_id: str) -> str:
     """The run's page in the Airflow UI, relative to the host the person is on (behind any proxy)."""
-    return f"{urlsplit(api_base()).path}/dags/{META_DAG_ID}/runs/{quote(run_id, safe='')}"
+    return f"{urlsplit(api_base()).path}/dags/{dag}/runs/{quote(run_id, safe='')}"
 
 
-def trigger_meta_dag(conf_: dict, token: str) -> str:
-    """Start a meta-DAG run with ``conf_`` as the caller (``token``); returns its run id."""
+def trigger_meta_dag(dag: str, conf_: dict, token: str) -> str:
+    """Start a run of the build DAG ``dag`` with ``conf_`` as the caller (``token``); returns its run id."""
     request = urllib.request.Request(
-        f"{api_base()}/api/v2/dags/{META_DAG_ID}/dagRuns", method="POST",
+        f"{api_base()}/api/v2/dags/{dag}/dagRuns", method="POST",
         data=json.dumps({"logical_date": None, "conf": conf_}).encode(),
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
     try:

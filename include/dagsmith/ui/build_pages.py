@@ -102,13 +102,13 @@ def trigger(viewer: Viewer, dataset: Path, goal: str, choices: list[str], shared
             ) -> dict[str, str]:
     """The meta-DAG run for this plan, as ``viewer``, with their choices (``STAGE=MICROSERVICE`` lines, or
     ``TARGET: STAGE=MICROSERVICE`` for one target's pipeline; the meta-DAG checks them)."""
-    conf = {"dataset": str(dataset), "goal": goal, "user": viewer.name, "shared": shared, "each_target": each_target,
-            "choices": "\n".join(choices)}
+    conf = {"dataset": str(dataset), "goal": goal, "shared": shared, "each_target": each_target,
+            "choices": "\n".join(choices)}  # the pipeline is the triggering login's: Airflow records who that is
     try:
-        run_id = trigger_meta_dag(conf, viewer.token)
+        run_id = trigger_meta_dag(viewer.build_dag, conf, viewer.token)
     except UserFacingError as exc:
         raise HTTPException(exc.http_status, str(exc)) from None
-    return {"dag_run_id": run_id, "url": run_url(run_id)}
+    return {"dag_run_id": run_id, "dag_id": viewer.build_dag, "url": run_url(viewer.build_dag, run_id)}
 
 
 class PlanRequest(BaseModel):
