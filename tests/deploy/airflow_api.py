@@ -25,12 +25,12 @@ class Api(AirflowClient):
 
         return wait_until(finished, timeout=timeout, what=f"{dag} run {run_id} to finish")
 
-    def question(self, dag: str, run_id: str, task: str, timeout: float = 600) -> dict:
+    def question(self, dag: str, run_id: str, task: str, timeout: float = 600, map_index: int = -1) -> dict:
         """What ``task`` asks a person in the UI, once it asks (human-in-the-loop) and waits for the answer: the
         question is stored a moment before the task parks to wait, and an answer in that moment fails the task."""
         def asked() -> dict | None:
             waiting = self.task_instances(dag, run_id).get(task, {}).get("state") in WAITING_FOR_A_PERSON
-            found = self._found("GET", self._hitl(dag, run_id, task)) if waiting else None
+            found = self._found("GET", self._hitl(dag, run_id, task, map_index)) if waiting else None
             if found is None and self.state(dag, run_id) in FINISHED:
                 raise AssertionError(f"{task} never asked in {dag} run {run_id}: {self._states(dag, run_id)}")
             return found
@@ -50,12 +50,13 @@ class Api(AirflowClient):
                 raise
             return None
 
-    def respond(self, dag: str, run_id: str, task: str, option: str, params_input: dict) -> None:
-        self.call("PATCH", self._hitl(dag, run_id, task), {"chosen_options": [option], "params_input": params_input})
+    def respond(self, dag: str, run_id: str, task: str, option: str, params_input: dict, map_index: int = -1) -> None:
+        self.call("PATCH", self._hitl(dag, run_id, task, map_index),
+                  {"chosen_options": [option], "params_input": params_input})
 
     @staticmethod
-    def _hitl(dag: str, run_id: str, task: str) -> str:
-        return f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances/{task}/-1/hitlDetails"
+    def _hitl(dag: str, run_id: str, task: str, map_index: int = -1) -> str:
+        return f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances/{task}/{map_index}/hitlDetails"
 
     def wait_for_dag(self, dag: str, timeout: float = 300) -> dict:
         """The DAG, once the dag-processor has registered it."""

@@ -26,12 +26,14 @@ from sqlalchemy import select
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
+from dagsmith.agents.profiler import profile_dataset
 from dagsmith.airflow.rest import LoginRefused
 from dagsmith.airflow.serve import STATE_FILE, LocalDeployment, free_port
 from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, find_deployment
 from dagsmith.config import Settings
 from dagsmith.errors import InputError
 from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.learning.answers import recall
 from dagsmith.models.plan import ON_NEW_DATA
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
@@ -184,6 +186,32 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
     top = _ranked(api.question(META_DAG, unanswered, "choose")["body"], "**modelling**", 1)
     assert api.wait(META_DAG, unanswered) == "success", _logs(deployment)
     assert _built(catalog_settings, "nobody")[1] == top
+
+
+def test_an_unclear_goal_is_asked_in_airflow_and_the_answer_is_built_and_remembered(deployment, catalog_settings):
+    """The meta-DAG asks instead of failing: its likeliest readings are the options of a human-in-the-loop form,
+    answered here through the REST API; the run builds the chosen reading and remembers it for those words."""
+    penguins = datasets.load("penguins")
+    folder = deployment.settings.home / "datasets"
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "penguins-bills.csv"
+    penguins.to_csv(data, index=False)
+    login = deployment.login()
+    api = Api(deployment.url, login.user, login.password)
+    run = api.trigger(META_DAG, {"dataset": str(data), "goal": "predict the bill", "on_behalf_of": "asked"})
+    asked = api.question(META_DAG, run, "clarify", map_index=0)
+    assert "two columns to predict: 'bill_length_mm' or 'bill_depth_mm'" in asked["body"], asked
+    depth = "2. regression of bill_depth_mm"
+    assert asked["options"][:2] == ["1. regression of bill_length_mm", depth] and len(asked["options"]) == 4, asked
+    wait_until(lambda: _parked(deployment, META_DAG, run, "clarify"), timeout=120,
+               what="the scheduler to see the asking try park")
+    api.respond(META_DAG, run, "clarify", depth, {"target": None, "task": None}, map_index=0)
+    assert api.wait(META_DAG, run) == "success", _logs(deployment)
+    with session_scope(catalog_settings) as session:
+        built = session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "asked")).one()
+        remembered = recall(session, profile_dataset(data), "predict the bill", user="asked")
+    assert built.target == "bill_depth_mm" and built.task_type == "regression"
+    assert (remembered.target, remembered.how, remembered.own) == ("bill_depth_mm", "answered", True)
 
 
 def _listening(pid: int) -> set[tuple[str, int]]:

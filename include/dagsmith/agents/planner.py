@@ -165,18 +165,10 @@ def plan_each(
         return built.model_copy(update={"pipeline": spec, "timings": spent})
 
     profile = timed(timings, "profile", lambda: profile_dataset(data))
-    reasoner = model_reasoner(settings)
     given = given or GivenFields()
-    said = bool((goal or "").strip())
-    remembered = None
-    if said and not given.settles:
-        with session_scope(settings) as session:
-            remembered = answers.recall(session, profile, goal, user=user)
-    fields = remembered.fields(given) if remembered else given
-    intents = timed(timings, "intent", lambda: [understand(goal, profile, reasoner, embedder, given=fields)] if single
-                    else understand_targets(goal, profile, reasoner, embedder, each_target=each_target, given=fields))
-    if remembered:
-        intents = [remembered.explain(intent) for intent in intents]
+    intents = timed(timings, "intent", lambda: read_intents(goal, profile, user=user, given=given, single=single,
+                                                            each_target=each_target, settings=settings,
+                                                            embedder=embedder))
     targets = [intent.target for intent in intents if intent.target]
     # every line is checked against the targets before anything is built: a wrong one stores no pipeline
     chosen = [{**(choices or {}), **builder.parse_choices(list(choose), intent.target, targets)} for intent in intents]
@@ -185,7 +177,30 @@ def plan_each(
         return [one for one, _ in built]
     # stored together once every pipeline is built: a choice one target's pipeline cannot take stores none of them
     with session_scope(settings) as session:
-        if said and given.settles and len(intents) == 1:
-            answers.remember(session, profile, goal, intents[0].task_type, intents[0].target, user=user,
-                             how="answered" if answered else "given")
+        if given.settles:
+            remember_reading(session, goal, profile, intents, user=user, how="answered" if answered else "given")
         return [stored(session, one, ids) for one, ids in built]
+
+
+def read_intents(goal: str | None, profile: DatasetProfile, *, user: str, given: GivenFields, single: bool = False,
+                 each_target: bool = False, settings: Settings | None = None,
+                 embedder: Embedder | None = None) -> list[Intent]:
+    """Agent A2 for ``user``: the goal read as they (or, failing that, anyone) chose before for these words on a table
+    of these columns, unless fields given now say otherwise; else as the fields and the words say (``understand``, or
+    ``understand_targets`` unless ``single``)."""
+    remembered = None
+    if (goal or "").strip() and not given.settles:
+        with session_scope(settings) as session:
+            remembered = answers.recall(session, profile, goal, user=user)
+    fields = remembered.fields(given) if remembered else given
+    reasoner = model_reasoner(settings)
+    intents = ([understand(goal, profile, reasoner, embedder, given=fields)] if single
+               else understand_targets(goal, profile, reasoner, embedder, each_target=each_target, given=fields))
+    return [remembered.explain(intent) for intent in intents] if remembered else intents
+
+
+def remember_reading(session: Session, goal: str | None, profile: DatasetProfile, intents: list[Intent], *, user: str,
+                     how: str) -> None:
+    """Remember the reading a person chose for a goal in words (a question answered, fields given): one intent's."""
+    if (goal or "").strip() and len(intents) == 1:
+        answers.remember(session, profile, goal, intents[0].task_type, intents[0].target, user=user, how=how)

@@ -1,6 +1,10 @@
 """The meta-DAG ``dagsmith_build_pipeline``: the five agents as tasks, triggered from the UI, the API or a schedule.
 
-profile >> intent >> recommend >> [choose] >> build >> execute. Agents pass their typed results along as JSON.
+profile >> intent >> [clarify] >> understood >> recommend >> [choose] >> build >> execute. Agents pass their typed
+results along as JSON. A goal the reader is unsure of is asked in Airflow (``clarify``, ``airflow.goal_questions``):
+a person picks one of its likeliest readings (or types a target and task) in the UI's Required Actions or through the
+REST API, and the run goes on with it; nobody answering in time fails the run, and a run made in-process
+(``dag.test()``), which nobody logged in to answer, fails with the question at once.
 A goal naming several columns to predict is the intent task's question, unless it asks for a model of each ("predict
 both price and rooms") or the run's ``each_target`` does: then ``intent`` returns one intent per target, and
 recommend, build and execute are mapped over them (one pipeline per target, each built and run as its own DAG).
@@ -33,28 +37,28 @@ from datetime import timedelta
 from pathlib import Path
 
 from airflow.configuration import conf
-from airflow.providers.standard.operators.hitl import HITLEntryOperator
+from airflow.providers.standard.operators.hitl import HITLEntryOperator, HITLOperator
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
 from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_markdown
 from dagsmith.agents.intent.given import KNOWN_METRICS, FieldError
-from dagsmith.agents.planner import EmptyCatalog, build_pipeline, recommend_stages
+from dagsmith.agents.planner import EmptyCatalog, build_pipeline, read_intents, recommend_stages, remember_reading
 from dagsmith.agents.profiler import profile_dataset
-from dagsmith.agents.understanding import understand_targets
 from dagsmith.airflow.ownership import (BUILD_DAG_ID, READ_AND_TRIGGER, api_login, builder_dag_id, fab, logins,
                                        owner_role)
+from dagsmith.airflow import goal_questions
 from dagsmith.airflow.pipeline_dag import run_dataset, runtime_param
 from dagsmith.airflow.pipeline_shards import announce
 from dagsmith.config import Settings
 from dagsmith.data.readers import DatasetError
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import ConstraintKind, GivenFields, Intent, Question, SeveralTargets
+from dagsmith.models.intent import AmbiguousGoal, ConstraintKind, GivenFields, Intent, Question, SeveralTargets
 from dagsmith.models.plan import RankingMode, Recommendation
 from dagsmith.models.profile import DatasetProfile
-from dagsmith.reasoning.llm import model_reasoner
+from dagsmith.store.db import session_scope
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +160,27 @@ def _kept_profile(settings: Settings, dag_run) -> DatasetProfile:
                                    "again") from None
 
 
+def _read(params: dict, user: str, given: GivenFields, dag_run, *, answered: bool = False) -> list[dict]:
+    """The goal's intents for the run's owner, as JSON. A reading the fields settle (given, or with ``answered`` the
+    answer to a question about the goal) is remembered for these words on a table of these columns."""
+    settings = Settings.from_env()
+    profile = _kept_profile(settings, dag_run)
+    try:
+        intents = read_intents(params["goal"], profile, user=user, given=given,
+                               each_target=bool(params.get("each_target")), settings=settings)
+    except AmbiguousGoal as question:
+        if not answered:
+            raise  # for the intent task to ask
+        raise _user_error(question) from None  # an answer that settles nothing is not asked about again
+    except (Question, FieldError) as exc:
+        raise _user_error(exc) from None
+    if answered or given.settles:
+        with session_scope(settings) as session:
+            remember_reading(session, params["goal"], profile, intents, user=user,
+                             how="answered" if answered else "given")
+    return [i.model_dump(mode="json") for i in intents]
+
+
 def build_dags() -> dict[str, DAG]:
     """What ``dags/dagsmith_build_pipeline.py`` defines: ``dagsmith_build_pipeline``, and under FAB each builder's
     own build DAG (only the one Airflow parses for, when it parses for one)."""
@@ -236,15 +261,38 @@ def build(login: str | None = None) -> DAG:
                 raise _user_error(exc) from None
 
         @task(task_id="intent")
-        def intent(params: dict | None = None, dag_run=None) -> list[dict]:
-            settings = Settings.from_env()
+        def intent(user: str, params: dict | None = None, ti=None, dag_run=None) -> list[list[str]]:
+            """The options to ask a person about (none when the goal was read with confidence); the intents, or the
+            question and its readings, as XComs of their own."""
             try:
-                intents = understand_targets(params["goal"], _kept_profile(settings, dag_run), model_reasoner(settings),
-                                             each_target=bool(params.get("each_target")),
-                                             given=GivenFields.from_conf(params))
-            except (Question, FieldError) as exc:
-                raise _user_error(exc) from None
-            return [i.model_dump(mode="json") for i in intents]
+                outcome = goal_questions.clear(_read(params, user, GivenFields.from_conf(params), dag_run))
+            except AmbiguousGoal as question:
+                if not question.candidates or api_login(dag_run.triggering_user_name) is None:
+                    raise _user_error(question) from None  # nobody logged in to answer (a run made in-process)
+                outcome = goal_questions.asked(question)  # for a person to answer (clarify)
+            for key, value in outcome.items():
+                if key != goal_questions.OPTIONS_KEY:
+                    ti.xcom_push(key=key, value=value)
+            return outcome[goal_questions.OPTIONS_KEY]
+
+        clarify = HITLOperator.partial(
+            task_id="clarify",
+            subject="What should this build do? {{ params.goal }}",
+            body="{{ ti.xcom_pull(task_ids='intent', key='question') }}",  # rendered once: the goal stays text
+            params=goal_questions.ENTRY,
+            response_timeout=goal_questions.QUESTION_TIMEOUT,
+        )
+
+        @task(task_id="understood", trigger_rule="none_failed")
+        def understood_step(user: str, params: dict | None = None, ti=None, dag_run=None) -> list[dict]:
+            read = ti.xcom_pull(task_ids="intent", key=goal_questions.INTENTS_KEY)
+            if read:  # the goal was clear: nothing was asked
+                return read
+            answer = ti.xcom_pull(task_ids="clarify", map_indexes=0) or {}
+            candidates = ti.xcom_pull(task_ids="intent", key=goal_questions.CANDIDATES_KEY)
+            chosen = goal_questions.answer_fields(answer, candidates).model_dump(exclude_defaults=True)
+            return _read(params, user, GivenFields.from_conf(params).model_copy(update=chosen), dag_run,
+                         answered=True)
 
         @task(task_id="recommend")
         def recommend(intent_json: dict, user: str, params: dict | None = None, ti=None, dag_run=None) -> dict:
@@ -299,8 +347,11 @@ def build(login: str | None = None) -> DAG:
 
         built_for = owner()
         profiled = profile()
-        understood = intent()  # one intent per pipeline: the map every later task is expanded over
-        built_for >> profiled >> understood  # nothing is read before the owner is settled
+        asks = intent(user=built_for)
+        built_for >> profiled >> asks  # nothing is read before the owner is settled
+        # one intent per pipeline: the map every later task is expanded over
+        understood = understood_step(user=built_for)
+        asks >> clarify.expand(options=asks) >> understood  # clarify is skipped when nothing is asked
         ranked = recommend.partial(user=built_for).expand(intent_json=understood)
         pipeline_ids = build_step.partial(user=built_for).expand(planned=understood.zip(ranked))
         branch = ask_or_build()
