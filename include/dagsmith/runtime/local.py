@@ -17,13 +17,13 @@ import resource
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from dagsmith.runtime import sandbox
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, contract_command, prepare_data_dirs, stage
 from dagsmith.runtime.packages import not_provided, unavailable
+from dagsmith.scratch import scratch_folder
 
 KIT_PATH = Path(__file__).resolve().parents[2]  # the folder holding the dagsmith_kit package
 OUTPUT_TAIL = 64 * 1024
@@ -59,8 +59,7 @@ class LocalRuntime:
             return InvocationResult(exit_code=-1, stdout="", stderr=f"error: {not_provided(missing)}", seconds=0.0,
                                     isolation=self.isolation)
         self.check()
-        with tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch:
-            scratch_dir = Path(scratch)
+        with scratch_folder(f"dagsmith-{invocation.service}-") as scratch_dir:
             host = stage(invocation, scratch_dir)
             if not self.sandboxed:
                 invocation.output_dir.mkdir(parents=True, exist_ok=True)
