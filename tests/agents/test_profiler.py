@@ -101,7 +101,7 @@ BAD_FILES = {
     "report.pdf": (b"%PDF-1.7\n\x00\x01\x02\x03" * 50, "holds a PDF document"),
     "notes.xyz": ("just some prose\nwithout any columns\n", "cannot tell what format"),
     "header-only.csv": ("id,name,price\n", "has a header row (3 columns) but no data rows"),
-    "duplicates.csv": ("a,b,a,c,b\n1,2,3,4,5\n", "duplicate column names: the columns at positions 1 and 3; 2 and 5 (counting"),
+    "duplicates.csv": ("a,b,a,c,b\n1,2,3,4,5\n", "duplicate column names: the columns at positions 1 and 3; 2 and 5"),
     "ragged.csv": ("a,b\n1,2\n3,4\n5,6,7,8\n", "line 4 has 4 fields where the first has 2"),
     "broken.jsonl": ('{"a": 1}\n{"a": \n', "line 2 of"),
     "not-a-table.json": ('{"name": "x", "size": 3}', "is JSON but not a table"),

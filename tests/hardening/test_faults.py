@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import create_engine, select, text
 from sqlalchemy.pool import NullPool
 
+from dagsmith import scratch
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.airflow.watch import ORPHANED_REASON, STOPPED_REASON
@@ -323,13 +324,13 @@ def test_a_stopped_dagsmith_run_stops_its_run_at_once_and_leaves_nothing(sent, s
     env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home)}
     cli = subprocess.Popen([sys.executable, "-m", "dagsmith.cli.app", "pipelines", "rerun", str(planned.id)],
                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    scratch = store.home / "scratch"
+    roots = store.home / "scratch"
     deadline = time.monotonic() + 300
     while (attempt := _running_try_of(store, planned.id)) is None or \
             not _processes_running(f"/attempts/{_position(store, attempt.step_id):02d}-"):
         assert cli.poll() is None and time.monotonic() < deadline, "the run never started a service"
         time.sleep(0.05)
-    staged = [folder for folder in scratch.glob("*/*") if folder.is_dir()]
+    staged = [folder for folder in roots.glob("*/*") if folder.is_dir()]
     assert staged and all(f.stat().st_mode & 0o777 == 0o700 for f in [*staged, *(f.parent for f in staged)])
     below = _descendants(cli.pid)
     os.kill(cli.pid, sent)
@@ -344,9 +345,29 @@ def test_a_stopped_dagsmith_run_stops_its_run_at_once_and_leaves_nothing(sent, s
         run = session.get(schema.Execution, attempt.execution_id)
         assert (run.status, run.error) == ("failed", reason)
         assert session.get(schema.StepAttempt, attempt.id).error_text == reason
-    assert not list(scratch.iterdir()) and not list((store.home / "airflow" / "runs").iterdir())
+    assert not list(roots.iterdir()) and not list((store.home / "airflow" / "runs").iterdir())
     if sent == signal.SIGINT:
         assert cli.returncode == 130 and "recorded as interrupted" in " ".join(cli.stderr.read().split())
+
+
+def test_the_scratch_root_of_a_run_killed_whole_is_removed_at_the_next_start(tmp_path):
+    """A run killed with its CLI at once cannot clean up; its scratch root goes at the next run's start (the lock
+    it held is free), and a live run's root stays."""
+    holder = ("import sys, time; from pathlib import Path; from dagsmith import scratch; "
+              "root = scratch.new_root(Path(sys.argv[1])); (root.folder / 'params.json').write_text('{}'); "
+              "print(root.folder, flush=True); time.sleep(600)")
+    runs = [subprocess.Popen([sys.executable, "-c", holder, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    killed, alive = (Path(run.stdout.readline().strip()) for run in runs)
+    try:
+        runs[0].kill()
+        runs[0].wait()
+        assert scratch.sweep(tmp_path) == [killed]
+        assert not killed.exists() and not killed.with_suffix(".lock").exists()
+        assert (alive / "params.json").exists() and alive.stat().st_mode & 0o777 == 0o700
+    finally:
+        runs[1].kill()
+        runs[1].wait()
 
 
 def test_the_embedded_database_stops_with_its_last_live_user(tmp_path):
