@@ -13,6 +13,7 @@ import atexit
 import logging
 import os
 import subprocess
+import threading
 import warnings
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -22,6 +23,8 @@ from dagsmith.errors import ServiceUnavailable
 DATABASE = "dagsmith"
 #: The servers this process joined, by data folder.
 _JOINED: dict[Path, object] = {}
+#: Set by ``leave``: a thread of this process reconnecting afterwards must not start the server again.
+_LEFT = threading.Event()
 
 
 class EmbeddedServerError(ServiceUnavailable, RuntimeError):
@@ -53,6 +56,8 @@ def _check_data_version(pgdata: Path) -> None:
 
 
 def _server(home: Path):
+    if _LEFT.is_set():
+        raise EmbeddedServerError("this process has left the embedded database: it is ending")
     with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset; the fallback is fine
         warnings.simplefilter("ignore")
         import pgserver
@@ -96,6 +101,7 @@ def _alive(pid: int) -> bool:
 def leave() -> None:
     """Leave every embedded server this process uses now, stopping each one nobody else alive uses: for a process
     about to end without running its exit hooks (``os._exit``)."""
+    _LEFT.set()
     for server in _JOINED.values():
         _forget_dead_users(server)
         server.cleanup()
