@@ -347,6 +347,18 @@ def test_a_refusal_quotes_nothing_of_the_file(command, name, store, tmp_path, mo
     assert CANARY not in "".join((result.stdout + result.stderr).split()), result.stderr
 
 
+def test_a_system_file_planned_by_mistake_is_not_quoted(store, tmp_path, monkeypatch):
+    """A link named like a table to a file of another kind (an account list, say): its first line is no column
+    name, so no message of planning names it."""
+    system = tmp_path / "accounts"
+    system.write_text(f"{CANARY}:x:0:0::/root:/bin/bash\n" + "".join(f"u{i}:x:{i}:{i}::/home/u{i}:/bin/sh\n"
+                                                                      for i in range(1, 60)))
+    (tmp_path / "data.csv").symlink_to(system)
+    result = _invoke(store, monkeypatch, "plan", str(tmp_path / "data.csv"), "predict the label")
+    assert result.exit_code == 2, result.stdout[-2000:]
+    assert CANARY not in "".join((result.stdout + result.stderr).split()), result.stderr
+
+
 def test_names_in_brackets_are_printed_as_written(store, tmp_path, monkeypatch):
     """Column names and paths are text, not terminal markup: '[/b]' used to crash the printing of a plan."""
     path = tmp_path / "[red]accounts[red].csv"

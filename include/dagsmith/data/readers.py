@@ -51,6 +51,9 @@ _NOT_TABLES = {
     b"\x1f\x8b": "a gzip archive", b"BZh": "a bzip2 archive", b"7z\xbc\xaf": "a 7-Zip archive",
     b"\x7fELF": "a program", b"SQLite format 3": "an SQLite database",
 }
+#: What a column's name looks like, for a file without a delimiter: a system file read by mistake ('root:x:0:0:',
+#: 'KEY=secret', '-----BEGIN ...') starts with no such line, so its first line is data, never named in a message.
+_NAME = re.compile(r"\w[\w .,()%/#&+'\[\]-]{0,99}")
 _DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+")
 _DECIMAL_POINT = re.compile(r"[-+]?\d+\.\d+")
 #: Mostly utf-8 with stray cp1252 bytes: an encoding registered below, so pandas and ``open`` read such files.
@@ -301,7 +304,7 @@ def _json_format(path: Path, text: str) -> str | None:
 
 def _delimited_info(path: Path, text: str, encoding: str, size: int) -> ReadInfo:
     extension = _EXTENSIONS.get(path.suffix.lower())
-    delimiter = _sniff_delimiter(text)
+    sniffed = delimiter = _sniff_delimiter(text)
     if delimiter is None:
         if extension not in ("csv", "tsv"):
             raise DatasetError(
@@ -313,6 +316,8 @@ def _delimited_info(path: Path, text: str, encoding: str, size: int) -> ReadInfo
     rows = _rows(text, delimiter)
     decimal = _decimal_mark(rows, delimiter)
     header = _has_header(rows, decimal)
+    if header and rows and sniffed is None and not all(_NAME.fullmatch(cell.strip()) for cell in rows[0] if cell.strip()):
+        header = False  # without a delimiter, a first line is a column's name only if it reads like one
     if header and rows:
         _check_unique(path, rows[0])
     return ReadInfo("tsv" if delimiter == "\t" else "csv", encoding, delimiter, header, size, decimal)
