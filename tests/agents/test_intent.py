@@ -230,6 +230,14 @@ def test_a_contracted_name_is_read_from_the_words_it_contracts(goal, columns, ta
     assert target != "docvis" or "its name contracts: 'doctor visits'" in found.reasons["target"]
 
 
+@pytest.mark.parametrize("columns", [("price", "Price"), ("Price", "price")])
+@pytest.mark.parametrize("said", ["price", "Price"])
+def test_a_name_written_exactly_wins_over_one_differing_in_case(columns, said):
+    rng = np.random.default_rng(7)
+    profile = profile_frame(pd.DataFrame({name: rng.uniform(1, 100, 200) for name in (*columns, "area")}))
+    assert detect_intent(f"predict the {said}", profile).target == said
+
+
 def test_an_identifier_is_refused_as_a_target():
     found = validate_intent(detect_intent("predict the customer", _members()), _members())
     assert "'customer' holds an identifier, a different value on nearly every row" in _issue(found, "target_unusable")

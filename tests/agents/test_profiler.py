@@ -100,9 +100,9 @@ BAD_FILES = {
     "garbage.csv": (bytes(range(256)) * 64, "holds binary data"),
     "report.pdf": (b"%PDF-1.7\n\x00\x01\x02\x03" * 50, "holds a PDF document"),
     "notes.xyz": ("just some prose\nwithout any columns\n", "cannot tell what format"),
-    "header-only.csv": ("id,name,price\n", "has a header row (3 columns: id, name, price) but no data rows"),
-    "duplicates.csv": ("a,b,a,c,b\n1,2,3,4,5\n", "duplicate column names: 'a' (2 times), 'b' (2 times)"),
-    "ragged.csv": ("a,b\n1,2\n3,4\n5,6,7,8\n", "Expected 2 fields in line 4, saw 4"),
+    "header-only.csv": ("id,name,price\n", "has a header row (3 columns) but no data rows"),
+    "duplicates.csv": ("a,b,a,c,b\n1,2,3,4,5\n", "duplicate column names: the columns at positions 1 and 3; 2 and 5"),
+    "ragged.csv": ("a,b\n1,2\n3,4\n5,6,7,8\n", "line 4 has 4 fields where the first has 2"),
     "broken.jsonl": ('{"a": 1}\n{"a": \n', "line 2 of"),
     "not-a-table.json": ('{"name": "x", "size": 3}', "is JSON but not a table"),
 }
@@ -160,6 +160,15 @@ def test_semantic_types_from_names_and_values():
     assert result.column("signup_date").max == frame["signup_date"].max() + "T00:00:00"
     assert result.time_column == "signup_date"
     assert {c.column for c in result.target_candidates}.isdisjoint({"customer_id", "email", "review", "signup_date"})
+
+
+@pytest.mark.parametrize("word", ["three", "ask the agent", "?"])
+def test_numbers_with_a_stray_word_on_many_rows_are_numbers(word):
+    """One word written on 50 of 450 rows is a missing value among numbers, not one class among 343."""
+    rng = np.random.default_rng(3)
+    prices = rng.uniform(100, 900, 400).round(1).astype(object)
+    column = profile_frame(pd.DataFrame({"price": np.append(prices, [word] * 50)})).column("price")
+    assert (column.semantic_type, column.not_numbers) == (S.NUMERIC, 50)
 
 
 def test_unusual_dtypes_profile_without_errors():

@@ -149,10 +149,12 @@ CASES = [
     Case("prose.txt", b"Dear team,\nplease find the numbers attached.\n", error="1 rows", read=False),
     Case("prose.xyz", b"Dear team\nplease find the numbers attached\n", error="cannot tell what format"),
     Case("header-only.csv", b"age,income,label\n", error="no data rows"),
-    Case("duplicate-columns.csv", b"a,b,a,label\n1,2,3,yes\n4,5,6,no\n", error="duplicate column names: 'a' (2"),
+    Case("duplicate-columns.csv", b"a,b,a,label\n1,2,3,yes\n4,5,6,no\n",
+         error="duplicate column names: the columns at positions 1 and 3"),
     Case("duplicate-bracket-columns.csv", b"[/b],x,[/b],label\n1,2,3,yes\n4,5,6,no\n",
-         error="duplicate column names: '[/b]' (2 times)"),
-    Case("ragged.csv", b"age,label\n1,yes\n2,no\n3,yes,extra,fields\n", error="Expected 2 fields"),
+         error="duplicate column names: the columns at positions 1 and 3"),
+    Case("ragged.csv", b"age,label\n1,yes\n2,no\n3,yes,extra,fields\n",
+         error="line 4 has 4 fields where the first has 2"),
     Case("broken.jsonl", b'{"age": 1, "label": "yes"}\n{"age": \n', error="line 2"),
     Case("scalar.json", b'{"name": "x", "size": 3}', error="not a table"),
     # formats that lie about themselves, and encodings
@@ -319,6 +321,42 @@ UNREADABLE = [c for c in CASES if c.error and c.read]
 def test_profile_refuses_an_unreadable_file_with_the_same_paragraph(case, store, tmp_path, monkeypatch):
     path = _place(case, tmp_path, monkeypatch)
     _refused(_invoke(store, monkeypatch, "profile", str(path)), case.error)
+
+
+CANARY = "CANARY-7f3a"
+#: Files refused for what their lines hold, each with the canary in the offending line.
+CANARY_FILES = {
+    "repeated-names.csv": f"{CANARY},{CANARY},label\n1,2,yes\n3,4,no\n",
+    "header-only.csv": f"age,{CANARY},label\n",
+    "unclosed-quote.csv": f'age,label\n1,yes\n2,"{CANARY} no\n3,yes\n',
+    "ragged.csv": f"age,label\n1,yes\n2,no,{CANARY},{CANARY}\n",
+    "broken.jsonl": f'{{"age": 1, "label": "yes"}}\n{{"age": {CANARY}}}\n',
+    "broken.json": f'[{{"age": 1, "label": "yes"}}, {{"age": {CANARY}}}]',
+}
+
+
+@pytest.mark.parametrize("name", CANARY_FILES)
+@pytest.mark.parametrize("command", ["profile", "plan"])
+def test_a_refusal_quotes_nothing_of_the_file(command, name, store, tmp_path, monkeypatch):
+    """A refusal names the problem and where (a line, a column's position), never the file's content: the file may
+    be anything its reader can open (a link to a system file), and the message may reach a log or another person."""
+    path = tmp_path / name
+    path.write_text(CANARY_FILES[name])
+    result = _invoke(store, monkeypatch, command, str(path), *(["predict the label"] if command == "plan" else []))
+    assert result.exit_code == 2, result.stdout[-2000:]
+    assert CANARY not in "".join((result.stdout + result.stderr).split()), result.stderr
+
+
+def test_a_system_file_planned_by_mistake_is_not_quoted(store, tmp_path, monkeypatch):
+    """A link named like a table to a file of another kind (an account list, say): its first line is no column
+    name, so no message of planning names it."""
+    system = tmp_path / "accounts"
+    system.write_text(f"{CANARY}:x:0:0::/root:/bin/bash\n" + "".join(f"u{i}:x:{i}:{i}::/home/u{i}:/bin/sh\n"
+                                                                      for i in range(1, 60)))
+    (tmp_path / "data.csv").symlink_to(system)
+    result = _invoke(store, monkeypatch, "plan", str(tmp_path / "data.csv"), "predict the label")
+    assert result.exit_code == 2, result.stdout[-2000:]
+    assert CANARY not in "".join((result.stdout + result.stderr).split()), result.stderr
 
 
 def test_names_in_brackets_are_printed_as_written(store, tmp_path, monkeypatch):

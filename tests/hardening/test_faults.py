@@ -17,8 +17,10 @@ import pytest
 from sqlalchemy import create_engine, select, text
 from sqlalchemy.pool import NullPool
 
+from dagsmith import scratch
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
+from dagsmith.airflow.watch import ORPHANED_REASON, STOPPED_REASON
 from dagsmith.execution import run as execution
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.execution.heartbeat import beating
@@ -289,6 +291,105 @@ def test_a_killed_dagsmith_run_is_reaped_with_the_reason_and_the_pipeline_reruns
         killed_workspace = run.workspace
     rerun = run_pipeline(planned.id, str(churn_csv), runtime=runtime_named("local", store), settings=store)
     assert rerun["status"] == "completed" and rerun["workspace"] != killed_workspace
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid``: the Airflow run `dagsmith run` starts, and the services it runs."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            children.setdefault(int(stat.read_text().rsplit(")", 1)[1].split()[1]), []).append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    found, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return found
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except OSError:
+        return str(pid)
+
+
+@pytest.mark.parametrize("sent", [signal.SIGKILL, signal.SIGINT], ids=["kill -9", "ctrl-c"])
+def test_a_stopped_dagsmith_run_stops_its_run_at_once_and_leaves_nothing(sent, store, churn_csv, embedder):
+    """`dagsmith run` killed (kill -9 of its own process) or interrupted: its Airflow run records the run
+    interrupted and ends, with its services, its private scratch folders and its Airflow metadata."""
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
+    env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home)}
+    cli = subprocess.Popen([sys.executable, "-m", "dagsmith.cli.app", "pipelines", "rerun", str(planned.id)],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    roots = store.home / "scratch"
+    deadline = time.monotonic() + 300
+    while (attempt := _running_try_of(store, planned.id)) is None or \
+            not _processes_running(f"/attempts/{_position(store, attempt.step_id):02d}-"):
+        assert cli.poll() is None and time.monotonic() < deadline, "the run never started a service"
+        time.sleep(0.05)
+    staged = [folder for folder in roots.glob("*/*") if folder.is_dir()]
+    assert staged and all(f.stat().st_mode & 0o777 == 0o700 for f in [*staged, *(f.parent for f in staged)])
+    below = _descendants(cli.pid)
+    os.kill(cli.pid, sent)
+    stopped = time.monotonic()
+    while (left := [_command(pid) for pid in below if _alive(pid)]) or _running_try_of(store, planned.id):
+        assert time.monotonic() - stopped < 60, f"the run outlived its CLI: {left or 'its try is running'}"
+        time.sleep(0.1)
+    print(f"run stopped {time.monotonic() - stopped:.1f} s after {sent.name}")
+    cli.wait(timeout=60)
+    reason = ORPHANED_REASON if sent == signal.SIGKILL else STOPPED_REASON
+    with session_scope(store) as session:
+        run = session.get(schema.Execution, attempt.execution_id)
+        assert (run.status, run.error) == ("failed", reason)
+        assert session.get(schema.StepAttempt, attempt.id).error_text == reason
+    assert not list(roots.iterdir()) and not list((store.home / "airflow" / "runs").iterdir())
+    if sent == signal.SIGINT:
+        assert cli.returncode == 130 and "recorded as interrupted" in " ".join(cli.stderr.read().split())
+
+
+def test_the_scratch_root_of_a_run_killed_whole_is_removed_at_the_next_start(tmp_path):
+    """A run killed with its CLI at once cannot clean up; its scratch root goes at the next run's start (the lock
+    it held is free), and a live run's root stays."""
+    holder = ("import sys, time; from pathlib import Path; from dagsmith import scratch; "
+              "root = scratch.new_root(Path(sys.argv[1])); (root.folder / 'params.json').write_text('{}'); "
+              "print(root.folder, flush=True); time.sleep(600)")
+    runs = [subprocess.Popen([sys.executable, "-c", holder, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    killed, alive = (Path(run.stdout.readline().strip()) for run in runs)
+    try:
+        runs[0].kill()
+        runs[0].wait()
+        assert scratch.sweep(tmp_path) == [killed]
+        assert not killed.exists() and not killed.with_suffix(".lock").exists()
+        assert (alive / "params.json").exists() and alive.stat().st_mode & 0o777 == 0o700
+    finally:
+        runs[1].kill()
+        runs[1].wait()
+
+
+def test_the_embedded_database_stops_with_its_last_live_user(tmp_path):
+    """pgserver stops the server when the last process on its list of users exits; one killed with -9 stays on
+    that list, and used to keep the server running for ever."""
+    user = ("import sys; from pathlib import Path; from dagsmith.store.embedded import embedded_url; "
+            "embedded_url(Path(sys.argv[1])); print('joined', flush=True); sys.stdin.read()")
+    users = []
+    for _ in range(2):
+        users.append(subprocess.Popen([sys.executable, "-c", user, str(tmp_path)], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True))
+        assert users[-1].stdout.readline() == "joined\n"
+    server = int((tmp_path / "postgres" / "postmaster.pid").read_text().split()[0])
+    try:
+        users[0].kill()
+        users[0].wait()
+        users[1].stdin.close()  # the last live user leaves as usual
+        assert users[1].wait(timeout=60) == 0
+        assert not _alive(server), "the embedded server outlived its last live user"
+    finally:
+        if _alive(server):
+            os.kill(server, signal.SIGQUIT)
 
 
 def _position(settings, step_id: int) -> int:

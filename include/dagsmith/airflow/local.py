@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -16,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+from dagsmith import scratch
+from dagsmith.airflow import watch
 from dagsmith.airflow.pipeline_shards import dag_file_name
 from dagsmith.config import EXECUTION_VARIABLE, LOCAL_CLI_VARIABLE, Settings
 from dagsmith.execution.specs import dag_id
@@ -69,10 +72,14 @@ def _migrate_once(marker: Path, env: dict[str, str]) -> None:
 
 
 # Parsing for this DAG alone, as a worker does, builds just its pipeline: the run's own parse and dag.test()'s
-# re-parse of the DAGs folder each read one spec file (``pipeline_shards``).
+# re-parse of the DAGs folder each read one spec file (``pipeline_shards``). The run ends with its CLI (``watch``).
 _RUN_DAG = """
 import json, os, runpy, shutil, sys
+from pathlib import Path
 from airflow.sdk.definitions._internal.dag_parsing_context import _airflow_parsing_context_manager
+from dagsmith.airflow.watch import end_with_parent
+from dagsmith.scratch import SCRATCH_VARIABLE, remove_root
+end_with_parent(int(sys.argv[4]))
 try:
     with _airflow_parsing_context_manager(dag_id=sys.argv[2]):
         dag = runpy.run_path(sys.argv[1])[sys.argv[2]]
@@ -80,6 +87,7 @@ try:
     print("DAGSMITH_RESULT " + json.dumps({"state": str(run.state), "run_id": run.run_id}))
 finally:
     shutil.rmtree(os.environ["AIRFLOW_HOME"], ignore_errors=True)  # the run's own metadata: done with it
+    remove_root(Path(os.environ[SCRATCH_VARIABLE]))
 """
 
 
@@ -94,18 +102,47 @@ def _private_home(settings: Settings, env: dict[str, str]) -> dict[str, str]:
     return {**env, "AIRFLOW_HOME": str(home)}
 
 
+class DagTest(subprocess.Popen):
+    """The child process running one pipeline's ``dag.test()``; it stops the run when ``stop`` is called or when
+    this process dies (``watch``)."""
+
+    def __init__(self, args: list[str], *, pipe: tuple[int, int], lock_fd: int, **options) -> None:
+        super().__init__([*args, str(pipe[0])], pass_fds=(pipe[0], lock_fd), **options)
+        self._stop_end = os.fdopen(pipe[1], "wb", buffering=0)  # closed with this object: the run then stops
+
+    def stop(self) -> None:
+        """Ask the run to stop: it records itself interrupted, cleans up and exits (wait for it)."""
+        if not self._stop_end.closed:
+            with contextlib.suppress(BrokenPipeError):  # it ended meanwhile
+                self._stop_end.write(watch.STOP)
+            self._stop_end.close()
+
+
 def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[str],
-                   execution_id: int | None = None) -> subprocess.Popen:
+                   execution_id: int | None = None) -> DagTest:
     """Run a pipeline's DAG once with ``dag.test()`` in a child process writing its log to ``output``; with
-    ``execution_id``, the run carries on the execution the caller recorded instead of starting its own."""
+    ``execution_id``, the run carries on the execution the caller recorded instead of starting its own. The run
+    stages its steps' files under a scratch root of its own, and ends when this process does."""
     env = _private_home(settings, ensure_metadata_db(settings))
     if execution_id is not None:
         env[EXECUTION_VARIABLE] = str(execution_id)
-    return subprocess.Popen(
-        [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER / dag_file_name(pipeline_id)), dag_id(pipeline_id),
-         json.dumps(conf)],
-        env=env, stdout=output, stderr=subprocess.STDOUT, text=True,
-    )
+    scratch.sweep(settings.home)  # the roots of runs killed with their CLI
+    root = scratch.new_root(settings.home)
+    env[scratch.SCRATCH_VARIABLE] = str(root.folder)
+    pipe = os.pipe()
+    try:
+        return DagTest(
+            [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER / dag_file_name(pipeline_id)), dag_id(pipeline_id),
+             json.dumps(conf)],
+            pipe=pipe, lock_fd=root.lock_fd, env=env, stdout=output, stderr=subprocess.STDOUT, text=True,
+        )
+    except BaseException:
+        os.close(pipe[1])
+        scratch.remove_root(root.folder)
+        raise
+    finally:
+        os.close(pipe[0])
+        os.close(root.lock_fd)  # the run holds the root's lock from here on
 
 
 def dag_test_result(log_file: Path) -> dict | None:

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.markup import escape
 
-from dagsmith.airflow.local import dag_test_result, start_dag_test
-from dagsmith.cli.output import console, fail, print_json
+from dagsmith.airflow.local import DagTest, dag_test_result, start_dag_test
+from dagsmith.airflow.watch import STOP_SECONDS, STOPPED_REASON
+from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.cli.plan import (
     Choose,
     EachTarget,
@@ -161,10 +166,14 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
     with open(log_file, "w", encoding="utf-8") as output:
         process = start_dag_test(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": user},
                                  settings, output, execution_id=execution_id)
-        while process.poll() is None:
-            time.sleep(POLL_SECONDS)
-            for line in ([] if json else progress_lines(settings, execution_id, seen)):
-                console.print(line, highlight=False)
+        try:
+            with _terminate_as_interrupt():
+                while process.poll() is None:
+                    time.sleep(POLL_SECONDS)
+                    for line in ([] if json else progress_lines(settings, execution_id, seen)):
+                        console.print(line, highlight=False)
+        except KeyboardInterrupt:
+            _stop(process, pipeline_id, execution_id, log_file, settings)
     for line in ([] if json else progress_lines(settings, execution_id, seen)):
         console.print(line, highlight=False)
     outcome = dag_test_result(log_file)
@@ -177,3 +186,34 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
         show(summary, seconds, log_file)
     return {**summary.model_dump(mode="json"), "airflow_log": str(log_file), "time_to_results_seconds": seconds,
             "airflow_state": outcome["state"] if outcome else "did not finish"}
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a run as Ctrl-C does (``_stop``) instead of ending this process with the run left going."""
+    def interrupt(number: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stop(process: DagTest, pipeline_id: int, execution_id: int, log_file: Path, settings: Settings) -> NoReturn:
+    """Stop the run on Ctrl-C or SIGTERM: it records itself interrupted and cleans up (``airflow.watch``); it is
+    killed if it has not ended in time. Exits 130, as a shell reports an interrupted command."""
+    from dagsmith.execution import run as execution
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C would leave the run half-stopped
+    progress(f"stopping the run of pipeline {pipeline_id} ...")
+    process.stop()
+    try:
+        process.wait(timeout=STOP_SECONDS + 10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    execution.abandon(execution_id, STOPPED_REASON, settings=settings)  # when the run could not record it
+    fail(f"interrupted: the run of pipeline {pipeline_id} was stopped and is recorded as interrupted; its log is "
+         f"{log_file}", code=130)

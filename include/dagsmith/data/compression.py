@@ -10,7 +10,6 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
-import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from dagsmith.data.readers import DatasetError, file_head, is_workbook, max_dataset_bytes, size_text
+from dagsmith.scratch import scratch_folder
 
 _STREAMS: dict[str, tuple[bytes, Callable[[Path], IO[bytes]]]] = {
     "gzip": (b"\x1f\x8b", lambda path: gzip.open(path, "rb")),
@@ -54,8 +54,8 @@ def decompressed(path: Path | str) -> Iterator[Path]:
     if kind is None:
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="dagsmith-decompressed-") as directory:
-        copy = Path(directory) / _inner_name(path, kind)
+    with scratch_folder("dagsmith-decompressed-") as directory:
+        copy = directory / _inner_name(path, kind)
         _expand(path, kind, copy)
         try:
             yield copy

@@ -52,6 +52,9 @@ _NOT_TABLES = {
     b"\x1f\x8b": "a gzip archive", b"BZh": "a bzip2 archive", b"7z\xbc\xaf": "a 7-Zip archive",
     b"\x7fELF": "a program", b"SQLite format 3": "an SQLite database",
 }
+#: What a column's name looks like, for a file without a delimiter: a system file read by mistake ('root:x:0:0:',
+#: 'KEY=secret', '-----BEGIN ...') starts with no such line, so its first line is data, never named in a message.
+_NAME = re.compile(r"\w[\w .,()%/#&+'\[\]-]{0,99}")
 _DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+")
 _DECIMAL_POINT = re.compile(r"[-+]?\d+\.\d+")
 #: Mostly utf-8 with stray cp1252 bytes: an encoding registered below, so pandas and ``open`` read such files.
@@ -302,7 +305,7 @@ def _json_format(path: Path, text: str) -> str | None:
 
 def _delimited_info(path: Path, text: str, encoding: str, size: int) -> ReadInfo:
     extension = EXTENSIONS.get(path.suffix.lower())
-    delimiter = _sniff_delimiter(text)
+    sniffed = delimiter = _sniff_delimiter(text)
     if delimiter is None:
         if extension not in ("csv", "tsv"):
             raise DatasetError(
@@ -314,6 +317,8 @@ def _delimited_info(path: Path, text: str, encoding: str, size: int) -> ReadInfo
     rows = _rows(text, delimiter)
     decimal = _decimal_mark(rows, delimiter)
     header = _has_header(rows, decimal)
+    if header and rows and sniffed is None and not all(_NAME.fullmatch(cell.strip()) for cell in rows[0] if cell.strip()):
+        header = False  # without a delimiter, a first line is a column's name only if it reads like one
     if header and rows:
         _check_unique(path, rows[0])
     return ReadInfo("tsv" if delimiter == "\t" else "csv", encoding, delimiter, header, size, decimal)
@@ -385,22 +390,25 @@ def _has_header(rows: list[list[str]], decimal: str) -> bool:
 
 
 def _check_unique(path: Path, names: list[Any]) -> None:
-    """Repeated column names make columns indistinguishable (pandas would silently rename them 'a.1')."""
-    counts = Counter(str(name) for name in names if not pd.isna(name) and str(name).strip())
-    repeated = [name for name, count in counts.items() if count > 1]
+    """Repeated column names make columns indistinguishable (pandas would silently rename them 'a.1'). The columns
+    are named by position: a refusal quotes nothing of the file."""
+    positions: dict[str, list[int]] = {}
+    for position, name in enumerate(names, 1):
+        if not pd.isna(name) and str(name).strip():
+            positions.setdefault(str(name), []).append(position)
+    repeated = [found for found in positions.values() if len(found) > 1]
     if repeated:
-        listed = ", ".join(f"'{name}' ({counts[name]} times)" for name in repeated)
+        listed = "; ".join(" and ".join(map(str, found)) for found in repeated)
         raise DatasetError(
-            f"'{path}' has duplicate column names: {listed}. Every column needs its own name to be told apart; "
-            f"rename the repeats and try again."
+            f"'{path}' has duplicate column names: the columns at positions {listed} (counting from 1) have the same "
+            f"name. Every column needs its own name to be told apart; rename the repeats and try again."
         )
 
 
 def _check_shape(path: Path, info: ReadInfo, frame: pd.DataFrame) -> None:
     if len(frame) == 0 and frame.shape[1] and info.format in ("csv", "tsv", "excel"):
-        names = ", ".join(map(str, frame.columns[:5])) + (", ..." if frame.shape[1] > 5 else "")
         raise DatasetError(
-            f"'{path}' has a header row ({frame.shape[1]} columns: {names}) but no data rows. "
+            f"'{path}' has a header row ({frame.shape[1]} columns) but no data rows. "
             f"Check that the export wrote the data, not only the column names."
         )
     if len(frame) == 0:
@@ -416,11 +424,33 @@ def _as_dataset_error(path: Path, fmt: str) -> Iterator[None]:
     except DatasetError:
         raise
     except Exception as exc:  # pandas, pyarrow, openpyxl and json each raise their own types; all mean "unreadable"
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
         raise DatasetError(
-            f"'{path}' looks like {FORMAT_NAMES[fmt]} but could not be parsed: {reason}. Check that the file is "
-            f"complete and not corrupted, or save it again as {SUPPORTED}."
+            f"'{path}' looks like {FORMAT_NAMES[fmt]} but could not be parsed: {parse_failure(exc)}. Check that the "
+            f"file is complete and not corrupted, or save it again as {SUPPORTED}."
         ) from exc
+
+
+#: Where a parser says it stopped, and the field counts of a ragged line, as pandas' C parser and Python's csv and
+#: json modules write them.
+_AT_LINE = re.compile(r"\b(?:line|row) (\d+)")
+_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+def parse_failure(exc: Exception) -> str:
+    """Why a parser refused a file, by line number and kind of problem, never quoting the file: parsers' messages
+    often carry the offending text (a line, a token, a cell), which may be anything the file holds."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno}, column {exc.colno}"  # msg is the module's own words
+    if isinstance(exc, UnicodeDecodeError):
+        return f"the bytes at offset {exc.start:,} are not {exc.encoding} text"
+    text = str(exc)
+    if fields := _FIELDS.search(text):
+        expected, line, saw = fields.groups()
+        return f"line {line} has {saw} fields where the first has {expected}"
+    if "EOF inside string" in text and (at := _AT_LINE.search(text)):
+        return f"a quoted field opened at row {at.group(1)} is never closed"
+    where = f" at line {at.group(1)}" if (at := _AT_LINE.search(text)) else ""
+    return f"the parser stopped{where} ({type(exc).__name__})"
 
 
 # ---------------------------------------------------------------- nested values

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from dagsmith.data.compression import decompressed
 from dagsmith.data.readers import ReadInfo, read_table, sniff
+from dagsmith.scratch import scratch_folder
 
 _NESTABLE = ("parquet", "json", "jsonl")
 
@@ -26,12 +26,12 @@ def loadable(path: Path | str) -> Iterator[Path]:
         if not info.notes:
             yield plain
             return
-        with tempfile.TemporaryDirectory(prefix="dagsmith-flattened-") as directory:
+        with scratch_folder("dagsmith-flattened-") as directory:
             if info.format == "parquet":
-                flat = Path(directory) / f"{plain.stem}.parquet"
+                flat = directory / f"{plain.stem}.parquet"
                 frame.to_parquet(flat, index=False)
             else:
-                flat = Path(directory) / f"{plain.stem}.jsonl"
+                flat = directory / f"{plain.stem}.jsonl"
                 frame.to_json(flat, orient="records", lines=True, date_format="iso", force_ascii=False)
             yield flat
 

@@ -11,6 +11,9 @@ death within a minute by default. A hung worker still beats: the runtime's timeo
 
 A run whose worker died between steps has no try to go stale; it fails after ``IDLE`` without activity.
 
+A run the local CLI started ends with its CLI: when the CLI is stopped (Ctrl-C, SIGTERM) or killed, its Airflow
+run notices at once (``airflow.watch``) and closes itself with ``interrupt``, without waiting for beats to go stale.
+
 When Airflow does retry the task (its scheduler notices the dead worker too), the next try closes the lost try
 itself (``run.close_lost_tries``), reopens the run and resumes it; the reaper is for the runs nobody resumes.
 Reaping happens at every run start and on ``dagsmith pipelines reap``.
@@ -39,6 +42,8 @@ logger = logging.getLogger(__name__)
 STALE_BEATS = 6
 #: Quiet time after which a run with no try running is abandoned: well over a retry's backoff and queueing.
 IDLE = timedelta(hours=1)
+#: How the reason of a run stopped with its CLI starts: such a run is over, never resumed.
+INTERRUPTED = "interrupted: "
 #: The container label naming the try a container runs, set by ``run.run_step``, read here to remove leftovers.
 ATTEMPT_LABEL = "dagsmith.attempt"
 
@@ -56,10 +61,32 @@ def lost_reason(attempt: schema.StepAttempt) -> str:
     return f"worker died: no heartbeat since {last:%Y-%m-%d %H:%M:%S} UTC (its process was killed or its machine lost)"
 
 
-def close_lost(attempt: schema.StepAttempt, now: datetime) -> None:
-    """Close a try its worker left 'running'; transient, so healing retries the same service."""
-    attempt.error_class, attempt.error_text = ErrorClass.TRANSIENT.value, lost_reason(attempt)
+def close_lost(attempt: schema.StepAttempt, now: datetime, reason: str | None = None) -> None:
+    """Close a try its worker left 'running' (or stopped, saying ``reason``); transient, so healing retries the same
+    service."""
+    attempt.error_class, attempt.error_text = ErrorClass.TRANSIENT.value, reason or lost_reason(attempt)
     attempt.status, attempt.finished_at = StepStatus.FAILED, now
+
+
+def interrupt(execution_id: int, reason: str, settings: Settings) -> bool:
+    """Close a run that was stopped while running: its running tries and the run fail with ``reason``, and the
+    tries' containers are removed. False when the run was no longer running."""
+    with session_scope(settings) as session:
+        now = session.scalar(select(func.now()))
+        run = session.get(schema.Execution, execution_id, with_for_update=True)
+        if run is None or run.status != PipelineStatus.RUNNING:
+            return False
+        running = session.scalars(select(schema.StepAttempt).where(schema.StepAttempt.execution_id == execution_id,
+                                                                   schema.StepAttempt.status == StepStatus.RUNNING))
+        tries = []
+        for attempt in running:
+            close_lost(attempt, now, reason)
+            session.get(schema.PipelineStep, attempt.step_id).status = StepStatus.FAILED
+            tries.append(attempt.id)
+        fail_run(session, run, now, reason)
+    if tries:
+        _remove_containers(tries)
+    return True
 
 
 def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:

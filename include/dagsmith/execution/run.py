@@ -27,7 +27,7 @@ from dagsmith.config import Settings
 from dagsmith.data.staging import loadable
 from dagsmith.execution.contract import check_bundle
 from dagsmith.execution.heartbeat import beating
-from dagsmith.execution.reaper import ATTEMPT_LABEL, close_lost, fail_run, reap
+from dagsmith.execution.reaper import ATTEMPT_LABEL, INTERRUPTED, close_lost, fail_run, reap
 from dagsmith.execution.specs import write_spec
 from dagsmith.healing.classify import RETRY_SAME, Diagnosis, ErrorClass, diagnose, telling_line
 from dagsmith.healing.interpret import interpret
@@ -60,6 +60,10 @@ def retries_for(alternative_counts: list[int]) -> int:
 
 class StepFailed(Exception):
     """The step's try failed; Airflow retries it, and healing decides what the next try runs."""
+
+
+class RunStopped(StepFailed):
+    """The run was closed while this step waited to start a try (stopped, or its worker taken for dead)."""
 
 
 class CandidatesExhausted(Exception):
@@ -233,14 +237,15 @@ def heal(execution_id: int, position: int, *, settings: Settings, self_healing: 
 def close_lost_tries(execution_id: int, position: int, *, settings: Settings) -> int:
     """Mark the step's tries still 'running' as failed: Airflow runs one try of a task at a time, so when a new
     try starts, any try left running was cut off (kill -9, a lost machine). Transient, so healing retries. A run
-    the reaper failed meanwhile is running again."""
+    the reaper failed meanwhile is running again, unless it was interrupted (its CLI is gone)."""
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
         step = step_at(session, execution.pipeline_id, position)
         lost = [a for a in tries_of(session, execution_id, step.id) if a.status == StepStatus.RUNNING]
         for attempt in lost:
             close_lost(attempt, datetime.now(UTC))
-        if execution.status == PipelineStatus.FAILED and execution.finished_at is not None:
+        if execution.status == PipelineStatus.FAILED and execution.finished_at is not None and \
+                not (execution.error or "").startswith(INTERRUPTED):
             execution.status, execution.finished_at, execution.error = PipelineStatus.RUNNING, None, None
             session.get(schema.Pipeline, execution.pipeline_id).status = PipelineStatus.RUNNING
         return len(lost)
@@ -296,7 +301,12 @@ TryObserver = Callable[[Try, Diagnosis | None], None]
 def open_try(session: Session, execution: schema.Execution, step: schema.PipelineStep, service_id: int,
              params: dict, *, decision: dict | None = None) -> Try:
     """Record a new running try of ``step`` (numbered under a lock on the step: tries of one step may start side
-    by side, as a model search's candidates do)."""
+    by side, as a model search's candidates do). A run no longer running gets none: its share lock waits for a stop
+    being recorded (``reaper.interrupt``), so no try starts after it."""
+    status, error = session.execute(select(schema.Execution.status, schema.Execution.error)
+                                    .where(schema.Execution.id == execution.id).with_for_update(read=True)).one()
+    if status != PipelineStatus.RUNNING:
+        raise RunStopped(f"the run is over ({error or status}): no try of step {step.position} starts")
     session.execute(select(schema.PipelineStep.id).where(schema.PipelineStep.id == step.id).with_for_update())
     number = len(tries_of(session, execution.id, step.id)) + 1
     service, files, analysis = _service(session, service_id)

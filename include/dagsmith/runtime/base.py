@@ -124,9 +124,10 @@ class HostPaths:
 
 
 def stage(invocation: Invocation, folder: Path) -> HostPaths:
-    """Write the service's code and params under ``folder``, readable by the service's own uid (others)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o755)
+    """Write the service's code and params under ``folder``, readable by the service's own uid (others). ``folder``
+    stays private (0700, ``scratch.scratch_folder``): the sandbox or container mounts the code and params, so the
+    service reaches them through the mounts, never through the folder, and nobody else on the machine reads them."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     service_dir = materialise(invocation.files, folder / "service")
     _grant(service_dir, 0o005, 0o004)
     params_file = folder / "params.json"

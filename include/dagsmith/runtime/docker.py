@@ -19,7 +19,6 @@ import functools
 import json
 import os
 import re
-import tempfile
 import threading
 import time
 import uuid
@@ -38,6 +37,7 @@ from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_D
                                    InvocationResult, Limits, RuntimeUnavailable, contract_command, prepare_data_dirs,
                                    stage)
 from dagsmith.runtime.packages import not_provided, unavailable
+from dagsmith.scratch import scratch_folder
 
 RUNTIME_IMAGE = "dagsmith-runtime:py311"
 DEFAULT_SOCKET = "/run/dagsmith/podman.sock"
@@ -281,8 +281,8 @@ class DockerRuntime:
         except PinsUnavailable as error:
             return InvocationResult(exit_code=NOT_RUN_EXIT_CODE, stdout="", stderr=f"error: {error}", seconds=0.0)
         prepare_data_dirs(invocation, SERVICE_UID)
-        with tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch:
-            spec = ContainerSpec.of(invocation, stage(invocation, Path(scratch)), image)
+        with scratch_folder(f"dagsmith-{invocation.service}-") as scratch:
+            spec = ContainerSpec.of(invocation, stage(invocation, scratch), image)
             result = self.driver(spec) if self.driver else self._drive(spec)
         return result or InvocationResult(exit_code=-1, stdout="", stderr="the container was stopped before "
                                                 "it finished", seconds=0.0, isolation=CONTAINER_ISOLATION)

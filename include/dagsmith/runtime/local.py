@@ -23,13 +23,13 @@ import resource
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from dagsmith.runtime import guard, sandbox, seccomp
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, contract_command, prepare_data_dirs, stage
 from dagsmith.runtime.packages import not_provided, unavailable
+from dagsmith.scratch import scratch_folder
 
 KIT_PATH = Path(__file__).resolve().parents[2]  # the folder holding the dagsmith_kit package
 OUTPUT_TAIL = 64 * 1024
@@ -65,9 +65,8 @@ class LocalRuntime:
             return InvocationResult(exit_code=-1, stdout="", stderr=f"error: {not_provided(missing)}", seconds=0.0,
                                     isolation=self.isolation)
         self.check()
-        with (tempfile.TemporaryDirectory(prefix=f"dagsmith-{invocation.service}-") as scratch,
+        with (scratch_folder(f"dagsmith-{invocation.service}-") as scratch_dir,
               guard.memory_cgroup(invocation.limits) as cgroup):
-            scratch_dir = Path(scratch)
             host = stage(invocation, scratch_dir)
             if not self.sandboxed:
                 invocation.output_dir.mkdir(parents=True, exist_ok=True)

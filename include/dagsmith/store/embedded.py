@@ -1,14 +1,19 @@
 """The embedded PostgreSQL + pgvector server (the pgserver package) used when no database URL is configured.
 
 The server's data lives under ``DAGSMITH_HOME/postgres`` and is shared by every dagsmith process on the
-machine: pgserver serialises start-up with an inter-process lock and stops the server when the last
-process using it exits.
+machine: pgserver serialises start-up with an inter-process lock, keeps the pids of the processes using the server
+and stops it when the last one exits. A process killed outright (kill -9) never takes its pid off that list, and
+the server would then outlive everyone: here the pids of dead processes are dropped whenever a process joins or
+leaves, so the last live user stops it.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
 import subprocess
+import threading
 import warnings
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -16,6 +21,10 @@ from urllib.parse import parse_qs, urlparse
 from dagsmith.errors import ServiceUnavailable
 
 DATABASE = "dagsmith"
+#: The servers this process joined, by data folder.
+_JOINED: dict[Path, object] = {}
+#: Set by ``leave``: a thread of this process reconnecting afterwards must not start the server again.
+_LEFT = threading.Event()
 
 
 class EmbeddedServerError(ServiceUnavailable, RuntimeError):
@@ -47,6 +56,8 @@ def _check_data_version(pgdata: Path) -> None:
 
 
 def _server(home: Path):
+    if _LEFT.is_set():
+        raise EmbeddedServerError("this process has left the embedded database: it is ending")
     with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset; the fallback is fine
         warnings.simplefilter("ignore")
         import pgserver
@@ -56,11 +67,44 @@ def _server(home: Path):
     home.mkdir(parents=True, exist_ok=True)
     _check_data_version(pgdata)
     try:
-        return pgserver.get_server(pgdata, cleanup_mode="stop")
+        server = pgserver.get_server(pgdata, cleanup_mode="stop")
     except Exception as exc:  # pgserver raises CalledProcessError, TimeoutExpired, AssertionError
         log = pgdata / "log"
         tail = log.read_text(errors="replace")[-2000:] if log.is_file() else "(no server log)"
         raise EmbeddedServerError(f"the embedded PostgreSQL under {pgdata} did not start: {exc}\n{tail}") from exc
+    if pgdata not in _JOINED:
+        _JOINED[pgdata] = server
+        _forget_dead_users(server)
+        atexit.register(_forget_dead_users, server)  # runs before pgserver's own exit hook, registered earlier
+    return server
+
+
+def _forget_dead_users(server) -> None:
+    """Drop the pids of processes that died without leaving from pgserver's list of the server's users (its lock
+    and list are pgserver 0.1.4's, pinned)."""
+    with server._lock:
+        users = server.global_process_id_list.get()
+        alive = [pid for pid in users if pid == os.getpid() or _alive(pid)]
+        if alive != users:
+            server.global_process_id_list.put(alive)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, killed and not yet waited for, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def leave() -> None:
+    """Leave every embedded server this process uses now, stopping each one nobody else alive uses: for a process
+    about to end without running its exit hooks (``os._exit``)."""
+    _LEFT.set()
+    for server in _JOINED.values():
+        _forget_dead_users(server)
+        server.cleanup()
 
 
 def embedded_url(home: Path) -> str:

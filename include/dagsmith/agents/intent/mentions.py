@@ -264,13 +264,21 @@ def _nested(matches: list[Match]) -> set[Match]:
     }
 
 
+def _case_twins(matches: list[Match], goal: Goal) -> set[Match]:
+    """Mentions of a column whose name differs only in case from one the goal writes exactly: 'price' names the column
+    price, not Price (read in lower case, both match it equally)."""
+    written = {m.column for m in matches if re.search(rf"(?<!\w){re.escape(m.column)}(?!\w)", goal.text)}
+    folded = {name.casefold() for name in written}
+    return {m for m in matches if m.column not in written and m.column.casefold() in folded}
+
+
 def column_matches(goal: Goal, profile: DatasetProfile) -> list[Match]:
     """Every mention of a column in the goal, by name, synonym, abbreviation or class value; fuzzy only if none."""
     names = column_names(profile)
     found = [m for name in names for m in (*_span_matches(name, goal), *_synonym_matches(name, goal))]
     found = [m for m in found if m.start not in goal.asides]  # "(red-tailed, sharp-shinned)" lists classes
     found += _value_matches(profile, goal)
-    dropped = _objects_of_synonyms(found, goal.stems) | _nested(found)
+    dropped = _objects_of_synonyms(found, goal.stems) | _nested(found) | _case_twins(found, goal)
     return [m for m in found if m not in dropped] or list(_fuzzy_matches(names, goal))
 
 

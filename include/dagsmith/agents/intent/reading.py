@@ -42,6 +42,7 @@ class Goal:
     corrections: tuple[tuple[str, str], ...]
     asides: frozenset[int] = frozenset()  # words of a parenthesised list: examples or classes, not the column asked for
     question: bool = False  # the goal asks a question about the rows that a prediction answers
+    text: str = ""  # as written, for the case of a name ('price' against a column 'Price')
 
     def among_inputs(self, at: int) -> bool:
         """Whether the word at ``at`` is in the list of inputs ("based on age and income")."""
@@ -89,7 +90,7 @@ def read_goal(text: str, profile: DatasetProfile) -> Goal:
     features_to = min((at for phrase in _INPUTS_END for at in find_phrase(read, phrase) if at > features_from),
                       default=len(tokens))
     question = any(_QUESTION.match(sentence) for sentence in re.split(r"(?<=[.!?])\s+", text))
-    return Goal(tuple(tokens), read, features_from, features_to, tuple(corrections), asides, question)
+    return Goal(tuple(tokens), read, features_from, features_to, tuple(corrections), asides, question, text)
 
 
 def _tokens_and_asides(text: str) -> tuple[list[str], frozenset[int]]:

@@ -197,11 +197,20 @@ def _boolean(column: _Values) -> SemanticType | None:
     return S.BOOLEAN if boolean_pair(column.text) else None
 
 
+def _numbers_with_stray_words(column: _Values) -> bool:
+    """Text that is numbers but for a few words (read as missing values), whatever the words: 90% of the values, or
+    of the distinct values, parse as numbers. Distinct values count because one word written on many rows ('three'
+    on 50 of 450) is still one stray word among hundreds of numbers, not 300 classes."""
+    parsed = column.text.str.fullmatch(NUMBER)
+    distinct = column.text.nunique()
+    return parsed.mean() >= 0.9 or column.text[parsed].nunique() >= 0.9 * distinct
+
+
 def _by_cardinality(column: _Values) -> SemanticType:
     """Numbers stay numeric (two-valued ones are categories); text is categorical unless many long, wordy values."""
     if column.numeric:
         return S.CATEGORICAL if column.n_unique == 2 else S.NUMERIC
-    if column.share(NUMBER) >= 0.9:
+    if _numbers_with_stray_words(column):
         return S.NUMERIC
     size = len(column.values)
     if column.n_unique <= 0.05 * size or (column.n_unique <= MAX_LEVELS and column.n_unique <= 0.5 * size):

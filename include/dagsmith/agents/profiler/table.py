@@ -73,9 +73,10 @@ def profilable(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         raise DatasetError(f"the table has {len(frame)} rows and {frame.shape[1]} columns: nothing to profile.")
     frame = frame.rename(columns=str)
-    repeated = sorted(set(frame.columns[frame.columns.duplicated()]))
-    if repeated:
-        raise DatasetError(f"the table has duplicate column names: {', '.join(map(repr, repeated))}; rename them.")
+    repeated = np.flatnonzero(frame.columns.duplicated(keep=False)) + 1  # by position: a refusal quotes no data
+    if len(repeated):
+        raise DatasetError(f"the table has duplicate column names (the columns at positions "
+                           f"{', '.join(map(str, repeated))}, counting from 1); rename them.")
     nested = [name for name in frame.columns if frame[name].dtype == object and nesting(frame[name])]
     return frame.assign(**{name: frame[name].map(_as_json) for name in nested}) if nested else frame
 

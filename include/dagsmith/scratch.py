@@ -1,0 +1,79 @@
+"""Private scratch folders: where a run stages a service's code and parameters, or a decompressed or flattened copy
+of a dataset, for one step.
+
+What they hold is the user's (their data, a service's parameters), so each folder is private (0700) and removed when
+its step ends. A run the local CLI starts gets a scratch root of its own (``DAGSMITH_HOME/scratch/<run>``, named
+to the Airflow run in ``DAGSMITH_SCRATCH``) holding every folder of its steps: the run removes it when it ends or
+is stopped, and when the run was killed outright (kill -9 of every process) the next run's start does
+(``sweep``), told by a lock the run held for its lifetime. Elsewhere (a deployment's workers) the folders live in
+the system's temporary folder.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+SCRATCH_VARIABLE = "DAGSMITH_SCRATCH"
+
+
+@contextmanager
+def scratch_folder(prefix: str) -> Iterator[Path]:
+    """A new private folder, under the run's scratch root when there is one, removed when the block ends."""
+    root = os.environ.get(SCRATCH_VARIABLE)
+    if root:
+        Path(root).mkdir(mode=0o700, parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=root or None) as folder:  # mkdtemp makes it 0700
+        yield Path(folder)
+
+
+@dataclass(frozen=True)
+class ScratchRoot:
+    """A run's scratch root, and the open lock file that says the run is alive (pass it on to the run's process)."""
+
+    folder: Path
+    lock_fd: int
+
+
+def new_root(home: Path) -> ScratchRoot:
+    """A scratch root for one run under ``home``, locked (``flock``) by the caller until it passes the lock on."""
+    parent = home / "scratch"
+    parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder = parent / f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{os.getpid()}"
+    fd = os.open(folder.with_suffix(".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    folder.mkdir(mode=0o700)
+    return ScratchRoot(folder, fd)
+
+
+def remove_root(folder: Path) -> None:
+    """Remove a run's scratch root and its lock file."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.with_suffix(".lock").unlink(missing_ok=True)
+
+
+def sweep(home: Path) -> list[Path]:
+    """Remove the scratch roots of runs no process holds any more (killed outright); returns them."""
+    removed = []
+    for lock in sorted((home / "scratch").glob("*.lock")):
+        try:
+            fd = os.open(lock, os.O_WRONLY)
+        except FileNotFoundError:  # removed by its own run meanwhile
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # its run is alive
+        else:
+            remove_root(lock.with_suffix(""))
+            removed.append(lock.with_suffix(""))
+        finally:
+            os.close(fd)
+    return removed
