@@ -23,8 +23,6 @@ import re
 import tempfile
 from pathlib import Path
 
-from airflow.configuration import conf
-
 from dagsmith.config import Settings
 
 log = logging.getLogger(__name__)
@@ -65,7 +63,11 @@ def api_login(triggering_user: str | None) -> str | None:
 
 
 def fab() -> bool:
-    """Whether this Airflow runs the FAB auth manager, under which DAGs' ``access_control`` is enforced."""
+    """Whether this Airflow runs the FAB auth manager, under which DAGs' ``access_control`` is enforced. Airflow's
+    configuration is imported here, not with the module: importing it sets up Airflow's logging on standard output,
+    and the CLI imports this module for the build DAGs' ids."""
+    from airflow.configuration import conf
+
     return conf.get("core", "auth_manager", fallback="") == FAB_AUTH_MANAGER
 
 
