@@ -151,7 +151,7 @@ def test_a_field_that_cannot_be_used_is_one_line_naming_what_fits(catalog_settin
 def test_a_question_offers_its_readings_as_json_and_a_given_answer_is_remembered(catalog_settings, penguins_csv):
     """An unclear goal is a question (exit 5) whose candidates a client can offer; answering it with their options
     plans the pipeline, and the same words on the same table are then read that way without asking."""
-    goal = "predict the bill"
+    goal = "predict the bill please"  # words of this test's own: answers are remembered for them on this table
     asked = _plan(catalog_settings, penguins_csv, goal, "--json", "--user", "ana")
     assert asked.returncode == 5, asked.stderr
     question = json.loads(asked.stdout)
@@ -164,11 +164,12 @@ def test_a_question_offers_its_readings_as_json_and_a_given_answer_is_remembered
 
     answered = _plan(catalog_settings, penguins_csv, goal, *depth["options"].split(), "--json", "--user", "ana")
     assert answered.returncode == 0, answered.stderr
-    again = _plan(catalog_settings, penguins_csv, "Predict the bill!", "--json", "--user", "ana")
+    again = _plan(catalog_settings, penguins_csv, "Predict the bill, please!", "--json", "--user", "ana")
     assert again.returncode == 0, again.stderr
     intent = json.loads(again.stdout)["intent"]
     assert (intent["task_type"], intent["target"]) == ("regression", "bill_depth_mm")
-    assert intent["reasons"]["target"].startswith("bill_depth_mm: you chose 'bill_depth_mm' for 'predict the bill' ")
+    assert intent["reasons"]["target"].startswith("bill_depth_mm: you chose 'bill_depth_mm' for 'predict the bill "
+                                                  "please' ")
 
 
 def test_an_interactive_question_is_answered_at_the_terminal(catalog_settings, penguins_csv):

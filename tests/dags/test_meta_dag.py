@@ -54,7 +54,8 @@ def penguins_in(folder: Path) -> Path:
 def test_agents_run_as_tasks_and_store_a_scheduled_pipeline(catalog_settings, tmp_path):
     """The conf's fields (``target``, ``metric``, ``exclude``) win over the goal's words, as on the CLI."""
     data = penguins_in(catalog_settings.home / "datasets" / tmp_path.name)  # a deployment reads the data roots only
-    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "predict the species",
+    # words of this test's own: fields given with a goal are remembered for its words on this table
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "predict the species of each bird",
                                                "on_behalf_of": "ana", "schedule": "0 3 * * 1", "target": "sex",
                                                "metric": "f1", "exclude": ["island"]})
     assert state == "success", output[-4000:]
