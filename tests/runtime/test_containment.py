@@ -131,12 +131,15 @@ def memory_cgroups() -> Path:
 
 def test_a_steps_processes_together_are_held_to_its_memory(home, tmp_path, memory_cgroups):
     """Four interpreters of 150 MB each: every one under the 400 MB per-process limit, 600 MB together."""
+    before = set(memory_cgroups.glob(f"{guard.CGROUP_PREFIX}*"))  # other steps' (a killed worker's, a concurrent one)
     result, _ = _run(LocalRuntime(), home, "memory_spreader", tmp_path, SMALL, {"processes": 4, "mb_each": 150})
     assert "held" not in result.stdout and not result.ok
     assert result.exceeded == "the step used more than its 400 MB of memory (all its processes and its /tmp together)"
     assert result.stderr.endswith(f"killed: {result.exceeded}") and result.out_of_memory
     assert diagnose(result) == Diagnosis(ErrorClass.RESOURCE, result.exceeded)
-    assert not list(memory_cgroups.glob("dagsmith-step-*")), "the step's cgroup was left behind"
+    left = [path for path in set(memory_cgroups.glob(f"{guard.CGROUP_PREFIX}*")) - before
+            if path.exists() and not (path / "cgroup.procs").read_text().strip()]
+    assert not left, "the step's cgroup was left behind"
 
 
 def test_files_in_tmp_and_dev_shm_count_towards_the_steps_memory(home, tmp_path, memory_cgroups):

@@ -43,6 +43,9 @@ FALLBACK_MB_PER_PROCESS = 256
 #: Without a cgroup, ``/tmp`` and ``/dev/shm`` share the memory budget in this proportion.
 TMP_SHARE = 0.75
 _CLEANUP_SECONDS = 10.0
+CGROUP_PREFIX = "dagsmith-step-"
+#: Age after which an empty step cgroup is a dead worker's leftover.
+STALE_CGROUP_SECONDS = 60
 
 
 def memory_exceeded(limits: Limits) -> str:
@@ -62,6 +65,14 @@ def memory_cgroup(limits: Limits) -> Iterator[Cgroup | None]:
             cgroup.remove()
 
 
+def _sweep(folder: Path) -> None:
+    """Remove the empty step cgroups a killed worker left (a minute old at least: a step joins its own at once)."""
+    for stale in folder.glob(f"{CGROUP_PREFIX}*"):
+        with contextlib.suppress(OSError):  # busy (a step still in it) or gone already
+            if time.time() - stale.stat().st_mtime > STALE_CGROUP_SECONDS:
+                stale.rmdir()
+
+
 @dataclass(frozen=True)
 class Cgroup:
     """One step's memory cgroup (v1 or v2), a child of the worker's."""
@@ -75,7 +86,8 @@ class Cgroup:
         if parent is None:
             return None
         folder, version = parent
-        cgroup = cls(folder / f"dagsmith-step-{secrets.token_hex(6)}", version)
+        _sweep(folder)
+        cgroup = cls(folder / f"{CGROUP_PREFIX}{secrets.token_hex(6)}", version)
         memory = str(limits.memory_mb * MIB)
         try:
             cgroup.path.mkdir()
