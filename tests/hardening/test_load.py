@@ -68,7 +68,8 @@ def test_twenty_concurrent_runs_complete_without_mixing(store, embedder, tmp_pat
     wall = time.monotonic() - started
     summaries = []
     for pipeline_id, dataset, target, metric, proc in results:
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        # completed; 4 when its score is too good to take on trust (the penguins' species is that easy)
+        assert proc.returncode in (0, 4), proc.stdout[-2000:] + proc.stderr[-2000:]
         summary = json.loads(proc.stdout)
         assert summary["pipeline_id"] == pipeline_id and summary["status"] == "completed"
         assert summary["dataset"] == dataset and metric in summary["metrics"], (dataset, summary["metrics"])
