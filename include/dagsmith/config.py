@@ -24,6 +24,10 @@ LOCAL_CLI_VARIABLE = "DAGSMITH_LOCAL_CLI"
 EXECUTION_VARIABLE = "DAGSMITH_EXECUTION_ID"
 #: The model search's budget for pipelines built from now on (``agents.model_search``); unset: sized to the table.
 SEARCH_SECONDS_VARIABLE = "DAGSMITH_SEARCH_SECONDS"
+#: Where the versions of pipelines' models are kept (``registry``); unset: ``DAGSMITH_HOME/models``.
+MODEL_ROOT_VARIABLE = "DAGSMITH_MODEL_ROOT"
+#: The drift score of a feature above which scoring says prominently that the new rows differ from the training's.
+DRIFT_THRESHOLD_VARIABLE = "DAGSMITH_DRIFT_THRESHOLD"
 
 
 class ConfigurationError(InputError, ValueError):
@@ -122,6 +126,17 @@ def _sandboxed() -> bool:
                              f"only) or unset, not '{value}'")
 
 
+def _drift_threshold() -> float:
+    value = os.environ.get(DRIFT_THRESHOLD_VARIABLE) or "0.2"
+    try:
+        threshold = float(value)
+    except ValueError:
+        threshold = -1.0
+    if not threshold > 0:
+        raise ConfigurationError(f"{DRIFT_THRESHOLD_VARIABLE} must be a positive number, not '{value}'")
+    return threshold
+
+
 def _extra_data_roots() -> tuple[Path, ...]:
     folders = os.environ.get(DATA_ROOTS_VARIABLE, "").split(os.pathsep)
     return tuple(Path(folder).expanduser().resolve() for folder in folders if folder.strip())
@@ -143,7 +158,9 @@ class Settings:
     ``DAGSMITH_UNSAFE_NO_SANDBOX=1`` runs the local runtime's services without the bubblewrap sandbox: for trusted
     catalogs only, and said in ``dagsmith serve``'s banner and every run's trace. ``DAGSMITH_SEARCH_SECONDS`` sets
     the modelling search's budget for pipelines built from now on (default: sized to the table; a goal's own time
-    budget wins).
+    budget wins). ``DAGSMITH_MODEL_ROOT`` (default ``DAGSMITH_HOME/models``) holds the frozen versions of pipelines'
+    models (``registry``); ``DAGSMITH_DRIFT_THRESHOLD`` (default 0.2, the population stability index from which a
+    shift is usually taken as significant) is the drift score of a feature that scoring reports as drifted.
 
     ``DAGSMITH_DATA_ROOTS`` (folders separated by ``os.pathsep``) adds to ``DAGSMITH_HOME/datasets`` the folders
     a dataset named by a DAG trigger or the UI may be read from (``dagsmith.data.roots``). ``DAGSMITH_LOCAL_CLI=1``
@@ -162,6 +179,8 @@ class Settings:
     extra_data_roots: tuple[Path, ...] = ()
     local_cli: bool = False
     search_seconds: float | None = field(default_factory=_search_seconds)
+    model_root: Path | None = None
+    drift_threshold: float = 0.2
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -173,8 +192,15 @@ class Settings:
         return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime,
                    llm=LLMConfig.from_env(), heartbeat_seconds=_heartbeat_seconds(), step_limits=_step_limits(),
                    sandboxed=_sandboxed(), extra_data_roots=_extra_data_roots(),
-                   local_cli=os.environ.get(LOCAL_CLI_VARIABLE) == "1")
+                   local_cli=os.environ.get(LOCAL_CLI_VARIABLE) == "1",
+                   model_root=Path(os.environ[MODEL_ROOT_VARIABLE]).expanduser().resolve()
+                   if os.environ.get(MODEL_ROOT_VARIABLE) else None, drift_threshold=_drift_threshold())
 
     @property
     def staging_dir(self) -> Path:
         return self.home / "staging"
+
+    @property
+    def models_dir(self) -> Path:
+        """Where model versions are frozen: ``DAGSMITH_MODEL_ROOT``, else ``DAGSMITH_HOME/models``."""
+        return self.model_root or self.home / "models"
