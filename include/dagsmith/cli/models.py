@@ -31,9 +31,11 @@ def _pipeline(session, pipeline_id: int) -> schema.Pipeline:
 
 
 def _score(row: dict[str, Any]) -> str:
-    decision = row["decision"]
-    metric = decision.get("metric")
-    return f"{metric} {row['metrics'][metric]:.4f}" if metric and metric in row["metrics"] else ""
+    """The held-out metric the version's run is judged by, with its value."""
+    from dagsmith.execution.quality import judged_metric  # scikit-learn, loaded only to list
+
+    judged = judged_metric(row["metrics"])
+    return f"{judged[0]} {row['metrics'][judged[0]]:.4f}" if judged else ""
 
 
 @app.command("list")

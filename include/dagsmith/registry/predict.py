@@ -61,9 +61,15 @@ def predict(pipeline_id: int, data: Path, *, out: Path | None, number: int | Non
     return {"pipeline_id": pipeline_id, "version": number, "status": status, "output": str(out),
             "rows": int(report.get("rows_scored", len(scored.predictions))),
             "extra_columns": report.get("extra_columns", []),
-            "unseen_categories": report.get("unseen_categories", {}), "out_of_range": report.get("out_of_range", {}),
+            "unseen_categories": _counted(report.get("unseen_categories")),
+            "out_of_range": _counted(report.get("out_of_range")),
             "drift_threshold": settings.drift_threshold, "drifted": over,
             "drift": {c: v.get("psi") for c, v in ((report.get("drift") or {}).get("columns") or {}).items()}}
+
+
+def _counted(counts: dict[str, int] | None) -> dict[str, int]:
+    """The columns with at least one such value."""
+    return {column: count for column, count in (counts or {}).items() if count}
 
 
 def _write(predictions, out: Path) -> None:
