@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from dagsmith.config import ConfigurationError, Settings
 from dagsmith.errors import InputError
 from dagsmith.registry import versions
 from dagsmith.registry.versions import Decision
@@ -108,3 +109,18 @@ def test_a_champion_crowned_during_the_comparison_keeps_the_newcomer_a_challenge
 def test_a_pipeline_without_versions_says_so(settings, pipeline):
     with session_scope(settings) as session, pytest.raises(InputError, match="has no model versions yet"):
         versions.find(session, pipeline[0], None)
+
+
+def test_the_model_root_and_drift_threshold_come_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("DAGSMITH_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("DAGSMITH_MODEL_ROOT", raising=False)
+    monkeypatch.delenv("DAGSMITH_DRIFT_THRESHOLD", raising=False)
+    default = Settings.from_env()
+    assert default.models_dir == tmp_path / "home" / "models" and default.drift_threshold == 0.2
+    monkeypatch.setenv("DAGSMITH_MODEL_ROOT", str(tmp_path / "shared-models"))
+    monkeypatch.setenv("DAGSMITH_DRIFT_THRESHOLD", "0.1")
+    chosen = Settings.from_env()
+    assert chosen.models_dir == tmp_path / "shared-models" and chosen.drift_threshold == 0.1
+    monkeypatch.setenv("DAGSMITH_DRIFT_THRESHOLD", "lots")
+    with pytest.raises(ConfigurationError, match="DAGSMITH_DRIFT_THRESHOLD must be a positive number"):
+        Settings.from_env()
