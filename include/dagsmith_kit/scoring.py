@@ -128,8 +128,9 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
     schema = _read_json(version / SCHEMA_FILE)
     reference = _read_json(version / REFERENCE_FILE)
     info = _read_json(version / MODEL_INFO_FILE)
-    if info.get("can_score") is False:
-        raise ServiceError(f"this model cannot score new rows: {info.get('reason')}")
+    blocked = {**info, **schema.get("model", {})}
+    if blocked.get("can_score") is False:
+        raise ServiceError(f"this model cannot score new rows: {blocked.get('reason')}")
     if chunk_rows < 1:
         raise ServiceError(f"--chunk-rows must be at least 1, got {chunk_rows}")
     try:
