@@ -121,6 +121,14 @@ def predict(model: Any, info: dict[str, Any], X: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- scoring
+def prepare(frame: pd.DataFrame, loaded: list, target: str | None) -> pd.DataFrame:
+    """New rows after the recorded transforms. Rows without the target get it as an empty column while the
+    transforms run (a transform of the target, such as a type fix, passes over it), and lose it after."""
+    if not target or target in frame.columns:
+        return transforms.replay(frame, loaded)
+    return transforms.replay(frame.assign(**{target: np.nan}), loaded).drop(columns=[target], errors="ignore")
+
+
 def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROWS) -> dict[str, Any]:
     """Score the rows of ``source`` with the model version in ``version``; write predictions and a summary to
     ``output``. Nothing is left in ``output`` when it fails."""
@@ -162,8 +170,7 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
                 for column, count in more.items():
                     totals[column] = totals.get(column, 0) + count
             counted = drift.add(counted, drift.counts(reference, frame))
-            prepared = frame if target in frame.columns or not target else frame.assign(**{target: np.nan})
-            prepared = transforms.replay(prepared, loaded)
+            prepared = prepare(frame, loaded, target)
             X = prepared[model_features] if model_features else prepared.drop(columns=[*ids, target], errors="ignore")
             result = pa.Table.from_pandas(pd.concat([frame[ids].reset_index(drop=True),
                                                      predict(model, info, X).reset_index(drop=True)], axis=1),

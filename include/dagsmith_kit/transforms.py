@@ -96,14 +96,15 @@ def _only_dropped_rows(given: list[pd.DataFrame], written: list[pd.DataFrame]) -
     return all(pd.util.hash_pandas_object(frame, index=False).isin(seen).all() for frame in written)
 
 
-def load(folder: str | Path) -> list[tuple[str, Callable[[pd.DataFrame, Any], pd.DataFrame], Any]]:
-    """The ``replay`` transforms of a bundle or version folder as ``(service, apply, state)``, in order.
+def load(folder: str | Path, since: int = 0) -> list[tuple[str, Callable[[pd.DataFrame, Any], pd.DataFrame], Any]]:
+    """The ``replay`` transforms of a bundle or version folder as ``(service, apply, state)``, in order (from the
+    ``since``-th entry on). An ``unreplayable`` entry raises ``ValueError`` saying why.
 
     This unpickles code services wrote: call it only inside the sandbox (the scorer does)."""
     import pickle
 
     loaded = []
-    for entry in steps(folder):
+    for entry in steps(folder)[since:]:
         if entry["kind"] == UNREPLAYABLE:
             raise ValueError(f"step {entry['step']} ({entry['service']}) cannot be applied to new rows: "
                              f"{entry.get('reason') or 'no reason recorded'}")
