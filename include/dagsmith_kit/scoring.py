@@ -56,6 +56,23 @@ def _fits(kind: str, arrow_type: pa.DataType) -> bool:
     return True
 
 
+#: a training column's kind, in words.
+KIND_WORDS = {"numeric": "numbers", "boolean": "true/false values", "datetime": "dates"}
+
+
+def _in_words(arrow_type: pa.DataType) -> str:
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "text"
+    if pa.types.is_boolean(arrow_type):
+        return KIND_WORDS["boolean"]
+    if pa.types.is_temporal(arrow_type):
+        return KIND_WORDS["datetime"]
+    return KIND_WORDS["numeric"] if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) else str(
+        arrow_type)
+
+
 def _examples(parquet: pq.ParquetFile, column: str) -> str:
     values = next(parquet.iter_batches(batch_size=1000, columns=[column])).column(0).drop_null().to_pylist()
     return ", ".join(repr(v) for v in list(dict.fromkeys(values))[:EXAMPLES])
@@ -73,8 +90,8 @@ def check_schema(schema: dict[str, Any], parquet: pq.ParquetFile) -> dict[str, A
     for feature in features:
         arrow_type = arrow.field(feature["name"]).type
         if not _fits(feature["kind"], arrow_type):
-            raise ServiceError(f"column {feature['name']} held {feature['kind']} values in training but holds "
-                               f"{arrow_type} now (e.g. {_examples(parquet, feature['name'])})")
+            raise ServiceError(f"column {feature['name']} held {KIND_WORDS[feature['kind']]} in training but holds "
+                               f"{_in_words(arrow_type)} now (e.g. {_examples(parquet, feature['name'])})")
     known = {f["name"] for f in features} | set(schema["id_columns"]) | {schema.get("target")}
     return {"extra_columns": [c for c in arrow.names if c not in known],
             "missing_id_columns": [c for c in schema["id_columns"] if c not in present]}
