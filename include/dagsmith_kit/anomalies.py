@@ -148,9 +148,10 @@ def write_anomalies(out: Bundle, frame: pd.DataFrame, columns: list[str], scores
     why = np.full(len(scores), "", dtype=object)
     why[flagged] = reasons(frame, columns, flagged)
     basis = frame[columns].sample(min(len(frame), BASIS_ROWS), random_state=0)
+    lowest_flagged = scores[flags].min() if flags.any() else np.nextafter(scores.max(), np.inf)  # none: above all
     save_row_model(out, "anomaly", frame, columns, values,
                    None if score is None or values is None else lambda inputs: AnomalyModel(inputs, score, basis),
-                   {"anomaly_threshold": float(scores[flags].min() if flags.any() else np.nextafter(scores.max(), np.inf))})
+                   {"anomaly_threshold": float(lowest_flagged)})
     metrics = {"n_anomalies": int(flags.sum()), "anomaly_fraction": float(flags.mean()), **(metrics or {})}
     out.write_predictions(pd.DataFrame({"anomaly_score": scores, "is_anomaly": flags, "anomaly_rank": rank,
                                         "why": why}))

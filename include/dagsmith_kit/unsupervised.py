@@ -100,7 +100,8 @@ def save_row_model(out: Bundle, kind: str, frame: pd.DataFrame, columns: list[st
               "run it again on the new rows")
     if build is not None:
         try:
-            out.save_model(build(TableInput(frame, columns, values)), {"kind": kind, "features": columns, **(info or {})})
+            model = build(TableInput(frame, columns, values))
+            out.save_model(model, {"kind": kind, "features": columns, **(info or {})})
             return
         except ValueError as exc:
             reason = str(exc)

@@ -108,8 +108,8 @@ def test_unusual_values_are_counted_and_a_shift_is_flagged_as_drift(churn_run, c
 @pytest.mark.parametrize("change, says", [
     (lambda rows: rows.drop(columns=["tenure"]), "the new rows have no column tenure: the model needs it"),
     (lambda rows: rows.assign(monthly_charges=rows["monthly_charges"].map(lambda v: f"{v:.2f} EUR")),
-     "column monthly_charges held numbers in training but holds text now (e.g. '24.90 EUR', '89.55 EUR', "
-     "'85.15 EUR')"),
+     ("column monthly_charges held numbers in training but holds text now (e.g. '24.90 EUR', '89.55 EUR', "
+      "'85.15 EUR')")),
 ])
 def test_rows_that_do_not_fit_the_schema_are_refused_in_one_line(churn_run, churn_version, tmp_path, change, says):
     done = score(churn_version, change(churn_run[0].table("test")), tmp_path / "refused")
