@@ -168,6 +168,7 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
     except ValueError as exc:
         raise ServiceError(str(exc)) from None
     model = load_model(version, info)
+    loaded_after = round(time.monotonic() - started, 3)
     features = [f["name"] for f in schema["features"]]
     ids = [c for c in schema["id_columns"] if c in parquet.schema_arrow.names]
     target = schema.get("target")
@@ -203,6 +204,7 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
         writer = None
         summary["drift"] = drift.judge(reference, counted)
         summary["seconds"] = round(time.monotonic() - started, 3)
+        summary["load_seconds"] = loaded_after  # of which: checks, unpickling the transforms and the model
         summary["model"] = {k: info[k] for k in ("kind", "anomaly_threshold") if k in info}
         os.replace(partial, output / PREDICTIONS_FILE)
         (output / SCORING_FILE).write_text(json.dumps(summary, indent=2), encoding="utf-8")
