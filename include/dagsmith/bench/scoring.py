@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--catalog", type=Path, default=Path("microservices"), help="shipped catalog folder")
     args = parser.parse_args()
     rows = run(tuple(args.rows), args.catalog)
-    print("| rows | scorer process s | rows/s | of which scoring s | of which loading s | in one process s | rows/s "
+    print("| rows | scorer process s | rows/s | inside the scorer s | of which loading s | in one process s | rows/s "
           "| scorer peak RSS MB |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
