@@ -188,11 +188,17 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
                 for column, count in more.items():
                     totals[column] = totals.get(column, 0) + count
             counted = drift.add(counted, drift.counts(reference, frame))
-            prepared = prepare(frame, loaded, target)
-            X = prepared[model_features] if model_features else prepared.drop(columns=[*ids, target], errors="ignore")
+            try:
+                prepared = prepare(frame, loaded, target)
+                X = prepared[model_features] if model_features else prepared.drop(columns=[*ids, target],
+                                                                                  errors="ignore")
+                predicted = predict(model, info, X)
+            except (ValueError, KeyError, TypeError) as exc:  # e.g. missing values a training step dropped rows for
+                first = summary["rows_scored"]
+                raise ServiceError(f"rows {first} to {first + len(frame) - 1} could not be scored: "
+                                   f"{' '.join(str(exc).split())}") from None
             result = pa.Table.from_pandas(pd.concat([frame[ids].reset_index(drop=True),
-                                                     predict(model, info, X).reset_index(drop=True)], axis=1),
-                                          preserve_index=False)
+                                                     predicted.reset_index(drop=True)], axis=1), preserve_index=False)
             if writer is None:
                 writer = pq.ParquetWriter(partial, result.schema)
             writer.write_table(result.cast(writer.schema))

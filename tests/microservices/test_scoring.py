@@ -217,6 +217,16 @@ def test_freeze_describes_each_raw_column(modelled, tmp_path):
     assert json.loads((version / "model.json").read_text())["classes"] == [0, 1]
 
 
+def test_rows_the_model_cannot_take_are_refused_in_one_line_and_nothing_is_left(modelled, tmp_path):
+    bundle, frame = modelled
+    version = freeze(bundle.path, frame, tmp_path / "v", id_columns=[], target="y", task_type="binary_classification")
+    rows = frame.drop(columns=["y"]).assign(age=[1.0] * 70 + [np.nan] * 10)  # training had no missing age
+    done = score(version, rows, tmp_path / "scored", "--chunk-rows", "50")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: rows 50 to 79 could not be scored: Input X contains NaN")
+    assert done.stderr.count("\n") == 1 and not (tmp_path / "scored").exists()
+
+
 def test_freeze_refuses_a_linked_file_and_leaves_nothing(modelled, tmp_path):
     bundle, frame = modelled
     secret = tmp_path / "secret"
