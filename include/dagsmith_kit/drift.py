@@ -28,8 +28,9 @@ def _is_numeric(values: pd.Series) -> bool:
 
 
 def _numbers(values: pd.Series) -> pd.Series:
-    if pd.api.types.is_datetime64_any_dtype(values):
-        values = values.astype("int64").where(values.notna())
+    if pd.api.types.is_datetime64_any_dtype(values):  # seconds since 1970, whatever the unit the table keeps
+        stamps = pd.to_datetime(values, utc=True)
+        return (stamps - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
     return pd.to_numeric(values, errors="coerce").astype("float64")
 
 

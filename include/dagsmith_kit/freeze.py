@@ -82,8 +82,8 @@ def _copy_model(bundle: Path, version: Path) -> dict[str, Any]:
     if not isinstance(info, dict):
         raise BundleError(f"{MODEL_INFO_FILE} must hold a JSON object")
     if info.get("can_score") is False:
-        raise BundleError(f"this model cannot score new rows: {info.get('reason') or 'its method labels only the rows it was fitted on'}")
-    if (bundle / ENSEMBLE_FILE).exists():
+        pass  # kept as a version all the same: schema.json says why it cannot score, and so does the scorer
+    elif (bundle / ENSEMBLE_FILE).exists():
         manifest = _read_json(bundle / ENSEMBLE_FILE)
         (version / MEMBERS_DIR).mkdir()
         for member in manifest.get("members", []):
@@ -98,29 +98,34 @@ def _copy_model(bundle: Path, version: Path) -> dict[str, Any]:
     else:
         raise BundleError("the run's final bundle holds no trained model (model.joblib or ensemble.json)")
     (version / MODEL_INFO_FILE).write_text(json.dumps(info, indent=2), encoding="utf-8")
-    return {k: info[k] for k in ("kind", "classes", "file", "anomaly_threshold") if k in info}
+    return {k: info[k] for k in ("kind", "classes", "file", "anomaly_threshold", "can_score", "reason") if k in info}
 
 
-def _copy_transforms(bundle: Path, version: Path) -> None:
+def _copy_transforms(bundle: Path, version: Path) -> str | None:
+    """Copy the recorded transforms; returns why they cannot be replayed on new rows, if they cannot."""
     entries = transforms.steps(bundle)
     folder = version / transforms.TRANSFORMS_DIR
     folder.mkdir()
+    blocked = None
     for entry in entries:
-        if entry.get("kind") == transforms.UNREPLAYABLE:
-            raise BundleError(f"step {entry.get('step')} ({entry.get('service')}) cannot be applied to new rows: "
-                              f"{entry.get('reason') or 'no reason recorded'}")
+        if entry.get("kind") == transforms.UNREPLAYABLE and blocked is None:
+            blocked = (f"step {entry.get('step')} ({entry.get('service')}) cannot be applied to new rows: "
+                       f"{entry.get('reason') or 'no reason recorded'}")
         if entry.get("kind") == transforms.REPLAY:
             name = _safe_name(entry.get("file"))
             shutil.copyfile(_regular_file(bundle / transforms.TRANSFORMS_DIR / name), folder / name)
     (folder / transforms.STEPS_FILE).write_text(json.dumps(entries, indent=2), encoding="utf-8")
+    return blocked
 
 
 def freeze(bundle_dir: str | Path, training_frame: pd.DataFrame, version_dir: str | Path, *,
            id_columns: list[str], target: str | None, task_type: str) -> Path:
     """Build ``version_dir`` from a completed run's final bundle and the raw training frame it started from.
 
-    Raises ``BundleError`` (and leaves nothing behind) when the bundle cannot make a version: no model, a model
-    that cannot label new rows, a step that cannot be replayed, a file that is not a plain file.
+    A model that cannot score new rows (its method labels only the rows it was fitted on, or a step before it
+    cannot be replayed) still makes a version: ``schema.json``'s ``model`` says ``can_score: false`` and why, and
+    the scorer refuses with that reason. Raises ``BundleError`` (and leaves nothing behind) when the bundle holds
+    no model, or names a file that is not a plain file in it.
     """
     bundle, version = Path(bundle_dir), Path(version_dir)
     if version.exists():
@@ -135,8 +140,10 @@ def freeze(bundle_dir: str | Path, training_frame: pd.DataFrame, version_dir: st
     version.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{version.name}.", dir=version.parent))
     try:
-        _copy_transforms(bundle, staging)
+        blocked = _copy_transforms(bundle, staging)
         model = _copy_model(bundle, staging)
+        if blocked and model.get("can_score") is not False:
+            model.update(can_score=False, reason=blocked)
         schema = {"format_version": FORMAT_VERSION, "task_type": task_type, "target": target,
                   "id_columns": list(id_columns), "time_column": meta.get("time_column"),
                   "features": [describe_column(c, training_frame[c]) for c in features], "model": model}

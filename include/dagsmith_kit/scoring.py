@@ -56,6 +56,23 @@ def _fits(kind: str, arrow_type: pa.DataType) -> bool:
     return True
 
 
+#: a training column's kind, in words.
+KIND_WORDS = {"numeric": "numbers", "boolean": "true/false values", "datetime": "dates"}
+
+
+def _in_words(arrow_type: pa.DataType) -> str:
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "text"
+    if pa.types.is_boolean(arrow_type):
+        return KIND_WORDS["boolean"]
+    if pa.types.is_temporal(arrow_type):
+        return KIND_WORDS["datetime"]
+    return KIND_WORDS["numeric"] if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) else str(
+        arrow_type)
+
+
 def _examples(parquet: pq.ParquetFile, column: str) -> str:
     values = next(parquet.iter_batches(batch_size=1000, columns=[column])).column(0).drop_null().to_pylist()
     return ", ".join(repr(v) for v in list(dict.fromkeys(values))[:EXAMPLES])
@@ -73,8 +90,8 @@ def check_schema(schema: dict[str, Any], parquet: pq.ParquetFile) -> dict[str, A
     for feature in features:
         arrow_type = arrow.field(feature["name"]).type
         if not _fits(feature["kind"], arrow_type):
-            raise ServiceError(f"column {feature['name']} held {feature['kind']} values in training but holds "
-                               f"{arrow_type} now (e.g. {_examples(parquet, feature['name'])})")
+            raise ServiceError(f"column {feature['name']} held {KIND_WORDS[feature['kind']]} in training but holds "
+                               f"{_in_words(arrow_type)} now (e.g. {_examples(parquet, feature['name'])})")
     known = {f["name"] for f in features} | set(schema["id_columns"]) | {schema.get("target")}
     return {"extra_columns": [c for c in arrow.names if c not in known],
             "missing_id_columns": [c for c in schema["id_columns"] if c not in present]}
@@ -121,6 +138,14 @@ def predict(model: Any, info: dict[str, Any], X: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- scoring
+def prepare(frame: pd.DataFrame, loaded: list, target: str | None) -> pd.DataFrame:
+    """New rows after the recorded transforms. Rows without the target get it as an empty column while the
+    transforms run (a transform of the target, such as a type fix, passes over it), and lose it after."""
+    if not target or target in frame.columns:
+        return transforms.replay(frame, loaded)
+    return transforms.replay(frame.assign(**{target: np.nan}), loaded).drop(columns=[target], errors="ignore")
+
+
 def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROWS) -> dict[str, Any]:
     """Score the rows of ``source`` with the model version in ``version``; write predictions and a summary to
     ``output``. Nothing is left in ``output`` when it fails."""
@@ -128,8 +153,9 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
     schema = _read_json(version / SCHEMA_FILE)
     reference = _read_json(version / REFERENCE_FILE)
     info = _read_json(version / MODEL_INFO_FILE)
-    if info.get("can_score") is False:
-        raise ServiceError(f"this model cannot score new rows: {info.get('reason')}")
+    blocked = {**info, **schema.get("model", {})}
+    if blocked.get("can_score") is False:
+        raise ServiceError(f"this model cannot score new rows: {blocked.get('reason')}")
     if chunk_rows < 1:
         raise ServiceError(f"--chunk-rows must be at least 1, got {chunk_rows}")
     try:
@@ -142,6 +168,7 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
     except ValueError as exc:
         raise ServiceError(str(exc)) from None
     model = load_model(version, info)
+    loaded_after = round(time.monotonic() - started, 3)
     features = [f["name"] for f in schema["features"]]
     ids = [c for c in schema["id_columns"] if c in parquet.schema_arrow.names]
     target = schema.get("target")
@@ -161,12 +188,17 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
                 for column, count in more.items():
                     totals[column] = totals.get(column, 0) + count
             counted = drift.add(counted, drift.counts(reference, frame))
-            prepared = frame if target in frame.columns or not target else frame.assign(**{target: np.nan})
-            prepared = transforms.replay(prepared, loaded)
-            X = prepared[model_features] if model_features else prepared.drop(columns=[*ids, target], errors="ignore")
+            try:
+                prepared = prepare(frame, loaded, target)
+                X = prepared[model_features] if model_features else prepared.drop(columns=[*ids, target],
+                                                                                  errors="ignore")
+                predicted = predict(model, info, X)
+            except (ValueError, KeyError, TypeError) as exc:  # e.g. missing values a training step dropped rows for
+                first = summary["rows_scored"]
+                raise ServiceError(f"rows {first} to {first + len(frame) - 1} could not be scored: "
+                                   f"{' '.join(str(exc).split())}") from None
             result = pa.Table.from_pandas(pd.concat([frame[ids].reset_index(drop=True),
-                                                     predict(model, info, X).reset_index(drop=True)], axis=1),
-                                          preserve_index=False)
+                                                     predicted.reset_index(drop=True)], axis=1), preserve_index=False)
             if writer is None:
                 writer = pq.ParquetWriter(partial, result.schema)
             writer.write_table(result.cast(writer.schema))
@@ -178,6 +210,7 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
         writer = None
         summary["drift"] = drift.judge(reference, counted)
         summary["seconds"] = round(time.monotonic() - started, 3)
+        summary["load_seconds"] = loaded_after  # of which: checks, unpickling the transforms and the model
         summary["model"] = {k: info[k] for k in ("kind", "anomaly_threshold") if k in info}
         os.replace(partial, output / PREDICTIONS_FILE)
         (output / SCORING_FILE).write_text(json.dumps(summary, indent=2), encoding="utf-8")

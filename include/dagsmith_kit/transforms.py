@@ -82,28 +82,43 @@ def audit(inp: Bundle, out: Bundle) -> dict[str, Any] | None:
                                               shallow=False))]
     if not written or not given:
         return None
-    if _only_dropped_rows([inp.table(name) for name in given], [out.table(name) for name in written]):
+    if _only_dropped_rows(inp, given, out, written):
         return _append(out, TRAINING_ONLY)
     return mark_unreplayable(out, "it changed the tables without recording how (not through "
                                   "dagsmith_kit.transform_tables), so new rows cannot be prepared the same way")
 
 
-def _only_dropped_rows(given: list[pd.DataFrame], written: list[pd.DataFrame]) -> bool:
-    columns = list(given[0].columns)
-    if any(list(frame.columns) != columns for frame in [*given, *written]):
+def _only_dropped_rows(inp: Bundle, given: list[str], out: Bundle, written: list[str]) -> bool:
+    """Whether every written table has the given tables' columns and only rows found in them, unchanged. Tables are
+    read one at a time and only their row hashes kept, so the check needs little more memory than the step did."""
+    columns: list[str] | None = None
+
+    def hashes(bundle: Bundle, name: str) -> pd.Series | None:
+        nonlocal columns
+        frame = bundle.table(name)
+        columns = list(frame.columns) if columns is None else columns
+        return pd.util.hash_pandas_object(frame, index=False) if list(frame.columns) == columns else None
+
+    known = [hashes(inp, name) for name in given]
+    if any(h is None for h in known):
         return False
-    seen = pd.concat([pd.util.hash_pandas_object(frame, index=False) for frame in given])
-    return all(pd.util.hash_pandas_object(frame, index=False).isin(seen).all() for frame in written)
+    seen = pd.concat(known)
+    for name in written:
+        rows = hashes(out, name)
+        if rows is None or not rows.isin(seen).all():
+            return False
+    return True
 
 
-def load(folder: str | Path) -> list[tuple[str, Callable[[pd.DataFrame, Any], pd.DataFrame], Any]]:
-    """The ``replay`` transforms of a bundle or version folder as ``(service, apply, state)``, in order.
+def load(folder: str | Path, since: int = 0) -> list[tuple[str, Callable[[pd.DataFrame, Any], pd.DataFrame], Any]]:
+    """The ``replay`` transforms of a bundle or version folder as ``(service, apply, state)``, in order (from the
+    ``since``-th entry on). An ``unreplayable`` entry raises ``ValueError`` saying why.
 
     This unpickles code services wrote: call it only inside the sandbox (the scorer does)."""
     import pickle
 
     loaded = []
-    for entry in steps(folder):
+    for entry in steps(folder)[since:]:
         if entry["kind"] == UNREPLAYABLE:
             raise ValueError(f"step {entry['step']} ({entry['service']}) cannot be applied to new rows: "
                              f"{entry.get('reason') or 'no reason recorded'}")
