@@ -12,8 +12,10 @@ Imported by the executor on every DAG file parse, so the data stack loads only w
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import secrets
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -46,17 +48,16 @@ def register_run(execution_id: int, *, settings: Settings) -> dict[str, Any] | N
 
 
 def _register(execution_id: int, settings: Settings) -> dict[str, Any] | None:
+    from dagsmith.registry import champion, versions
     from dagsmith_kit import Bundle
     from dagsmith_kit.freeze import freeze
-
-    from dagsmith.registry import champion, versions
 
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
         pipeline = session.get(schema.Pipeline, execution.pipeline_id)
         steps = [(s.position, s.stage) for s in steps_of(session, pipeline.id)]
-        workspace, trace, task, pipeline_id = Path(execution.workspace), dict(execution.trace), pipeline.task_type, \
-            pipeline.id
+        workspace, trace, task, pipeline_id = (Path(execution.workspace), dict(execution.trace), pipeline.task_type,
+                                               pipeline.id)
     model_steps = [position for position, stage in steps if stage in MODEL_STAGES]
     if not model_steps:
         return None
@@ -71,21 +72,13 @@ def _register(execution_id: int, settings: Settings) -> dict[str, Any] | None:
         split = next((p for p, stage in steps if stage == Stage.SPLITTING), model_steps[-1])
         decision = champion.challenge(compared, metrics, workspace / "steps" / f"{split:02d}",
                                       classification=TaskType(task).classification, trace=trace, settings=settings)
-        schema_file = frozen / "schema.json"
+        table_schema = json.loads((frozen / "schema.json").read_text(encoding="utf-8"))
         return versions.register(settings, pipeline_id, execution_id, frozen, decision, compared=compared,
                                  metrics=metrics, fingerprint=_fingerprint(workspace / "input"),
-                                 table_schema=_json(schema_file))
-    except BaseException:
-        import shutil
-
+                                 table_schema=table_schema)
+    except BaseException:  # compared or recorded, never left behind unrecorded
         shutil.rmtree(frozen, ignore_errors=True)
         raise
-
-
-def _json(path: Path) -> dict[str, Any]:
-    import json
-
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _fingerprint(input_bundle: Path) -> str:
