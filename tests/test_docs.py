@@ -18,6 +18,9 @@ import yaml
 from dagsmith.cli.app import app
 from dagsmith.config import Settings
 
+#: One build of the site serves every test here (under `--dist loadgroup`, on one worker).
+pytestmark = pytest.mark.xdist_group("docs_site")
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 README_MAX_LINES = 200
