@@ -48,7 +48,7 @@ test-fast: install
 
 ## The documentation site (mkdocs.yml) into site/, its CLI and settings references generated from the code.
 docs: install
-	NO_MKDOCS_2_WARNING=1 PYTHONPATH=include $(VENV)/bin/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 ## Opt-in: the model reasoner against a real local OpenAI-compatible server (llama.cpp serving a 270M model in
 ## .venv-llm; the first run builds it, about 4 min on 2 cores).

@@ -32,15 +32,17 @@ LINK = re.compile(r"\]\((?!https?://|mailto:)([^)#\s]*)(?:#([^)\s]*))?\)")
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """The site as ``mkdocs build --strict`` writes it: any warning (a broken link or anchor, a page missing from the
-    nav's files, a failing hook) fails the build."""
-    out = tmp_path_factory.mktemp("site")
+    """The site as ``mkdocs build --strict`` writes it: any warning (a broken link or anchor, a failing hook) fails the
+    build. Generating the references reads the code only: it starts no database (none under ``DAGSMITH_HOME``) and
+    imports no Airflow (which would write its config under ``AIRFLOW_HOME``)."""
+    out, homes = tmp_path_factory.mktemp("site"), tmp_path_factory.mktemp("homes")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "include"), os.environ.get("PYTHONPATH", "")]),
-           "NO_MKDOCS_2_WARNING": "1"}
+           "NO_MKDOCS_2_WARNING": "1", "DAGSMITH_HOME": str(homes / "dagsmith"), "AIRFLOW_HOME": str(homes / "airflow")}
     build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
                             str(ROOT / "mkdocs.yml"), "--site-dir", str(out)],
-                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert build.returncode == 0, build.stderr[-3000:]
+    assert not any(homes.iterdir()), f"building the site started something: {sorted(homes.iterdir())}"
     return out
 
 

@@ -82,6 +82,9 @@ def settings() -> Iterator[tuple[str, object]]:
     from dagsmith.config import Settings
 
     for field in dataclasses.fields(Settings):
+        if not field.metadata.get("variables"):
+            raise ValueError(f"Settings.{field.name} names no environment variable: give it "
+                             "field(metadata=read_from(Variable(...))) (dagsmith.config) for the settings reference")
         for variable in field.metadata["variables"]:
             yield (f"{field.name}.{variable.attribute}" if variable.attribute else field.name), variable
 
@@ -92,10 +95,13 @@ def settings_reference() -> str:
     defaults = {field.name: field.default for field in dataclasses.fields(Settings)}
     lines = ["| variable | default | meaning | `Settings` field |", "|---|---|---|---|"]
     for attribute, variable in settings():
+        value = defaults[attribute.split(".")[0]]
         if variable.unset is not None:
             default = _text(variable.unset)
+        elif value is dataclasses.MISSING:
+            raise ValueError(f"{variable.name}: Settings.{attribute} has no default value to show; say what "
+                             "unset means with Variable(unset=...)")
         else:
-            value = defaults[attribute.split(".")[0]]
             default = _default(getattr(value, variable.attribute) if variable.attribute else value)
         lines.append(f"| `{variable.name}` | {default} | {_text(variable.meaning)} | `{attribute}` |")
     return "\n".join(lines)

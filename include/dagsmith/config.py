@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from dagsmith.errors import InputError
 from dagsmith.runtime import check_runtime
@@ -43,9 +43,9 @@ class Variable:
     unset: str | None = None
 
 
-def read_from(*variables: Variable, **options: Any) -> Any:
-    """A ``Settings`` field read from these environment variables (``Variable``)."""
-    return field(metadata={"variables": variables}, **options)
+def read_from(*variables: Variable) -> dict[str, tuple[Variable, ...]]:
+    """The metadata of a ``Settings`` field read from these environment variables."""
+    return {"variables": variables}
 
 
 _LLM_NUMBERS = (Variable("DAGSMITH_LLM_TEMPERATURE", "the sampling temperature", "temperature"),
@@ -56,7 +56,8 @@ _LLM_NUMBERS = (Variable("DAGSMITH_LLM_TEMPERATURE", "the sampling temperature",
 _LLM_VARIABLES = (
     Variable("DAGSMITH_REASONER", "who reads goals and failures: the rules (`deterministic`) or the model configured "
                                   "below (`openai`, any OpenAI-compatible endpoint)", "reasoner"),
-    Variable("DAGSMITH_LLM_MODEL", "the model name the endpoint serves", "model", unset="none (required with `openai`)"),
+    Variable("DAGSMITH_LLM_MODEL", "the model name the endpoint serves", "model",
+             unset="none (required with `openai`)"),
     Variable("DAGSMITH_LLM_RESPONSE_FORMAT", "`json_object` for servers that take the schema that way (llama.cpp)",
              "response_format"),
     *_LLM_NUMBERS,
@@ -123,7 +124,8 @@ _STEP_LIMITS = (
     Variable("DAGSMITH_STEP_TIMEOUT_SECONDS", "how long one try of a pipeline step may run before it is killed (a "
                                               "resource failure self-healing handles)", "timeout_seconds"),
     Variable("DAGSMITH_STEP_MEMORY_MB", "the memory one try of a step may use, all its processes and its `/tmp` "
-                                        "together (the container's limit, or locally a cgroup of its own)", "memory_mb"),
+                                        "together (the container's limit, or locally a cgroup of its own)",
+             "memory_mb"),
     Variable("DAGSMITH_STEP_OUTPUT_MB", "what one try may write into its output folder in all; a try past it is "
                                         "killed (a resource failure self-healing handles)", "output_mb"),
     Variable("DAGSMITH_STEP_OUTPUT_FILES", "how many files one try may write into its output folder", "output_files"),
@@ -172,37 +174,35 @@ class Settings:
     can reach, and every other Airflow environment dagsmith makes (``dagsmith serve``) drops it.
     """
 
-    home: Path = read_from(Variable(
+    home: Path = field(metadata=read_from(Variable(
         "DAGSMITH_HOME", "where dagsmith keeps its state: the embedded database, staged uploads, datasets, pipeline "
                          "specs, workspaces, runs' scratch folders and the embedded Airflow",
-        unset="`.dagsmith/` in the working directory"))
-    database_url: str | None = read_from(Variable(
+        unset="`.dagsmith/` in the working directory")))
+    database_url: str | None = field(metadata=read_from(Variable(
         "DAGSMITH_DATABASE_URL", "any PostgreSQL with pgvector, e.g. `postgresql://user:pass@host:5432/dagsmith`",
-        unset="the embedded server under `DAGSMITH_HOME/postgres`"))
-    runtime: str = read_from(Variable(
+        unset="the embedded server under `DAGSMITH_HOME/postgres`")))
+    runtime: str = field(default="local", metadata=read_from(Variable(
         "DAGSMITH_RUNTIME", "where pipeline steps run unless a run says otherwise: `local` (bubblewrap-sandboxed "
-                            "subprocesses) or `docker` (containers); the default of the DAGs' `runtime` parameter"),
-        default="local")
-    llm: LLMConfig = read_from(*_LLM_VARIABLES, default=LLMConfig())
-    heartbeat_seconds: float = read_from(Variable(
+                            "subprocesses) or `docker` (containers); the default of the DAGs' `runtime` parameter")))
+    llm: LLMConfig = field(default=LLMConfig(), metadata=read_from(*_LLM_VARIABLES))
+    heartbeat_seconds: float = field(default=10.0, metadata=read_from(Variable(
         "DAGSMITH_HEARTBEAT_SECONDS", "how often a running step's worker stamps its try; a try silent for six beats is "
                                       "taken for one whose worker died (`execution.reaper`), so set it alike on every "
-                                      "machine"), default=10.0)
-    step_limits: Limits = read_from(*_STEP_LIMITS, default=Limits())
-    sandboxed: bool = read_from(Variable(
+                                      "machine")))
+    step_limits: Limits = field(default=Limits(), metadata=read_from(*_STEP_LIMITS))
+    sandboxed: bool = field(default=True, metadata=read_from(Variable(
         UNSANDBOXED_VARIABLE, "`1` runs the local runtime's services without the bubblewrap sandbox: for trusted "
                               "catalogs only, and said in `dagsmith serve`'s banner, each try's log and each run's "
-                              "trace", unset="sandboxed"), default=True)
-    extra_data_roots: tuple[Path, ...] = read_from(Variable(
+                              "trace", unset="sandboxed")))
+    extra_data_roots: tuple[Path, ...] = field(default=(), metadata=read_from(Variable(
         DATA_ROOTS_VARIABLE, "folders (separated by `:`) besides `DAGSMITH_HOME/datasets` that datasets named by a "
-                             "DAG trigger or the UI may be read from (`dagsmith.data.roots`)", unset="none"), default=())
-    local_cli: bool = read_from(Variable(
+                             "DAG trigger or the UI may be read from (`dagsmith.data.roots`)", unset="none")))
+    local_cli: bool = field(default=False, metadata=read_from(Variable(
         LOCAL_CLI_VARIABLE, "set to `1` by the CLI in its own Airflow runs only, exempting them from the data roots; "
-                            "never set it on a deployment (`dagsmith serve` drops it)", unset="off"), default=False)
-    search_seconds: float | None = read_from(Variable(
+                            "never set it on a deployment (`dagsmith serve` drops it)", unset="off")))
+    search_seconds: float | None = field(default_factory=_search_seconds, metadata=read_from(Variable(
         SEARCH_SECONDS_VARIABLE, "the whole model search's budget in seconds, shared by its candidates, for pipelines "
-                                 "built from now on (a goal's own time budget wins)", unset="sized to the table"),
-        default_factory=_search_seconds)
+                                 "built from now on (a goal's own time budget wins)", unset="sized to the table")))
 
     @classmethod
     def from_env(cls) -> Settings:
