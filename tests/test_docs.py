@@ -4,8 +4,10 @@ short guide whose links land on the site's pages."""
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,32 +20,44 @@ import yaml
 from dagsmith.cli.app import app
 from dagsmith.config import Settings
 
-#: One build of the site serves every test here (under `--dist loadgroup`, on one worker).
-pytestmark = pytest.mark.xdist_group("docs_site")
-
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 README_MAX_LINES = 200
-#: Relative links, with an optional anchor: ``[text](docs/page.md#anchor)``.
 #: An environment variable's name as the code writes it to read or set it: a string literal of its own.
 VARIABLE = re.compile(r"[\"'](DAGSMITH_[A-Z_]*[A-Z])[\"']")
+#: Relative links, with an optional anchor: ``[text](docs/page.md#anchor)``.
 LINK = re.compile(r"\]\((?!https?://|mailto:)([^)#\s]*)(?:#([^)\s]*))?\)")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    """The site as ``mkdocs build --strict`` writes it: any warning (a broken link or anchor, a failing hook) fails the
-    build. Generating the references reads the code only: it starts no database (none under ``DAGSMITH_HOME``) and
-    imports no Airflow (which would write its config under ``AIRFLOW_HOME``)."""
-    out, homes = tmp_path_factory.mktemp("site"), tmp_path_factory.mktemp("homes")
+    """The site as ``mkdocs build --strict`` writes it, built once for every xdist worker of this test run."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    out = shared / "docs-site"
+    with open(shared / "docs-site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker builds; the others wait for it, then read its site
+        if not out.exists():
+            _build(out, shared / "docs-site-homes")
+    return out
+
+
+def _build(out: Path, homes: Path) -> None:
+    """Any warning (a broken link or anchor, a failing hook) fails the build. Generating the references reads the
+    code only: it starts no database (none under ``DAGSMITH_HOME``) and imports no Airflow (which would write under
+    ``AIRFLOW_HOME``)."""
+    homes.mkdir(exist_ok=True)
+    building = out.with_name(f"{out.name}.building")
+    shutil.rmtree(building, ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "include"), os.environ.get("PYTHONPATH", "")]),
            "NO_MKDOCS_2_WARNING": "1", "DAGSMITH_HOME": str(homes / "dagsmith"), "AIRFLOW_HOME": str(homes / "airflow")}
     build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
-                            str(ROOT / "mkdocs.yml"), "--site-dir", str(out)],
+                            str(ROOT / "mkdocs.yml"), "--site-dir", str(building)],
                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert build.returncode == 0, build.stderr[-3000:]
     assert not any(homes.iterdir()), f"building the site started something: {sorted(homes.iterdir())}"
-    return out
+    building.rename(out)  # only a site that built cleanly is shared
 
 
 def _page(site: Path, source: str) -> str:
