@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-fast test-llm docs bench bench-catalog bench-plan bench-run bench-parse bench-goals clean
+.PHONY: install run serve test test-fast test-llm docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
 
 install: $(STAMP)
 
@@ -76,6 +76,10 @@ bench-run: install
 ## How long Airflow takes to parse the pipeline DAGs with 0 to 5,000 pipelines built.
 bench-parse: install
 	$(PYTHON) -m dagsmith.bench.dag_parsing --pipelines 0 100 1000 5000
+
+## Scoring new rows with a model version: rows/s for 10,000 and 100,000 rows, against predict in one process.
+bench-score: install
+	$(PYTHON) -m dagsmith.bench.scoring --rows 10000 100000
 
 ## Goal reading on the labelled goal set's dev and test parts (tables the suite never uses).
 bench-goals: install

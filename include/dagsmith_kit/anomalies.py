@@ -8,6 +8,7 @@ Each flagged row is explained in the table's own terms: the values that sit fart
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import pandas as pd
 from dagsmith_kit.bundle import Bundle
 from dagsmith_kit.insight import readable_number
 from dagsmith_kit.service import ServiceError
+from dagsmith_kit.unsupervised import TableInput, save_row_model
 
 #: the least and most of the rows flagged when the goal gives no fraction: a short list, never a quarter of the table.
 AUTO_SHARE = (0.01, 0.05)
@@ -23,6 +25,8 @@ REASONS_PER_ROW = 3
 UNUSUAL_Z = 2.0
 #: rows listed in the report.
 REPORT_ROWS = 10
+#: training rows a saved detector keeps to explain new rows against.
+BASIS_ROWS = 5000
 
 
 def fraction_of(value: Any) -> float | None:
@@ -62,20 +66,23 @@ def _capped(flags: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, str]:
                   f"{AUTO_SHARE[1]:.0%} of the rows")
 
 
-def _robust_z(values: pd.Series) -> pd.Series:
-    """How many robust standard deviations (MAD, else mean absolute deviation) each value lies from the median."""
-    median = values.median()
+def _robust_z(values: pd.Series, basis: pd.Series) -> pd.Series:
+    """How many robust standard deviations (MAD, else mean absolute deviation) of ``basis`` each value lies from
+    its median."""
+    median = basis.median()
+    spread = (basis - median).abs()
+    scale = spread.median() * 1.4826 or spread.mean() * 1.2533
     deviation = (values - median).abs()
-    scale = deviation.median() * 1.4826 or deviation.mean() * 1.2533
     return deviation / scale if scale else deviation * 0.0
 
 
-def _rarity_z(values: pd.Series) -> pd.Series:
-    """A value's rarity on the scale of a normal z: a value held by a share p of rows scores the two-sided normal
-    quantile of p, so a category seen in 1% of rows weighs like a measurement 2.6 standard deviations out."""
+def _rarity_z(values: pd.Series, basis: pd.Series) -> pd.Series:
+    """A value's rarity on the scale of a normal z: a value held by a share p of ``basis`` rows scores the two-sided
+    normal quantile of p, so a category seen in 1% of rows weighs like a measurement 2.6 standard deviations out
+    (a value ``basis`` never holds counts as held by one row)."""
     from scipy.stats import norm
 
-    shares = values.map(values.value_counts(normalize=True))
+    shares = values.map(basis.value_counts(normalize=True)).fillna(1 / max(len(basis), 1))
     return pd.Series(norm.isf(shares.to_numpy(dtype=float) / 2), index=values.index)
 
 
@@ -89,23 +96,45 @@ def _describe(column: str, value: float, values: pd.Series) -> str:
     return f"{column} = {readable_number(value)}, {side} the usual {readable_number(low)} to {readable_number(high)}"
 
 
-def reasons(frame: pd.DataFrame, columns: list[str], rows: np.ndarray) -> list[str]:
-    """For each of ``rows``, the features that make it unusual, most unusual first."""
+def reasons(frame: pd.DataFrame, columns: list[str], rows: np.ndarray, basis: pd.DataFrame | None = None) -> list[str]:
+    """For each of ``rows``, the features that make it unusual, most unusual first: judged against the rows of
+    ``basis`` (the training rows, for new rows), else of ``frame`` itself."""
     numeric = frame[columns].astype(float)
-    unusual = pd.DataFrame({c: (_rarity_z if numeric[c].nunique() <= 2 else _robust_z)(numeric[c]) for c in columns})
+    known = numeric if basis is None else basis[columns].astype(float)
+    unusual = pd.DataFrame({c: (_rarity_z if known[c].nunique() <= 2 else _robust_z)(numeric[c], known[c])
+                            for c in columns})
     described = []
     for row in rows:
         z = unusual.iloc[row].dropna().sort_values(ascending=False)
-        named = [_describe(c, numeric[c].iloc[row], numeric[c]) for c in z.index[:REASONS_PER_ROW] if z[c] >= UNUSUAL_Z]
+        named = [_describe(c, numeric[c].iloc[row], known[c]) for c in z.index[:REASONS_PER_ROW] if z[c] >= UNUSUAL_Z]
         described.append("; ".join(named) or "an unusual combination of ordinary values")
     return described
 
 
+class AnomalyModel:
+    """Scores new rows as a detector scored its training rows, and explains the flagged ones against a sample of
+    those rows (``BASIS_ROWS``)."""
+
+    def __init__(self, inputs: TableInput, score: Callable[[np.ndarray], np.ndarray], basis: pd.DataFrame):
+        self.inputs, self.score_values, self.basis = inputs, score, basis
+
+    def score(self, X: pd.DataFrame) -> np.ndarray:
+        return np.asarray(self.score_values(self.inputs(X)), dtype=float)
+
+    def why(self, X: pd.DataFrame, rows: np.ndarray) -> list[str]:
+        return reasons(X.reset_index(drop=True), self.inputs.columns, rows, basis=self.basis)
+
+
 def write_anomalies(out: Bundle, frame: pd.DataFrame, columns: list[str], scores: Any, title: str,
-                    contamination: Any = "auto", metrics: dict[str, float] | None = None, *, flags: Any = None) -> dict:
+                    contamination: Any = "auto", metrics: dict[str, float] | None = None, *, flags: Any = None,
+                    values: np.ndarray | None = None, score: Callable[[np.ndarray], np.ndarray] | None = None) -> dict:
     """Flag rows (the ``contamination`` fraction when given, else ``flags`` when the method decides itself, else the
     shared rule), explain the flagged ones and write ``anomaly_score``, ``is_anomaly``, ``anomaly_rank`` and ``why``
-    per row, the counts and a report."""
+    per row, the counts and a report.
+
+    ``score`` scores new rows' ``values`` (as ``data_matrix`` gave them) the way ``scores`` were made: it is saved
+    with the lowest flagged score as the threshold new rows are flagged by. Without it (a method that scores only
+    the rows it was fitted on), ``model.json`` says new rows cannot be scored."""
     scores = np.asarray(scores, dtype=float)
     order = np.argsort(-scores, kind="stable")
     fraction = fraction_of(contamination)
@@ -118,6 +147,11 @@ def write_anomalies(out: Bundle, frame: pd.DataFrame, columns: list[str], scores
     flagged = order[flags[order]]
     why = np.full(len(scores), "", dtype=object)
     why[flagged] = reasons(frame, columns, flagged)
+    basis = frame[columns].sample(min(len(frame), BASIS_ROWS), random_state=0)
+    lowest_flagged = scores[flags].min() if flags.any() else np.nextafter(scores.max(), np.inf)  # none: above all
+    save_row_model(out, "anomaly", frame, columns, values,
+                   None if score is None or values is None else lambda inputs: AnomalyModel(inputs, score, basis),
+                   {"anomaly_threshold": float(lowest_flagged)})
     metrics = {"n_anomalies": int(flags.sum()), "anomaly_fraction": float(flags.mean()), **(metrics or {})}
     out.write_predictions(pd.DataFrame({"anomaly_score": scores, "is_anomaly": flags, "anomaly_rank": rank,
                                         "why": why}))

@@ -19,6 +19,9 @@ import pandas as pd
 FORMAT_VERSION = 1
 META_FILE = "bundle.json"
 MODEL_FILE = "model.joblib"
+#: What scoring new rows needs to know about the model (kind, features, classes, anomaly threshold): plain JSON, so
+#: dagsmith can read it without unpickling the model.
+MODEL_INFO_FILE = "model.json"
 PREDICTIONS_FILE = "predictions.parquet"
 METRICS_FILE = "metrics.json"
 #: A blend of models a modelling search handed on (``dagsmith_kit.ensemble``): members' files, features, weights.
@@ -205,13 +208,29 @@ class Bundle:
         return self.path / name
 
     # ---------------------------------------------------------------- models, predictions, metrics
-    def save_model(self, model: Any) -> None:
-        """Write ``model.joblib``; a new model replaces a blend an earlier search handed on."""
+    def save_model(self, model: Any, info: dict[str, Any] | None = None) -> None:
+        """Write ``model.joblib`` and ``model.json`` (``info`` beside the model's ``features`` and ``classes``); a new
+        model replaces a blend an earlier search handed on."""
+        import pickle
+
         import joblib
 
-        joblib.dump(model, self.path / MODEL_FILE)
+        try:
+            joblib.dump(model, self.path / MODEL_FILE)
+        except (pickle.PicklingError, AttributeError, TypeError):  # it holds a closure (an anomaly scorer's score)
+            import cloudpickle
+
+            (self.path / MODEL_FILE).write_bytes(cloudpickle.dumps(model))  # joblib.load reads it all the same
         (self.path / ENSEMBLE_FILE).unlink(missing_ok=True)
         shutil.rmtree(self.path / MEMBERS_DIR, ignore_errors=True)
+        described = {"features": [str(c) for c in getattr(model, "feature_names_in_", [])]}
+        if hasattr(model, "classes_"):
+            described["classes"] = [_plain(c) if hasattr(c, "item") else c for c in model.classes_]
+        self.write_model_info({**described, **(info or {})})
+
+    def write_model_info(self, info: dict[str, Any]) -> None:
+        """Write ``model.json``: what scoring new rows needs to know about the model (docs/bundle-format.md)."""
+        (self.path / MODEL_INFO_FILE).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")
 
     def load_model(self) -> Any:
         """The trained model: the blend of models when a search chose one (``dagsmith_kit.ensemble``), else

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dagsmith_kit import transforms
 from dagsmith_kit.bundle import Bundle
 from dagsmith_kit.service import ServiceError
 
@@ -93,6 +94,12 @@ def _replace(frame: pd.DataFrame, columns: list[str], values: Any, names: list[s
     return pd.concat([frame.drop(columns=columns), produced], axis=1)
 
 
+def replace_by_output(frame: pd.DataFrame, state: tuple[Any, list[str], list[str]]) -> pd.DataFrame:
+    """The apply step of ``fit_replace``: a fitted estimator's ``transform`` in place of its input columns."""
+    estimator, columns, names = state
+    return _replace(frame, columns, estimator.transform(frame[columns]), names)
+
+
 def fit_replace(
     inp: Bundle, out: Bundle, estimator: Any, *, numeric: bool, columns: list[str] | None = None,
     use_target: bool = False,
@@ -102,7 +109,8 @@ def fit_replace(
     ``numeric`` picks the numeric (True) or the other (False) feature columns unless ``columns`` are given.
     The output columns are named by ``get_feature_names_out()``. The training table gets the output of
     ``fit_transform`` (so cross-fitting encoders such as TargetEncoder encode it out-of-fold), every other
-    table gets ``transform``. ``use_target`` passes the target to ``fit``. Returns the output column names.
+    table gets ``transform`` (and so do new rows: the estimator is recorded, ``dagsmith_kit.transforms``).
+    ``use_target`` passes the target to ``fit``. Returns the output column names.
     """
     train = inp.fit_table()
     columns = columns or feature_subset(inp, train, numeric=numeric)
@@ -110,7 +118,9 @@ def fit_replace(
     fitted = estimator.fit_transform(train[columns], target)
     names = [str(name) for name in estimator.get_feature_names_out()]
     fit_name = "train" if inp.is_split() else "data"
+    state = (estimator, columns, names)
     for name, frame in inp.tables().items():
-        values = fitted if name == fit_name else estimator.transform(frame[columns])
-        out.write_table(name, _replace(frame, columns, values, names))
+        out.write_table(name, _replace(frame, columns, fitted, names) if name == fit_name
+                        else replace_by_output(frame, state))
+    transforms.record(out, replace_by_output, state)
     return names

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from dagsmith_kit import transforms
 from dagsmith_kit.bundle import Bundle, BundleError
 
 Step = Callable[[Bundle, Bundle, dict[str, Any]], None]
@@ -53,9 +53,12 @@ def run_service(step: Step, argv: list[str] | None = None) -> None:
         params = load_params(args.params)
         inp = Bundle.open(args.input)
         out = inp.copy_into(args.output)
+        recorded = len(transforms.steps(out.path))
         step(inp, out, params)
+        if len(transforms.steps(out.path)) == recorded:
+            transforms.audit(inp, out)
         out.meta.setdefault("lineage", []).append(
-            {"service": os.environ.get("DAGSMITH_SERVICE") or Path(sys.argv[0]).resolve().parent.name,
+            {"service": transforms.service_name(),
              "params": params,
              "seconds": round(time.monotonic() - started, 3)}
         )
@@ -73,9 +76,12 @@ def transform_tables(
 ) -> Any:
     """Fit on the training table (or the whole table before a split) and apply to every table.
 
-    This is how transformers avoid leakage: what they learn comes from ``train`` only.
+    This is how transformers avoid leakage: what they learn comes from ``train`` only. ``apply`` and the state are
+    recorded in ``out`` (``dagsmith_kit.transforms``), so the same preparation can be replayed on new rows:
+    ``apply`` must treat each row on its own and cope with a table lacking the target (new rows have none).
     """
     state = fit(inp.fit_table())
     for name, frame in inp.tables().items():
         out.write_table(name, apply(frame, state))
+    transforms.record(out, apply, state)
     return state

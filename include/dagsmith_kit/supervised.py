@@ -53,7 +53,7 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     model = fitted if fitted is not None and chosen == params else build(chosen)
     predictor = LogTarget(model) if plan is not None and outcome.log_target else model
     predictor.fit(train[features], train[target])  # a LogTarget fits ``model`` itself, on log(target)
-    out.save_model(predictor)
+    out.save_model(predictor, {"kind": "regressor" if inp.predicts_numbers else "classifier", "features": features})
     out.write_predictions(prediction_frame(predictor, test[features]))
     out.write_metrics({"train_rows": len(train), "n_features": len(features)})
     if plan is not None:

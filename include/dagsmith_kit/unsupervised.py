@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.bundle import MODEL_FILE, Bundle
 from dagsmith_kit.insight import readable_number
 from dagsmith_kit.service import ServiceError, transform_tables
+from dagsmith_kit.transforms import service_name
 
 #: silhouette is O(n^2): above this many rows it is estimated on a random sample of this size.
 SILHOUETTE_SAMPLE = 5000
@@ -57,6 +58,55 @@ def data_matrix(inp: Bundle, *, standardize: bool = True, max_rows: int | None =
 
         values = StandardScaler().fit_transform(values)
     return data, columns, values
+
+
+class TableInput:
+    """How an unsupervised model saw a table: its numeric feature columns, standardised by the training mean and
+    deviation when the service asked ``data_matrix`` for that (found by comparing the values it used)."""
+
+    def __init__(self, frame: pd.DataFrame, columns: list[str], values: np.ndarray):
+        from sklearn.preprocessing import StandardScaler
+
+        raw = frame[columns].to_numpy(dtype=float)
+        self.columns, self.mean, self.scale = list(columns), None, None
+        if np.shape(values) == raw.shape and np.allclose(values, raw, equal_nan=True):
+            return
+        scaler = StandardScaler().fit(raw)
+        if not (np.shape(values) == raw.shape and np.allclose(values, scaler.transform(raw), equal_nan=True)):
+            raise ValueError("the model was fitted on values other than the table's columns, as they are or "
+                             "standardised")
+        self.mean, self.scale = scaler.mean_, scaler.scale_
+
+    def __call__(self, X: pd.DataFrame) -> np.ndarray:
+        raw = X[self.columns].to_numpy(dtype=float)
+        return raw if self.mean is None else (raw - self.mean) / self.scale
+
+
+class ClusterModel:
+    """A fitted clustering model that can label new rows (it has ``predict``), with how it reads a table."""
+
+    def __init__(self, inputs: TableInput, model: Any):
+        self.inputs, self.model = inputs, model
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        return self.model.predict(self.inputs(X))
+
+
+def save_row_model(out: Bundle, kind: str, frame: pd.DataFrame, columns: list[str], values: np.ndarray,
+                   build: Callable[[TableInput], Any] | None, info: dict[str, Any] | None = None) -> None:
+    """Save what labels or scores new rows the way this step did (``build(inputs)``), or record in ``model.json``
+    why it cannot (no ``build``: the method labels only the rows it was fitted on)."""
+    reason = (f"{service_name()} {'scores' if kind == 'anomaly' else 'labels'} only the rows it was fitted on; "
+              "run it again on the new rows")
+    if build is not None:
+        try:
+            model = build(TableInput(frame, columns, values))
+            out.save_model(model, {"kind": kind, "features": columns, **(info or {})})
+            return
+        except ValueError as exc:
+            reason = str(exc)
+    (out.path / MODEL_FILE).unlink(missing_ok=True)
+    out.write_model_info({"kind": kind, "can_score": False, "reason": reason})
 
 
 def cluster_labels(predictions: pd.DataFrame, data: pd.DataFrame) -> np.ndarray:
@@ -124,11 +174,14 @@ def describe_clusters(frame: pd.DataFrame, columns: list[str], labels: np.ndarra
 
 def write_clusters(out: Bundle, frame: pd.DataFrame, columns: list[str], values: np.ndarray, labels: Any,
                    title: str, metrics: dict[str, float] | None = None, extra: dict[str, Any] | None = None,
-                   *, chosen: str | None = None) -> dict:
+                   *, chosen: str | None = None, model: Any = None) -> dict:
     """Write ``cluster`` (plus ``extra`` columns) to predictions, cluster counts/silhouette to metrics, and to the
     report how the number of clusters was ``chosen`` and what sets each cluster apart (from ``frame``'s
-    ``columns``, in the table's own units)."""
+    ``columns``, in the table's own units). A ``model`` that can label new rows (``predict``) is saved for scoring
+    them; without one, ``model.json`` says this method cannot."""
     labels = np.asarray(labels, dtype=int)
+    save_row_model(out, "clustering", frame, columns, values,
+                   (lambda inputs: ClusterModel(inputs, model)) if hasattr(model, "predict") else None)
     found = sorted(set(labels.tolist()) - {-1})
     metrics = {"n_clusters": len(found), **(metrics or {})}
     if (labels == -1).any():

@@ -28,7 +28,7 @@ def detect(inp, out, params):
     model = EllipticEnvelope(support_fraction=params.get("support_fraction", None),
                              random_state=int(params.get("random_state", 42))).fit(values)
     write_anomalies(out, data, columns, np.sqrt(model.mahalanobis(values)), "Elliptic envelope anomalies",
-                    contamination)
+                    contamination, values=values, score=lambda new: np.sqrt(model.mahalanobis(new)))
 
 
 if __name__ == "__main__":

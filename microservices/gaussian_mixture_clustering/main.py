@@ -33,7 +33,7 @@ def cluster(inp, out, params):
     write_clusters(out, data, columns, values, labels, f"Gaussian mixture ({covariance_type} covariance)",
                    {"bic": float(model.bic(values)), "aic": float(model.aic(values)),
                     "converged": bool(model.converged_)},
-                   extra={"probability": model.predict_proba(values).max(axis=1)}, chosen=chosen)
+                   extra={"probability": model.predict_proba(values).max(axis=1)}, chosen=chosen, model=model)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ def detect(inp, out, params):
     random_state = int(params.get("random_state", 42))
     data, columns, values = data_matrix(inp, standardize=False)
     model = IsolationForest(n_estimators=n_estimators, random_state=random_state).fit(values)
-    write_anomalies(out, data, columns, -model.score_samples(values), "Isolation forest anomalies", contamination)
+    write_anomalies(out, data, columns, -model.score_samples(values), "Isolation forest anomalies", contamination,
+                    values=values, score=lambda new: -model.score_samples(new))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ def cluster(inp, out, params):
                                             int(params.get("max_clusters", 10)))
     model = models[k]
     write_clusters(out, data, columns, values, labels, f"K-means clustering (k={model.n_clusters})",
-                   {"inertia": float(model.inertia_), "chosen_k": model.n_clusters}, chosen=chosen)
+                   {"inertia": float(model.inertia_), "chosen_k": model.n_clusters}, chosen=chosen, model=model)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ def cluster(inp, out, params):
                                             int(params.get("max_clusters", 10)))
     model = models[k]
     write_clusters(out, data, columns, values, labels, f"Mini-batch k-means clustering (k={model.n_clusters})",
-                   {"inertia": float(model.inertia_), "batches_seen": int(model.n_steps_)}, chosen=chosen)
+                   {"inertia": float(model.inertia_), "batches_seen": int(model.n_steps_)}, chosen=chosen,
+                   model=model)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ def detect(inp, out, params):
     data, columns, values = data_matrix(inp, standardize=True, max_rows=max_rows)
     model = OneClassSVM(nu=nu, kernel=kernel, gamma=params.get("gamma", "scale")).fit(values)
     write_anomalies(out, data, columns, -model.decision_function(values), "One-class SVM anomalies", contamination,
-                    {"nu": nu, "support_vectors": len(model.support_)})
+                    {"nu": nu, "support_vectors": len(model.support_)}, values=values,
+                    score=lambda new: -model.decision_function(new))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,13 @@ from dagsmith_kit.anomalies import write_anomalies
 from dagsmith_kit.unsupervised import data_matrix
 
 
+def robust_z(values, median, scale):
+    """Each value's robust z against the training median and scale, and each row's largest (0 when all missing)."""
+    deviation = np.abs(values - median)
+    z = np.divide(deviation, scale, out=np.zeros_like(deviation), where=scale > 0)
+    return z, np.nan_to_num(np.nanmax(np.where(np.isnan(z), -np.inf, z), axis=1), neginf=0.0)
+
+
 def detect(inp, out, params):
     contamination = params.get("contamination", "auto")
     threshold = float(params.get("threshold", 3.5))
@@ -24,10 +31,10 @@ def detect(inp, out, params):
     mad = np.nanmedian(deviation, axis=0) / 0.6745
     mean_ad = np.nanmean(deviation, axis=0) * 1.253314
     scale = np.where(mad > 0, mad, mean_ad)
-    z = np.divide(deviation, scale, out=np.zeros_like(deviation), where=scale > 0)
-    scores = np.nan_to_num(np.nanmax(np.where(np.isnan(z), -np.inf, z), axis=1), neginf=0.0)
+    z, scores = robust_z(values, median, scale)
     metrics = write_anomalies(out, data, columns, scores, "Robust z-score anomalies", contamination,
-                              {"threshold": threshold, "max_robust_z": float(scores.max())}, flags=scores > threshold)
+                              {"threshold": threshold, "max_robust_z": float(scores.max())}, flags=scores > threshold,
+                              values=values, score=lambda new: robust_z(new, median, scale)[1])
     if metrics["n_anomalies"]:
         out.append_report(f"Column with the most extreme values: {columns[np.argmax((z > threshold).sum(axis=0))]}")
 

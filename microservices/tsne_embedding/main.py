@@ -8,6 +8,7 @@ and tables above max_rows are refused (it is slow and memory-hungry). Needs no m
 from sklearn.manifold import TSNE
 
 from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.transforms import mark_unreplayable
 from dagsmith_kit.unsupervised import data_matrix, with_components
 
 
@@ -21,6 +22,7 @@ def embed(inp, out, params):
     used = min(perplexity, (len(values) - 1) / 3)
     tsne = TSNE(n_components=2, perplexity=used, init="pca", random_state=random_state)
     out.write_table("data", with_components(data, columns, tsne.fit_transform(values)))
+    mark_unreplayable(out, "t-SNE places only the rows it was fitted on; it cannot embed new rows")
     out.write_metrics({"perplexity": used, "kl_divergence": float(tsne.kl_divergence_)})
     out.append_report(f"## t-SNE embedding\n\n{len(columns)} numeric features -> 2 components "
                       f"(perplexity {used:.3g}, KL divergence {tsne.kl_divergence_:.3f})")

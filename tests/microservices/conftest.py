@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from dagsmith import datasets
-from dagsmith_kit import Bundle
+from dagsmith_kit import Bundle, scoring, transforms
 
 CATALOG = Path(__file__).resolve().parents[2] / "microservices"
 # One thread per service process: the tests already run services in parallel on a 2-core machine.
@@ -51,6 +51,7 @@ class ServiceRunner:
         output = Bundle.open(out_dir) if proc.returncode == 0 else None
         if ok:
             assert proc.returncode == 0, f"{name} failed:\n{proc.stderr[-3000:]}"
+            assert_replays(bundle, output)
         else:
             assert proc.returncode != 0, f"{name} was expected to fail but succeeded"
         return Result(proc.returncode, proc.stderr, output)
@@ -63,9 +64,42 @@ class ServiceRunner:
         return bundle
 
 
+#: Shipped services whose change to the tables cannot be applied to new rows: t-SNE embeds only its own rows.
+CANNOT_REPLAY = {"tsne_embedding"}
+
+
+def assert_replays(before: Bundle, after: Bundle) -> list[dict]:
+    """What a step recorded of its table changes (``dagsmith_kit.transforms``) remakes the table it wrote from the
+    one it was given, with the target and without it (as new rows arrive), and no step but those of
+    ``CANNOT_REPLAY`` changed the tables unrecorded: checked on every service run, so each service test also checks
+    that its service can prepare new rows. The table is ``test`` after a split (``train``
+    may be encoded out-of-fold) and ``data`` before one. Returns the entries the step recorded."""
+    recorded = transforms.steps(after.path)[len(transforms.steps(before.path)):]
+    unreplayable = {entry["service"] for entry in recorded if entry["kind"] == transforms.UNREPLAYABLE}
+    assert unreplayable <= CANNOT_REPLAY, f"changed the tables without recording how: {recorded}"
+    if not any(entry["kind"] == transforms.REPLAY for entry in recorded):
+        return recorded
+    name = "test" if before.is_split() else "data"
+    given, wrote = before.table(name), after.table(name)
+    loaded = transforms.load(after.path, since=len(transforms.steps(before.path)))
+    pd.testing.assert_frame_equal(scoring.prepare(given, loaded, before.target), wrote, check_dtype=False,
+                                  check_index_type=False, rtol=1e-6)
+    if before.target in given.columns:
+        unlabelled = scoring.prepare(given.drop(columns=[before.target]), loaded, before.target)
+        pd.testing.assert_frame_equal(unlabelled, wrote.drop(columns=[before.target]), check_dtype=False,
+                                      check_index_type=False, rtol=1e-6)
+    return recorded
+
+
 @pytest.fixture
 def run(tmp_path) -> ServiceRunner:
     return ServiceRunner(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def module_run(tmp_path_factory) -> ServiceRunner:
+    """A runner whose outputs a whole module shares: for a pipeline run once and examined by several tests."""
+    return ServiceRunner(tmp_path_factory.mktemp("module-run"))
 
 
 def _real(doc: str, load: Callable[[], pd.DataFrame], **roles):
