@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-fast test-llm bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
+.PHONY: install run serve test test-fast test-llm docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
 
 install: $(STAMP)
 
@@ -45,6 +45,10 @@ test: install
 ## The tests that need no database, services, containers or Airflow deployment (lanes: tests/conftest.py).
 test-fast: install
 	$(PYTHON) -m pytest -n 2 -m "not db and not services and not containers and not airflow" tests
+
+## The documentation site (mkdocs.yml) into site/, its CLI and settings references generated from the code.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 ## Opt-in: the model reasoner against a real local OpenAI-compatible server (llama.cpp serving a 270M model in
 ## .venv-llm; the first run builds it, about 4 min on 2 cores).

@@ -34,10 +34,38 @@ class ConfigurationError(InputError, ValueError):
     """An environment variable holds a value dagsmith cannot use; the message names it."""
 
 
-_LLM_NUMBERS = {"temperature": ("DAGSMITH_LLM_TEMPERATURE", float),
-                "timeout_seconds": ("DAGSMITH_LLM_TIMEOUT_SECONDS", float),
-                "max_tokens": ("DAGSMITH_LLM_MAX_TOKENS", int),
-                "max_retries": ("DAGSMITH_LLM_MAX_RETRIES", int)}
+@dataclass(frozen=True)
+class Variable:
+    """An environment variable a setting is read from. The documentation's settings reference is generated from
+    these (``docs/hooks/reference.py``), so what a variable means is written once, beside the field it sets."""
+
+    name: str
+    meaning: str
+    #: the attribute of the field's value it sets (``temperature`` of ``llm``), when the field holds several
+    attribute: str | None = None
+    #: what leaving it unset means, when the field's default value does not say it
+    unset: str | None = None
+
+
+def read_from(*variables: Variable) -> dict[str, tuple[Variable, ...]]:
+    """The metadata of a ``Settings`` field read from these environment variables."""
+    return {"variables": variables}
+
+
+_LLM_NUMBERS = (Variable("DAGSMITH_LLM_TEMPERATURE", "the sampling temperature", "temperature"),
+                Variable("DAGSMITH_LLM_TIMEOUT_SECONDS", "seconds one request may take", "timeout_seconds"),
+                Variable("DAGSMITH_LLM_MAX_TOKENS", "the longest answer, in tokens", "max_tokens"),
+                Variable("DAGSMITH_LLM_MAX_RETRIES", "retries with backoff on rate limits, timeouts and server errors "
+                                                     "(the SDK's own)", "max_retries"))
+_LLM_VARIABLES = (
+    Variable("DAGSMITH_REASONER", "who reads goals and failures: the rules (`deterministic`) or the model configured "
+                                  "below (`openai`, any OpenAI-compatible endpoint)", "reasoner"),
+    Variable("DAGSMITH_LLM_MODEL", "the model name the endpoint serves", "model",
+             unset="none (required with `openai`)"),
+    Variable("DAGSMITH_LLM_RESPONSE_FORMAT", "`json_object` for servers that take the schema that way (llama.cpp)",
+             "response_format"),
+    *_LLM_NUMBERS,
+)
 
 
 @dataclass(frozen=True)
@@ -67,13 +95,14 @@ class LLMConfig:
         response_format = env.get("DAGSMITH_LLM_RESPONSE_FORMAT") or "json_schema"
         if response_format not in RESPONSE_FORMATS:
             raise ConfigurationError(f"DAGSMITH_LLM_RESPONSE_FORMAT must be one of {', '.join(RESPONSE_FORMATS)}")
-        numbers = {}
-        for name, (variable, kind) in _LLM_NUMBERS.items():
-            if env.get(variable):
+        numbers, defaults = {}, cls()
+        for variable in _LLM_NUMBERS:
+            if value := env.get(variable.name):
+                kind = type(getattr(defaults, variable.attribute))  # int or float, as the field's default
                 try:
-                    numbers[name] = kind(env[variable])
+                    numbers[variable.attribute] = kind(value)
                 except ValueError:
-                    raise ConfigurationError(f"{variable} must be a number, not '{env[variable]}'") from None
+                    raise ConfigurationError(f"{variable.name} must be a number, not '{value}'") from None
         return cls(reasoner=reasoner, model=model, response_format=response_format, **numbers)
 
 
@@ -95,20 +124,28 @@ def _heartbeat_seconds() -> float:
 
 
 #: The limits every pipeline step runs under, by environment variable (the runtime's defaults when unset).
-_STEP_LIMITS = {"timeout_seconds": "DAGSMITH_STEP_TIMEOUT_SECONDS", "memory_mb": "DAGSMITH_STEP_MEMORY_MB",
-                "output_mb": "DAGSMITH_STEP_OUTPUT_MB", "output_files": "DAGSMITH_STEP_OUTPUT_FILES",
-                "file_mb": "DAGSMITH_STEP_FILE_MB"}
+_STEP_LIMITS = (
+    Variable("DAGSMITH_STEP_TIMEOUT_SECONDS", "how long one try of a pipeline step may run before it is killed (a "
+                                              "resource failure self-healing handles)", "timeout_seconds"),
+    Variable("DAGSMITH_STEP_MEMORY_MB", "the memory one try of a step may use, all its processes and its `/tmp` "
+                                        "together (the container's limit, or locally a cgroup of its own)",
+             "memory_mb"),
+    Variable("DAGSMITH_STEP_OUTPUT_MB", "what one try may write into its output folder in all; a try past it is "
+                                        "killed (a resource failure self-healing handles)", "output_mb"),
+    Variable("DAGSMITH_STEP_OUTPUT_FILES", "how many files one try may write into its output folder", "output_files"),
+    Variable("DAGSMITH_STEP_FILE_MB", "the largest file one try may write", "file_mb"),
+)
 
 
 def _step_limits() -> Limits:
     values = {}
-    for name, variable in _STEP_LIMITS.items():
-        value = os.environ.get(variable)
+    for variable in _STEP_LIMITS:
+        value = os.environ.get(variable.name)
         if not value:
             continue
         if not value.isdigit() or int(value) == 0:
-            raise ConfigurationError(f"{variable} must be a positive whole number, not '{value}'")
-        values[name] = int(value)
+            raise ConfigurationError(f"{variable.name} must be a positive whole number, not '{value}'")
+        values[variable.attribute] = int(value)
     return Limits(**values)
 
 
@@ -144,43 +181,49 @@ def _extra_data_roots() -> tuple[Path, ...]:
 
 @dataclass(frozen=True)
 class Settings:
-    """Where dagsmith keeps its state and which database it talks to.
+    """Where dagsmith keeps its state, which database it talks to and how pipeline steps run, each field read from
+    the environment variables its metadata names (``Variable``: what each means and what unset means).
 
-    ``DAGSMITH_HOME`` (default ``.dagsmith`` in the working directory) holds the embedded database,
-    staged uploads and workspaces. ``DAGSMITH_DATABASE_URL``, when set, points at any PostgreSQL with
-    pgvector instead of the embedded server. ``DAGSMITH_RUNTIME`` (``local`` or ``docker``) is where pipeline
-    steps run unless a run says otherwise: the default of the DAGs' ``runtime`` parameter. ``llm`` says whether
-    a language model reasons beside the deterministic reasoner (``LLMConfig``). ``DAGSMITH_HEARTBEAT_SECONDS``
-    (default 10) is how often a running step's worker stamps its try; the same on every machine, since a try
-    silent for six beats is taken for one whose worker died (``execution.reaper``). ``DAGSMITH_STEP_TIMEOUT_SECONDS``
-    (default 900), ``DAGSMITH_STEP_MEMORY_MB`` (default 2048) and the output's ``DAGSMITH_STEP_OUTPUT_MB``,
-    ``DAGSMITH_STEP_OUTPUT_FILES`` and ``DAGSMITH_STEP_FILE_MB`` (``Limits``) bound every try of a pipeline step.
-    ``DAGSMITH_UNSAFE_NO_SANDBOX=1`` runs the local runtime's services without the bubblewrap sandbox: for trusted
-    catalogs only, and said in ``dagsmith serve``'s banner and every run's trace. ``DAGSMITH_SEARCH_SECONDS`` sets
-    the modelling search's budget for pipelines built from now on (default: sized to the table; a goal's own time
-    budget wins). ``DAGSMITH_MODEL_ROOT`` (default ``DAGSMITH_HOME/models``) holds the frozen versions of pipelines'
-    models (``registry``); ``DAGSMITH_DRIFT_THRESHOLD`` (default 0.2, the population stability index from which a
-    shift is usually taken as significant) is the drift score of a feature that scoring reports as drifted.
-
-    ``DAGSMITH_DATA_ROOTS`` (folders separated by ``os.pathsep``) adds to ``DAGSMITH_HOME/datasets`` the folders
-    a dataset named by a DAG trigger or the UI may be read from (``dagsmith.data.roots``). ``DAGSMITH_LOCAL_CLI=1``
-    marks an Airflow process that runs DAGs for the local CLI's user, whose datasets may be any file that user
-    can read: the CLI sets it in its own ``dag.test()`` runs' environment, where no trigger's conf can reach, and
-    every other Airflow environment dagsmith makes (``dagsmith serve``) drops it. Never set it on a deployment.
+    ``DAGSMITH_LOCAL_CLI=1`` marks an Airflow process that runs DAGs for the local CLI's user, whose datasets may be
+    any file that user can read: the CLI sets it in its own ``dag.test()`` runs' environment, where no trigger's conf
+    can reach, and every other Airflow environment dagsmith makes (``dagsmith serve``) drops it.
     """
 
-    home: Path
-    database_url: str | None
-    runtime: str = "local"
-    llm: LLMConfig = LLMConfig()
-    heartbeat_seconds: float = 10.0
-    step_limits: Limits = Limits()
-    sandboxed: bool = True
-    extra_data_roots: tuple[Path, ...] = ()
-    local_cli: bool = False
-    search_seconds: float | None = field(default_factory=_search_seconds)
-    model_root: Path | None = None
-    drift_threshold: float = 0.2
+    home: Path = field(metadata=read_from(Variable(
+        "DAGSMITH_HOME", "where dagsmith keeps its state: the embedded database, staged uploads, datasets, pipeline "
+                         "specs, workspaces, runs' scratch folders and the embedded Airflow",
+        unset="`.dagsmith/` in the working directory")))
+    database_url: str | None = field(metadata=read_from(Variable(
+        "DAGSMITH_DATABASE_URL", "any PostgreSQL with pgvector, e.g. `postgresql://user:pass@host:5432/dagsmith`",
+        unset="the embedded server under `DAGSMITH_HOME/postgres`")))
+    runtime: str = field(default="local", metadata=read_from(Variable(
+        "DAGSMITH_RUNTIME", "where pipeline steps run unless a run says otherwise: `local` (bubblewrap-sandboxed "
+                            "subprocesses) or `docker` (containers); the default of the DAGs' `runtime` parameter")))
+    llm: LLMConfig = field(default=LLMConfig(), metadata=read_from(*_LLM_VARIABLES))
+    heartbeat_seconds: float = field(default=10.0, metadata=read_from(Variable(
+        "DAGSMITH_HEARTBEAT_SECONDS", "how often a running step's worker stamps its try; a try silent for six beats is "
+                                      "taken for one whose worker died (`execution.reaper`), so set it alike on every "
+                                      "machine")))
+    step_limits: Limits = field(default=Limits(), metadata=read_from(*_STEP_LIMITS))
+    sandboxed: bool = field(default=True, metadata=read_from(Variable(
+        UNSANDBOXED_VARIABLE, "`1` runs the local runtime's services without the bubblewrap sandbox: for trusted "
+                              "catalogs only, and said in `dagsmith serve`'s banner, each try's log and each run's "
+                              "trace", unset="sandboxed")))
+    extra_data_roots: tuple[Path, ...] = field(default=(), metadata=read_from(Variable(
+        DATA_ROOTS_VARIABLE, "folders (separated by `:`) besides `DAGSMITH_HOME/datasets` that datasets named by a "
+                             "DAG trigger or the UI may be read from (`dagsmith.data.roots`)", unset="none")))
+    local_cli: bool = field(default=False, metadata=read_from(Variable(
+        LOCAL_CLI_VARIABLE, "set to `1` by the CLI in its own Airflow runs only, exempting them from the data roots; "
+                            "never set it on a deployment (`dagsmith serve` drops it)", unset="off")))
+    search_seconds: float | None = field(default_factory=_search_seconds, metadata=read_from(Variable(
+        SEARCH_SECONDS_VARIABLE, "the whole model search's budget in seconds, shared by its candidates, for pipelines "
+                                 "built from now on (a goal's own time budget wins)", unset="sized to the table")))
+    model_root: Path | None = field(default=None, metadata=read_from(Variable(
+        MODEL_ROOT_VARIABLE, "where the frozen versions of pipelines' models live, one folder per pipeline "
+                             "(`dagsmith.registry`)", unset="`DAGSMITH_HOME/models`")))
+    drift_threshold: float = field(default=0.2, metadata=read_from(Variable(
+        DRIFT_THRESHOLD_VARIABLE, "the population stability index of a feature from which `dagsmith predict` reports "
+                                  "it as drifted (from 0.2 a shift is usually taken as real)")))
 
     @classmethod
     def from_env(cls) -> Settings:

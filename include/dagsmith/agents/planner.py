@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from sqlalchemy.orm import Session
@@ -123,6 +123,7 @@ def plan_each(
     single: bool = False,
     given: GivenFields | None = None,
     answered: bool = False,
+    descriptions: Mapping[str, str] | None = None,
 ) -> list[Plan]:
     """Profile, understand, recommend and build; with ``save`` each pipeline is stored (status ready or draft).
     One pipeline, or one per target when the goal names several columns to predict and asks for a model of each
@@ -132,7 +133,7 @@ def plan_each(
     person choose among the ranked candidates before each build (interactive): it is given the intent, its ranking
     and what was chosen for it already, and answers for the stages left open. ``given`` are fields stated outright
     (target, task, metric, columns to leave out, time budget): each wins over the goal's words; ``answered`` says they
-    answer a question about the goal.
+    answer a question about the goal. ``descriptions`` say what columns hold, over the data's own dictionary.
 
     What a person chose for these words on a table of these columns before (``learning.answers``) is read without
     asking; a target or task given now (with ``save``) is remembered for the next time.
@@ -164,7 +165,7 @@ def plan_each(
                                                      built.recommendation))
         return built.model_copy(update={"pipeline": spec, "timings": spent})
 
-    profile = timed(timings, "profile", lambda: profile_dataset(data))
+    profile = timed(timings, "profile", lambda: profile_dataset(data, descriptions=descriptions))
     given = given or GivenFields()
     intents = timed(timings, "intent", lambda: read_intents(goal, profile, user=user, given=given, single=single,
                                                             each_target=each_target, settings=settings,

@@ -52,7 +52,7 @@ from dagsmith.airflow import goal_questions
 from dagsmith.airflow.pipeline_dag import run_dataset, runtime_param
 from dagsmith.airflow.pipeline_shards import announce
 from dagsmith.config import Settings
-from dagsmith.data.readers import DatasetError
+from dagsmith.errors import InputError
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import AmbiguousGoal, ConstraintKind, GivenFields, Intent, Question, SeveralTargets
@@ -236,6 +236,9 @@ def build(login: str | None = None) -> DAG:
                              description="Optional: columns no step uses as features, one per line."),
             "time_budget": Param(None, type=["null", "integer"], minimum=1,
                                  description="Optional: seconds the run may take; the model search gets 60%."),
+            "columns": Param({}, type="object", additionalProperties={"type": "string"},
+                             description="Optional: what each column holds (column -> description), read beside the "
+                                         "data's own dictionary (DATA.columns.yaml, Parquet field metadata)."),
             "interactive": Param(False, type="boolean",
                                  description="Let a person choose among the top 3 microservices per stage (task "
                                              "'choose') before the pipeline is built."),
@@ -256,8 +259,9 @@ def build(login: str | None = None) -> DAG:
         def profile(params: dict | None = None, dag_run=None) -> dict:
             settings = Settings.from_env()
             try:
-                return _keep_profile(profile_dataset(run_dataset(params["dataset"], settings)), settings, dag_run)
-            except DatasetError as exc:
+                profiled = profile_dataset(run_dataset(params["dataset"], settings), descriptions=params.get("columns"))
+                return _keep_profile(profiled, settings, dag_run)
+            except InputError as exc:
                 raise _user_error(exc) from None
 
         @task(task_id="intent")

@@ -63,10 +63,15 @@ def load_table(goal: LabelledGoal):
 
 
 @functools.cache
-def _profile(dataset: str) -> DatasetProfile:
+def _profile(dataset: str, documented: bool = False) -> DatasetProfile:
+    """The table's profile; ``documented`` gives it the data dictionary its R documentation publishes."""
     from dagsmith.agents.profiler import profile_frame
+    from dagsmith.datasets import r_dictionary
 
-    return profile_frame(load_table(LabelledGoal(dataset, "", ASK, None)), source=dataset)
+    goal = LabelledGoal(dataset, "", ASK, None)
+    frame = load_table(goal)
+    return profile_frame(frame, source=dataset,
+                         descriptions=r_dictionary(*goal.reference, list(frame.columns)) if documented else None)
 
 
 @dataclass(frozen=True)
@@ -81,13 +86,13 @@ class Reading:
         return self.task_type, self.target
 
 
-def read(goal: LabelledGoal) -> Reading:
+def read(goal: LabelledGoal, *, documented: bool = False) -> Reading:
     """The reading planning makes of the goal (task type, target, confidence), or ``ask``."""
     from dagsmith.agents.understanding import understand
     from dagsmith.models.intent import Question
 
     try:
-        intent = understand(goal.goal, _profile(goal.dataset))
+        intent = understand(goal.goal, _profile(goal.dataset, documented))
     except Question as question:
         return Reading(ASK, None, offered=tuple((c.task_type.value, c.target) for c in question.candidates))
     return Reading(intent.task_type.value, intent.target, intent.confidence)
@@ -137,13 +142,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=[*PARTS, "both"], default="both")
     parser.add_argument("--misses", action="store_true", help="list the dev part's misreadings (never the test's)")
+    parser.add_argument("--documented", action="store_true",
+                        help="give each table the data dictionary of its R documentation, as a user with one would")
     args = parser.parse_args()
     parts = PARTS if args.part == "both" else (args.part,)
     if args.misses and "test" in parts:
         parser.error("the test part is only scored: its misreadings are not shown (use --part dev)")
     report = {}
     for part in parts:
-        rows = [(goal, read(goal)) for goal in load_part(part)]
+        rows = [(goal, read(goal, documented=args.documented)) for goal in load_part(part)]
         report[part] = score(rows)
         if args.misses:
             for goal, got in rows:

@@ -85,7 +85,7 @@ def main() -> None:
     args = parser.parse_args()
     reasoner = model_reasoner(Settings.from_env())
     if reasoner is None:
-        parser.error("no model is configured: set DAGSMITH_REASONER=openai and DAGSMITH_LLM_MODEL (README)")
+        parser.error("no model is configured: set DAGSMITH_REASONER=openai and DAGSMITH_LLM_MODEL (docs/llm.md)")
     result = run(load_suite()[: args.limit], reasoner)
     if args.out:
         args.out.write_text(json.dumps(result, indent=2))

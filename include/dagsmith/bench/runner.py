@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
+from dagsmith import datasets
 from dagsmith.agents.builder import ChoiceError
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, plan, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
@@ -35,6 +36,7 @@ from dagsmith.bench.quality import assess
 from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
+from dagsmith.data.dictionary import write_sidecar
 from dagsmith.data.readers import DatasetError
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.execution.driver import run_pipeline
@@ -152,12 +154,16 @@ class Bench:
         drop_database(self.settings, self._database(experiment))
 
     def dataset(self, task: BenchTask) -> Path:
-        """The task's data as a CSV file, written once and shared by every experiment."""
+        """The task's data as a CSV file with its data dictionary beside it, written once and shared by every
+        experiment."""
         path = self.out / "data" / f"{task.id}.csv"
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
+            frame = task.frame()
+            if described := datasets.dictionary(task.dataset, list(frame.columns)):
+                write_sidecar(path, described)
             partial = path.with_suffix(".partial")
-            task.frame().to_csv(partial, index=False)
+            frame.to_csv(partial, index=False)
             partial.rename(path)
         return path
 

@@ -9,6 +9,7 @@ import typer
 
 from dagsmith import datasets
 from dagsmith.cli.output import JsonOption, console, fail, print_rows
+from dagsmith.data.dictionary import write_sidecar
 
 app = typer.Typer(help="List and export the bundled sample datasets.", no_args_is_help=True)
 
@@ -41,3 +42,6 @@ def export(
     path.parent.mkdir(parents=True, exist_ok=True)
     writer()
     console.print(f"wrote {len(frame):,} rows x {frame.shape[1]} columns of {name} to {path}", highlight=False)
+    if described := datasets.dictionary(name, list(frame.columns)):
+        sidecar = write_sidecar(path, described)
+        console.print(f"wrote what {len(described)} of its columns hold to {sidecar}", highlight=False)

@@ -15,6 +15,7 @@ from dagsmith.agents.builder import ChoiceError, check_choices
 from dagsmith.agents.intent.given import KNOWN_METRICS
 from dagsmith.agents.planner import plan_each
 from dagsmith.cli.output import console, fail, print_json
+from dagsmith.data.dictionary import read_columns_file
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import (
@@ -49,6 +50,10 @@ Metric = Annotated[str | None, typer.Option("--metric", metavar="NAME",
                                             help=f"What candidates are compared by: {', '.join(KNOWN_METRICS)}.")]
 Exclude = Annotated[list[str], typer.Option("--exclude", metavar="COLUMN",
                                             help="A column no step uses as a feature (repeatable).")]
+Columns = Annotated[Path | None, typer.Option(
+    "--columns", metavar="FILE", help="What each column holds: a YAML or JSON file mapping column to description "
+                                      "(read over the data's own: DATA.columns.yaml beside it, Parquet field "
+                                      "metadata).")]
 TimeBudget = Annotated[int | None, typer.Option("--time-budget", metavar="SECONDS", min=1,
                                                 help="Seconds the run may take; the model search gets 60% of them.")]
 
@@ -64,6 +69,14 @@ def read_choices(choose: list[str], interactive: bool) -> Callable | None:
     if interactive and not sys.stdin.isatty():
         fail("--interactive needs a terminal; use --choose STAGE=MICROSERVICE instead", code=2)
     return _ask if interactive else None
+
+
+def read_columns(columns: Path | None) -> dict[str, str]:
+    """The ``--columns`` dictionary, or the error for the person."""
+    try:
+        return read_columns_file(columns) if columns else {}
+    except InputError as exc:
+        fail(f"--columns: {exc}", code=2)
 
 
 def plan_or_fail(data: Path, goal: str | None, *, json: bool = False, **options) -> list[Plan]:
@@ -204,6 +217,7 @@ def plan_command(
     metric: Metric = None,
     exclude: Exclude = [],  # noqa: B006
     time_budget: TimeBudget = None,
+    columns: Columns = None,
     user: Annotated[str, typer.Option(help="Who the pipeline belongs to; their history weighs in.")] = "anonymous",
     interactive: Interactive = False,
     choose: Choose = [],  # noqa: B006
@@ -216,7 +230,7 @@ def plan_command(
     ask = read_choices(choose, interactive)
     given = GivenFields(target=target, task=task, metric=metric, exclude=exclude, time_budget=time_budget)
     results = plan_or_fail(data, goal, user=user, mode=mode, choose=choose, ask=ask, each_target=each_target,
-                           given=given, json=json)
+                           given=given, descriptions=read_columns(columns), json=json)
     if json:
         print_json(results if len(results) > 1 else results[0])  # one plan keeps the shape callers read
     else:

@@ -11,7 +11,8 @@ from rich.table import Table
 
 from dagsmith.agents.profiler import SAMPLE_ROWS, profile_dataset
 from dagsmith.cli.output import console, fail, print_json, progress
-from dagsmith.data.readers import DatasetError
+from dagsmith.cli.plan import Columns, read_columns
+from dagsmith.errors import InputError
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
 
 SHOWN_CANDIDATES = 5
@@ -24,12 +25,14 @@ def profile(
     sample_rows: Annotated[
         int, typer.Option("--sample-rows", min=100, help="Rows sampled for the expensive parts on larger tables.")
     ] = SAMPLE_ROWS,
+    columns: Columns = None,
 ) -> None:
     """Profile a dataset: schema, semantic types, statistics, quality, likely targets and correlations."""
+    descriptions = read_columns(columns)
     progress(f"profiling {data} ...")
     try:
-        result = profile_dataset(data, sample_rows=sample_rows)
-    except DatasetError as exc:
+        result = profile_dataset(data, sample_rows=sample_rows, descriptions=descriptions)
+    except InputError as exc:
         fail(str(exc), code=2)
     if json:
         print_json(result)
@@ -62,12 +65,14 @@ def _print_summary(result: DatasetProfile) -> None:
 
 
 def _columns_table(columns: list[ColumnProfile]) -> Table:
+    described = any(column.description for column in columns)
     headers = ("column", "dtype", "semantic type", "missing", "unique", "mean / top value", "issues")
-    table = Table(*headers, title="columns")
+    table = Table(*headers, *(("description",) if described else ()), title="columns")
     for column in columns:
         table.add_row(
             escape(column.name), column.dtype, column.semantic_type.value, f"{column.missing_ratio:.1%}",
             f"{column.unique:,}", escape(_typical(column)), escape("; ".join(column.issues)),
+            *((escape(column.description or ""),) if described else ()),
         )
     return table
 

@@ -9,7 +9,6 @@ from sqlalchemy import select
 
 from dagsmith.cli.output import console, progress
 from dagsmith.config import Settings
-from dagsmith.execution.quality import Quality
 from dagsmith.models.execution import Decision, RunSummary, StepStatus, TryAction
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.store import schema
@@ -66,6 +65,9 @@ def exit_code(reports: list[dict]) -> int:
 
 
 def show(summary: RunSummary, seconds: float, airflow_log: Path | str) -> None:
+    # Imported here: it loads scikit-learn, which every command (and the generated CLI reference) would pay for.
+    from dagsmith.execution.quality import Quality
+
     style, verdict = ("green" if summary.completed else "red"), summary.status.value
     if summary.completed and summary.review:
         style, verdict = "yellow", f"{verdict}, needs review"

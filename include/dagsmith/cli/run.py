@@ -20,6 +20,7 @@ from dagsmith.airflow.watch import STOP_SECONDS, STOPPED_REASON
 from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.cli.plan import (
     Choose,
+    Columns,
     EachTarget,
     Exclude,
     Goal,
@@ -30,6 +31,7 @@ from dagsmith.cli.plan import (
     TimeBudget,
     plan_or_fail,
     read_choices,
+    read_columns,
 )
 from dagsmith.cli.report import exit_code, progress_lines, show
 from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, USER_VARIABLE, find_deployment, submit
@@ -71,6 +73,7 @@ def run_command(
     metric: Metric = None,
     exclude: Exclude = [],  # noqa: B006
     time_budget: TimeBudget = None,
+    columns: Columns = None,
     runtime: Annotated[str | None, typer.Option(help="Where steps run: local (subprocesses) or docker (containers); "
                                                      "default local, or the deployment's default there.")] = None,
     user: Annotated[str | None, typer.Option(help="Who runs it; their history weighs in and learns from the run. "
@@ -95,6 +98,7 @@ def run_command(
         require_runtime(runtime)
     ask = read_choices(choose, interactive)
     given = GivenFields(target=target, task=task, metric=metric, exclude=exclude, time_budget=time_budget)
+    descriptions = read_columns(columns)
     goal = given.goal_for(goal)  # the goal the pipeline is stored with, whichever process plans it
     settings = Settings.from_env()
     if in_process and airflow_url:
@@ -107,10 +111,12 @@ def run_command(
     if deployment:
         # the login owns what it builds: under FAB only a login's own role can be granted a pipeline's DAG
         reports = submit(deployment, data, goal, runtime=runtime, user=user or deployment.user, choose=choose,
-                         each_target=each_target, given=given, settings=settings, json=json)
+                         each_target=each_target, given=given, descriptions=descriptions, settings=settings,
+                         json=json)
     else:
         reports = _run_here(data, goal, runtime=runtime or "local", user=user or "anonymous", settings=settings,
-                            choose=choose, ask=ask, each_target=each_target, given=given, json=json)
+                            choose=choose, ask=ask, each_target=each_target, given=given,
+                            descriptions=descriptions, json=json)
     if json:
         print_json(reports if len(reports) > 1 else reports[0])
     raise typer.Exit(exit_code(reports))

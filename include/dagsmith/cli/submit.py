@@ -100,7 +100,8 @@ def find_deployment(settings: Settings, url: str | None) -> Deployment | None:
 
 
 def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str | None, user: str, choose: list[str],
-           each_target: bool, given: GivenFields, settings: Settings, json: bool) -> list[dict]:
+           each_target: bool, given: GivenFields, descriptions: dict[str, str], settings: Settings,
+           json: bool) -> list[dict]:
     """Trigger the meta-DAG with the dataset, goal and ``given`` fields, then follow it and each pipeline it builds to
     the end; the run summaries, as the in-process path reports them (printed as they come unless ``json``). Without
     ``runtime`` the deployment's default runtime runs the steps."""
@@ -120,6 +121,7 @@ def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str | None
     on_behalf_of = user if user != deployment.user else None  # the deployment lets admins only build for another
     run_id = client.trigger(dag, {"dataset": str(dataset), "goal": goal, "on_behalf_of": on_behalf_of,
                                   "runtime": runtime, "each_target": each_target, "choices": "\n".join(choose) or None,
+                                  **({"columns": descriptions} if descriptions else {}),
                                   **given.model_dump(mode="json", exclude_defaults=True)})
     follow = _Follow(client, deployment.url, dag, run_id, goal, user, settings, json)
     if not json:

@@ -47,6 +47,8 @@ class ColumnProfile(BaseModel):
                                             "words such as 'n/a'); a pipeline reads them as missing")
     top_values: list[ValueCount] = Field(default_factory=list)
     issues: list[str] = Field(default_factory=list, description="e.g. 'constant', 'values out of range'")
+    description: str | None = Field(None, description="what the column holds, from the data's dictionary "
+                                                      "(dagsmith.data.dictionary)")
 
 
 class QualityScore(BaseModel):

@@ -163,10 +163,6 @@ SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
     ("income salary wage earning earnings", "income wage salary earnings", ""),
     ("heavy weigh weight mass", "mass weight", ""),
     ("where origin provenance region", "region origin", ""),
-    ("unemployment unemployed jobless", "unemploy unemployment", ""),
-    ("spending consumption expenditure", "pce consumption spending", ""),
-    ("fuel efficiency mileage consumption", "mpg", ""),
-    ("home house value", "medv", ""),
 )
 SYNONYMS = tuple(
     Synonym(frozenset(stems_of(goal)), frozenset(stems_of(column)), frozenset(stems_of(values)))

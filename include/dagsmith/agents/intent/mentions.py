@@ -33,6 +33,9 @@ COMMON_VALUES = frozenset(stems_of("yes no true false none other others unknown 
 
 #: The most goal words read as one run-together column name.
 RUN_TOGETHER_WORDS = 7
+#: Fewest distinct words of a column's description a goal must use to name the column by it: one shared word
+#: ("value") is chance, two ("home value" against "median value of owner-occupied homes") a description.
+MIN_DESCRIBED_WORDS = 2
 #: Shortest one-word name read as goal words run together ("lowbirthweight"), and as their first letters ("docvis"):
 #: shorter names are spelled by chance.
 MIN_RUN_TOGETHER = 6
@@ -45,6 +48,7 @@ class MatchKind(StrEnum):
     EXPLICIT = "explicit"
     EXACT = "exact"
     SYNONYM = "synonym"
+    DESCRIBED = "described"
     DERIVED = "derived"
     ABBREVIATION = "abbreviation"
     ACRONYM = "acronym"
@@ -57,7 +61,8 @@ class MatchKind(StrEnum):
 
 
 MATCH_SCORE = {
-    MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.DERIVED: 0.85,
+    MatchKind.EXPLICIT: 1.0, MatchKind.EXACT: 0.95, MatchKind.SYNONYM: 0.85, MatchKind.DESCRIBED: 0.8,
+    MatchKind.DERIVED: 0.85,
     MatchKind.ABBREVIATION: 0.7, MatchKind.ACRONYM: 0.7, MatchKind.CONTRACTION: 0.7, MatchKind.PARTIAL: 0.65,
     MatchKind.CLASSES: 0.9, MatchKind.VALUE: 0.6, MatchKind.FUZZY: 0.5, MatchKind.PROFILE: 0.45,
 }
@@ -126,7 +131,8 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
             continue
         if len(name.joined) >= 4 and s == stem(name.joined):
             yield Match(column, MatchKind.EXACT, at, at + 1, word)
-        elif len(name.spelled) == 1 and _derived(s, stem(name.joined)):  # "smoker" for smoke, "lefty" for left
+        elif len(name.spelled) == 1 and (_derived(s, stem(name.joined)) or _derived(s, name.joined)):
+            # "smoker" for smoke, "lefty" for left; "unemployment" for unemploy, whose stem ends in 'i'
             yield Match(column, MatchKind.DERIVED, at, at + 1, word)
         elif run := _run_together(name, goal, at):  # "low birth weight": lowbirthweight
             yield Match(column, run[1], at, run[0], goal.said(at, run[0]))
@@ -206,6 +212,24 @@ def _synonym_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
                 yield Match(name.column.name, MatchKind.SYNONYM, at, at + 1, goal.words[at])
 
 
+def _described_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
+    """The column whose description (the data's dictionary) the goal's words follow: at least ``MIN_DESCRIBED_WORDS``
+    of its content words, and more than any other column's description shares."""
+    said = {at: s for at, s in enumerate(goal.stems)
+            if s not in STOPWORDS and s not in TASK_STEMS and len(s) >= 3 and not goal.among_inputs(at)}
+    covered = {}
+    for column in profile.columns:
+        if column.description:
+            described = set(stems_of(column.description))
+            covered[column.name] = [at for at, s in said.items() if s in described]
+    counts = sorted((len({goal.stems[at] for at in ats}) for ats in covered.values()), reverse=True)
+    if not counts or counts[0] < MIN_DESCRIBED_WORDS or (len(counts) > 1 and counts[1] == counts[0]):
+        return
+    best = next(name for name, ats in covered.items() if len({goal.stems[at] for at in ats}) == counts[0])
+    for at in covered[best]:
+        yield Match(best, MatchKind.DESCRIBED, at, at + 1, goal.words[at])
+
+
 def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
     """A goal word that is, or is derived from, a class of exactly one categorical column ("is the tumour malignant?",
     "diagnose impairment" over Impaired/Control); two or more of one column's classes, short codes included, name it
@@ -278,6 +302,7 @@ def column_matches(goal: Goal, profile: DatasetProfile) -> list[Match]:
     found = [m for name in names for m in (*_span_matches(name, goal), *_synonym_matches(name, goal))]
     found = [m for m in found if m.start not in goal.asides]  # "(red-tailed, sharp-shinned)" lists classes
     found += _value_matches(profile, goal)
+    found += _described_matches(profile, goal)
     dropped = _objects_of_synonyms(found, goal.stems) | _nested(found) | _case_twins(found, goal)
     return [m for m in found if m not in dropped] or list(_fuzzy_matches(names, goal))
 

@@ -254,6 +254,7 @@ def target_reason(match: Match) -> str:
         MatchKind.EXPLICIT: "the goal designates it explicitly",
         MatchKind.EXACT: "the goal names the column",
         MatchKind.SYNONYM: "a synonym of its name",
+        MatchKind.DESCRIBED: "the data's dictionary describes it in the goal's words, among them",
         MatchKind.DERIVED: "a word formed from its name",
         MatchKind.ABBREVIATION: "its name abbreviates",
         MatchKind.ACRONYM: "its name is the initials of",

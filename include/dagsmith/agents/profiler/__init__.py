@@ -12,6 +12,7 @@ correlations, targets; common holds what they share.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from dagsmith.agents.profiler.table import Table, profilable, streamed
 from dagsmith.agents.profiler.targets import target_candidates, time_column
 from dagsmith.agents.repeats import repeated_rows
 from dagsmith.data.compression import compression, decompressed
+from dagsmith.data.dictionary import describe, dictionary_for
 from dagsmith.data.readers import ReadInfo, read_table, size_text, sniff
 from dagsmith.models.profile import DatasetProfile, QualityScore
 
@@ -41,8 +43,16 @@ SAMPLE_ROWS = 100_000
 CHUNKED_BYTES = 200 * 2**20
 
 
-def profile_dataset(path: Path | str, *, sample_rows: int = SAMPLE_ROWS) -> DatasetProfile:
-    """Read and profile a file; delimited text above ``CHUNKED_BYTES`` is streamed in chunks instead of loaded."""
+def profile_dataset(path: Path | str, *, sample_rows: int = SAMPLE_ROWS,
+                    descriptions: Mapping[str, str] | None = None) -> DatasetProfile:
+    """Read and profile a file, with its columns' descriptions (``descriptions`` given over the file's own dictionary,
+    ``dagsmith.data.dictionary``)."""
+    dictionary = dictionary_for(path, descriptions)  # a broken dictionary file fails before the table is read
+    return describe(_profile_file(path, sample_rows), dictionary)
+
+
+def _profile_file(path: Path | str, sample_rows: int) -> DatasetProfile:
+    """Delimited text above ``CHUNKED_BYTES`` is streamed in chunks instead of loaded."""
     kind = compression(path)
     with decompressed(path) as plain:
         info = sniff(plain)
@@ -62,12 +72,13 @@ def profile_frame(
     read_info: ReadInfo | None = None,
     total_rows: int | None = None,
     sample_rows: int = SAMPLE_ROWS,
+    descriptions: Mapping[str, str] | None = None,
 ) -> DatasetProfile:
     """Profile a table in memory. ``total_rows`` is the size of the table ``frame`` was cut from, when larger."""
     frame = profilable(frame)
     sample = frame if len(frame) <= sample_rows else frame.sample(n=sample_rows, random_state=0)
     table = Table(sample=sample.reset_index(drop=True), full=frame, n_rows=max(total_rows or 0, len(frame)))
-    return _profile(table, source, read_info)
+    return describe(_profile(table, source, read_info), descriptions or {})
 
 
 def _profile(table: Table, source: str, info: ReadInfo | None) -> DatasetProfile:
