@@ -24,6 +24,10 @@ LOCAL_CLI_VARIABLE = "DAGSMITH_LOCAL_CLI"
 EXECUTION_VARIABLE = "DAGSMITH_EXECUTION_ID"
 #: The model search's budget for pipelines built from now on (``agents.model_search``); unset: sized to the table.
 SEARCH_SECONDS_VARIABLE = "DAGSMITH_SEARCH_SECONDS"
+#: Where the versions of pipelines' models are kept (``registry``); unset: ``DAGSMITH_HOME/models``.
+MODEL_ROOT_VARIABLE = "DAGSMITH_MODEL_ROOT"
+#: The drift score of a feature above which scoring says prominently that the new rows differ from the training's.
+DRIFT_THRESHOLD_VARIABLE = "DAGSMITH_DRIFT_THRESHOLD"
 
 
 class ConfigurationError(InputError, ValueError):
@@ -159,6 +163,17 @@ def _sandboxed() -> bool:
                              f"only) or unset, not '{value}'")
 
 
+def _drift_threshold() -> float:
+    value = os.environ.get(DRIFT_THRESHOLD_VARIABLE) or "0.2"
+    try:
+        threshold = float(value)
+    except ValueError:
+        threshold = -1.0
+    if not threshold > 0:
+        raise ConfigurationError(f"{DRIFT_THRESHOLD_VARIABLE} must be a positive number, not '{value}'")
+    return threshold
+
+
 def _extra_data_roots() -> tuple[Path, ...]:
     folders = os.environ.get(DATA_ROOTS_VARIABLE, "").split(os.pathsep)
     return tuple(Path(folder).expanduser().resolve() for folder in folders if folder.strip())
@@ -203,6 +218,12 @@ class Settings:
     search_seconds: float | None = field(default_factory=_search_seconds, metadata=read_from(Variable(
         SEARCH_SECONDS_VARIABLE, "the whole model search's budget in seconds, shared by its candidates, for pipelines "
                                  "built from now on (a goal's own time budget wins)", unset="sized to the table")))
+    model_root: Path | None = field(default=None, metadata=read_from(Variable(
+        MODEL_ROOT_VARIABLE, "where the frozen versions of pipelines' models live, one folder per pipeline "
+                             "(`dagsmith.registry`)", unset="`DAGSMITH_HOME/models`")))
+    drift_threshold: float = field(default=0.2, metadata=read_from(Variable(
+        DRIFT_THRESHOLD_VARIABLE, "the population stability index of a feature from which `dagsmith predict` reports "
+                                  "it as drifted (from 0.2 a shift is usually taken as real)")))
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -214,8 +235,15 @@ class Settings:
         return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime,
                    llm=LLMConfig.from_env(), heartbeat_seconds=_heartbeat_seconds(), step_limits=_step_limits(),
                    sandboxed=_sandboxed(), extra_data_roots=_extra_data_roots(),
-                   local_cli=os.environ.get(LOCAL_CLI_VARIABLE) == "1")
+                   local_cli=os.environ.get(LOCAL_CLI_VARIABLE) == "1",
+                   model_root=Path(os.environ[MODEL_ROOT_VARIABLE]).expanduser().resolve()
+                   if os.environ.get(MODEL_ROOT_VARIABLE) else None, drift_threshold=_drift_threshold())
 
     @property
     def staging_dir(self) -> Path:
         return self.home / "staging"
+
+    @property
+    def models_dir(self) -> Path:
+        """Where model versions are frozen: ``DAGSMITH_MODEL_ROOT``, else ``DAGSMITH_HOME/models``."""
+        return self.model_root or self.home / "models"

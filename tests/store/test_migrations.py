@@ -12,7 +12,7 @@ from dagsmith.store.db import alembic_config, get_engine, upgrade
 
 TABLES = {
     "microservices", "microservice_versions", "analyses", "embeddings", "pipelines", "pipeline_steps",
-    "executions", "step_attempts", "patterns", "goal_answers", "alembic_version",
+    "executions", "step_attempts", "patterns", "goal_answers", "model_versions", "scoring_runs", "alembic_version",
 }
 
 

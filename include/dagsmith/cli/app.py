@@ -6,10 +6,11 @@ import sys
 
 import typer
 
-from dagsmith.cli import catalog, datasets, db, pipelines
+from dagsmith.cli import catalog, datasets, db, models, pipelines
 from dagsmith.cli.bench import bench_command
 from dagsmith.cli.output import fail
 from dagsmith.cli.plan import plan_command
+from dagsmith.cli.predict import predict_command
 from dagsmith.cli.profile import profile
 from dagsmith.cli.run import run_command
 from dagsmith.cli.serve import serve_command
@@ -27,9 +28,11 @@ app.add_typer(catalog.app, name="catalog")
 app.add_typer(db.app, name="db")
 app.add_typer(datasets.app, name="datasets")
 app.add_typer(pipelines.app, name="pipelines")
+app.add_typer(models.app, name="models")
 app.command("profile")(profile)
 app.command("plan")(plan_command)
 app.command("run")(run_command)
+app.command("predict")(predict_command)
 app.command("bench")(bench_command)
 app.command("serve")(serve_command)
 

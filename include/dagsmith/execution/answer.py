@@ -177,6 +177,16 @@ def write_answer(workspace: Path, goal: str, summary: str, steps: list[StepOutco
     return path
 
 
+def add_to_answer(workspace: Path, title: str, text: str) -> Path:
+    """A section ``title`` saying ``text`` under the summary of ``answer.md``, for what is decided once the answer
+    is written (the model version the run made)."""
+    path = workspace / ANSWER_FILE
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[3:3] = ["", f"## {title}", "", text]  # after the goal, a blank line and the summary
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
 def _report(folder: Path) -> str:
     file = folder / "report.md"
     return file.read_text(encoding="utf-8") if file.is_file() else ""

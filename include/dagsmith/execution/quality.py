@@ -22,6 +22,16 @@ from dagsmith_kit.bundle import PROBA_PREFIX, probability_columns
 #: Each held-out metric and the key of the trivial predictor's score on the same rows.
 BASELINE_OF = {"accuracy": "trivial_accuracy", "balanced_accuracy": "trivial_balanced_accuracy", "f1": "trivial_f1",
                "roc_auc": "trivial_roc_auc", "rmse": "baseline_rmse", "mae": "baseline_mae", "r2": "baseline_r2"}
+#: The metric a supervised result is judged by, the first one it has, and whether higher is better: a classifier by
+#: how well its probabilities rank the classes, else by its labels' macro F1 (with rare classes, labels at the
+#: even-odds threshold may all be the majority's while the ranking is worth acting on); a regressor by its RMSE.
+JUDGED_BY = (("roc_auc", True), ("f1", True), ("rmse", False))
+METRIC_NAMES = {"roc_auc": "ROC AUC", "f1": "macro F1", "rmse": "RMSE"}
+
+
+def judged_metric(metrics: dict[str, float]) -> tuple[str, bool] | None:
+    """The metric ``metrics`` are judged by and whether higher is better (None when they hold none of them)."""
+    return next(((name, higher) for name, higher in JUDGED_BY if name in metrics), None)
 
 
 @dataclass
@@ -61,9 +71,8 @@ def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataF
             else:
                 result["roc_auc"] = skm.roc_auc_score(truth, values, multi_class="ovr", labels=labels)
             result["trivial_roc_auc"] = 0.5
-    # judged as the search chose: by how well the probabilities rank the classes, else by the labels' macro F1 (with
-    # rare classes, labels at the even-odds threshold may all be the majority's while the ranking is worth acting on)
-    judged, name = ("roc_auc", "ROC AUC") if "roc_auc" in result else ("f1", "macro F1")
+    judged = judged_metric(result)[0]  # as the search chose
+    name = METRIC_NAMES[judged]
     better = result[judged] > result[BASELINE_OF[judged]]
     return Quality(better, result, None if better else
                    f"no better than predicting the majority class on the held-out rows ({name} {result[judged]:.4f}, "
@@ -97,10 +106,16 @@ def supervised_quality(bundle: Bundle, *, classification: bool) -> Quality:
         test, train, predictions = bundle.table("test"), bundle.table("train"), bundle.predictions()
     except (BundleError, OSError, ValueError) as exc:
         return Quality(False, {}, f"the model's output cannot be assessed: {exc}")
-    if len(predictions) != len(test) or "prediction" not in predictions:
+    return prediction_quality(test[target], predictions, train[target], classification=classification)
+
+
+def prediction_quality(truth: pd.Series, predictions: pd.DataFrame, y_train: pd.Series, *,
+                       classification: bool) -> Quality:
+    """The quality of ``predictions`` (``predictions.parquet``'s columns) against ``truth``, row by row."""
+    if len(predictions) != len(truth) or "prediction" not in predictions:
         return Quality(False, {}, "predictions do not line up with the test table")
+    truth, predicted = truth.reset_index(drop=True), predictions["prediction"].reset_index(drop=True)
     if classification:
-        proba = predictions[probability_columns(predictions)]
-        return classification_quality(test[target], predictions["prediction"], proba if len(proba.columns) else None,
-                                      train[target])
-    return regression_quality(test[target], predictions["prediction"], train[target])
+        proba = predictions[probability_columns(predictions)].reset_index(drop=True)
+        return classification_quality(truth, predicted, proba if len(proba.columns) else None, y_train)
+    return regression_quality(truth, predicted, y_train)

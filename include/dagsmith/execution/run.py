@@ -37,6 +37,7 @@ from dagsmith.models.execution import Decision, StepStatus, TryAction
 from dagsmith.models.plan import DagStep, PipelineStatus
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide, model_reasoner
+from dagsmith.registry.runs import register_run
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime, RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -545,5 +546,6 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
                   "outputs": sorted(str(p) for p in final.glob("*"))}
         pipeline_id = pipeline.id
     if result["status"] == PipelineStatus.COMPLETED:  # the pipeline's DAG docs open with its latest answer
+        result["model_version"] = register_run(execution_id, settings=settings)
         write_spec(pipeline_id, settings)
     return result

@@ -241,3 +241,53 @@ class GoalAnswer(Base):
     chosen_by: Mapped[str] = mapped_column(String(100))
     how: Mapped[str] = mapped_column(String(40))
     chosen_at: Mapped[datetime] = _created()
+
+
+MODEL_STATUSES = ("champion", "challenger", "retired")
+
+
+class ModelVersion(Base):
+    """A fitted model a completed run froze (``registry``): its folder under the model root, how well it scored on
+    its run's held-out rows, and why it is or is not the pipeline's champion, the version ``dagsmith predict``
+    scores with. At most one champion per pipeline."""
+
+    __tablename__ = "model_versions"
+    __table_args__ = (
+        UniqueConstraint("pipeline_id", "version"),
+        CheckConstraint(_in("status", MODEL_STATUSES), name="ck_model_versions_status"),
+        Index("uq_model_versions_champion", "pipeline_id", unique=True,
+              postgresql_where=text("status = 'champion'")),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pipeline_id: Mapped[int] = mapped_column(ForeignKey("pipelines.id", ondelete="CASCADE"), index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    execution_id: Mapped[int | None] = mapped_column(ForeignKey("executions.id", ondelete="SET NULL"))
+    status: Mapped[str] = mapped_column(String(20))
+    #: The run's held-out metrics (``execution.quality``).
+    metrics: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+    #: A digest of the dataset the model was trained on.
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    #: The columns a table to score must have, with their types (the version folder's ``schema.json``).
+    schema: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+    path: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()
+    #: How the version got its status: the metric, both scores, the reason, who decided (``registry.champion``).
+    decision: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+
+
+class ScoringRun(Base):
+    """One ``dagsmith predict``: which version scored which rows, where the predictions went, and the drift per
+    feature between those rows and the training's."""
+
+    __tablename__ = "scoring_runs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("model_versions.id", ondelete="CASCADE"), index=True)
+    owner: Mapped[str] = mapped_column(String(100))
+    dataset: Mapped[str] = mapped_column(Text)
+    output: Mapped[str] = mapped_column(Text)
+    rows: Mapped[int] = mapped_column(Integer)
+    #: The scoring step's ``scoring.json``: schema notes and drift per feature.
+    report: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+    #: The features whose drift passed the threshold then in force.
+    drifted: Mapped[list[Any]] = mapped_column(server_default="[]")
+    created_at: Mapped[datetime] = _created()
