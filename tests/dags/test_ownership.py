@@ -11,7 +11,8 @@ from airflow.sdk.exceptions import AirflowFailException
 from dagsmith.airflow.fab_logins import base_role_configs, check_logins
 from dagsmith.airflow.meta_dag import DAG_ID, build_dags, builder_dag_id, owner_of_run
 from dagsmith.airflow.ownership import BASE_ROLES, FAB_AUTH_MANAGER, READ, READ_AND_TRIGGER, owner_role, record_logins
-from dagsmith.airflow.pipeline_dag import build, run_user
+from dagsmith.airflow.pipeline_dag import build
+from dagsmith.airflow.run_params import run_user
 from dagsmith.config import Settings
 from dagsmith.models.plan import DagSpec, DagStep
 

@@ -19,6 +19,10 @@ from sqlalchemy import select
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
+from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
+from dagsmith.airflow.pipeline_shards import dag_file_name
+from dagsmith.config import Settings
+from dagsmith.execution.specs import score_dag_id
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from tests.conftest import catalog_copy
@@ -105,6 +109,38 @@ def test_drifted_features_are_said_prominently_and_kept(trained, months, tmp_pat
     assert pd.read_parquet(tmp_path / "shifted.predictions.parquet")["customer_id"].is_unique
     shown = json.loads(_cli(env, "models", "show", pipeline, "--json").stdout)
     assert "monthly_charges" in shown["scoring_runs"][0]["drifted"] and shown["scoring_runs"][0]["rows"] == 1000
+
+
+SCORE_DAG = """
+import json, runpy, sys
+from airflow.utils.session import create_session
+dag = runpy.run_path(sys.argv[1])[sys.argv[2]]
+run = dag.test(run_conf=json.loads(sys.argv[3]))
+with create_session() as session:
+    tasks = {ti.task_id: str(ti.state) for ti in run.get_task_instances(session=session)}
+print("RESULT " + json.dumps({"state": str(run.state), "tasks": tasks}))
+"""
+
+
+def test_the_scoring_dag_scores_rows_in_the_data_roots_and_asks_for_a_retrain_on_drift(trained, months):
+    env, pipeline, _ = trained
+    settings = Settings(home=Path(env["DAGSMITH_HOME"]), database_url=env["DAGSMITH_DATABASE_URL"])
+    rows = settings.home / "datasets" / "december.csv"  # a deployment reads and writes inside its data roots only
+    rows.parent.mkdir(parents=True, exist_ok=True)
+    pd.read_csv(months["new"]).assign(monthly_charges=lambda t: t["monthly_charges"] * 3).to_csv(rows, index=False)
+    airflow = airflow_env(settings)
+    subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=airflow, capture_output=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", SCORE_DAG, str(DAGS_FOLDER / dag_file_name(int(pipeline))),
+                           score_dag_id(int(pipeline)), json.dumps({"dataset": str(rows), "runtime": "local"})],
+                          env=airflow, capture_output=True, text=True, timeout=900)
+    assert "RESULT " in proc.stdout, (proc.stdout + proc.stderr)[-4000:]
+    result = json.loads(proc.stdout.split("RESULT ", 1)[1].splitlines()[0])
+    assert result["state"] == "success" and result["tasks"] == {"score": "success", "drifted": "success",
+                                                                "retrain_on_drift": "success"}, result
+    scored = pd.read_csv(rows.with_name("december.predictions.csv"))
+    assert len(scored) == 1000 and list(scored.columns[:2]) == ["customer_id", "prediction"]
+    shown = json.loads(_cli(env, "models", "show", pipeline, "--json").stdout)
+    assert shown["scoring_runs"][0]["dataset"] == str(rows) and "monthly_charges" in shown["scoring_runs"][0]["drifted"]
 
 
 def test_rows_the_model_cannot_score_are_one_line_errors_with_nothing_written(trained, months, tmp_path):

@@ -34,6 +34,16 @@ def predictions_asset(pipeline_id: int) -> Asset:
                  uri=f"dagsmith://pipelines/{pipeline_id}/predictions")
 
 
+def scored_asset(pipeline_id: int) -> Asset:
+    """The predictions a pipeline's scoring DAG wrote for new rows (``airflow.scoring_dag``)."""
+    return Asset(name=f"dagsmith_pipeline_{pipeline_id}_scored", uri=f"dagsmith://pipelines/{pipeline_id}/scored")
+
+
+def incoming_asset(pipeline_id: int) -> Asset:
+    """New rows to score: an event on it (its extra naming the file, ``{"dataset": ...}``) runs the scoring DAG."""
+    return Asset(name=f"dagsmith_pipeline_{pipeline_id}_incoming", uri=f"dagsmith://pipelines/{pipeline_id}/incoming")
+
+
 def schedule_for(spec: DagSpec, source: Asset) -> Any:
     """The DAG's schedule: its dataset's asset (``source``) for ``on new data``, else the spec's cron expression
     (or none)."""

@@ -49,7 +49,7 @@ from dagsmith.agents.profiler import profile_dataset
 from dagsmith.airflow.ownership import (BUILD_DAG_ID, READ_AND_TRIGGER, api_login, builder_dag_id, fab, logins,
                                        owner_role)
 from dagsmith.airflow import goal_questions
-from dagsmith.airflow.pipeline_dag import run_dataset, runtime_param
+from dagsmith.airflow.run_params import run_dataset, runtime_param
 from dagsmith.airflow.pipeline_shards import announce
 from dagsmith.config import Settings
 from dagsmith.errors import InputError

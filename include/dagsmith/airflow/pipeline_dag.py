@@ -18,45 +18,19 @@ from pathlib import Path
 
 from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
-from airflow.utils.types import DagRunType
 
 from dagsmith.airflow import assets
-from dagsmith.airflow.ownership import api_login, fab, logins, pipeline_access
+from dagsmith.airflow.ownership import fab, logins, pipeline_access
 from dagsmith.airflow.pipeline_shards import shard_specs
+from dagsmith.airflow.run_params import run_dataset, run_user, runtime_param
+from dagsmith.airflow.scoring_dag import build_scoring
 from dagsmith.airflow.step_operator import StepOperator
 from dagsmith.config import EXECUTION_VARIABLE, Settings
-from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.execution import run as execution
 from dagsmith.execution.specs import dag_id, read_spec, specs_dir
 from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus
-from dagsmith.runtime import RUNTIMES
 
 log = logging.getLogger(__name__)
-
-
-def runtime_param() -> Param:
-    """The ``runtime`` run parameter of the meta-DAG and of every pipeline DAG (default: ``DAGSMITH_RUNTIME``)."""
-    return Param(Settings.from_env().runtime, enum=list(RUNTIMES),
-                 description="Where each step runs: local subprocesses or docker containers.")
-
-
-def run_dataset(given: str, settings: Settings) -> str:
-    """The ``dataset`` a run names, held to the data roots unless the local CLI runs it (``Settings.local_cli``,
-    from the worker's environment, never from the run's params). A refused path fails the task at once."""
-    if settings.local_cli:
-        return given
-    try:
-        return str(confine(given, settings))
-    except DatasetRefused as exc:
-        raise AirflowFailException(str(exc)) from None
-
-
-def run_user(run_type: str, triggering_user: str | None, asked: str) -> str:
-    """Whose run this is, which their history learns from: the login that triggered it from the UI or the REST API,
-    whatever its ``user`` says; else (the meta-DAG's ``execute``, which passes the pipeline's owner, a schedule, an
-    asset update, an in-process run) the run's ``user``."""
-    login = api_login(triggering_user)
-    return login if run_type == DagRunType.MANUAL and login else asked
 
 
 def _heal_on_retry(context) -> None:
@@ -172,17 +146,18 @@ def _search_tasks(step: DagStep, started) -> tuple[list, object]:
 
 
 def load_dags(specs: list[Path]) -> dict[str, DAG]:
-    """The pipeline DAGs of these spec files (a broken or vanished spec is logged and skipped): one bad spec never
-    fails the DAG file, which would take every other pipeline of it away."""
+    """The pipeline DAGs of these spec files, each with its scoring DAG (``scoring_dag``); a broken or vanished spec
+    is logged and skipped: one bad spec never fails the DAG file, which would take every other pipeline of it away."""
     known = logins(Settings.from_env()) if specs and fab() else None
     dags = {}
     for path in specs:
         try:
-            dag = build(read_spec(path), known)
+            spec = read_spec(path)
+            built = [build(spec, known), build_scoring(spec, known)]
         except Exception as exc:  # a spec's fault is its pipeline's alone, whatever it is
             log.error("skipping pipeline spec %s: %s", path, exc)
             continue
-        dags[dag.dag_id] = dag
+        dags |= {dag.dag_id: dag for dag in built}
     return dags
 
 

@@ -55,6 +55,26 @@ def confine(given: str | Path, settings: Settings) -> Path:
     return path
 
 
+def confine_output(given: str | Path, settings: Settings) -> Path:
+    """The resolved path of a file to write (``given``): in an existing folder inside a data root, and no folder,
+    link or special file already; raises ``DatasetRefused`` otherwise."""
+    text, roots = str(given).strip(), data_roots(settings)
+    try:
+        path = _local_path(text).expanduser()
+        folder = path.parent.resolve()
+    except (OSError, RuntimeError, ValueError):
+        raise DatasetRefused(f"the output path {text} cannot be resolved. {_where(roots)}") from None
+    if not text or not any(folder.is_relative_to(root) for root in roots):
+        raise DatasetRefused(f"the output {text or '(none)'} is outside the data folders this deployment writes to. "
+                             f"{_where(roots)}")
+    if not folder.is_dir():
+        raise DatasetRefused(f"the output's folder {folder} does not exist")
+    target = folder / path.name
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise DatasetRefused(f"the output {text} is a link, folder or special file; name a new file")
+    return target
+
+
 def _local_path(text: str) -> Path:
     if not text.startswith("file:"):
         return Path(text)

@@ -23,16 +23,25 @@ _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
 
 
 _DAG_ID_PREFIX = "dagsmith_pipeline_"
+_SCORE_DAG_ID_PREFIX = "dagsmith_score_"
 
 
 def dag_id(pipeline_id: int) -> str:
     return f"{_DAG_ID_PREFIX}{pipeline_id}"
 
 
+def score_dag_id(pipeline_id: int) -> str:
+    """The DAG that scores new rows with the pipeline's model (``airflow.scoring_dag``)."""
+    return f"{_SCORE_DAG_ID_PREFIX}{pipeline_id}"
+
+
 def pipeline_id_of(dag_id_: str) -> int | None:
-    """The pipeline a DAG id names, or None for any other DAG."""
-    number = dag_id_.removeprefix(_DAG_ID_PREFIX)
-    return int(number) if number != dag_id_ and number.isdecimal() else None
+    """The pipeline a DAG id names (its own DAG or its scoring DAG), or None for any other DAG."""
+    for prefix in (_DAG_ID_PREFIX, _SCORE_DAG_ID_PREFIX):
+        number = dag_id_.removeprefix(prefix)
+        if number != dag_id_ and number.isdecimal():
+            return int(number)
+    return None
 
 
 def specs_dir(settings: Settings) -> Path:

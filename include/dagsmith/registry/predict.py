@@ -58,7 +58,8 @@ def predict(pipeline_id: int, data: Path, *, out: Path | None, number: int | Non
         session.add(schema.ScoringRun(version_id=version_id, owner=user, dataset=str(data.resolve()), output=str(out),
                                       rows=int(report.get("rows_scored", len(scored.predictions))), report=report,
                                       drifted=list(over)))
-    return {"pipeline_id": pipeline_id, "version": number, "status": status, "output": str(out),
+    return {"pipeline_id": pipeline_id, "version": number, "status": status, "dataset": str(data.resolve()),
+            "output": str(out),
             "rows": int(report.get("rows_scored", len(scored.predictions))),
             "extra_columns": report.get("extra_columns", []),
             "unseen_categories": _counted(report.get("unseen_categories")),
