@@ -123,6 +123,31 @@ def lightgbm_features(inp: Bundle, *, regression: bool = False) -> list[str]:
     return features
 
 
+#: LightGBM's settings with the least each may be (LightGBM stops on smaller ones with an internal error).
+LIGHTGBM_MINIMUMS = {"n_estimators": 1, "num_leaves": 2, "min_child_samples": 0, "learning_rate": 1e-9,
+                     "colsample_bytree": 1e-9, "reg_lambda": 0.0}
+
+
+def lightgbm_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """A LightGBM model's keyword arguments from the settings a service declares, each checked against the least it
+    may be (``colsample_bytree`` is a fraction, at most 1), with gain as the importance and no training log."""
+    for name, least in LIGHTGBM_MINIMUMS.items():
+        if name in settings and settings[name] < least:
+            raise ServiceError(f"{name} must be at least {least:g}, got {settings[name]}")
+    if settings.get("colsample_bytree", 1.0) > 1.0:
+        raise ServiceError(f"colsample_bytree is a fraction of the features, at most 1, got {settings['colsample_bytree']}")
+    return {**settings, "importance_type": "gain", "verbose": -1}
+
+
+def lightgbm_summary(model: Pipeline, features: list[str], detail: str = "") -> tuple[int, str]:
+    """A fitted :func:`with_native_categories` LightGBM model's boosting rounds, and the report's sentences on them
+    (with ``detail`` in brackets), its categorical features and its largest gains."""
+    fitted = model.named_steps["model"]
+    rounds = int(fitted.n_estimators_)
+    return rounds, (f"{rounds} boosting rounds{f' ({detail})' if detail else ''}. {native_categories_note(model)} "
+                    f"Largest gains:\n" + ranked(features, fitted.feature_importances_, top=5))
+
+
 def lightgbm_space(trial: Any) -> dict[str, Any]:
     """The LightGBM hyperparameters worth searching (an Optuna trial's suggestions, see ``dagsmith_kit.search``)."""
     return {"n_estimators": trial.suggest_int("n_estimators", 50, 600, log=True),
