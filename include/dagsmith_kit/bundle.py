@@ -171,7 +171,7 @@ class Bundle:
             if metadata.num_rows == 0:
                 raise BundleError(f"the {name} table has no rows: there is nothing to work on")
             if self.target and self.target not in metadata.schema.names:
-                raise BundleError(f"the target column '{self.target}' is not in the {name} table")
+                raise BundleError(f"the {name} table has no target column '{self.target}'")
 
     def fit_table(self) -> pd.DataFrame:
         """The table a transformer or model learns from: ``train`` after a split, else ``data``."""

@@ -103,6 +103,13 @@ def native_categories_note(model: Pipeline) -> str:
     return f"Categorical features used natively: {', '.join(categories.categories_) or 'none'}{rare}."
 
 
+def hist_boosting_summary(model: Pipeline, detail: str = "") -> tuple[int, str]:
+    """A fitted :func:`with_native_categories` histogram gradient boosting model's iterations, and the report's
+    sentences on them (with ``detail`` in brackets) and on its categorical features."""
+    iterations = int(model.named_steps["model"].n_iter_)
+    return iterations, f"{iterations} boosting iterations{f' ({detail})' if detail else ''}. " + native_categories_note(model)
+
+
 def ranked(names: list[str], weights: Any, top: int = 10) -> str:
     """A Markdown list of the ``top`` features by absolute weight (coefficients or importances)."""
     pairs = sorted(zip(names, [float(w) for w in weights]), key=lambda p: abs(p[1]), reverse=True)[:top]

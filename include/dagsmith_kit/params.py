@@ -72,3 +72,11 @@ def declared(params: dict[str, Any], **defaults: Any) -> dict[str, Any]:
             value = type(default)(float(value))
         values[name] = value
     return values
+
+
+def at_least(name: str, value: float, least: float) -> float:
+    """``value`` of the parameter ``name``, refused in one line when it is below ``least`` (a count of bins, a
+    marker size: what a library would otherwise reject with a traceback, or draw as nothing)."""
+    if value < least:
+        raise ServiceError(f"parameter '{name}' must be at least {least:g}, got {value:g}")
+    return value

@@ -11,11 +11,12 @@ import numpy as np  # noqa: E402
 
 from dagsmith_kit import ServiceError, run_service  # noqa: E402
 from dagsmith_kit.insight import markdown_table, save_figure  # noqa: E402
+from dagsmith_kit.params import at_least  # noqa: E402
 
 
 def plot_scores(inp, out, params):
-    bins = int(params.get("bins", 40))
-    top_n = int(params.get("top_n", 10))
+    bins = at_least("bins", int(params.get("bins", 40)), 1)
+    top_n = at_least("top_n", int(params.get("top_n", 10)), 0)
     frame = inp.table("test" if inp.is_split() else "data")
     predictions = inp.predictions()
     if "anomaly_score" not in predictions.columns:

@@ -12,6 +12,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from dagsmith_kit import ServiceError, run_service  # noqa: E402
 from dagsmith_kit.insight import save_figure  # noqa: E402
+from dagsmith_kit.params import at_least  # noqa: E402
 
 
 def project(inp, frame):
@@ -28,7 +29,7 @@ def project(inp, frame):
 
 
 def plot_clusters(inp, out, params):
-    point_size = float(params.get("point_size", 18))
+    point_size = at_least("point_size", float(params.get("point_size", 18)), 0)
     frame = inp.table("test" if inp.is_split() else "data")
     predictions = inp.predictions()
     if "cluster" not in predictions.columns:
