@@ -107,7 +107,8 @@ def hist_boosting_summary(model: Pipeline, detail: str = "") -> tuple[int, str]:
     """A fitted :func:`with_native_categories` histogram gradient boosting model's iterations, and the report's
     sentences on them (with ``detail`` in brackets) and on its categorical features."""
     iterations = int(model.named_steps["model"].n_iter_)
-    return iterations, f"{iterations} boosting iterations{f' ({detail})' if detail else ''}. " + native_categories_note(model)
+    detail = f" ({detail})" if detail else ""
+    return iterations, f"{iterations} boosting iterations{detail}. " + native_categories_note(model)
 
 
 def ranked(names: list[str], weights: Any, top: int = 10) -> str:
@@ -142,7 +143,8 @@ def lightgbm_settings(settings: dict[str, Any]) -> dict[str, Any]:
         if name in settings and settings[name] < least:
             raise ServiceError(f"{name} must be at least {least:g}, got {settings[name]}")
     if settings.get("colsample_bytree", 1.0) > 1.0:
-        raise ServiceError(f"colsample_bytree is a fraction of the features, at most 1, got {settings['colsample_bytree']}")
+        raise ServiceError("colsample_bytree is a fraction of the features, at most 1, "
+                           f"got {settings['colsample_bytree']}")
     return {**settings, "importance_type": "gain", "verbose": -1}
 
 
@@ -151,8 +153,9 @@ def lightgbm_summary(model: Pipeline, features: list[str], detail: str = "") -> 
     (with ``detail`` in brackets), its categorical features and its largest gains."""
     fitted = model.named_steps["model"]
     rounds = int(fitted.n_estimators_)
-    return rounds, (f"{rounds} boosting rounds{f' ({detail})' if detail else ''}. {native_categories_note(model)} "
-                    f"Largest gains:\n" + ranked(features, fitted.feature_importances_, top=5))
+    detail = f" ({detail})" if detail else ""
+    return rounds, (f"{rounds} boosting rounds{detail}. {native_categories_note(model)} Largest gains:\n"
+                    + ranked(features, fitted.feature_importances_, top=5))
 
 
 def lightgbm_space(trial: Any) -> dict[str, Any]:

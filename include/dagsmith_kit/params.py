@@ -80,3 +80,10 @@ def at_least(name: str, value: float, least: float) -> float:
     if value < least:
         raise ServiceError(f"parameter '{name}' must be at least {least:g}, got {value:g}")
     return value
+
+
+def one_of(name: str, value: Any, choices: tuple[str, ...]) -> Any:
+    """``value`` of the parameter ``name``, refused in one line unless it is one of ``choices``."""
+    if value not in choices:
+        raise ServiceError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value

@@ -11,7 +11,7 @@ from lightgbm import LGBMRegressor
 from dagsmith_kit import ServiceError, run_service
 from dagsmith_kit.models import lightgbm_features, lightgbm_settings, lightgbm_space, lightgbm_summary
 from dagsmith_kit.models import with_native_categories
-from dagsmith_kit.params import declared
+from dagsmith_kit.params import declared, one_of
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 OBJECTIVES = ("regression", "regression_l1", "huber", "poisson")
@@ -25,9 +25,7 @@ def booster(params):
 
 def train(inp, out, params):
     features = lightgbm_features(inp, regression=True)
-    objective = params.get("objective", "regression")
-    if objective not in OBJECTIVES:
-        raise ServiceError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    objective = one_of("objective", params.get("objective", "regression"), OBJECTIVES)
     if objective == "poisson" and (inp.table("train")[inp.target] < 0).any():
         raise ServiceError("the poisson objective needs a non-negative target; use objective 'regression'")
     model, _ = tune_fit_and_predict(inp, out, booster, params, features, space=lightgbm_space)

@@ -18,8 +18,10 @@ def forest(params):
 
 
 def train(inp, out, params):
-    model, features = tune_fit_and_predict(inp, out, forest, params, numeric_features(inp), space=forest_space)
-    out.append_report("## Random forest\n\nMost important features:\n" + ranked(features, model.feature_importances_, top=5))
+    features = numeric_features(inp)
+    model, features = tune_fit_and_predict(inp, out, forest, params, features, space=forest_space)
+    out.append_report("## Random forest\n\nMost important features:\n"
+                      + ranked(features, model.feature_importances_, top=5))
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ def _child(script: str, argv: list[str], workdir: str, stderr_file: str) -> int:
             return code or 0
         print(code, file=sys.stderr)
         return 1
-    except BaseException:  # what the interpreter does with an uncaught exception
+    except BaseException:  # noqa: BLE001 - what the interpreter does with an uncaught exception
         traceback.print_exc()
         return 1
     return 0

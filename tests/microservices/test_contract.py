@@ -21,14 +21,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from dagsmith.catalog.analysis.code import analyze_code
 from dagsmith.catalog.source import ServiceSource
 from dagsmith.execution.contract import check_bundle
 from dagsmith.models.catalog import Analysis, Stage, TaskType
 from dagsmith_kit import Bundle
-from dagsmith_kit.bundle import ARTIFACTS_DIR, MEMBERS_DIR, PREDICTIONS_FILE, TABLE_NAMES
+from dagsmith_kit.bundle import (
+    ARTIFACTS_DIR,
+    MEMBERS_DIR,
+    PREDICTIONS_FILE,
+    TABLE_NAMES,
+)
 from dagsmith_kit.supervised import fit_and_predict
+
 from tests.microservices.forked import CATALOG, ForkedServices, Outcome
 
 ROWS = 60
@@ -156,7 +161,7 @@ class Contract:
         frame = table(numeric_only=spec.numeric, target=target)
         if empty:
             frame = frame.head(0)
-        roles = dict(target=target, task_type=spec.task, id_columns=["customer"], time_column="day")
+        roles = {"target": target, "task_type": spec.task, "id_columns": ["customer"], "time_column": "day"}
         if self.declares("source file"):
             bundle = Bundle.create(path, **roles)
             raw = path.parent / f"{path.name}-source.{'csv' if self.declares('CSV') else 'json'}"

@@ -229,7 +229,8 @@ class _Visitor(ast.NodeVisitor):
             self._cast_stack.pop()
         callee = (dotted or "").rsplit(".", 1)[-1]
         for kw in node.keywords:
-            self._keyword_stack.append((f"{callee}({kw.arg}=...)" if kw.arg else f"{callee}(**)") if callee else "")
+            inside = (f"{callee}({kw.arg}=...)" if kw.arg else f"{callee}(**)") if callee else ""
+            self._keyword_stack.append(inside)
             self.visit(kw.value)
             self._keyword_stack.pop()
 
