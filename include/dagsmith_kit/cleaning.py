@@ -177,3 +177,24 @@ def clip_tables(inp: Bundle, out: Bundle, fit: Callable[[pd.DataFrame], dict[str
 def clipped_lines(clipped: dict[str, int]) -> str:
     """The report's list of how many values a clipper moved per column."""
     return "\n".join(f"- `{c}`: {n} values clipped" for c, n in clipped.items() if n) or "No value was clipped."
+
+
+# ---------------------------------------------------------------- validators
+#: One check of a validator: its name, whether it passed, whether failing it stops the pipeline, and a detail.
+Check = tuple[str, bool, bool, str]
+
+
+def checks_table(checks: list[Check]) -> tuple[str, int]:
+    """A validator's checks as a Markdown table (pass, FAIL for a blocking failure, else warning) and how many
+    warnings there are."""
+    rows = [f"| {name} | {'pass' if passed else ('FAIL' if blocking else 'warning')} | {detail} |"
+            for name, passed, blocking, detail in checks]
+    warnings = sum(not passed and not blocking for _, passed, blocking, _ in checks)
+    return "\n".join(["| check | result | detail |", "|---|---|---|", *rows]), warnings
+
+
+def stop_on_failed_checks(checks: list[Check], what: str) -> None:
+    """Stop the pipeline with one line naming every blocking check that failed."""
+    failed = [f"{name} ({detail})" for name, passed, blocking, detail in checks if blocking and not passed]
+    if failed:
+        raise ServiceError(f"{what} validation failed: " + "; ".join(failed))
