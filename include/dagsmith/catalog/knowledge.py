@@ -311,6 +311,7 @@ BUNDLE_READS = {
     "analysis_table": "data or train/test tables", "data_matrix": "data table",
     "regression_results": "test.parquet and predictions.parquet",
     "classification_results": "test.parquet and predictions.parquet",
+    "predicted_table": "predictions.parquet and the data or test table",
 }
 BUNDLE_WRITES = {
     "write_table": "{arg}.parquet", "save_model": "model.joblib", "write_predictions": "predictions.parquet",
