@@ -68,7 +68,7 @@ def table(*, numeric_only: bool, target: str | None) -> pd.DataFrame:
         "score": rng.uniform(0, 2, ROWS),  # non-negative, as some reducers need
     })
     if not numeric_only:
-        frame["plan"] = rng.choice(["basic", "plus", "pro"], ROWS)
+        frame["plan"] = rng.choice(["basic", "pro"], ROWS)
     signal = frame["score"] - 1 + (frame["visits"] - 4) / 2
     if target == "amount":
         frame[target] = (100 + 20 * signal + rng.normal(0, 5, ROWS)).round(2)
@@ -171,8 +171,8 @@ class Contract:
             return bundle
         bundle = Bundle.create(path, None if spec.split else frame, **roles)
         if spec.split:
-            bundle.write_table("train", frame.iloc[: ROWS * 3 // 4])
-            bundle.write_table("test", frame.iloc[ROWS * 3 // 4:])
+            bundle.write_table("train", frame.iloc[: ROWS // 2])  # half each: groups of the test rows to compare
+            bundle.write_table("test", frame.iloc[ROWS // 2:])
         if spec.scored:
             score(bundle, frame, spec)
         if self.declares("metrics.json"):
