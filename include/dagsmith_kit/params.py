@@ -30,8 +30,9 @@ class Params(dict):
     """The parameters object: a dict whose ``get(name, default)`` checks a given value against ``default``'s type.
 
     A numeric default takes a number (or a numeric string, which the service casts); a true/false default takes a
-    boolean (or "true"/"false", "yes"/"no", 0/1, returned as a bool); a list default takes a list. A default of
-    None or text takes anything: those parameters name choices a service checks itself.
+    boolean (or "true"/"false", "yes"/"no", 0/1, returned as a bool); a list default takes a list (or one number,
+    which some services read as a list of one, e.g. one hidden layer). A default of None or text takes anything:
+    those parameters name choices a service checks itself.
     """
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -44,7 +45,7 @@ class Params(dict):
             return _switch(name, value)
         if isinstance(default, int | float) and not _number(value):
             raise ServiceError(f"parameter '{name}' must be a number, got {value!r}")
-        if isinstance(default, list | tuple) and not isinstance(value, list | tuple):
+        if isinstance(default, list | tuple) and not (isinstance(value, list | tuple) or _number(value)):
             raise ServiceError(f"parameter '{name}' must be a list, got {value!r}")
         return value
 
