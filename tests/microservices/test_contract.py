@@ -21,19 +21,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 from dagsmith.catalog.analysis.code import analyze_code
 from dagsmith.catalog.source import ServiceSource
 from dagsmith.execution.contract import check_bundle
 from dagsmith.models.catalog import Analysis, Stage, TaskType
 from dagsmith_kit import Bundle
-from dagsmith_kit.bundle import (
-    ARTIFACTS_DIR,
-    MEMBERS_DIR,
-    PREDICTIONS_FILE,
-    TABLE_NAMES,
-)
+from dagsmith_kit.bundle import ARTIFACTS_DIR, MEMBERS_DIR, PREDICTIONS_FILE, TABLE_NAMES
 from dagsmith_kit.supervised import fit_and_predict
-
 from tests.microservices.forked import CATALOG, ForkedServices, Outcome
 
 ROWS = 60
@@ -231,13 +226,15 @@ class Contract:
                                                  "--params", str(folder / "params.json")], workdir)
         return Run(outcome, folder / "out", source, before != digest(source.path), workdir)
 
-
     def typed_parameters(self, *types: str) -> list[str]:
         return [p.name for p in self.analysis.parameters if p.type in types and not p.required]
 
 
 @dataclass
 class Run:
+    """One run of a service: its outcome, its output folder, the input it read (and whether that changed) and the
+    folder it ran in."""
+
     outcome: Outcome
     output: Path
     input: Bundle
