@@ -27,7 +27,7 @@ os.environ.setdefault("DAGSMITH_SEARCH_SECONDS", "3")
 #: what it asks for: `make test-fast` runs the tests in none of them. A fixture named here starts what its lane names.
 LANES = {
     "db": ("the embedded PostgreSQL server", {"server_home"}),
-    "services": ("shipped microservices run as processes", {"run", "module_run"}),
+    "services": ("shipped microservices run as processes", {"run", "module_run", "forked_services"}),
     "containers": ("the container runtime (podman)", {"runtime", "engine"}),
     "airflow": ("an Airflow deployment: api-server, scheduler, dag-processor", {"served", "deployment"}),
 }

@@ -162,6 +162,20 @@ class Bundle:
         names = ["train", "test"] if self.is_split() else ["data"]
         return {name: self.table(name) for name in names}
 
+    def check_tables(self) -> None:
+        """Refuse a bundle no step can work on: a table without rows, or a target the tables do not hold.
+
+        Read from the files' metadata (no table is loaded), so every service checks its input before it starts.
+        """
+        import pyarrow.parquet as pq
+
+        for name in self.table_names():
+            metadata = pq.read_metadata(self.path / f"{name}.parquet")
+            if metadata.num_rows == 0:
+                raise BundleError(f"the {name} table has no rows: there is nothing to work on")
+            if self.target and self.target not in metadata.schema.names:
+                raise BundleError(f"the {name} table has no target column '{self.target}'")
+
     def fit_table(self) -> pd.DataFrame:
         """The table a transformer or model learns from: ``train`` after a split, else ``data``."""
         return self.table("train" if self.is_split() else "data")

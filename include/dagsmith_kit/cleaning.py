@@ -5,6 +5,7 @@ Kept here once so the loaders, the imputers and the outlier services stay small 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,24 @@ def labelled_data(inp: Bundle, out: Bundle) -> pd.DataFrame:
     if missing.any():
         out.append_report(f"{int(missing.sum())} rows without a value of '{inp.target}' were left out of both sets.")
     return data[~missing]
+
+
+def rows_to_split(inp: Bundle, out: Bundle, test_size: float, column: tuple[str, str | None] | None = None
+                  ) -> pd.DataFrame:
+    """The rows a splitter divides (``labelled_data``), after the checks every splitter makes: ``test_size`` is a
+    fraction, the bundle is not split yet and, for a splitter by a column, ``column`` (its role, e.g. "time", and
+    its name) names one of the table's columns."""
+    if not 0.0 < test_size < 1.0:
+        raise ServiceError(f"test_size must be between 0 and 1, got {test_size}")
+    if inp.is_split():
+        raise ServiceError("the data is already split into train and test")
+    role, name = column or ("", None)
+    if column and not name:
+        raise ServiceError(f"no {role} column: set {role}_column (the bundle names none either)")
+    data = labelled_data(inp, out)
+    if name and name not in data.columns:
+        raise ServiceError(f"the {role} column '{name}' is not in the table")
+    return data
 
 
 # ---------------------------------------------------------------- loaders
@@ -135,3 +154,47 @@ def continuous_features(inp: Bundle, frame: pd.DataFrame) -> list[str]:
     """Numeric feature columns that are not boolean or binary (outlier rules make no sense for 0/1 flags)."""
     return [c for c in inp.feature_columns(frame, numeric=True)
             if not pd.api.types.is_bool_dtype(frame[c]) and frame[c].nunique() > 2]
+
+
+def clip_tables(inp: Bundle, out: Bundle, fit: Callable[[pd.DataFrame], dict[str, tuple[float, float]]]
+                ) -> dict[str, int]:
+    """Clip every table's columns to the (low, high) bounds ``fit`` learns from the training table (missing values
+    stay missing); returns how many values moved per column. The outlier clippers differ only in their ``fit``."""
+    clipped: dict[str, int] = {}
+
+    def apply(frame: pd.DataFrame, bounds: dict[str, tuple[float, float]]) -> pd.DataFrame:
+        frame = frame.copy()
+        for column, (low, high) in bounds.items():
+            values = frame[column].astype(float)
+            clipped[column] = clipped.get(column, 0) + int(((values < low) | (values > high)).sum())
+            frame[column] = values.clip(low, high)
+        return frame
+
+    transform_tables(inp, out, fit, apply)
+    return clipped
+
+
+def clipped_lines(clipped: dict[str, int]) -> str:
+    """The report's list of how many values a clipper moved per column."""
+    return "\n".join(f"- `{c}`: {n} values clipped" for c, n in clipped.items() if n) or "No value was clipped."
+
+
+# ---------------------------------------------------------------- validators
+#: One check of a validator: its name, whether it passed, whether failing it stops the pipeline, and a detail.
+Check = tuple[str, bool, bool, str]
+
+
+def checks_table(checks: list[Check]) -> tuple[str, int]:
+    """A validator's checks as a Markdown table (pass, FAIL for a blocking failure, else warning) and how many
+    warnings there are."""
+    rows = [f"| {name} | {'pass' if passed else ('FAIL' if blocking else 'warning')} | {detail} |"
+            for name, passed, blocking, detail in checks]
+    warnings = sum(not passed and not blocking for _, passed, blocking, _ in checks)
+    return "\n".join(["| check | result | detail |", "|---|---|---|", *rows]), warnings
+
+
+def stop_on_failed_checks(checks: list[Check], what: str) -> None:
+    """Stop the pipeline with one line naming every blocking check that failed."""
+    failed = [f"{name} ({detail})" for name, passed, blocking, detail in checks if blocking and not passed]
+    if failed:
+        raise ServiceError(f"{what} validation failed: " + "; ".join(failed))

@@ -84,6 +84,18 @@ def finite_metrics(values: dict[str, Any]) -> dict[str, float]:
     return cleaned
 
 
+def predicted_table(bundle: Bundle, column: str, made_by: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The table predictions were made for (``test`` after a split, else ``data``) and the predictions, checked to
+    hold ``column`` (which ``made_by``, e.g. "a clustering step", writes) and one row per row of the table."""
+    frame = bundle.table("test" if bundle.is_split() else "data")
+    predictions = bundle.predictions()
+    if column not in predictions.columns:
+        raise ServiceError(f"predictions.parquet has no '{column}' column; run {made_by} first")
+    if len(predictions) != len(frame):
+        raise ServiceError(f"{len(predictions)} predictions for {len(frame)} rows")
+    return frame, predictions
+
+
 def classification_results(bundle: Bundle) -> tuple[np.ndarray, pd.DataFrame]:
     """The test labels (as strings) and the predictions of a classifier, checked to line up."""
     target = bundle.require_target()

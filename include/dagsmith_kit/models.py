@@ -103,6 +103,14 @@ def native_categories_note(model: Pipeline) -> str:
     return f"Categorical features used natively: {', '.join(categories.categories_) or 'none'}{rare}."
 
 
+def hist_boosting_summary(model: Pipeline, detail: str = "") -> tuple[int, str]:
+    """A fitted :func:`with_native_categories` histogram gradient boosting model's iterations, and the report's
+    sentences on them (with ``detail`` in brackets) and on its categorical features."""
+    iterations = int(model.named_steps["model"].n_iter_)
+    detail = f" ({detail})" if detail else ""
+    return iterations, f"{iterations} boosting iterations{detail}. " + native_categories_note(model)
+
+
 def ranked(names: list[str], weights: Any, top: int = 10) -> str:
     """A Markdown list of the ``top`` features by absolute weight (coefficients or importances)."""
     pairs = sorted(zip(names, [float(w) for w in weights]), key=lambda p: abs(p[1]), reverse=True)[:top]
@@ -121,6 +129,33 @@ def lightgbm_features(inp: Bundle, *, regression: bool = False) -> list[str]:
         raise ServiceError("LightGBM refuses feature names with JSON characters ([ ] { } \" : ,); rename these "
                            f"columns first: {', '.join(awkward[:10])}")
     return features
+
+
+#: LightGBM's settings with the least each may be (LightGBM stops on smaller ones with an internal error).
+LIGHTGBM_MINIMUMS = {"n_estimators": 1, "num_leaves": 2, "min_child_samples": 0, "learning_rate": 1e-9,
+                     "colsample_bytree": 1e-9, "reg_lambda": 0.0}
+
+
+def lightgbm_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """A LightGBM model's keyword arguments from the settings a service declares, each checked against the least it
+    may be (``colsample_bytree`` is a fraction, at most 1), with gain as the importance and no training log."""
+    for name, least in LIGHTGBM_MINIMUMS.items():
+        if name in settings and settings[name] < least:
+            raise ServiceError(f"{name} must be at least {least:g}, got {settings[name]}")
+    if settings.get("colsample_bytree", 1.0) > 1.0:
+        raise ServiceError("colsample_bytree is a fraction of the features, at most 1, "
+                           f"got {settings['colsample_bytree']}")
+    return {**settings, "importance_type": "gain", "verbose": -1}
+
+
+def lightgbm_summary(model: Pipeline, features: list[str], detail: str = "") -> tuple[int, str]:
+    """A fitted :func:`with_native_categories` LightGBM model's boosting rounds, and the report's sentences on them
+    (with ``detail`` in brackets), its categorical features and its largest gains."""
+    fitted = model.named_steps["model"]
+    rounds = int(fitted.n_estimators_)
+    detail = f" ({detail})" if detail else ""
+    return rounds, (f"{rounds} boosting rounds{detail}. {native_categories_note(model)} Largest gains:\n"
+                    + ranked(features, fitted.feature_importances_, top=5))
 
 
 def lightgbm_space(trial: Any) -> dict[str, Any]:

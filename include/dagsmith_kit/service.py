@@ -37,12 +37,21 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def load_params(path: str | None) -> dict[str, Any]:
+    """The step's parameters, as a :class:`~dagsmith_kit.params.Params` that checks each value's type on reading."""
+    from dagsmith_kit.params import Params
+
     if not path:
-        return {}
+        return Params()
     params = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(params, dict):
         raise ServiceError(f"the parameters file {path} must hold a JSON object")
-    return params
+    return Params(params)
+
+
+def _refused_parameter(exc: Exception) -> bool:
+    """scikit-learn's own check of an estimator's parameters (a value out of its range or of the wrong type): its
+    message names the parameter, the range and the value, so it is the step's one-line error."""
+    return type(exc).__name__ == "InvalidParameterError" and type(exc).__module__.startswith("sklearn")
 
 
 def run_service(step: Step, argv: list[str] | None = None) -> None:
@@ -52,6 +61,7 @@ def run_service(step: Step, argv: list[str] | None = None) -> None:
     try:
         params = load_params(args.params)
         inp = Bundle.open(args.input)
+        inp.check_tables()
         out = inp.copy_into(args.output)
         recorded = len(transforms.steps(out.path))
         step(inp, out, params)
@@ -64,6 +74,11 @@ def run_service(step: Step, argv: list[str] | None = None) -> None:
         )
         out.save_meta()
     except (ServiceError, BundleError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except (ValueError, TypeError) as exc:
+        if not _refused_parameter(exc):
+            raise
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
 

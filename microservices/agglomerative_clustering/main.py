@@ -10,17 +10,16 @@ import tempfile
 
 from sklearn.cluster import AgglomerativeClustering
 
-from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit import run_service
+from dagsmith_kit.params import one_of
 from dagsmith_kit.unsupervised import clusters_by_silhouette, data_matrix, write_clusters
 
 LINKAGES = ("ward", "complete", "average", "single")
 
 
 def cluster(inp, out, params):
-    linkage = params.get("linkage", "ward")
+    linkage = one_of("linkage", params.get("linkage", "ward"), LINKAGES)
     max_rows = int(params.get("max_rows", 10000))
-    if linkage not in LINKAGES:
-        raise ServiceError(f"linkage must be one of {', '.join(LINKAGES)}, got {linkage!r}")
     data, columns, values = data_matrix(inp, standardize=True, max_rows=max_rows)
     with tempfile.TemporaryDirectory() as cache:  # the merge tree is built once and cut at every k tried
 

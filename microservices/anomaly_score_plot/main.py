@@ -10,18 +10,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import markdown_table, save_figure  # noqa: E402
+from dagsmith_kit.insight import markdown_table, predicted_table, save_figure  # noqa: E402
+from dagsmith_kit.params import at_least  # noqa: E402
 
 
 def plot_scores(inp, out, params):
-    bins = int(params.get("bins", 40))
-    top_n = int(params.get("top_n", 10))
-    frame = inp.table("test" if inp.is_split() else "data")
-    predictions = inp.predictions()
-    if "anomaly_score" not in predictions.columns:
-        raise ServiceError("predictions.parquet has no 'anomaly_score' column; run an anomaly detection step first")
-    if len(predictions) != len(frame):
-        raise ServiceError(f"{len(predictions)} anomaly scores for {len(frame)} rows")
+    bins = at_least("bins", int(params.get("bins", 40)), 1)
+    top_n = at_least("top_n", int(params.get("top_n", 10)), 0)
+    frame, predictions = predicted_table(inp, "anomaly_score", "an anomaly detection step")
     scores = predictions["anomaly_score"].to_numpy(dtype=float)
     if not np.isfinite(scores).all():
         raise ServiceError("the anomaly scores hold missing or infinite values")

@@ -11,7 +11,8 @@ from sklearn.decomposition import PCA  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import save_figure  # noqa: E402
+from dagsmith_kit.insight import predicted_table, save_figure  # noqa: E402
+from dagsmith_kit.params import at_least  # noqa: E402
 
 
 def project(inp, frame):
@@ -28,13 +29,8 @@ def project(inp, frame):
 
 
 def plot_clusters(inp, out, params):
-    point_size = float(params.get("point_size", 18))
-    frame = inp.table("test" if inp.is_split() else "data")
-    predictions = inp.predictions()
-    if "cluster" not in predictions.columns:
-        raise ServiceError("predictions.parquet has no 'cluster' column; run a clustering step first")
-    if len(predictions) != len(frame):
-        raise ServiceError(f"{len(predictions)} cluster labels for {len(frame)} rows")
+    point_size = at_least("point_size", float(params.get("point_size", 18)), 0)
+    frame, predictions = predicted_table(inp, "cluster", "a clustering step")
     points, axes_names = project(inp, frame)
     clusters = predictions["cluster"].to_numpy()
     fig, ax = plt.subplots(figsize=(7, 6))

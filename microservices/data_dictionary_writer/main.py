@@ -5,15 +5,14 @@ columns by kind go to metrics; the data is not changed.
 
 import pandas as pd
 
-from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit import run_service
 from dagsmith_kit.insight import analysis_table, is_numeric, markdown_table
+from dagsmith_kit.params import at_least
 
 
 def write_data_dictionary(inp, out, params):
-    n_examples = int(params.get("n_examples", 3))
-    max_columns = int(params.get("max_columns", 200))
-    if n_examples < 1 or max_columns < 1:
-        raise ServiceError(f"n_examples and max_columns must be at least 1, got {n_examples} and {max_columns}")
+    n_examples = at_least("n_examples", int(params.get("n_examples", 3)), 1)
+    max_columns = at_least("max_columns", int(params.get("max_columns", 200)), 1)
     frame = analysis_table(inp)
     roles = {inp.time_column: "time", **{c: "id" for c in inp.id_columns}, inp.target: "target"}
     rows = []

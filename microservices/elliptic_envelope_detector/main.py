@@ -2,8 +2,7 @@
 minimum covariance determinant estimate of the centre and covariance).
 
 Writes `anomaly_score` (the robust Mahalanobis distance), 
-`is_anomaly` (the `contamination` fraction of rows when the goal gives one, else the rows beyond the upper
-fence of the scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row.
+`is_anomaly` and `why` per row, flagged by the rule every detector shares (docs/bundle-format.md).
 Assumes roughly Gaussian, unimodal data. Needs numeric features without missing values or
 constant columns, and more than twice as many rows as features, before any train/test split.
 """

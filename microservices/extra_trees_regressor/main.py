@@ -6,25 +6,18 @@ Under a pipeline's model search it tunes leaf size, features per split and depth
 
 from sklearn.ensemble import ExtraTreesRegressor
 
-from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit import run_service
 from dagsmith_kit.models import forest_space, numeric_features, ranked
+from dagsmith_kit.params import declared
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 
 def forest(params):
-    return ExtraTreesRegressor(
-        n_estimators=int(params.get("n_estimators", 200)),
-        max_depth=params.get("max_depth", None),
-        min_samples_leaf=int(params.get("min_samples_leaf", 1)),
-        max_features=params.get("max_features", 1.0),
-        random_state=int(params.get("random_state", 42)),
-        n_jobs=int(params.get("n_jobs", 1)),
-    )
+    return ExtraTreesRegressor(**declared(params, n_estimators=200, max_depth=None, min_samples_leaf=1,
+                                          max_features=None, random_state=42, n_jobs=1))
 
 
 def train(inp, out, params):
-    if int(params.get("n_estimators", 200)) < 1:
-        raise ServiceError(f"n_estimators must be at least 1, got {params['n_estimators']}")
     features = numeric_features(inp, regression=True)
     model, features = tune_fit_and_predict(inp, out, forest, params, features, space=forest_space)
     out.append_report("## Extra trees regressor\n\nMost important features:\n"

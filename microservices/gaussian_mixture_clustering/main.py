@@ -8,17 +8,16 @@ any train/test split.
 
 from sklearn.mixture import GaussianMixture
 
-from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit import run_service
+from dagsmith_kit.params import one_of
 from dagsmith_kit.unsupervised import clusters_by_silhouette, data_matrix, write_clusters
 
 COVARIANCES = ("full", "tied", "diag", "spherical")
 
 
 def cluster(inp, out, params):
-    covariance_type = params.get("covariance_type", "full")
+    covariance_type = one_of("covariance_type", params.get("covariance_type", "full"), COVARIANCES)
     random_state = int(params.get("random_state", 42))
-    if covariance_type not in COVARIANCES:
-        raise ServiceError(f"covariance_type must be one of {', '.join(COVARIANCES)}, got {covariance_type!r}")
     data, columns, values = data_matrix(inp, standardize=True)
     models = {}
 

@@ -7,22 +7,15 @@ Under a pipeline's model search it tunes learning rate, leaf count and regularis
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from dagsmith_kit import run_service
-from dagsmith_kit.models import native_categories_note, native_features, with_native_categories
+from dagsmith_kit.models import hist_boosting_summary, native_features, with_native_categories
+from dagsmith_kit.params import declared
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 
 def booster(params):
-    return with_native_categories(HistGradientBoostingClassifier(
-        learning_rate=float(params.get("learning_rate", 0.1)),
-        max_iter=int(params.get("max_iter", 200)),
-        max_leaf_nodes=int(params.get("max_leaf_nodes", 31)),
-        min_samples_leaf=int(params.get("min_samples_leaf", 20)),
-        l2_regularization=float(params.get("l2_regularization", 0.0)),
-        class_weight=params.get("class_weight", None),
-        early_stopping=params.get("early_stopping", "auto"),
-        random_state=int(params.get("random_state", 42)),
-        categorical_features="from_dtype",
-    ))
+    return with_native_categories(HistGradientBoostingClassifier(**declared(
+        params, learning_rate=0.1, max_iter=200, max_leaf_nodes=31, min_samples_leaf=20, l2_regularization=0.0,
+        class_weight=None, early_stopping="auto", random_state=42), categorical_features="from_dtype"))
 
 
 def space(trial):
@@ -34,10 +27,9 @@ def space(trial):
 
 def train(inp, out, params):
     model, _ = tune_fit_and_predict(inp, out, booster, params, native_features(inp), space=space)
-    fitted = model.named_steps["model"]
-    out.write_metrics({"boosting_iterations": fitted.n_iter_})
-    out.append_report(f"## Gradient boosting classifier\n\n{fitted.n_iter_} boosting iterations. "
-                      + native_categories_note(model))
+    iterations, summary = hist_boosting_summary(model)
+    out.write_metrics({"boosting_iterations": iterations})
+    out.append_report(f"## Gradient boosting classifier\n\n{summary}")
 
 
 if __name__ == "__main__":

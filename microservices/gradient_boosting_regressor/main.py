@@ -7,21 +7,15 @@ Under a pipeline's model search it tunes learning rate, depth, leaf size and reg
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 from dagsmith_kit import run_service
-from dagsmith_kit.models import native_categories_note, native_features, with_native_categories
+from dagsmith_kit.models import hist_boosting_summary, native_features, with_native_categories
+from dagsmith_kit.params import declared
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 
 def booster(params):
-    return with_native_categories(HistGradientBoostingRegressor(
-        loss=params.get("loss", "squared_error"),
-        learning_rate=float(params.get("learning_rate", 0.05)),
-        max_iter=int(params.get("max_iter", 200)),
-        max_depth=params.get("max_depth", 3),
-        min_samples_leaf=int(params.get("min_samples_leaf", 20)),
-        l2_regularization=float(params.get("l2_regularization", 0.0)),
-        random_state=int(params.get("random_state", 42)),
-        categorical_features="from_dtype",
-    ))
+    return with_native_categories(HistGradientBoostingRegressor(**declared(
+        params, loss="squared_error", learning_rate=0.05, max_iter=200, max_depth=3, min_samples_leaf=20,
+        l2_regularization=0.0, random_state=42), categorical_features="from_dtype"))
 
 
 def space(trial):
@@ -33,10 +27,9 @@ def space(trial):
 
 def train(inp, out, params):
     model, _ = tune_fit_and_predict(inp, out, booster, params, native_features(inp, regression=True), space=space)
-    fitted = model.named_steps["model"]
-    out.write_metrics({"boosting_iterations": fitted.n_iter_})
-    out.append_report(f"## Gradient boosting regressor\n\n{fitted.n_iter_} boosting iterations ({fitted.loss} loss). "
-                      + native_categories_note(model))
+    iterations, summary = hist_boosting_summary(model, f"{model.named_steps['model'].loss} loss")
+    out.write_metrics({"boosting_iterations": iterations})
+    out.append_report(f"## Gradient boosting regressor\n\n{summary}")
 
 
 if __name__ == "__main__":

@@ -10,22 +10,14 @@ Rows without a target value are left out (counted in the metrics).
 from sklearn.model_selection import GroupShuffleSplit
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.cleaning import labelled_data
+from dagsmith_kit.cleaning import rows_to_split
 
 
 def split(inp, out, params):
     test_size = float(params.get("test_size", 0.2))
     random_state = int(params.get("random_state", 42))
     column = params.get("group_column", None) or (inp.id_columns[0] if inp.id_columns else None)
-    if not 0.0 < test_size < 1.0:
-        raise ServiceError(f"test_size must be between 0 and 1, got {test_size}")
-    if inp.is_split():
-        raise ServiceError("the data is already split into train and test")
-    if not column:
-        raise ServiceError("no group column: set group_column (the bundle names no id column either)")
-    data = labelled_data(inp, out)
-    if column not in data.columns:
-        raise ServiceError(f"the group column '{column}' is not in the table")
+    data = rows_to_split(inp, out, test_size, ("group", column))
     groups = data[column]
     if groups.isna().any():
         raise ServiceError(f"the group column '{column}' has {int(groups.isna().sum())} missing values")

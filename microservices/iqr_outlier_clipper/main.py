@@ -3,8 +3,8 @@
 Binary flags and columns with no spread (IQR 0) are left alone; missing values stay missing.
 """
 
-from dagsmith_kit import ServiceError, run_service, transform_tables
-from dagsmith_kit.cleaning import continuous_features
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.cleaning import clip_tables, clipped_lines, continuous_features
 
 
 def clip(inp, out, params):
@@ -20,20 +20,9 @@ def clip(inp, out, params):
                 bounds[column] = (q1 - k * (q3 - q1), q3 + k * (q3 - q1))
         return bounds
 
-    clipped = {}
-
-    def apply(frame, bounds):
-        frame = frame.copy()
-        for column, (low, high) in bounds.items():
-            outside = (frame[column] < low) | (frame[column] > high)
-            clipped[column] = clipped.get(column, 0) + int(outside.sum())
-            frame[column] = frame[column].astype(float).clip(low, high)
-        return frame
-
-    transform_tables(inp, out, fit, apply)
+    clipped = clip_tables(inp, out, fit)
     out.write_metrics({"values_clipped": sum(clipped.values())})
-    lines = "\n".join(f"- `{c}`: {n} values clipped" for c, n in clipped.items() if n) or "No value was clipped."
-    out.append_report(f"## Outlier clipping (IQR, k={k})\n\n" + lines)
+    out.append_report(f"## Outlier clipping (IQR, k={k})\n\n" + clipped_lines(clipped))
 
 
 if __name__ == "__main__":

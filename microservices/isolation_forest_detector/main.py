@@ -1,8 +1,7 @@
 """Score every row of the data table for anomalies with an isolation forest on its numeric features.
 
-Writes `anomaly_score` (higher is more anomalous), 
-`is_anomaly` (the `contamination` fraction of rows when the goal gives one, else the rows beyond the upper
-fence of the scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row.
+Writes `anomaly_score` (higher is more anomalous),
+`is_anomaly` and `why` per row, flagged by the rule every detector shares (docs/bundle-format.md).
 Needs numeric features without missing values, before any train/test split.
 """
 

@@ -9,15 +9,14 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 from dagsmith_kit import ServiceError, fit_and_predict, run_service
 from dagsmith_kit.models import numeric_features
+from dagsmith_kit.params import one_of
 
 SOLVERS = ("svd", "lsqr", "eigen")
 
 
 def train(inp, out, params):
-    solver = params.get("solver", "svd")
+    solver = one_of("solver", params.get("solver", "svd"), SOLVERS)
     shrinkage = params.get("shrinkage", None)
-    if solver not in SOLVERS:
-        raise ServiceError(f"solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
     if shrinkage is not None and solver == "svd":
         raise ServiceError("shrinkage needs solver 'lsqr' or 'eigen'; the svd solver does not support it")
     if shrinkage not in (None, "auto") and not (isinstance(shrinkage, (int, float)) and 0 <= shrinkage <= 1):

@@ -11,13 +11,12 @@ import numpy as np  # noqa: E402
 
 from dagsmith_kit import ServiceError, run_service  # noqa: E402
 from dagsmith_kit.insight import analysis_table, described_columns, markdown_table, save_figure  # noqa: E402
+from dagsmith_kit.params import at_least  # noqa: E402
 
 
 def plot_missing_values(inp, out, params):
-    max_rows = int(params.get("max_rows", 2000))
-    max_columns = int(params.get("max_columns", 60))
-    if max_rows < 10 or max_columns < 1:
-        raise ServiceError(f"max_rows must be at least 10 and max_columns at least 1, got {max_rows} and {max_columns}")
+    max_rows = at_least("max_rows", int(params.get("max_rows", 2000)), 10)
+    max_columns = at_least("max_columns", int(params.get("max_columns", 60)), 1)
     frame = analysis_table(inp)
     columns = described_columns(inp, frame)
     if frame.empty or not columns:

@@ -10,10 +10,11 @@ from sklearn.metrics import r2_score  # noqa: E402
 
 from dagsmith_kit import ServiceError, run_service  # noqa: E402
 from dagsmith_kit.insight import regression_results, save_figure  # noqa: E402
+from dagsmith_kit.params import at_least  # noqa: E402
 
 
 def plot_prediction_vs_actual(inp, out, params):
-    point_size = float(params.get("point_size", 16))
+    point_size = at_least("point_size", float(params.get("point_size", 16)), 0)
     y_true, y_pred = regression_results(inp)
     complete = y_true.notna() & y_pred.notna()
     dropped = int((~complete).sum())

@@ -8,18 +8,13 @@ from sklearn.ensemble import RandomForestRegressor
 
 from dagsmith_kit import run_service
 from dagsmith_kit.models import forest_space, numeric_features, ranked
+from dagsmith_kit.params import declared
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 
 def forest(params):
-    return RandomForestRegressor(
-        n_estimators=int(params.get("n_estimators", 300)),
-        max_depth=params.get("max_depth", None),
-        min_samples_leaf=int(params.get("min_samples_leaf", 1)),
-        max_features=params.get("max_features", 1.0),
-        random_state=int(params.get("random_state", 42)),
-        n_jobs=int(params.get("n_jobs", 1)),
-    )
+    return RandomForestRegressor(**declared(params, n_estimators=300, max_depth=None, min_samples_leaf=1,
+                                            max_features=None, random_state=42, n_jobs=1))
 
 
 def train(inp, out, params):

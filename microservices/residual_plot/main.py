@@ -10,10 +10,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from dagsmith_kit import ServiceError, run_service  # noqa: E402
 from dagsmith_kit.insight import regression_results, save_figure  # noqa: E402
+from dagsmith_kit.params import at_least  # noqa: E402
 
 
 def plot_residuals(inp, out, params):
-    bins = int(params.get("bins", 30))
+    bins = at_least("bins", int(params.get("bins", 30)), 1)
     y_true, y_pred = regression_results(inp)
     gaps = int(y_true.isna().sum() + y_pred.isna().sum())
     if gaps:

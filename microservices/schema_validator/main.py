@@ -6,7 +6,8 @@ blocking check stops the pipeline with a clear error.
 
 import pandas as pd
 
-from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit import run_service
+from dagsmith_kit.cleaning import checks_table, stop_on_failed_checks
 
 
 def validate(inp, out, params):
@@ -35,17 +36,11 @@ def validate(inp, out, params):
     checks.append(("no duplicated rows", n_duplicates == 0, False, f"{n_duplicates} duplicated"))
 
     missing_ratio = float(frame.isna().to_numpy().mean()) if frame.size else 0.0
-    lines = ["## Data validation", "", "| check | result | detail |", "|---|---|---|"]
-    for name, passed, blocking, detail in checks:
-        result = "pass" if passed else ("FAIL" if blocking else "warning")
-        lines.append(f"| {name} | {result} | {detail} |")
-    out.append_report("\n".join(lines) + f"\n\nOverall missing ratio: {missing_ratio:.2%}")
+    table, warnings = checks_table(checks)
+    out.append_report(f"## Data validation\n\n{table}\n\nOverall missing ratio: {missing_ratio:.2%}")
     out.write_metrics({"n_rows": len(frame), "n_columns": frame.shape[1], "missing_ratio": missing_ratio,
-                       "validation_warnings": sum(not p and not b for _, p, b, _ in checks)})
-    failed = [f"{name} ({detail})" for name, passed, blocking, detail in checks if blocking and not passed]
-    if failed:
-        raise ServiceError("data validation failed: " + "; ".join(failed))
-
+                       "validation_warnings": warnings})
+    stop_on_failed_checks(checks, "data")
 
 if __name__ == "__main__":
     run_service(validate)

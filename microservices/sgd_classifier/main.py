@@ -10,18 +10,15 @@ from sklearn.preprocessing import StandardScaler
 
 from dagsmith_kit import ServiceError, fit_and_predict, run_service
 from dagsmith_kit.models import numeric_features
+from dagsmith_kit.params import one_of
 
 LOSSES = ("log_loss", "modified_huber", "hinge")
 PENALTIES = ("l2", "l1", "elasticnet")
 
 
 def train(inp, out, params):
-    loss = params.get("loss", "log_loss")
-    penalty = params.get("penalty", "l2")
-    if loss not in LOSSES:
-        raise ServiceError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
-    if penalty not in PENALTIES:
-        raise ServiceError(f"penalty must be one of {', '.join(PENALTIES)}, got {penalty!r}")
+    loss = one_of("loss", params.get("loss", "log_loss"), LOSSES)
+    penalty = one_of("penalty", params.get("penalty", "l2"), PENALTIES)
     sgd = SGDClassifier(
         loss=loss,
         penalty=penalty,

@@ -9,17 +9,16 @@ features without missing values, before any train/test split.
 from sklearn.cluster import SpectralClustering
 
 from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.params import one_of
 from dagsmith_kit.unsupervised import clusters_by_silhouette, data_matrix, write_clusters
 
 AFFINITIES = ("nearest_neighbors", "rbf")
 
 
 def cluster(inp, out, params):
-    affinity = params.get("affinity", "nearest_neighbors")
+    affinity = one_of("affinity", params.get("affinity", "nearest_neighbors"), AFFINITIES)
     n_neighbors = int(params.get("n_neighbors", 20))
     max_rows = int(params.get("max_rows", 3000))
-    if affinity not in AFFINITIES:
-        raise ServiceError(f"affinity must be one of {', '.join(AFFINITIES)}, got {affinity!r}")
     data, columns, values = data_matrix(inp, standardize=True, max_rows=max_rows)
     if not 1 <= n_neighbors < len(values):
         raise ServiceError(f"n_neighbors must be between 1 and the number of rows minus one, got {n_neighbors}")

@@ -1,6 +1,7 @@
 """Load the bundle's raw source file (CSV, TSV, JSON, JSON lines, Parquet or Excel) into data.parquet.
 
-Detects the text encoding and the delimiter of delimited text files; `sheet` picks an Excel sheet.
+Detects the text encoding and the delimiter of delimited text files; `sheet` picks an Excel sheet by name or
+position (default the first).
 """
 
 import csv
@@ -29,9 +30,9 @@ def load(inp, out, params):
     if suffix in (".parquet", ".pq"):
         frame = pd.read_parquet(source)
     elif suffix in (".xlsx", ".xlsm"):
-        sheet = params.get("sheet", 0)
+        sheet = params.get("sheet", None)  # a name or a position (0 is the first)
         try:
-            frame = pd.read_excel(source, sheet_name=sheet)
+            frame = pd.read_excel(source, sheet_name=0 if sheet is None else sheet)
         except (ValueError, IndexError) as exc:
             raise ServiceError(f"cannot read sheet {sheet!r} of the workbook: {exc}") from None
     elif suffix in (".json", ".jsonl", ".ndjson"):

@@ -9,6 +9,7 @@ Writes target metrics and a validation table to report.md; the data passes on un
 import pandas as pd
 
 from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.cleaning import checks_table, stop_on_failed_checks
 from dagsmith_kit.features import supervised_task
 
 
@@ -57,17 +58,10 @@ def validate_target(inp, out, params):
     else:
         checks, metrics = numeric_target_checks(labels.dropna(), min_distinct)
     checks.insert(0, ("no missing target values", n_missing == 0, True, f"{n_missing} missing"))
-    lines = ["## Target validation", "", f"Target `{target}` ({task}).", "",
-             "| check | result | detail |", "|---|---|---|"]
-    for name, passed, blocking, detail in checks:
-        lines.append(f"| {name} | {'pass' if passed else ('FAIL' if blocking else 'warning')} | {detail} |")
-    out.append_report("\n".join(lines))
-    out.write_metrics({**metrics, "target_missing": n_missing,
-                       "target_warnings": sum(not passed and not blocking for _, passed, blocking, _ in checks)})
-    failed = [f"{name} ({detail})" for name, passed, blocking, detail in checks if blocking and not passed]
-    if failed:
-        raise ServiceError("target validation failed: " + "; ".join(failed))
-
+    table, warnings = checks_table(checks)
+    out.append_report(f"## Target validation\n\nTarget `{target}` ({task}).\n\n{table}")
+    out.write_metrics({**metrics, "target_missing": n_missing, "target_warnings": warnings})
+    stop_on_failed_checks(checks, "target")
 
 if __name__ == "__main__":
     run_service(validate_target)

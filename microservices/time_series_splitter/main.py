@@ -6,21 +6,13 @@ Rows without a target value are left out (counted in the metrics).
 import math
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.cleaning import labelled_data, time_values
+from dagsmith_kit.cleaning import rows_to_split, time_values
 
 
 def split(inp, out, params):
     test_size = float(params.get("test_size", 0.2))
     column = params.get("time_column", None) or inp.time_column
-    if not 0.0 < test_size < 1.0:
-        raise ServiceError(f"test_size must be between 0 and 1, got {test_size}")
-    if inp.is_split():
-        raise ServiceError("the data is already split into train and test")
-    if not column:
-        raise ServiceError("no time column: the bundle names none and the time_column parameter is not set")
-    data = labelled_data(inp, out)
-    if column not in data.columns:
-        raise ServiceError(f"the time column '{column}' is not in the table")
+    data = rows_to_split(inp, out, test_size, ("time", column))
     times = time_values(data[column])
     if times.isna().any():
         raise ServiceError(f"{int(times.isna().sum())} values of the time column '{column}' are missing or not dates")

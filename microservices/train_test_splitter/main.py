@@ -3,19 +3,15 @@ target is missing are left out (counted in the metrics): no model can learn from
 
 from sklearn.model_selection import train_test_split
 
-from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.cleaning import labelled_data
+from dagsmith_kit import run_service
+from dagsmith_kit.cleaning import rows_to_split
 
 
 def split(inp, out, params):
     test_size = float(params.get("test_size", 0.2))
     random_state = int(params.get("random_state", 42))
     stratify = bool(params.get("stratify", True))
-    if not 0.0 < test_size < 1.0:
-        raise ServiceError(f"test_size must be between 0 and 1, got {test_size}")
-    if inp.is_split():
-        raise ServiceError("the data is already split into train and test")
-    data = labelled_data(inp, out)
+    data = rows_to_split(inp, out, test_size)
     target = inp.target
     labels = None
     if stratify and target and "classification" in (inp.task_type or ""):

@@ -4,8 +4,8 @@ percentiles (default 1st and 99th), so every row is kept but extreme values lose
 Binary flags are left alone; missing values are ignored when learning the percentiles and stay missing.
 """
 
-from dagsmith_kit import ServiceError, run_service, transform_tables
-from dagsmith_kit.cleaning import continuous_features
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.cleaning import clip_tables, clipped_lines, continuous_features
 
 
 def winsorise(inp, out, params):
@@ -16,24 +16,12 @@ def winsorise(inp, out, params):
 
     def fit(train):
         columns = continuous_features(inp, train)
-        return train[columns].astype(float).quantile([lower_quantile, upper_quantile])
+        quantiles = train[columns].astype(float).quantile([lower_quantile, upper_quantile])
+        return {column: (quantiles[column].iloc[0], quantiles[column].iloc[1]) for column in columns}
 
-    clipped = {}
-
-    def apply(frame, bounds):
-        frame = frame.copy()
-        values = frame[list(bounds.columns)].astype(float)
-        low, high = bounds.iloc[0], bounds.iloc[1]
-        outside = (values.lt(low) | values.gt(high)).sum()
-        for column, count in outside.items():
-            clipped[column] = clipped.get(column, 0) + int(count)
-        frame[list(bounds.columns)] = values.clip(lower=low, upper=high, axis=1)
-        return frame
-
-    transform_tables(inp, out, fit, apply)
+    clipped = clip_tables(inp, out, fit)
     out.write_metrics({"values_clipped": sum(clipped.values())})
-    lines = "\n".join(f"- `{c}`: {n} values clipped" for c, n in clipped.items() if n) or "No value was clipped."
-    out.append_report(f"## Winsorising ({lower_quantile:.0%} - {upper_quantile:.0%})\n\n" + lines)
+    out.append_report(f"## Winsorising ({lower_quantile:.0%} - {upper_quantile:.0%})\n\n" + clipped_lines(clipped))
 
 
 if __name__ == "__main__":

@@ -75,6 +75,20 @@ def test_parameters_types_and_defaults_come_from_the_code():
     assert param(result, "weights").description == "KNNImputer(weights=...)"
     forest = analysis("random_forest_classifier")
     assert (param(forest, "n_estimators").type, param(forest, "n_estimators").default) == ("int", 200)
+    assert param(forest, "n_estimators").description == "RandomForestClassifier(n_estimators=...)"
+
+
+def test_parameters_declared_in_one_kit_call_are_read_with_their_defaults():
+    facts = extract_facts(textwrap.dedent('''
+        from sklearn.cluster import KMeans
+        from dagsmith_kit.params import declared
+
+        def cluster(inp, out, params):
+            return KMeans(**declared(params, n_clusters=3, init="k-means++", max_iter=None), n_init=1)
+    '''))
+    assert {name: (p.type, p.default) for name, p in facts.parameters.items()} == {
+        "n_clusters": ("int", 3), "init": ("str", "k-means++"), "max_iter": ("any", None)}
+    assert facts.parameters["n_clusters"].description == "KMeans(n_clusters=...)"
 
 
 def test_capabilities_and_requirements_distinguish_near_duplicates():

@@ -229,7 +229,7 @@ def test_missing_values_heatmap_without_gaps_and_bad_limits(run, cancer_rf):
     assert "No missing values." in report_of(out)
     assert_png(out.path / "artifacts" / "missing_values.png")
     result = run("missing_values_heatmap", cancer_rf, {"max_rows": 5}, ok=False)
-    assert "max_rows must be at least 10" in result.stderr
+    assert "parameter 'max_rows' must be at least 10" in result.stderr
 
 
 # ---------------------------------------------------------------- anomaly scores
@@ -363,7 +363,7 @@ def test_data_dictionary_of_penguins(run, penguins):
     assert rows["bill_length_mm"][3] == "342"  # two gaps
     assert out.table("data").equals(penguins.table("data"))
     result = run("data_dictionary_writer", penguins, {"n_examples": 0}, ok=False)
-    assert "n_examples and max_columns must be at least 1" in result.stderr
+    assert "parameter 'n_examples' must be at least 1" in result.stderr
 
 
 # ---------------------------------------------------------------- model card

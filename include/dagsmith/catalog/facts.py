@@ -19,6 +19,8 @@ _PARAM_CONTAINER = re.compile(r"param|config|option|setting|kwargs", re.IGNORECA
 _CASTS = {"int": "int", "float": "float", "str": "str", "bool": "bool", "list": "list", "dict": "dict"}
 _CONTRACT_ARGS = {"input", "output", "params"}
 _MISSING_CHECKS = {"isna", "isnull", "hasnans", "isnan"}
+#: The kit's declaration of parameters with their defaults: ``declared(params, n_estimators=200, ...)``.
+_DECLARED = "dagsmith_kit.params.declared"
 
 
 @dataclass
@@ -162,6 +164,8 @@ class _Visitor(ast.NodeVisitor):
         cast = self._cast_stack[-1] if self._cast_stack else None
         kind = cast or _type_of(default if ok else None)
         used_in = self._keyword_stack[-1] if self._keyword_stack else ""
+        if used_in.endswith("(**)"):  # read into Estimator(**...): it is the estimator's keyword of that name
+            used_in = f"{used_in[:-3]}{name}=...)"
         existing = self.facts.parameters.get(name)
         if existing and existing.type != "any" and kind == "any":
             return
@@ -211,6 +215,10 @@ class _Visitor(ast.NodeVisitor):
                         self.facts.call_keywords[short][kw.arg] = value
             if short in {"open", "Path", "join"} and self._mentions_params(node):
                 self.facts.calls_with_param_paths.append(node.lineno)
+            if resolved == _DECLARED and node.args and _PARAM_CONTAINER.search(_dotted(node.args[0]) or ""):
+                for kw in node.keywords:
+                    if kw.arg:
+                        self._record_param(kw.arg, kw.value)
         # visit the function expression, then the arguments with cast/keyword context
         self.visit(func)
         if cast:
@@ -221,7 +229,8 @@ class _Visitor(ast.NodeVisitor):
             self._cast_stack.pop()
         callee = (dotted or "").rsplit(".", 1)[-1]
         for kw in node.keywords:
-            self._keyword_stack.append(f"{callee}({kw.arg}=...)" if kw.arg and callee else "")
+            inside = (f"{callee}({kw.arg}=...)" if kw.arg else f"{callee}(**)") if callee else ""
+            self._keyword_stack.append(inside)
             self.visit(kw.value)
             self._keyword_stack.pop()
 

@@ -199,6 +199,7 @@ SYMBOLS.update({
     "save_figure": SYMBOLS["savefig"],
     "write_loaded": Meaning(Stage.LOADING, "loads a raw dataset file into a table", 2.5),
     "impute_tables": Meaning(Stage.IMPUTATION, "fills missing values, learning on the training table", 2.5),
+    "clip_tables": Meaning(Stage.OUTLIER_HANDLING, "clips extreme values to bounds learned on the training table", 2.5),
     "write_clusters": Meaning(Stage.CLUSTERING, "assigns a cluster label per row", 2.5, _CLUSTERING),
     "write_anomalies": Meaning(Stage.ANOMALY_DETECTION, "scores and flags anomalous rows", 2.5, _ANOMALY),
     "reduce_tables": Meaning(Stage.DIMENSIONALITY_REDUCTION, "replaces numeric features by a few components", 2.5, _REDUCTION),
@@ -305,10 +306,12 @@ BUNDLE_READS = {
     "source_file": "source file (raw dataset)", "transform_tables": "data or train/test tables",
     **dict.fromkeys(FITS_AND_PREDICTS, "train.parquet and test.parquet"),
     "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
+    "clip_tables": "data or train/test tables",
     "reduce_tables": "data or train/test tables", "require_source": "source file (raw dataset)",
     "analysis_table": "data or train/test tables", "data_matrix": "data table",
     "regression_results": "test.parquet and predictions.parquet",
     "classification_results": "test.parquet and predictions.parquet",
+    "predicted_table": "predictions.parquet and the data or test table",
 }
 BUNDLE_WRITES = {
     "write_table": "{arg}.parquet", "save_model": "model.joblib", "write_predictions": "predictions.parquet",
@@ -316,6 +319,7 @@ BUNDLE_WRITES = {
     "transform_tables": "data or train/test tables",
     **dict.fromkeys(FITS_AND_PREDICTS, "model.joblib, predictions.parquet"),
     "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
+    "clip_tables": "data or train/test tables",
     "reduce_tables": "data or train/test tables", "write_loaded": "data.parquet",
     "write_clusters": "predictions.parquet (cluster)", "write_anomalies": "predictions.parquet (anomaly_score, is_anomaly)",
     "save_figure": "artifacts/*.png", "save_text_artifact": "artifacts/*.json or *.csv",
@@ -350,7 +354,7 @@ USE_CASES: dict[Stage, list[str]] = {
 #: dagsmith_kit helpers that refuse missing values in the columns they are given (unless allow_missing=True).
 REJECTS_MISSING = {"require_complete", "numeric_features", "data_matrix"}
 #: dagsmith_kit helpers that fit on the training table only and apply to every table.
-FITS_ON_TRAIN = {"transform_tables", "impute_tables", "fit_replace", "reduce_tables", "fit_table"}
+FITS_ON_TRAIN = {"transform_tables", "impute_tables", "clip_tables", "fit_replace", "reduce_tables", "fit_table"}
 #: Row splitters that draw rows at random, and those that do so when called with ``shuffle=True``.
 SHUFFLES_ROWS = {"train_test_split", "ShuffleSplit", "StratifiedShuffleSplit", "GroupShuffleSplit", "permutation"}
 SHUFFLES_WHEN_ASKED = {"KFold", "StratifiedKFold", "RepeatedKFold", "RepeatedStratifiedKFold"}

@@ -35,7 +35,7 @@ from dagsmith.catalog.source import ServiceSource
 from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, Tags, TaskType
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.6"
+ANALYZER_VERSION = "1.7"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
@@ -50,7 +50,7 @@ _STAGE_WORDS = {
 
 
 _CHOICE_PARAMS = {"strategy", "method", "kernel", "linkage", "metric", "covariance_type", "score_func"}
-_TABLE_WRITERS = ("transform_tables", "impute_tables", "fit_replace", "reduce_tables", "write_loaded")
+_TABLE_WRITERS = ("transform_tables", "impute_tables", "clip_tables", "fit_replace", "reduce_tables", "write_loaded")
 
 
 class _Evidence:
@@ -116,18 +116,18 @@ def _drop_transform_stages(evidence: _Evidence) -> None:
 
 def _collect(facts: CodeFacts) -> _Evidence:
     evidence = _Evidence()
-    for symbol in facts.symbols:
+    for symbol in sorted(facts.symbols):  # in a fixed order: the task types are listed in the order found
         short = symbol.rsplit(".", 1)[-1]
         if short in SYMBOLS:
             evidence.add(short, SYMBOLS[short])
-    for method in facts.methods:
+    for method in sorted(facts.methods):
         if method in METHODS:
             evidence.add(method, METHODS[method])
-    for literal in facts.literals:
+    for literal in sorted(facts.literals):
         for key, meaning in LITERALS.items():
             if literal == key or (key.endswith("_") and literal.startswith(key)):
                 evidence.add(key, meaning)
-    for pattern in facts.patterns:
+    for pattern in sorted(facts.patterns):
         evidence.add(pattern, PATTERNS[pattern])
     if facts.raises_on_missing:  # missing-value checks that guard a refusal are not imputation
         for guard in ("isna", "notna", "dropna"):
