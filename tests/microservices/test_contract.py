@@ -27,17 +27,18 @@ from dagsmith.catalog.source import ServiceSource
 from dagsmith.execution.contract import check_bundle
 from dagsmith.models.catalog import Analysis, Stage, TaskType
 from dagsmith_kit import Bundle
-from dagsmith_kit.bundle import ARTIFACTS_DIR, MEMBERS_DIR, PREDICTIONS_FILE, TABLE_NAMES
+from dagsmith_kit.bundle import ARTIFACTS_DIR, MEMBERS_DIR, MODEL_INFO_FILE, PREDICTIONS_FILE, TABLE_NAMES
 from dagsmith_kit.supervised import fit_and_predict
+from dagsmith_kit.transforms import TRANSFORMS_DIR
 from tests.microservices.forked import CATALOG, ForkedServices, Outcome
 
 ROWS = 60
 SERVICES = sorted(path.parent.name for path in CATALOG.glob("*/main.py"))
 #: Files a bundle may hold (docs/bundle-format.md); anything else in an output was written outside the format.
 BUNDLE_FILES = {"bundle.json", "model.joblib", "metrics.json", "search.json", "ensemble.json", "explanation.json",
-                "exploration.json", "report.md", "validation_predictions.parquet", PREDICTIONS_FILE,
+                "exploration.json", "report.md", "validation_predictions.parquet", PREDICTIONS_FILE, MODEL_INFO_FILE,
                 *(f"{name}.parquet" for name in TABLE_NAMES)}
-BUNDLE_FOLDERS = {ARTIFACTS_DIR, MEMBERS_DIR}
+BUNDLE_FOLDERS = {ARTIFACTS_DIR, MEMBERS_DIR, TRANSFORMS_DIR}
 #: Metric and detail keys that measure time, which no seed makes repeatable.
 TIMINGS = ("seconds",)
 UNLABELLED = {Stage.CLUSTERING: "clustering", Stage.ANOMALY_DETECTION: "anomaly_detection",
