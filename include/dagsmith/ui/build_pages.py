@@ -31,7 +31,7 @@ from dagsmith.models.intent import SeveralTargets
 from dagsmith.reasoning.llm import model_reasoner
 from dagsmith.ui.access import BuilderDep, Viewer
 from dagsmith.ui.airflow_api import run_url, trigger_meta_dag
-from dagsmith.ui.app import page, settings_of
+from dagsmith.ui.pages import page, settings_of
 
 router = APIRouter()
 SettingsDep = Annotated[Settings, Depends(settings_of)]

@@ -28,7 +28,7 @@ from dagsmith.models.catalog import Finding, Stage, UploadOutcome, UploadResult
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith.ui.access import BuilderDep, ViewerDep
-from dagsmith.ui.app import page, settings_of
+from dagsmith.ui.pages import page, settings_of
 
 router = APIRouter()
 SettingsDep = Annotated[Settings, Depends(settings_of)]
