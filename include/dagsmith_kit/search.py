@@ -25,10 +25,9 @@ from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_fscore_support
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit, TimeSeriesSplit
 
-from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, probability_columns
+from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, prediction_frame, probability_columns
 from dagsmith_kit.log_target import LogTarget, suits_log
 from dagsmith_kit.service import ServiceError
-from dagsmith_kit.supervised import prediction_frame
 
 #: What the search writes beside the model: the metric, the scores and the trials (read by the pipeline).
 SEARCH_FILE = "search.json"
