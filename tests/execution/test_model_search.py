@@ -13,11 +13,11 @@ from sklearn.metrics import r2_score
 from sqlalchemy import select
 
 from dagsmith.agents.planner import plan
+from dagsmith.execution.workspace import Workspace
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from dagsmith.execution.run import Workspace
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import REPORT_FILE
 from tests.execution.conftest import NUMERIC_PREPARATION, run_in_process

@@ -21,6 +21,7 @@ from dagsmith import scratch
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.airflow.watch import ORPHANED_REASON, STOPPED_REASON
+from dagsmith.execution import attempts, closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.execution.heartbeat import beating
@@ -38,13 +39,13 @@ DISK_BYTES = 900 * 1024
 WORKER = """
 import sys
 from dagsmith.config import Settings
-from dagsmith.execution import run as execution
+from dagsmith.execution import attempts, run as execution
 from dagsmith.runtime import runtime_named
 settings = Settings(home=__import__("pathlib").Path(sys.argv[1]), database_url=sys.argv[2])
 execution_id = execution.start(int(sys.argv[3]), sys.argv[4], user="worker", run_id=None, settings=settings)
 print(execution_id, flush=True)
 for position in range(int(sys.argv[5])):
-    execution.run_step(execution_id, position, runtime=runtime_named("local", settings), settings=settings)
+    attempts.run_step(execution_id, position, runtime=runtime_named("local", settings), settings=settings)
 """
 
 
@@ -78,11 +79,11 @@ def test_a_worker_killed_mid_step_leaves_no_try_running_and_the_run_resumes(stor
     for position in pending:
         for _ in range(3):
             try:
-                execution.run_step(execution_id, position, runtime=runtime, settings=store)
+                attempts.run_step(execution_id, position, runtime=runtime, settings=store)
                 break
-            except execution.StepFailed:
+            except attempts.StepFailed:
                 continue
-    summary = execution.finish(execution_id, settings=store)
+    summary = closing.finish(execution_id, settings=store)
     assert summary["status"] == "completed", summary
     with session_scope(store) as session:
         lost = session.get(schema.StepAttempt, killed.id)
@@ -96,7 +97,7 @@ def test_a_run_whose_worker_died_between_steps_is_closed_after_an_hour(store, ch
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
     abandoned = execution.start(planned.id, str(churn_csv), user="ana", run_id=None, settings=store)
     runtime = runtime_named("local", store)
-    execution.run_step(abandoned, 0, runtime=runtime, settings=store)  # then the worker died: no try is running
+    attempts.run_step(abandoned, 0, runtime=runtime, settings=store)  # then the worker died: no try is running
     assert reap(store).runs == []  # quiet for seconds only: its next step may be queued
     with session_scope(store) as session:
         session.execute(text("UPDATE step_attempts SET started_at = started_at - interval '2 hours', "

@@ -147,6 +147,13 @@ def latest_analysis(session: Session, version_id: int, mode: AnalysisMode) -> An
     return Analysis.model_validate(result) if result else None
 
 
+def current_service(session: Session, microservice_id: int) -> tuple[schema.Microservice, dict, Analysis]:
+    """A service with its current version's files and code analysis: what a try of it runs and reads."""
+    service = session.get(schema.Microservice, microservice_id)
+    version = session.get(schema.MicroserviceVersion, service.current_version_id)
+    return service, version.files, latest_analysis(session, version.id, AnalysisMode.CODE)
+
+
 def detail(session: Session, name: str) -> ServiceDetail | None:
     row = session.execute(
         select(schema.Microservice, schema.MicroserviceVersion)

@@ -15,7 +15,7 @@ A run the local CLI started ends with its CLI: when the CLI is stopped (Ctrl-C, 
 run notices at once (``airflow.watch``) and closes itself with ``interrupt``, without waiting for beats to go stale.
 
 When Airflow does retry the task (its scheduler notices the dead worker too), the next try closes the lost try
-itself (``run.close_lost_tries``), reopens the run and resumes it; the reaper is for the runs nobody resumes.
+itself (``attempts.close_lost_tries``), reopens the run and resumes it; the reaper is for the runs nobody resumes.
 Reaping happens at every run start and on ``dagsmith pipelines reap``.
 """
 
@@ -44,7 +44,7 @@ STALE_BEATS = 6
 IDLE = timedelta(hours=1)
 #: How the reason of a run stopped with its CLI starts: such a run is over, never resumed.
 INTERRUPTED = "interrupted: "
-#: The container label naming the try a container runs, set by ``run.run_step``, read here to remove leftovers.
+#: The container label naming the try a container runs, set by ``attempts.run_try``, read here to remove leftovers.
 ATTEMPT_LABEL = "dagsmith.attempt"
 
 

@@ -18,16 +18,17 @@ from sqlalchemy import select
 
 from dagsmith.config import Settings
 from dagsmith.execution import blending, threshold
+from dagsmith.execution.attempts import StepFailed, TryObserver, open_try, run_try
 from dagsmith.execution.blending import Blend
-from dagsmith.execution.run import (CandidatesExhausted, StepFailed, TryObserver, Workspace, open_try, promote_output,
-                                    run_try, tries_of)
+from dagsmith.execution.workspace import Workspace, promote_output
 from dagsmith.healing.classify import telling_line
+from dagsmith.healing.policy import CandidatesExhausted
 from dagsmith.models.execution import Decision, StepStatus, TryAction
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.base import Limits, Runtime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from dagsmith.store.pipelines import service_names, step_at
+from dagsmith.store.pipelines import service_names, step_at, tries_of
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import METRICS_FILE
 

@@ -22,6 +22,13 @@ def step_at(session: Session, pipeline_id: int, position: int) -> schema.Pipelin
         schema.PipelineStep.pipeline_id == pipeline_id, schema.PipelineStep.position == position))
 
 
+def tries_of(session: Session, execution_id: int, step_id: int) -> list[schema.StepAttempt]:
+    """A step's tries in one run, in the order they started."""
+    return list(session.scalars(select(schema.StepAttempt).where(
+        schema.StepAttempt.execution_id == execution_id, schema.StepAttempt.step_id == step_id)
+        .order_by(schema.StepAttempt.attempt)))
+
+
 def service_names(session: Session) -> dict[int, str]:
     """Every microservice's name by id (steps and tries store ids; people read names)."""
     return dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
