@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from dagsmith.cli.app import app
 from dagsmith.config import Settings
-from dagsmith.data.readers import DEFAULT_MAX_BYTES, MAX_BYTES_VARIABLE
+from dagsmith.data.sniffing import DEFAULT_MAX_BYTES, MAX_BYTES_VARIABLE
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from tests.conftest import ROOT

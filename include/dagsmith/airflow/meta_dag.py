@@ -52,7 +52,7 @@ from dagsmith.airflow import goal_questions
 from dagsmith.airflow.pipeline_dag import run_dataset, runtime_param
 from dagsmith.airflow.pipeline_shards import announce
 from dagsmith.config import Settings
-from dagsmith.data.readers import DatasetError
+from dagsmith.data.sniffing import DatasetError
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import AmbiguousGoal, ConstraintKind, GivenFields, Intent, Question, SeveralTargets

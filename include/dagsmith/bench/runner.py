@@ -35,7 +35,7 @@ from dagsmith.bench.quality import assess
 from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
-from dagsmith.data.readers import DatasetError
+from dagsmith.data.sniffing import DatasetError
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.learning.patterns import load_history

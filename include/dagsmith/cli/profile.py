@@ -11,7 +11,7 @@ from rich.table import Table
 
 from dagsmith.agents.profiler import SAMPLE_ROWS, profile_dataset
 from dagsmith.cli.output import console, fail, print_json, progress
-from dagsmith.data.readers import DatasetError
+from dagsmith.data.sniffing import DatasetError
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
 
 SHOWN_CANDIDATES = 5

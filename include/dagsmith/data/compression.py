@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from dagsmith.data.readers import DatasetError, file_head, is_workbook, max_dataset_bytes, size_text
+from dagsmith.data.sniffing import DatasetError, file_head, is_workbook, max_dataset_bytes, size_text
 from dagsmith.scratch import scratch_folder
 
 _STREAMS: dict[str, tuple[bytes, Callable[[Path], IO[bytes]]]] = {

@@ -23,7 +23,7 @@ from dagsmith.agents.intent.lexicon import (
 )
 from dagsmith.agents.intent.reading import ColumnName, Goal, column_names, read_goal, similar
 from dagsmith.agents.model_mentions import mentions
-from dagsmith.data.readers import EXTENSIONS
+from dagsmith.data.sniffing import EXTENSIONS
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.text import stem, words
 
