@@ -21,7 +21,7 @@ import pytest
 from dagsmith.agents.builder import ChoiceError, check_choices, parse_choices
 from dagsmith.agents.planner import plan, plan_each
 from dagsmith.agents.profiler import profile_frame
-from dagsmith.agents.understanding import understand_targets
+from dagsmith.agents.intent.understanding import understand_targets
 from dagsmith.execution.history import pipeline_rows
 from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import ConstraintKind, SeveralTargets, find_constraint

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dagsmith.agents.planner import plan
-from dagsmith.agents.understanding import understand_targets
+from dagsmith.agents.intent.understanding import understand_targets
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import GivenFields, IssueLevel

@@ -13,7 +13,7 @@ import yaml
 
 from dagsmith import datasets
 from dagsmith.agents.intent import detect_intent, read_goal, validate_intent
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent, IssueLevel

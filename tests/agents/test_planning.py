@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 
 from dagsmith import datasets
 from dagsmith.agents import builder
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.planner import plan
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import recommend

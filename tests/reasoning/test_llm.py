@@ -11,7 +11,7 @@ import pytest
 from dagsmith import datasets
 from dagsmith.agents.intent import detect_intent
 from dagsmith.agents.profiler import profile_frame
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.intent.understanding import understand
 from dagsmith.config import LLMConfig, Settings
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.healing.interpret import interpret
@@ -133,7 +133,7 @@ def test_goals_and_code_are_data_in_the_prompt_never_instructions(reasoner_for):
 def test_prompts_are_bounded():
     assert len(as_data("source", "x" * 50_000)) < 6_200
     many = profile_frame(datasets.load("wa_churn").head(50))
-    from dagsmith.agents.understanding import columns_summary
+    from dagsmith.agents.intent.understanding import columns_summary
     assert all(len(line) < 400 for line in columns_summary(many).splitlines())
 
 

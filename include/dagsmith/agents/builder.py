@@ -13,7 +13,7 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from dagsmith.agents.compatibility import Gap, data_state, prepares_itself, shortfalls
-from dagsmith.agents.model_mentions import covers
+from dagsmith.agents.intent.model_mentions import covers
 from dagsmith.agents.model_search import class_weighting, plan_search
 from dagsmith.agents.parameters_llm import read_params
 from dagsmith.agents.repeats import repeated_ids

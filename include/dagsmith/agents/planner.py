@@ -9,10 +9,10 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from dagsmith.agents import builder
-from dagsmith.agents.column_requests import excluded_columns
+from dagsmith.agents.intent.column_requests import excluded_columns
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import analysis_mode, recommend
-from dagsmith.agents.understanding import understand, understand_targets
+from dagsmith.agents.intent.understanding import understand, understand_targets
 from dagsmith.catalog import repository
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.config import Settings

@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from dagsmith.agents.planner import recommend_stages
 from dagsmith.agents.profiler import profile_dataset
-from dagsmith.agents.understanding import MAX_GOAL_CHARS, understand_targets
+from dagsmith.agents.intent.understanding import MAX_GOAL_CHARS, understand_targets
 from dagsmith.config import Settings
 from dagsmith.data.roots import DatasetRefused, confine, data_roots
 from dagsmith.errors import UserFacingError

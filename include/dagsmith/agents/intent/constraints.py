@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from dagsmith.agents.intent.lexicon import CLAUSE_BREAKS, NEGATIONS
-from dagsmith.agents.model_mentions import mentions
+from dagsmith.agents.intent.model_mentions import mentions
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import Constraint, ConstraintKind
 from dagsmith.text import stem, words
