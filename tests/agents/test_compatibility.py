@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dagsmith import datasets
-from dagsmith.agents import builder
+from dagsmith.agents import builder, checks
 from dagsmith.agents.compatibility import DataState, Gap, prepares_itself, shortfalls
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import recommend
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.intent.understanding import understand
 from dagsmith.catalog import repository
 from dagsmith.models.catalog import AnalysisMode, Stage, Tags
 from dagsmith.store.db import session_scope
@@ -44,7 +44,7 @@ def test_a_tag_change_moves_the_recommender_and_the_builder_alike(catalog_settin
     moved = next(c for c in after.for_stage(Stage.MODELLING).candidates if c.microservice == top.microservice)
     assert moved.signals.compatibility < top.signals.compatibility
     assert "limited to 100 rows" in moved.reason
-    size = next(c for c in builder.validate(spec, profile, intent, limited) if c.name == "dataset size")
+    size = next(c for c in checks.validate(spec, profile, intent, limited) if c.name == "dataset size")
     assert not size.passed and f"{top.microservice} limited to 100 rows" in size.detail
 
 

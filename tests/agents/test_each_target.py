@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dagsmith.agents.builder import ChoiceError, check_choices, parse_choices
+from dagsmith.agents.choices import ChoiceError, check_choices, parse_choices
 from dagsmith.agents.planner import plan, plan_each
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.agents.intent.understanding import understand_targets

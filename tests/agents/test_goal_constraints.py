@@ -80,7 +80,7 @@ def test_an_unknown_or_target_column_ruled_out_is_refused_with_the_columns_there
 
 def test_a_model_the_catalog_lacks_is_refused_naming_the_closest(catalog_settings, embedder, tmp_path):
     from dagsmith import datasets
-    from dagsmith.agents.builder import ChoiceError
+    from dagsmith.agents.choices import ChoiceError
 
     path = tmp_path / "churn.csv"
     datasets.load("wa_churn").head(400).to_csv(path, index=False)

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import func, select
 
 from dagsmith import datasets
-from dagsmith.agents import builder
+from dagsmith.agents.choices import ChoiceError
 from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.planner import plan
 from dagsmith.agents.profiler import profile_dataset
@@ -162,7 +162,7 @@ def test_a_person_can_choose_and_a_bad_choice_is_refused(catalog_settings, embed
                   choices={Stage.MODELLING: "logistic_regression"})
     modelling = next(s for s in result.pipeline.steps if s.stage is Stage.MODELLING)
     assert (modelling.microservice, modelling.chosen_by) == ("logistic_regression", "user")
-    with pytest.raises(builder.ChoiceError, match="not a candidate"):
+    with pytest.raises(ChoiceError, match="not a candidate"):
         plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False,
              choices={Stage.MODELLING: "kmeans_clustering"})
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from dagsmith.agents.builder import ChoiceError
+from dagsmith.agents.choices import ChoiceError
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, plan, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.stages import ordered

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.tree import Tree
 
-from dagsmith.agents.builder import ChoiceError, check_choices
+from dagsmith.agents.choices import ChoiceError, check_choices
 from dagsmith.agents.intent.given import KNOWN_METRICS
 from dagsmith.agents.planner import plan_each
 from dagsmith.cli.output import console, fail, print_json
