@@ -49,9 +49,8 @@ def test_the_supervised_and_classification_families_are_defined_once():
         for node in ast.walk(tree):
             if isinstance(node, ast.Set | ast.Tuple) and len(node.elts) >= 2 and all(
                     isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "TaskType"
-                    for e in node.elts):
-                if frozenset(TaskType[e.attr] for e in node.elts) in families:
-                    redefined.append(f"{name}:{node.lineno}")
+                    for e in node.elts) and frozenset(TaskType[e.attr] for e in node.elts) in families:
+                redefined.append(f"{name}:{node.lineno}")
     assert not redefined, f"task families defined outside TaskType: {redefined}"
 
 

@@ -229,7 +229,8 @@ def require_better_than_baseline(outcome: Outcome, metric: str) -> None:
     """A model no better than predicting the class prior or the mean has learned nothing worth shipping."""
     if not outcome.score > outcome.baseline + MARGIN:
         raise ServiceError(f"no better than the trivial baseline on validation: {metric} {outcome.score:.4f} "
-                           f"vs {outcome.baseline:.4f} for a trivial predictor, the class prior or the mean ({outcome.folds}); "
+                           f"vs {outcome.baseline:.4f} for a trivial predictor, the class prior or the mean "
+                           f"({outcome.folds}); "
                            "the features carry no signal this model can use")
 
 

@@ -6,11 +6,11 @@ anomalous. The ``top_n`` most anomalous rows (position, id columns, score) go to
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import markdown_table, save_figure  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.insight import markdown_table, save_figure
 
 
 def plot_scores(inp, out, params):

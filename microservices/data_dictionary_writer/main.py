@@ -15,7 +15,7 @@ def write_data_dictionary(inp, out, params):
     if n_examples < 1 or max_columns < 1:
         raise ServiceError(f"n_examples and max_columns must be at least 1, got {n_examples} and {max_columns}")
     frame = analysis_table(inp)
-    roles = {inp.time_column: "time", **{c: "id" for c in inp.id_columns}, inp.target: "target"}
+    roles = {inp.time_column: "time", **dict.fromkeys(inp.id_columns, "id"), inp.target: "target"}
     rows = []
     for column in frame.columns[:max_columns]:
         series = frame[column]

@@ -1,6 +1,6 @@
 """Score every row of the data table for anomalies with an isolation forest on its numeric features.
 
-Writes `anomaly_score` (higher is more anomalous), 
+Writes `anomaly_score` (higher is more anomalous),
 `is_anomaly` (the `contamination` fraction of rows when the goal gives one, else the rows beyond the upper
 fence of the scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row.
 Needs numeric features without missing values, before any train/test split.

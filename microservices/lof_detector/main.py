@@ -1,7 +1,7 @@
 """Flag rows of the data table whose local density is much lower than their neighbours' (Local Outlier
 Factor on standardized numeric features).
 
-Writes `anomaly_score` (the outlier factor, about 1 for inliers), 
+Writes `anomaly_score` (the outlier factor, about 1 for inliers),
 `is_anomaly` (the `contamination` fraction of rows when the goal gives one, else the rows beyond the upper
 fence of the scores, 1-5% of the table) and `why` (the values that make a flagged row unusual) per row.
 Needs numeric features without missing values, before any train/test split.

@@ -49,8 +49,8 @@ def test_a_tag_change_moves_the_recommender_and_the_builder_alike(catalog_settin
 
 
 def test_shortfalls_say_what_blocks_and_what_only_costs_rank():
-    data = dict(missing_features=["age"], categorical_features=["city"], n_rows=500, format="csv", quality=0.9,
-                has_target=True)
+    data = {"missing_features": ["age"], "categorical_features": ["city"], "n_rows": 500, "format": "csv",
+            "quality": 0.9, "has_target": True}
     raw = DataState(**data)
     prepared = DataState(**data, before={Stage.IMPUTATION, Stage.ENCODING, Stage.SPLITTING, Stage.MODELLING})
     strict = Tags(numeric_only=True, rejects_missing=True, needs_split=True, needs_model=True)

@@ -27,6 +27,7 @@ from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import ConstraintKind, SeveralTargets, find_constraint
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+import contextlib
 
 #: "price" and "rooms" follow from the area, so a small table makes each model worth something.
 GOAL = "predict the price and also the number of rooms"
@@ -132,10 +133,8 @@ def test_asking_for_each_target_plans_one_pipeline_per_target_or_the_one_there_i
 def _reads(goal: str, **options) -> int:
     """How many times ``understand_targets`` read the goal with the rules: profiled, so the real code runs."""
     profiler = cProfile.Profile()
-    try:
+    with contextlib.suppress(SeveralTargets):
         profiler.runcall(understand_targets, goal, profile(), **options)
-    except SeveralTargets:
-        pass
     return sum(calls[1] for (_, _, name), calls in pstats.Stats(profiler).stats.items() if name == "detect_intent")
 
 

@@ -78,7 +78,8 @@ def test_compatibility_prefers_models_that_handle_the_raw_data(catalog_settings,
 @pytest.mark.parametrize("rows", [1000, 120])
 def test_estimator_strength_ranks_ensembles_first_unless_the_data_is_small(catalog_settings, embedder, tmp_path, rows):
     """With no history, the code's estimator decides between models that fit the data equally well: on a thousand
-    rows boosted trees and forests lead and a single tree or naive Bayes trail; on a hundred rows strength is not used."""
+    rows boosted trees and forests lead and a single tree or naive Bayes trail; on a hundred rows strength is not
+    used."""
     path = tmp_path / "cancer.csv"
     datasets.load("breast_cancer").sample(rows, replace=rows > 569, random_state=0).to_csv(path, index=False)
     result, _ = _recommend(path, "classify the tumour as malignant or benign", catalog_settings, embedder,

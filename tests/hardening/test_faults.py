@@ -31,7 +31,8 @@ from dagsmith.healing.classify import ErrorClass
 from dagsmith.runtime import runtime_named
 from dagsmith.store import schema
 from dagsmith.store.db import get_engine, session_scope
-from tests.runtime.test_docker_runtime import HOSTILE, penguins, runtime  # noqa: F401 (fixtures)
+from tests.runtime.test_docker_runtime import HOSTILE, penguins  # noqa: F401 (a fixture)
+from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
 
 #: A workspace disk that holds the input but not everything the steps write.
 DISK_BYTES = 900 * 1024
@@ -458,25 +459,26 @@ DockerRuntime(sys.argv[1]).run(Invocation(service.name, files, Path(sys.argv[3])
 """
 
 
-def test_the_container_of_a_killed_worker_is_removed_with_its_try(settings, runtime, penguins, tmp_path,
-                                                                   monkeypatch):
+def test_the_container_of_a_killed_worker_is_removed_with_its_try(settings, container_runtime, penguins,  # noqa: F811
+                                                                   tmp_path, monkeypatch):
     fast = dataclasses.replace(settings, heartbeat_seconds=0.5)
     _, attempt_id = _one_running_try(fast)
-    worker = subprocess.Popen([sys.executable, "-c", CONTAINER_WORKER, runtime.base_url, str(HOSTILE / "sleeper"),
-                               str(penguins), str(tmp_path / "out"), str(attempt_id)], start_new_session=True)
+    worker = subprocess.Popen([sys.executable, "-c", CONTAINER_WORKER, container_runtime.base_url,
+                               str(HOSTILE / "sleeper"), str(penguins), str(tmp_path / "out"), str(attempt_id)],
+                              start_new_session=True)
     its_containers = {"label": f"{ATTEMPT_LABEL}={attempt_id}"}
     deadline = time.monotonic() + 180
-    while not runtime.api.containers(filters=its_containers):
+    while not container_runtime.api.containers(filters=its_containers):
         assert worker.poll() is None and time.monotonic() < deadline, "the container never started"
         time.sleep(0.2)
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
     time.sleep(1)
-    assert runtime.api.containers(filters=its_containers)  # the worker is gone, its container runs on
+    assert container_runtime.api.containers(filters=its_containers)  # the worker is gone, its container runs on
 
-    monkeypatch.setenv("DOCKER_HOST", runtime.base_url)  # where the reaper finds the engine
+    monkeypatch.setenv("DOCKER_HOST", container_runtime.base_url)  # where the reaper finds the engine
     while not (reaped := reap(fast)).tries:
         assert time.monotonic() < deadline, "the dead worker's try was never reaped"
         time.sleep(0.2)
     assert (reaped.tries, reaped.containers) == ([attempt_id], 1)
-    assert runtime.api.containers(all=True, filters=its_containers) == []
+    assert container_runtime.api.containers(all=True, filters=its_containers) == []

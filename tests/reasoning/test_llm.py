@@ -208,8 +208,8 @@ def test_the_reasoner_benchmark_compares_model_and_rules_on_the_suite_goals(reas
 
 def test_a_raw_newline_inside_a_json_string_is_accepted(reasoner_for):
     """llama.cpp's grammar lets a literal line break into a string; the answer is still well-formed enough."""
-    raw = '{"task_type": "binary_classification", "target": "churn", "task_type_reason": "churned\nor not",' \
-          ' "target_reason": "named", "confidence": 0.8}'
+    raw = ('{"task_type": "binary_classification", "target": "churn", "task_type_reason": "churned\nor not",'
+           ' "target_reason": "named", "confidence": 0.8}')
     with chat_server(Reply(raw)) as server:
         intent = understand("predict churn", churn(), reasoner_for(server))
     assert intent.provenance.reasoner == MODEL and "churned\nor not" in intent.reasons["task_type"]

@@ -191,7 +191,8 @@ def test_a_user_plans_chooses_and_triggers_then_sees_only_what_is_theirs_or_shar
                                                          "user": "ana", "on_behalf_of": "ana"})
     assert bobs.wait(builder_dag_id("bob"), impersonating, timeout=300) == "failed"
     assert bobs.task_instances(builder_dag_id("bob"), impersonating)["owner"]["state"] == "failed"
-    assert f"{builder_dag_id('bob')} builds for bob only" in bobs.log_text(builder_dag_id("bob"), impersonating, "owner")
+    log = bobs.log_text(builder_dag_id("bob"), impersonating, "owner")
+    assert f"{builder_dag_id('bob')} builds for bob only" in log
 
     pipeline_id = wait_for_pipeline(served.settings, "ana")
     mine = ana.get(f"/api/pipelines/{pipeline_id}").json()
@@ -230,7 +231,8 @@ def test_several_targets_are_a_question_or_one_pipeline_each_built_and_run_throu
     assert page.status_code == 200 and 'name="each_target" value="on"' in page.text
     assert 'name="choice_price:modelling"' in page.text and 'name="choice_rooms:modelling"' in page.text
 
-    [price, rooms] = cai.post("/api/plan", json={"dataset": str(csv), "goal": goal, "each_target": True}).json()["plans"]
+    plans = cai.post("/api/plan", json={"dataset": str(csv), "goal": goal, "each_target": True}).json()["plans"]
+    [price, rooms] = plans
     second = next(s for s in rooms["recommendation"]["stages"] if s["stage"] == "modelling")["candidates"][1]
     started = cai.post("/api/runs", json={"dataset": str(csv), "goal": goal, "each_target": True,
                                           "target_choices": {"rooms": {"modelling": second["microservice"]}}})

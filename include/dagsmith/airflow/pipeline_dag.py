@@ -181,7 +181,7 @@ def load_dags(specs: list[Path]) -> dict[str, DAG]:
     for path in specs:
         try:
             dag = build(read_spec(path), known)
-        except Exception as exc:  # a spec's fault is its pipeline's alone, whatever it is
+        except Exception as exc:  # noqa: BLE001 - a spec's fault is its pipeline's alone, whatever it is
             log.error("skipping pipeline spec %s: %s", path, exc)
             continue
         dags[dag.dag_id] = dag

@@ -81,7 +81,8 @@ def plan_or_fail(data: Path, goal: str | None, *, json: bool = False, **options)
             print_json({"question": str(question), "candidates": [
                 {**c.model_dump(mode="json"), "options": c.options} for c in question.candidates]})
             raise SystemExit(question.exit_code) from None
-        hint = " Or pass --each-target to build one pipeline per target." if isinstance(question, SeveralTargets) else ""
+        several = isinstance(question, SeveralTargets)
+        hint = " Or pass --each-target to build one pipeline per target." if several else ""
         fail(f"{question}{hint}{_offered(question)}", code=question.exit_code)
     except Question as refused:
         fail(f"{refused}{_offered(refused)}", code=refused.exit_code)
@@ -119,7 +120,8 @@ def _ask(intent: Intent, recommendation: Recommendation, chosen: dict[Stage, str
             continue
         console.print(f"\n[bold]{stage.stage.value}[/]")
         for i, candidate in enumerate(top, 1):
-            console.print(f"  {i}. {candidate.microservice} [dim]({candidate.score:.3f}: {escape(candidate.reason)})[/]",
+            console.print(f"  {i}. {candidate.microservice} "
+                          f"[dim]({candidate.score:.3f}: {escape(candidate.reason)})[/]",
                           highlight=False)
         choices[stage.stage] = top[_pick(len(top)) - 1].microservice
     return choices

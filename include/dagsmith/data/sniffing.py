@@ -25,6 +25,7 @@ import pandas as pd
 from dagsmith.config import ConfigurationError
 from dagsmith.data.encodings import BLOCK_BYTES, detect_encoding
 from dagsmith.errors import InputError
+import contextlib
 
 SUPPORTED = "CSV, TSV, Parquet, JSON, JSON lines or Excel (.xlsx)"
 FORMAT_NAMES = {
@@ -199,7 +200,8 @@ def _delimited_info(path: Path, text: str, encoding: str, size: int) -> ReadInfo
     rows = _rows(text, delimiter)
     decimal = _decimal_mark(rows, delimiter)
     header = _has_header(rows, decimal)
-    if header and rows and sniffed is None and not all(_NAME.fullmatch(cell.strip()) for cell in rows[0] if cell.strip()):
+    named = all(_NAME.fullmatch(cell.strip()) for cell in rows[0] if cell.strip()) if rows else True
+    if header and sniffed is None and not named:
         header = False  # without a delimiter, a first line is a column's name only if it reads like one
     if header and rows:
         check_unique(path, rows[0])
@@ -211,10 +213,8 @@ def _rows(text: str, delimiter: str) -> list[list[str]]:
     than its field limit, say): detection works on what it could read."""
     rows: list[list[str]] = []
     reader = islice(csv.reader(io.StringIO(text), delimiter=delimiter), _SNIFF_ROWS)
-    try:
+    with contextlib.suppress(csv.Error):
         rows.extend(row for row in reader if row)
-    except csv.Error:
-        pass
     return rows
 
 

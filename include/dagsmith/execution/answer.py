@@ -125,8 +125,8 @@ def _anomalies(bundle: Bundle) -> str:
     flagged = predictions[predictions["is_anomaly"].astype(bool)]
     if "anomaly_rank" in flagged.columns:
         flagged = flagged.sort_values("anomaly_rank")
-    text = f"Flagged {len(flagged):,} of {len(predictions):,} rows ({len(flagged) / max(len(predictions), 1):.1%}) " \
-           "as unusual"
+    text = (f"Flagged {len(flagged):,} of {len(predictions):,} rows ({len(flagged) / max(len(predictions), 1):.1%}) "
+            "as unusual")
     data = bundle.table("data")
     ids = [c for c in bundle.id_columns if c in data.columns]
     why = flagged["why"] if "why" in flagged.columns else pd.Series("", index=flagged.index)

@@ -26,7 +26,7 @@ from dagsmith.models.execution import Decision, StepStatus, TryAction
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime, RuntimeUnavailable
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
+from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import step_at, tries_of
 
 logger = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ def close_lost_tries(execution_id: int, position: int, *, settings: Settings) ->
     try starts, any try left running was cut off (kill -9, a lost machine). Transient, so healing retries. A run
     the reaper failed meanwhile is running again, unless it was interrupted (its CLI is gone)."""
     with session_scope(settings) as session:
-        execution = session.get(schema.Execution, execution_id)
+        execution = stored(session, schema.Execution, execution_id)
         step = step_at(session, execution.pipeline_id, position)
         lost = [a for a in tries_of(session, execution_id, step.id) if a.status == StepStatus.RUNNING]
         for attempt in lost:
@@ -51,7 +51,7 @@ def close_lost_tries(execution_id: int, position: int, *, settings: Settings) ->
         if execution.status == PipelineStatus.FAILED and execution.finished_at is not None and \
                 not (execution.error or "").startswith(INTERRUPTED):
             execution.status, execution.finished_at, execution.error = PipelineStatus.RUNNING, None, None
-            session.get(schema.Pipeline, execution.pipeline_id).status = PipelineStatus.RUNNING
+            stored(session, schema.Pipeline, execution.pipeline_id).status = PipelineStatus.RUNNING
         return len(lost)
 
 def step_outcome(attempts: list[schema.StepAttempt]) -> str:
@@ -63,7 +63,7 @@ def step_outcome(attempts: list[schema.StepAttempt]) -> str:
         return StepStatus.FAILED
     return StepStatus.PENDING if not attempts else attempts[-1].status
 
-def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> tuple[int, dict]:
+def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> tuple[int | None, dict]:
     """The service and parameters of this run's next try: what healing decided after its last failure, the
     same again for a retry, else the pipeline's current choice."""
     if not attempts:
@@ -97,7 +97,7 @@ class Try:
 #: task learns what ran, for lineage.
 TryObserver = Callable[[Try, Diagnosis | None], None]
 
-def open_try(session: Session, execution: schema.Execution, step: schema.PipelineStep, service_id: int,
+def open_try(session: Session, execution: schema.Execution, step: schema.PipelineStep, service_id: int | None,
              params: dict, *, decision: dict | None = None) -> Try:
     """Record a new running try of ``step`` (numbered under a lock on the step: tries of one step may start side
     by side, as a model search's candidates do). A run no longer running gets none: its share lock waits for a stop
@@ -115,10 +115,10 @@ def open_try(session: Session, execution: schema.Execution, step: schema.Pipelin
     session.add(attempt)
     step.status = StepStatus.RUNNING
     session.flush()
-    workspace = Workspace(Path(execution.workspace))
+    workspace = Workspace.of(execution)
     source = workspace.step_input(step.depends_on)
-    target = session.get(schema.Pipeline, execution.pipeline_id).target
-    version = session.get(schema.MicroserviceVersion, service.current_version_id).content_hash  # loaded: no query
+    target = stored(session, schema.Pipeline, execution.pipeline_id).target
+    version = stored(session, schema.MicroserviceVersion, service.current_version_id).content_hash  # loaded: no query
     return Try(attempt.id, number, service.name, files, params, analysis.outputs, target, workspace, source,
                workspace.attempt_output(step.position, number), version)
 
@@ -127,7 +127,7 @@ def _substitution(session: Session, attempts: list[schema.StepAttempt], attempt:
     decision = Decision.of(attempts[-1].decision) if attempts else None
     if decision is None or decision.action is not TryAction.SUBSTITUTE:
         return attempt
-    replaced = session.get(schema.Microservice, attempts[-1].microservice_id).name
+    replaced = stored(session, schema.Microservice, attempts[-1].microservice_id).name
     return dataclasses.replace(attempt, replaced=replaced, reason=decision.reason)
 
 def run_try(attempt: Try, position: int, *, runtime: Runtime, settings: Settings, limits: Limits | None = None,
@@ -163,7 +163,7 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
     close_lost_tries(execution_id, position, settings=settings)
     heal(execution_id, position, settings=settings, self_healing=self_healing)
     with session_scope(settings) as session:
-        execution = session.get(schema.Execution, execution_id)
+        execution = stored(session, schema.Execution, execution_id)
         step = step_at(session, execution.pipeline_id, position)
         attempts = tries_of(session, execution_id, step.id)
         if step_outcome(attempts) == StepStatus.COMPLETED:
@@ -186,11 +186,11 @@ def _contract_diagnosis(problems: list[str]) -> Diagnosis | None:
 def _record_attempt(attempt: Try, result: InvocationResult, diagnosis: Diagnosis | None, position: int,
                     settings: Settings, *, promote: bool) -> None:
     with session_scope(settings) as session:
-        row = session.get(schema.StepAttempt, attempt.attempt_id)
-        step = session.get(schema.PipelineStep, row.step_id)
+        row = stored(session, schema.StepAttempt, attempt.attempt_id)
+        step = stored(session, schema.PipelineStep, row.step_id)
         row.finished_at = datetime.now(UTC)
         if result.isolation:  # what contained the services, in the run's trace (loud when nothing did)
-            execution = session.get(schema.Execution, row.execution_id, with_for_update=True)
+            execution = stored(session, schema.Execution, row.execution_id, with_for_update=True)
             seen = set(execution.trace.get("isolation", [])) | {result.isolation}
             execution.trace = {**execution.trace, "isolation": sorted(seen)}
         if diagnosis:
@@ -208,7 +208,8 @@ def _record_attempt(attempt: Try, result: InvocationResult, diagnosis: Diagnosis
     log = attempt.workspace.root / "logs" / f"{position:02d}-{number}.log"
     try:
         log.parent.mkdir(exist_ok=True)
-        log.write_text(f"exit code {result.exit_code} in {result.seconds} s, isolation: {result.isolation or 'unknown'}\n"
+        log.write_text(f"exit code {result.exit_code} in {result.seconds} s, "
+                       f"isolation: {result.isolation or 'unknown'}\n"
                        f"--- stdout\n{result.stdout}\n"
                        f"--- stderr\n{result.stderr}\n", encoding="utf-8")
     except OSError as exc:

@@ -17,12 +17,12 @@ from dagsmith.execution.specs import write_spec
 from dagsmith.execution.workspace import Workspace
 from dagsmith.healing.classify import telling_line
 from dagsmith.learning.record import record_execution
-from dagsmith.models.catalog import Stage, TaskType
+from dagsmith.models.catalog import Stage
 from dagsmith.models.execution import StepStatus
 from dagsmith.models.plan import DagStep, PipelineStatus
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
-from dagsmith.store.pipelines import service_names, steps_of, tries_of
+from dagsmith.store.db import session_scope, stored
+from dagsmith.store.pipelines import service_names, steps_of, task_of, tries_of
 from dagsmith_kit import Bundle, BundleError
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def _held_out_quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep
     # Imported here: scikit-learn would otherwise load on every parse of a pipeline DAG file.
     from dagsmith.execution.quality import Quality, supervised_quality
 
-    task = TaskType(pipeline.task_type)
+    task = task_of(pipeline)
     models = [s for s in steps if s.stage == Stage.MODELLING.value]
     if not task.supervised or not models:
         return None
@@ -75,7 +75,7 @@ def _review(pipeline: schema.Pipeline, steps: list[schema.PipelineStep], workspa
         loaded = Bundle.open(workspace.step_output(steps[0].position))
         columns = list(loaded.table("data").columns) if "data" in loaded.table_names() else []
         return review(quality, Bundle.open(workspace.step_output(models[-1].position)), columns,
-                      explained.get("drivers", []), classification=TaskType(pipeline.task_type).classification)
+                      explained.get("drivers", []), classification=task_of(pipeline).classification)
     except (BundleError, OSError, ValueError) as exc:
         logger.warning("could not check whether pipeline %s's result is too good to be true: %s", pipeline.id, exc)
         return None
@@ -89,12 +89,12 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
     from dagsmith.execution.specs import explanation
 
     names = service_names(session)
-    workspace = Workspace(Path(execution.workspace))
+    workspace = Workspace.of(execution)
     winners = {int(position): found.get("model") or found["winner"]  # runs before blending have no "model"
                for position, found in execution.trace.get("search", {}).items() if found.get("winner")}
     outcomes = [StepOutcome(s.position, s.stage, winners.get(s.position) or names.get(s.microservice_id, "?"),
                             workspace.step_output(s.position), list(s.depends_on)) for s in steps]
-    summary = summarise(TaskType(pipeline.task_type), pipeline.target, outcomes, quality, execution.error)
+    summary = summarise(task_of(pipeline), pipeline.target, outcomes, quality, execution.error)
     chosen = explanation(pipeline, [DagStep(position=o.position, stage=o.stage, microservice=o.service,
                                             search=s.search or None) for o, s in zip(outcomes, steps)])
     try:
@@ -108,8 +108,8 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
     trivial predictor's (a model no better than it fails the run), the answer to the goal (``answer.md``) and the
     patterns learned from it."""
     with session_scope(settings) as session:
-        execution = session.get(schema.Execution, execution_id)
-        pipeline = session.get(schema.Pipeline, execution.pipeline_id)
+        execution = stored(session, schema.Execution, execution_id)
+        pipeline = stored(session, schema.Pipeline, execution.pipeline_id)
         steps = steps_of(session, pipeline.id)
         trace = []
         for step in steps:
@@ -123,9 +123,9 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         ok = all(t["status"] == StepStatus.COMPLETED for t in trace)
         execution.trace = {**execution.trace, "steps": trace}
         execution.error = None if ok else _failure(session, execution_id, steps, trace)
-        quality = _held_out_quality(pipeline, steps, Workspace(Path(execution.workspace))) if ok else None
+        quality = _held_out_quality(pipeline, steps, Workspace.of(execution)) if ok else None
         if quality is not None and quality.valid:
-            quality.review = _review(pipeline, steps, Workspace(Path(execution.workspace)), quality)
+            quality.review = _review(pipeline, steps, Workspace.of(execution), quality)
         if quality is not None:
             execution.trace = {**execution.trace, "quality": {"valid": quality.valid, "metrics": quality.metrics,
                                                               "problem": quality.problem, "review": quality.review}}
@@ -137,7 +137,7 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         execution.finished_at = datetime.now(UTC)
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
         record_execution(session, execution, steps)
-        final = Path(execution.workspace) / "steps"
+        final = Path(execution.workspace or "") / "steps"
         result = {"execution_id": execution_id, "status": execution.status, "error": execution.error,
                   "seconds": execution.seconds, "workspace": execution.workspace, "dataset": execution.dataset,
                   "metrics": quality.metrics if quality is not None else {},

@@ -17,7 +17,7 @@ from dagsmith.execution.search import run_search
 from dagsmith.healing import policy as healing
 from dagsmith.runtime.base import Runtime, RuntimeUnavailable
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
+from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import steps_of
 
 #: Tries per step without self-healing: the first one and three retries.
@@ -44,7 +44,7 @@ def run_pipeline(pipeline_id: int, dataset: str, *, runtime: Runtime, settings: 
                 on_step(outcome)
     summary = closing.finish(execution_id, settings=settings)
     with session_scope(settings) as session:
-        trace = session.get(schema.Execution, execution_id).trace
+        trace = stored(session, schema.Execution, execution_id).trace
     return {**summary, "trace": trace}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,14 @@ BASELINE_OF = {"accuracy": "trivial_accuracy", "balanced_accuracy": "trivial_bal
                "roc_auc": "trivial_roc_auc", "rmse": "baseline_rmse", "mae": "baseline_mae", "r2": "baseline_r2"}
 
 
+class BesideBaseline(TypedDict):
+    """One held-out metric beside the trivial predictor's score on the same rows."""
+
+    metric: str
+    value: float
+    baseline: float
+
+
 @dataclass
 class Quality:
     valid: bool
@@ -32,7 +41,7 @@ class Quality:
     #: Why a valid result is too good to trust before a person reviews it (``execution.doubt``).
     review: str | None = None
 
-    def beside_baselines(self) -> list[dict[str, float | str]]:
+    def beside_baselines(self) -> list[BesideBaseline]:
         """Each held-out metric with the trivial predictor's score on the same rows, for people to read."""
         return [{"metric": name, "value": self.metrics[name], "baseline": self.metrics[baseline]}
                 for name, baseline in BASELINE_OF.items() if name in self.metrics and baseline in self.metrics]

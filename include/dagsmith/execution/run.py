@@ -19,7 +19,7 @@ from dagsmith.execution.reaper import fail_run, reap
 from dagsmith.models.execution import StepStatus
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
+from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import steps_of
 from dagsmith_kit import Bundle
 
@@ -37,7 +37,7 @@ def take_over(execution_id: int, pipeline_id: int, run_id: str | None, *, settin
 def abandon(execution_id: int, reason: str, *, settings: Settings) -> None:
     """Fail a run still open once its Airflow run is over (it ended before ``finish``): nothing is left running."""
     with session_scope(settings) as session:
-        run = session.get(schema.Execution, execution_id, with_for_update=True)
+        run = stored(session, schema.Execution, execution_id, with_for_update=True)
         if run.status == PipelineStatus.RUNNING:
             fail_run(session, run, datetime.now(UTC), reason)
 

@@ -7,10 +7,19 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from dagsmith.store import schema
+
 
 @dataclass(frozen=True)
 class Workspace:
     root: Path
+
+    @classmethod
+    def of(cls, execution: schema.Execution) -> Workspace:
+        """The workspace ``start`` made for a run (every run it starts has one)."""
+        if not execution.workspace:
+            raise LookupError(f"execution {execution.id} has no workspace")
+        return cls(Path(execution.workspace))
 
     @property
     def input(self) -> Path:
