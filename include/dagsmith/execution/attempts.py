@@ -35,8 +35,10 @@ logger = logging.getLogger(__name__)
 class StepFailed(Exception):
     """The step's try failed; Airflow retries it, and healing decides what the next try runs."""
 
+
 class RunStopped(StepFailed):
     """The run was closed while this step waited to start a try (stopped, or its worker taken for dead)."""
+
 
 def close_lost_tries(execution_id: int, position: int, *, settings: Settings) -> int:
     """Mark the step's tries still 'running' as failed: Airflow runs one try of a task at a time, so when a new
@@ -54,6 +56,7 @@ def close_lost_tries(execution_id: int, position: int, *, settings: Settings) ->
             stored(session, schema.Pipeline, execution.pipeline_id).status = PipelineStatus.RUNNING
         return len(lost)
 
+
 def step_outcome(attempts: list[schema.StepAttempt]) -> str:
     """A step's state in one run, from that run's own tries: runs of one pipeline may overlap (several
     ``dagsmith run`` at once), so the step row, shared by them, cannot say what this run did."""
@@ -62,6 +65,7 @@ def step_outcome(attempts: list[schema.StepAttempt]) -> str:
     if attempts and Decision.action_of(attempts[-1].decision) is TryAction.GIVE_UP:
         return StepStatus.FAILED
     return StepStatus.PENDING if not attempts else attempts[-1].status
+
 
 def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> tuple[int | None, dict]:
     """The service and parameters of this run's next try: what healing decided after its last failure, the
@@ -72,6 +76,7 @@ def _next_try(step: schema.PipelineStep, attempts: list[schema.StepAttempt]) -> 
     if decision and decision.action is TryAction.SUBSTITUTE:
         return decision.to, dict(decision.params or {})
     return attempts[-1].microservice_id, dict(attempts[-1].params)
+
 
 @dataclass(frozen=True)
 class Try:
@@ -93,9 +98,11 @@ class Try:
     replaced: str | None = None
     reason: str | None = None
 
+
 #: Told of each try once its outcome is recorded (the diagnosis is None when it succeeded): how a step's Airflow
 #: task learns what ran, for lineage.
 TryObserver = Callable[[Try, Diagnosis | None], None]
+
 
 def open_try(session: Session, execution: schema.Execution, step: schema.PipelineStep, service_id: int | None,
              params: dict, *, decision: dict | None = None) -> Try:
@@ -122,6 +129,7 @@ def open_try(session: Session, execution: schema.Execution, step: schema.Pipelin
     return Try(attempt.id, number, service.name, files, params, analysis.outputs, target, workspace, source,
                workspace.attempt_output(step.position, number), version)
 
+
 def _substitution(session: Session, attempts: list[schema.StepAttempt], attempt: Try) -> Try:
     """``attempt``, saying which service it replaced and why when self-healing chose it."""
     decision = Decision.of(attempts[-1].decision) if attempts else None
@@ -129,6 +137,7 @@ def _substitution(session: Session, attempts: list[schema.StepAttempt], attempt:
         return attempt
     replaced = stored(session, schema.Microservice, attempts[-1].microservice_id).name
     return dataclasses.replace(attempt, replaced=replaced, reason=decision.reason)
+
 
 def run_try(attempt: Try, position: int, *, runtime: Runtime, settings: Settings, limits: Limits | None = None,
             promote: bool = True, observe: TryObserver | None = None) -> tuple[InvocationResult, Diagnosis | None]:
@@ -151,6 +160,7 @@ def run_try(attempt: Try, position: int, *, runtime: Runtime, settings: Settings
     if observe:
         observe(attempt, diagnosis)
     return result, diagnosis
+
 
 def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,
              limits: Limits | None = None, self_healing: bool = True, observe: TryObserver | None = None) -> dict:
@@ -176,12 +186,14 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
     return {"position": position, "status": StepStatus.COMPLETED, "microservice": attempt.service,
             "attempt": attempt.attempt, "seconds": result.seconds}
 
+
 def _contract_diagnosis(problems: list[str]) -> Diagnosis | None:
     """A broken output bundle is a failure too; non-finite numbers in it are numerical instability."""
     if not problems:
         return None
     numeric = any("non-finite" in problem for problem in problems)
     return Diagnosis(ErrorClass.NUMERICAL if numeric else ErrorClass.CONTRACT, "; ".join(problems))
+
 
 def _record_attempt(attempt: Try, result: InvocationResult, diagnosis: Diagnosis | None, position: int,
                     settings: Settings, *, promote: bool) -> None:

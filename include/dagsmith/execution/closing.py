@@ -45,6 +45,7 @@ def _failure(session: Session, execution_id: int, steps: list[schema.PipelineSte
         failed.append(f"{step.position} {step.stage}{why}")
     return f"{len(failed)} step(s) did not complete: " + ", ".join(failed)
 
+
 def _held_out_quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep],
                       workspace: Workspace) -> Quality | None:
     """A supervised pipeline's held-out quality beside a trivial predictor's, from its model step's output."""
@@ -60,6 +61,7 @@ def _held_out_quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep
     except BundleError as exc:
         return Quality(False, {}, f"not assessable: {exc}")
     return supervised_quality(bundle, classification=task.classification)
+
 
 def _review(pipeline: schema.Pipeline, steps: list[schema.PipelineStep], workspace: Workspace,
             quality: Quality) -> str | None:
@@ -79,6 +81,7 @@ def _review(pipeline: schema.Pipeline, steps: list[schema.PipelineStep], workspa
     except (BundleError, OSError, ValueError) as exc:
         logger.warning("could not check whether pipeline %s's result is too good to be true: %s", pipeline.id, exc)
         return None
+
 
 def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.PipelineStep],
             execution: schema.Execution, quality: Quality | None) -> str:
@@ -102,6 +105,7 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
     except OSError as exc:  # a full disk loses the report, not the run's record: the answer stays in the trace
         logger.warning("could not write the report of execution %s: %s", execution.id, exc)
     return summary
+
 
 def finish(execution_id: int, *, settings: Settings) -> dict:
     """Close the execution: its status, the trace of what ran, the held-out quality of a supervised model beside a

@@ -34,12 +34,14 @@ def take_over(execution_id: int, pipeline_id: int, run_id: str | None, *, settin
         recorded.airflow_run_id = run_id
         return execution_id
 
+
 def abandon(execution_id: int, reason: str, *, settings: Settings) -> None:
     """Fail a run still open once its Airflow run is over (it ended before ``finish``): nothing is left running."""
     with session_scope(settings) as session:
         run = stored(session, schema.Execution, execution_id, with_for_update=True)
         if run.status == PipelineStatus.RUNNING:
             fail_run(session, run, datetime.now(UTC), reason)
+
 
 def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, settings: Settings) -> int:
     """Create the execution, its isolated workspace with a copy of the dataset, and reset the steps (after closing

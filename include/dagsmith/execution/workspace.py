@@ -35,6 +35,7 @@ class Workspace:
         """The bundle a step reads: its predecessor's output, or the run's input for a first step."""
         return self.step_output(depends_on[0]) if depends_on else self.input
 
+
 def promote_output(output: Path, final: Path) -> None:
     """A try's output becomes the step's output, the one the next steps read."""
     final.parent.mkdir(parents=True, exist_ok=True)

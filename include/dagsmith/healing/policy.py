@@ -22,12 +22,15 @@ from dagsmith.store.pipelines import step_at, tries_of
 #: Identical failures of one service after which it is not tried again, even for transient errors.
 MAX_SAME_FAILURES = 2
 
+
 def retries_for(alternative_counts: list[int]) -> int:
     """Retries a step task gets: one per alternative, plus one for a transient error of the first service."""
     return max(alternative_counts, default=-1) + 1
 
+
 class CandidatesExhausted(Exception):
     """Every candidate for the step has failed; the step and the pipeline fail, diagnostics kept."""
+
 
 def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> dict:
     """The failed step's parameters the substitute also reads, lightened after a resource failure."""
@@ -39,10 +42,12 @@ def _carried_params(params: dict, analysis: Analysis, diagnosis: ErrorClass) -> 
                 carried[name] = max(1, carried[name] // 2)
     return carried
 
+
 def _substitute(step: schema.PipelineStep, last: schema.StepAttempt, alternative: dict, analysis: Analysis,
                 error: ErrorClass, reason: str) -> Decision:
     return Decision(action=TryAction.SUBSTITUTE, replaced=last.microservice_id, to=alternative["id"],
                     to_name=alternative["name"], params=_carried_params(last.params, analysis, error), reason=reason)
+
 
 def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.StepAttempt],
             self_healing: bool, reasoner: ModelReasoner | None) -> Decision:
@@ -83,6 +88,7 @@ def _decide(session: Session, step: schema.PipelineStep, attempts: list[schema.S
 
     decision, provenance = decide(reasoner if untried else None, by_model, by_rules)
     return decision.model_copy(update={"provenance": provenance.model_dump(mode="json")})
+
 
 def heal(execution_id: int, position: int, *, settings: Settings, self_healing: bool = True) -> Decision | None:
     """Decide what the next try of a failed step runs; idempotent (a decision is recorded once per failure).

@@ -93,6 +93,7 @@ class RuntimeUnavailable(ServiceUnavailable, RuntimeError):
 
 class Runtime(Protocol):
     name: str
+
     @property
     def isolation(self) -> str:
         """What contains the services it runs, in words (shown in ``dagsmith serve``'s banner and each try's log)."""
