@@ -202,3 +202,18 @@ def test_the_cycle_scan_sees_an_import_inside_a_function(tmp_path):
     modules = {name.removesuffix(".py").replace("/", ".").removesuffix(".__init__"): tmp_path / name
                for name in files}
     assert cycles(import_graph(modules)) == [["pkg.a", "pkg.b"]]
+
+
+def test_every_metric_a_goal_may_name_is_read_and_scored_from_the_one_registry():
+    """The goal reader's phrases, the search's scorers and the answer's labels all come from
+    ``dagsmith_kit.metrics``: a metric added there is read from goals and validated, or this fails."""
+    from dagsmith.agents.intent import constraints
+    from dagsmith_kit.metrics import METRICS
+    from dagsmith_kit.search import SCORERS
+
+    nameable = {name for name, metric in METRICS.items() if metric.nameable}
+    assert set(constraints.METRICS) == nameable, "each metric a goal may name has the phrases that name it"
+    supervised = {task.value for task in SUPERVISED_TASKS}
+    searched = {name for name in nameable if supervised & set(METRICS[name].tasks)}
+    assert searched <= set(SCORERS), "each metric a supervised goal may name is one a model search scores"
+    assert all(constraints.METRICS_FOR[TaskType(task)] >= {name} for name in nameable for task in METRICS[name].tasks)
