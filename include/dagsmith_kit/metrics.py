@@ -26,21 +26,25 @@ class Metric:
     one_class: bool = False
     #: Weighs a rare class as much as a common one (so training weighs classes too).
     class_balanced: bool = False
+    #: The key of the trivial predictor's score on the same held-out rows, when the run's quality reports one.
+    baseline: str | None = None
 
 
 METRICS: dict[str, Metric] = {metric.name: metric for metric in (
+    Metric("accuracy", "accuracy", CLASSIFICATION, "accuracy", baseline="trivial_accuracy"),
+    Metric("balanced_accuracy", "balanced accuracy", CLASSIFICATION, "balanced_accuracy", class_balanced=True,
+           baseline="trivial_balanced_accuracy"),
+    Metric("f1", "macro F1", CLASSIFICATION, "f1", one_class=True, class_balanced=True, baseline="trivial_f1"),
+    Metric("roc_auc", "ROC AUC", CLASSIFICATION, "roc_auc", baseline="trivial_roc_auc"),
     Metric("recall", "recall", CLASSIFICATION, "recall", one_class=True, class_balanced=True),
     Metric("precision", "precision", CLASSIFICATION, "precision", one_class=True, class_balanced=True),
-    Metric("f1", "macro F1", CLASSIFICATION, "f1", one_class=True, class_balanced=True),
     Metric("f1_macro", "f1 macro", CLASSIFICATION, "f1_macro", nameable=False, class_balanced=True),
-    Metric("roc_auc", "ROC AUC", CLASSIFICATION, "roc_auc"),
-    Metric("balanced_accuracy", "balanced accuracy", CLASSIFICATION, "balanced_accuracy", class_balanced=True),
-    Metric("accuracy", "accuracy", CLASSIFICATION, "accuracy"),
     Metric("log_loss", "log loss", CLASSIFICATION, "neg_log_loss", greater_is_better=False),
-    Metric("rmse", "RMSE", REGRESSION, "neg_root_mean_squared_error", greater_is_better=False),
+    Metric("rmse", "RMSE", REGRESSION, "neg_root_mean_squared_error", greater_is_better=False,
+           baseline="baseline_rmse"),
+    Metric("mae", "mae", REGRESSION, "neg_mean_absolute_error", greater_is_better=False, baseline="baseline_mae"),
+    Metric("r2", "R²", REGRESSION, "r2", baseline="baseline_r2"),
     Metric("nrmse", "normalised RMSE", REGRESSION, greater_is_better=False, nameable=False),
-    Metric("mae", "mae", REGRESSION, "neg_mean_absolute_error", greater_is_better=False),
-    Metric("r2", "R²", REGRESSION, "r2"),
     Metric("mape", "mape", REGRESSION, "neg_mean_absolute_percentage_error", greater_is_better=False),
     Metric("silhouette", "silhouette", ("clustering",)),
 )}

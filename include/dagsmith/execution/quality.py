@@ -19,10 +19,10 @@ from sklearn import metrics as skm
 
 from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.bundle import PROBA_PREFIX, probability_columns
+from dagsmith_kit.metrics import METRICS
 
 #: Each held-out metric and the key of the trivial predictor's score on the same rows.
-BASELINE_OF = {"accuracy": "trivial_accuracy", "balanced_accuracy": "trivial_balanced_accuracy", "f1": "trivial_f1",
-               "roc_auc": "trivial_roc_auc", "rmse": "baseline_rmse", "mae": "baseline_mae", "r2": "baseline_r2"}
+BASELINE_OF = {name: metric.baseline for name, metric in METRICS.items() if metric.baseline}
 
 
 class BesideBaseline(TypedDict):
