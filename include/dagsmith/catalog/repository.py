@@ -37,7 +37,7 @@ def current_hashes(session: Session, analyzer: str, analyzer_version: str) -> di
         .join(schema.Analysis, schema.Analysis.version_id == schema.MicroserviceVersion.id)
         .where(schema.Analysis.analyzer == analyzer, schema.Analysis.analyzer_version == analyzer_version)
     )
-    return dict(rows.tuples().all())
+    return dict(rows.all())
 
 
 def _analysis_row(session: Session, version_id: int, analysis: Analysis) -> schema.Analysis | None:
