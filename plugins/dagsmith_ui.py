@@ -2,7 +2,8 @@
 
 from airflow.plugins_manager import AirflowPlugin
 
-from dagsmith.ui.app import PREFIX, create_app
+from dagsmith.ui.app import create_app
+from dagsmith.ui.pages import PREFIX
 
 PAGES = {"Catalog": "catalog", "Upload": "upload", "Build": "build", "Pipelines": "pipelines"}
 

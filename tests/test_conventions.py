@@ -1,4 +1,5 @@
-"""Conventions the package keeps, checked on its source: one definition for each task family and each state."""
+"""Conventions the package keeps, checked on its source: one definition for each task family and each state,
+modules small enough to hold one idea, and no import cycles among our own modules."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from dagsmith.models.catalog import CLASSIFICATION_TASKS, SUPERVISED_TASKS, Task
 from dagsmith.models.execution import StepStatus, TryAction
 from dagsmith.models.plan import PipelineStatus
 
-PACKAGE = Path(__file__).resolve().parents[1] / "include" / "dagsmith"
+INCLUDE = Path(__file__).resolve().parents[1] / "include"
+PACKAGE = INCLUDE / "dagsmith"
 #: Where the enums live, and migrations, which record the schema as it was.
 EXEMPT = (PACKAGE / "models", PACKAGE / "store" / "migrations")
 
@@ -47,9 +49,8 @@ def test_the_supervised_and_classification_families_are_defined_once():
         for node in ast.walk(tree):
             if isinstance(node, ast.Set | ast.Tuple) and len(node.elts) >= 2 and all(
                     isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "TaskType"
-                    for e in node.elts):
-                if frozenset(TaskType[e.attr] for e in node.elts) in families:
-                    redefined.append(f"{name}:{node.lineno}")
+                    for e in node.elts) and frozenset(TaskType[e.attr] for e in node.elts) in families:
+                redefined.append(f"{name}:{node.lineno}")
     assert not redefined, f"task families defined outside TaskType: {redefined}"
 
 
@@ -88,3 +89,131 @@ def test_errors_the_cli_and_ui_show_people_share_one_base():
     ours = [(where, error) for where, error in caught if error.__module__.startswith("dagsmith.")]
     assert len(ours) >= 5, "the scan found the errors the CLI and UI catch"
     assert not [f"{where}: {error.__name__}" for where, error in ours if not issubclass(error, UserFacingError)]
+
+
+#: A module longer than this holds more than one idea; split it by what it does.
+MAX_MODULE_LINES = 400
+
+
+def _our_modules() -> dict[str, Path]:
+    """Every module of dagsmith and dagsmith_kit by dotted name (a package by its ``__init__``), migrations aside."""
+    modules = {}
+    for package in ("dagsmith", "dagsmith_kit"):
+        for path in sorted((INCLUDE / package).rglob("*.py")):
+            if not path.is_relative_to(PACKAGE / "store" / "migrations"):
+                parts = path.relative_to(INCLUDE).with_suffix("").parts
+                modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The imports under ``if TYPE_CHECKING:``: annotations only, never run."""
+    return {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
+            and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
+            for statement in block.body for node in ast.walk(statement)}
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Which of ``modules`` each one imports, from every import it runs: at the top and inside functions alike (an
+    import moved into a function still makes a cycle, only a later one)."""
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        skipped, imported = _type_checking_only(tree), set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parents = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parents, base] if base else parents)
+                imported.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                                for alias in node.names)
+        graph[name] = set()
+        for target in imported:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, iterative)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for root in graph:
+        if root in order:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in order:
+                    order[nxt] = low[nxt] = len(order)
+                    stack.append(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in stack:
+                    low[node] = min(low[node], order[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == order[node]:
+                    group = stack[stack.index(node):]
+                    del stack[stack.index(node):]
+                    if len(group) > 1:
+                        found.append(sorted(group))
+    return found
+
+
+def test_modules_stay_small_enough_to_hold_one_idea():
+    long = {name: n for name, path in _our_modules().items()
+            if name.startswith("dagsmith.") and (n := len(path.read_text(encoding="utf-8").splitlines()))
+            > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def test_our_modules_import_each_other_without_cycles():
+    """A cycle hidden by an import inside a function still ties the modules together: each needs the other
+    loaded, so neither can be understood, tested or moved alone."""
+    graph = import_graph(_our_modules())
+    assert len(graph) > 150 and "dagsmith.config" in graph["dagsmith.cli.app"]
+    assert not cycles(graph), f"import cycles: {cycles(graph)}"
+
+
+def test_the_cycle_scan_sees_an_import_inside_a_function(tmp_path):
+    """A planted cycle, one side importing inside a function and relatively, is found; a TYPE_CHECKING one is not."""
+    (tmp_path / "pkg").mkdir()
+    files = {"pkg/__init__.py": "", "pkg/a.py": "from pkg.b import x\n",
+             "pkg/b.py": "def f():\n    from . import a\n", "pkg/c.py": "from typing import TYPE_CHECKING\n"
+             "if TYPE_CHECKING:\n    from pkg.d import y\n", "pkg/d.py": "import pkg.c\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    modules = {name.removesuffix(".py").replace("/", ".").removesuffix(".__init__"): tmp_path / name
+               for name in files}
+    assert cycles(import_graph(modules)) == [["pkg.a", "pkg.b"]]
+
+
+def test_every_metric_a_goal_may_name_is_read_and_scored_from_the_one_registry():
+    """The goal reader's phrases, the search's scorers and the answer's labels all come from
+    ``dagsmith_kit.metrics``: a metric added there is read from goals and validated, or this fails."""
+    from dagsmith.agents.intent import constraints
+    from dagsmith_kit.metrics import METRICS
+    from dagsmith_kit.search import SCORERS
+
+    nameable = {name for name, metric in METRICS.items() if metric.nameable}
+    assert set(constraints.METRICS) == nameable, "each metric a goal may name has the phrases that name it"
+    supervised = {task.value for task in SUPERVISED_TASKS}
+    searched = {name for name in nameable if supervised & set(METRICS[name].tasks)}
+    assert searched <= set(SCORERS), "each metric a supervised goal may name is one a model search scores"
+    assert all(constraints.METRICS_FOR[TaskType(task)] >= {name} for name in nameable for task in METRICS[name].tasks)

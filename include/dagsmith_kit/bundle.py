@@ -43,6 +43,18 @@ def probability_columns(predictions: pd.DataFrame) -> list[str]:
     return [c for c in predictions.columns if str(c).startswith(PROBA_PREFIX)]
 
 
+def prediction_frame(model: Any, X: pd.DataFrame, classes: list | None = None) -> pd.DataFrame:
+    """A fitted model's predictions for the rows of ``X``, shaped like predictions.parquet: ``prediction`` and,
+    from a classifier that gives probabilities, one ``proba_<label>`` column per class of ``classes`` (by default
+    its own; a class the model never saw gets probability 0)."""
+    frame = pd.DataFrame({"prediction": model.predict(X)})
+    if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
+        proba = pd.DataFrame(model.predict_proba(X), columns=list(model.classes_))
+        for label in proba.columns if classes is None else classes:
+            frame[f"{PROBA_PREFIX}{label}"] = proba[label].to_numpy() if label in proba else 0.0
+    return frame
+
+
 def _plain(value: Any) -> Any:
     """numpy scalars as the Python number they hold (ints stay ints)."""
     return value.item() if hasattr(value, "item") else float(value)
@@ -254,7 +266,7 @@ class Bundle:
         if (self.path / ENSEMBLE_FILE).is_file():
             from dagsmith_kit import ensemble
 
-            return ensemble.load(self.path)
+            return ensemble.load(self.path / ENSEMBLE_FILE, self.path / MEMBERS_DIR)
         file = self.path / MODEL_FILE
         if not file.is_file():
             raise BundleError("the bundle holds no trained model (model.joblib); run a model step first")

@@ -16,8 +16,6 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 
-from dagsmith_kit.bundle import ENSEMBLE_FILE, MEMBERS_DIR
-
 
 class _Blend(BaseEstimator):
     """Members are ``(estimator, features)`` pairs; each sees its own feature columns of the table it is given.
@@ -70,12 +68,13 @@ class BlendedClassifier(ClassifierMixin, _Blend):
         return self.classes_[self.predict_proba(X).argmax(axis=1)]
 
 
-def load(folder: Path) -> BlendedClassifier | BlendedRegressor:
-    """The blend a bundle's ``ensemble.json`` describes, its members loaded from their model files."""
+def load(manifest_file: Path, members_dir: Path) -> BlendedClassifier | BlendedRegressor:
+    """The blend a bundle's ``ensemble.json`` describes, its members loaded from their model files in
+    ``members_dir`` (by file name only: the manifest names no other folder)."""
     import joblib
 
-    manifest = json.loads((folder / ENSEMBLE_FILE).read_text(encoding="utf-8"))
-    members = [(joblib.load(folder / MEMBERS_DIR / Path(m["model"]).name), [str(c) for c in m["features"]])
+    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    members = [(joblib.load(members_dir / Path(m["model"]).name), [str(c) for c in m["features"]])
                for m in manifest["members"]]
     weights = [float(m["weight"]) for m in manifest["members"]]
     blend = (BlendedClassifier if manifest["kind"] == "classifier" else BlendedRegressor)(members, weights)

@@ -118,8 +118,8 @@ def write_explanation(out: Bundle, model: Any, rows: pd.DataFrame, target: str, 
              + (f"; {d.direction}" if d.direction else "") for i, d in enumerate(ranked, 1)]
     out.append_report(f"## What drives the predictions\n\n{method} on {len(rows):,} held-out rows ({scoring} "
                       f"{score:.3g} with every feature intact):\n\n"
-                      + ("\n".join(lines) or "No feature lowers the score when it is scrambled: the model leans on none "
-                                             "of them alone."))
+                      + ("\n".join(lines) or "No feature lowers the score when it is scrambled: the model leans on "
+                                             "none of them alone."))
     return ranked
 
 

@@ -139,7 +139,8 @@ def _by_level(column: str, values: pd.Series, groups: pd.Series, measured: str, 
     values, groups = values.astype("float64"), groups.astype(str)
     means = values.groupby(groups, observed=True).mean().sort_values()
     return Association(column, _eta(values, groups), "correlation ratio eta", rows,
-                       f"{measured} is highest where {grouped} is '{means.index[-1]}' ({readable_number(means.iloc[-1])} "
+                       f"{measured} is highest where {grouped} is '{means.index[-1]}' "
+                       f"({readable_number(means.iloc[-1])} "
                        f"on average) and lowest where it is '{means.index[0]}' ({readable_number(means.iloc[0])})")
 
 
@@ -327,7 +328,8 @@ def _correlations(out: Bundle, frame: pd.DataFrame, numeric: list[str], method: 
     correlation_heatmap(out, matrix, f"correlation_{method}.png", f"{method.title()} correlation")
     heading = f"with {focus}" if focus in matrix.columns else "strongest pairs by absolute value"
     out.append_report(f"## {method.title()} correlations ({heading})\n\n"
-                      + markdown_table(["column", "column", "correlation"], [[p["a"], p["b"], p["value"]] for p in pairs])
+                      + markdown_table(["column", "column", "correlation"],
+                                       [[p["a"], p["b"], p["value"]] for p in pairs])
                       + f"\n\n![correlation heatmap](artifacts/correlation_{method}.png)")
     return pairs
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dagsmith_kit.service import ServiceError
+from dagsmith_kit.errors import ServiceError
 
 _TRUE, _FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
 

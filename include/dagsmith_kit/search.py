@@ -25,10 +25,10 @@ from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_fscore_support
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit, TimeSeriesSplit
 
-from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, probability_columns
+from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, prediction_frame, probability_columns
 from dagsmith_kit.log_target import LogTarget, suits_log
+from dagsmith_kit.metrics import ALIASES, METRICS
 from dagsmith_kit.service import ServiceError
-from dagsmith_kit.supervised import prediction_frame
 
 #: What the search writes beside the model: the metric, the scores and the trials (read by the pipeline).
 SEARCH_FILE = "search.json"
@@ -40,15 +40,11 @@ VALIDATION_FILE = "validation_predictions.parquet"
 HOLDOUT_ROWS = 20_000
 #: A model must beat the trivial predictor's validation score by at least this much.
 MARGIN = 1e-3
-#: Metrics a goal may name, as the scikit-learn scorers that compute them (greater is better).
-SCORERS = {
-    "roc_auc": "roc_auc", "auc": "roc_auc", "accuracy": "accuracy", "balanced_accuracy": "balanced_accuracy",
-    "f1": "f1", "f1_macro": "f1_macro", "recall": "recall", "precision": "precision", "log_loss": "neg_log_loss",
-    "r2": "r2", "rmse": "neg_root_mean_squared_error", "mae": "neg_mean_absolute_error",
-    "mape": "neg_mean_absolute_percentage_error",
-}
+#: Metrics a search may compare by, as the scikit-learn scorers that compute them (greater is better).
+SCORERS = {name: metric.scorer for name, metric in METRICS.items() if metric.scorer} | {
+    alias: METRICS[name].scorer for alias, name in ALIASES.items()}
 #: Binary metrics about one class: the minority class is the one people ask about (churners, defaults, fraud).
-ONE_CLASS_METRICS = {"f1", "recall", "precision"}
+ONE_CLASS_METRICS = {name for name, metric in METRICS.items() if metric.one_class}
 
 Space = Callable[[Any], dict[str, Any]]
 Build = Callable[[dict[str, Any]], Any]
@@ -230,7 +226,8 @@ def require_better_than_baseline(outcome: Outcome, metric: str) -> None:
     """A model no better than predicting the class prior or the mean has learned nothing worth shipping."""
     if not outcome.score > outcome.baseline + MARGIN:
         raise ServiceError(f"no better than the trivial baseline on validation: {metric} {outcome.score:.4f} "
-                           f"vs {outcome.baseline:.4f} for a trivial predictor, the class prior or the mean ({outcome.folds}); "
+                           f"vs {outcome.baseline:.4f} for a trivial predictor, the class prior or the mean "
+                           f"({outcome.folds}); "
                            "the features carry no signal this model can use")
 
 

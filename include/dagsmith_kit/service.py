@@ -20,12 +20,9 @@ import pandas as pd
 
 from dagsmith_kit import transforms
 from dagsmith_kit.bundle import Bundle, BundleError
+from dagsmith_kit.errors import ServiceError
 
 Step = Callable[[Bundle, Bundle, dict[str, Any]], None]
-
-
-class ServiceError(Exception):
-    """A failure the service explains itself (bad parameter, unusable data); printed without a traceback."""
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:

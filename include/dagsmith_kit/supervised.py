@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from dagsmith_kit.bundle import PROBA_PREFIX, Bundle
+from dagsmith_kit.bundle import Bundle, prediction_frame
 from dagsmith_kit.cleaning import time_values
 
 
@@ -69,14 +69,3 @@ def time_order(inp: Bundle, table: pd.DataFrame) -> pd.Series | None:
     times = time_values(table[column])
     return None if times.isna().any() else times.reset_index(drop=True)
 
-
-def prediction_frame(model: Any, X: pd.DataFrame, classes: list | None = None) -> pd.DataFrame:
-    """A fitted model's predictions for the rows of ``X``, shaped like predictions.parquet: ``prediction`` and,
-    from a classifier that gives probabilities, one ``proba_<label>`` column per class of ``classes`` (by default
-    its own; a class the model never saw gets probability 0)."""
-    frame = pd.DataFrame({"prediction": model.predict(X)})
-    if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
-        proba = pd.DataFrame(model.predict_proba(X), columns=list(model.classes_))
-        for label in proba.columns if classes is None else classes:
-            frame[f"{PROBA_PREFIX}{label}"] = proba[label].to_numpy() if label in proba else 0.0
-    return frame

@@ -6,12 +6,12 @@ anomalous. The ``top_n`` most anomalous rows (position, id columns, score) go to
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import markdown_table, predicted_table, save_figure  # noqa: E402
-from dagsmith_kit.params import at_least  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.insight import markdown_table, predicted_table, save_figure
+from dagsmith_kit.params import at_least
 
 
 def plot_scores(inp, out, params):

@@ -6,13 +6,13 @@ features. Needs predictions.parquet with a ``cluster`` column from a clustering 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from sklearn.decomposition import PCA  # noqa: E402
-from sklearn.preprocessing import StandardScaler  # noqa: E402
+import matplotlib.pyplot as plt
+from sklearn.decomposition import PCA
+from sklearn.preprocessing import StandardScaler
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import predicted_table, save_figure  # noqa: E402
-from dagsmith_kit.params import at_least  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.insight import predicted_table, save_figure
+from dagsmith_kit.params import at_least
 
 
 def project(inp, frame):

@@ -5,12 +5,12 @@ over true labels, predictions or all). Needs a split bundle with predictions.par
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.metrics import ConfusionMatrixDisplay, confusion_matrix  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.metrics import ConfusionMatrixDisplay, confusion_matrix
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import classification_results, save_figure  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.insight import classification_results, save_figure
 
 
 def plot_confusion(inp, out, params):

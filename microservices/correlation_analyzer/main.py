@@ -6,9 +6,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.exploration import correlation_heatmap, strongest_pairs  # noqa: E402
-from dagsmith_kit.insight import analysis_table, described_columns, markdown_table  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.exploration import correlation_heatmap, strongest_pairs
+from dagsmith_kit.insight import analysis_table, described_columns, markdown_table
 
 
 def correlate(inp, out, params):

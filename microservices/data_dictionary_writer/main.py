@@ -14,7 +14,7 @@ def write_data_dictionary(inp, out, params):
     n_examples = at_least("n_examples", int(params.get("n_examples", 3)), 1)
     max_columns = at_least("max_columns", int(params.get("max_columns", 200)), 1)
     frame = analysis_table(inp)
-    roles = {inp.time_column: "time", **{c: "id" for c in inp.id_columns}, inp.target: "target"}
+    roles = {inp.time_column: "time", **dict.fromkeys(inp.id_columns, "id"), inp.target: "target"}
     rows = []
     for column in frame.columns[:max_columns]:
         series = frame[column]

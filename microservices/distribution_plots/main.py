@@ -6,9 +6,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.exploration import distribution_grid  # noqa: E402
-from dagsmith_kit.insight import analysis_table, described_columns  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.exploration import distribution_grid
+from dagsmith_kit.insight import analysis_table, described_columns
 
 
 def plot_distributions(inp, out, params):

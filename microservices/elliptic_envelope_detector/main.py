@@ -1,7 +1,7 @@
 """Flag rows of the data table far from the bulk of the data under a robust Gaussian model (elliptic envelope:
 minimum covariance determinant estimate of the centre and covariance).
 
-Writes `anomaly_score` (the robust Mahalanobis distance), 
+Writes `anomaly_score` (the robust Mahalanobis distance),
 `is_anomaly` and `why` per row, flagged by the rule every detector shares (docs/bundle-format.md).
 Assumes roughly Gaussian, unimodal data. Needs numeric features without missing values or
 constant columns, and more than twice as many rows as features, before any train/test split.
@@ -20,7 +20,8 @@ def detect(inp, out, params):
     data, columns, values = data_matrix(inp, standardize=False)
     constant = [c for c in columns if data[c].nunique() <= 1]
     if constant:
-        raise ServiceError(f"the covariance is singular with constant columns; drop them first: {', '.join(constant[:5])}")
+        raise ServiceError("the covariance is singular with constant columns; drop them first: "
+                           f"{', '.join(constant[:5])}")
     if len(values) <= 2 * len(columns):
         raise ServiceError(f"a robust covariance of {len(columns)} features needs more than {2 * len(columns)} rows, "
                            f"the table has {len(values)}; reduce the features first")

@@ -9,9 +9,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.exploration import requested, write_exploration  # noqa: E402
-from dagsmith_kit.insight import analysis_table, described_columns  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.exploration import requested, write_exploration
+from dagsmith_kit.insight import analysis_table, described_columns
 
 
 def explore(inp, out, params):

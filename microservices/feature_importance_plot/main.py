@@ -5,11 +5,11 @@ models) against the feature names. Needs model.joblib from a model step; fails f
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import markdown_table, save_figure  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.insight import markdown_table, save_figure
 
 
 def importances_of(model):

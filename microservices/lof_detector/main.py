@@ -1,7 +1,7 @@
 """Flag rows of the data table whose local density is much lower than their neighbours' (Local Outlier
 Factor on standardized numeric features).
 
-Writes `anomaly_score` (the outlier factor, about 1 for inliers), 
+Writes `anomaly_score` (the outlier factor, about 1 for inliers),
 `is_anomaly` and `why` per row, flagged by the rule every detector shares (docs/bundle-format.md).
 Needs numeric features without missing values, before any train/test split.
 """

@@ -6,12 +6,12 @@ Fractions are computed on every row and written to metrics (``missing.<column>``
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import analysis_table, described_columns, markdown_table, save_figure  # noqa: E402
-from dagsmith_kit.params import at_least  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.insight import analysis_table, described_columns, markdown_table, save_figure
+from dagsmith_kit.params import at_least
 
 
 def plot_missing_values(inp, out, params):

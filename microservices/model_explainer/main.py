@@ -17,15 +17,15 @@ import time
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.calibration import calibration_curve  # noqa: E402
-from sklearn.inspection import permutation_importance  # noqa: E402
-from sklearn.metrics import ConfusionMatrixDisplay, brier_score_loss, confusion_matrix, get_scorer  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.calibration import calibration_curve
+from sklearn.inspection import permutation_importance
+from sklearn.metrics import ConfusionMatrixDisplay, brier_score_loss, confusion_matrix, get_scorer
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.explanation import Driver, held_out_model, write_explanation  # noqa: E402
-from dagsmith_kit.insight import (binary_scores, classification_results, readable_number,  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.explanation import Driver, held_out_model, write_explanation
+from dagsmith_kit.insight import (binary_scores, classification_results, readable_number,
                                   regression_results, save_figure)
 
 

@@ -7,12 +7,12 @@ gave no probabilities.
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.metrics import auc, roc_curve  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.metrics import auc, roc_curve
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import class_probabilities, classification_results, markdown_table, save_figure  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.insight import class_probabilities, classification_results, markdown_table, save_figure
 
 
 def plot_roc_one_vs_rest(inp, out, params):

@@ -6,12 +6,12 @@ Fails for multiclass targets and for models that gave no probabilities.
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.metrics import average_precision_score, precision_recall_curve  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.metrics import average_precision_score, precision_recall_curve
 
-from dagsmith_kit import run_service  # noqa: E402
-from dagsmith_kit.insight import binary_scores, classification_results, save_figure  # noqa: E402
+from dagsmith_kit import run_service
+from dagsmith_kit.insight import binary_scores, classification_results, save_figure
 
 
 def plot_precision_recall(inp, out, params):

@@ -5,12 +5,12 @@ of the plotted rows. Rows with a missing target or prediction are left out and c
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from sklearn.metrics import r2_score  # noqa: E402
+import matplotlib.pyplot as plt
+from sklearn.metrics import r2_score
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import regression_results, save_figure  # noqa: E402
-from dagsmith_kit.params import at_least  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.insight import regression_results, save_figure
+from dagsmith_kit.params import at_least
 
 
 def plot_prediction_vs_actual(inp, out, params):

@@ -6,11 +6,11 @@ Refuses classification tasks, a non-numeric target and missing values in the tes
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from dagsmith_kit import ServiceError, run_service  # noqa: E402
-from dagsmith_kit.insight import regression_results, save_figure  # noqa: E402
-from dagsmith_kit.params import at_least  # noqa: E402
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.insight import regression_results, save_figure
+from dagsmith_kit.params import at_least
 
 
 def plot_residuals(inp, out, params):

@@ -5,11 +5,11 @@ Fails for multiclass targets and for models that gave no probabilities.
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from sklearn.metrics import auc, roc_curve  # noqa: E402
+import matplotlib.pyplot as plt
+from sklearn.metrics import auc, roc_curve
 
-from dagsmith_kit import run_service  # noqa: E402
-from dagsmith_kit.insight import binary_scores, classification_results, save_figure  # noqa: E402
+from dagsmith_kit import run_service
+from dagsmith_kit.insight import binary_scores, classification_results, save_figure
 
 
 def plot_roc(inp, out, params):

@@ -8,7 +8,7 @@ from sklearn.linear_model import SGDClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from dagsmith_kit import ServiceError, fit_and_predict, run_service
+from dagsmith_kit import fit_and_predict, run_service
 from dagsmith_kit.models import numeric_features
 from dagsmith_kit.params import one_of
 

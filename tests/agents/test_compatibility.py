@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dagsmith import datasets
-from dagsmith.agents import builder
+from dagsmith.agents import builder, checks
 from dagsmith.agents.compatibility import DataState, Gap, prepares_itself, shortfalls
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import recommend
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.intent.understanding import understand
 from dagsmith.catalog import repository
 from dagsmith.models.catalog import AnalysisMode, Stage, Tags
 from dagsmith.store.db import session_scope
@@ -44,13 +44,13 @@ def test_a_tag_change_moves_the_recommender_and_the_builder_alike(catalog_settin
     moved = next(c for c in after.for_stage(Stage.MODELLING).candidates if c.microservice == top.microservice)
     assert moved.signals.compatibility < top.signals.compatibility
     assert "limited to 100 rows" in moved.reason
-    size = next(c for c in builder.validate(spec, profile, intent, limited) if c.name == "dataset size")
+    size = next(c for c in checks.validate(spec, profile, intent, limited) if c.name == "dataset size")
     assert not size.passed and f"{top.microservice} limited to 100 rows" in size.detail
 
 
 def test_shortfalls_say_what_blocks_and_what_only_costs_rank():
-    data = dict(missing_features=["age"], categorical_features=["city"], n_rows=500, format="csv", quality=0.9,
-                has_target=True)
+    data = {"missing_features": ["age"], "categorical_features": ["city"], "n_rows": 500, "format": "csv",
+            "quality": 0.9, "has_target": True}
     raw = DataState(**data)
     prepared = DataState(**data, before={Stage.IMPUTATION, Stage.ENCODING, Stage.SPLITTING, Stage.MODELLING})
     strict = Tags(numeric_only=True, rejects_missing=True, needs_split=True, needs_model=True)

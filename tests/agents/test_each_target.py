@@ -18,15 +18,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dagsmith.agents.builder import ChoiceError, check_choices, parse_choices
+from dagsmith.agents.choices import ChoiceError, check_choices, parse_choices
 from dagsmith.agents.planner import plan, plan_each
 from dagsmith.agents.profiler import profile_frame
-from dagsmith.agents.understanding import understand_targets
+from dagsmith.agents.intent.understanding import understand_targets
 from dagsmith.execution.history import pipeline_rows
 from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import ConstraintKind, SeveralTargets, find_constraint
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+import contextlib
 
 #: "price" and "rooms" follow from the area, so a small table makes each model worth something.
 GOAL = "predict the price and also the number of rooms"
@@ -132,10 +133,8 @@ def test_asking_for_each_target_plans_one_pipeline_per_target_or_the_one_there_i
 def _reads(goal: str, **options) -> int:
     """How many times ``understand_targets`` read the goal with the rules: profiled, so the real code runs."""
     profiler = cProfile.Profile()
-    try:
+    with contextlib.suppress(SeveralTargets):
         profiler.runcall(understand_targets, goal, profile(), **options)
-    except SeveralTargets:
-        pass
     return sum(calls[1] for (_, _, name), calls in pstats.Stats(profiler).stats.items() if name == "detect_intent")
 
 

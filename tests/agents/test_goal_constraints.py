@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dagsmith.agents.planner import plan
-from dagsmith.agents.understanding import understand_targets
+from dagsmith.agents.intent.understanding import understand_targets
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import GivenFields, IssueLevel
@@ -41,7 +41,8 @@ def test_a_refused_model_is_excluded_not_requested():
 
 @pytest.mark.parametrize("goal, kind, columns", [
     ("predict churn without the tenure column", "exclude_columns", ["tenure"]),
-    ("predict churn, ignore total charges and monthly charges", "exclude_columns", ["total_charges", "monthly_charges"]),
+    ("predict churn, ignore total charges and monthly charges", "exclude_columns",
+     ["total_charges", "monthly_charges"]),
     ("predict churn but don't use the contract", "exclude_columns", ["contract"]),
     ("churn model, drop tenure and contract", "exclude_columns", ["tenure", "contract"]),
     ("predict churn using only tenure and contract", "only_columns", ["tenure", "contract"]),
@@ -80,7 +81,7 @@ def test_an_unknown_or_target_column_ruled_out_is_refused_with_the_columns_there
 
 def test_a_model_the_catalog_lacks_is_refused_naming_the_closest(catalog_settings, embedder, tmp_path):
     from dagsmith import datasets
-    from dagsmith.agents.builder import ChoiceError
+    from dagsmith.agents.choices import ChoiceError
 
     path = tmp_path / "churn.csv"
     datasets.load("wa_churn").head(400).to_csv(path, index=False)
@@ -96,18 +97,18 @@ def test_a_model_the_catalog_lacks_is_refused_naming_the_closest(catalog_setting
 
 @pytest.mark.parametrize("goal, given, said", [
     ("", GivenFields(target="island", task=TaskType.REGRESSION),
-     "--target island: Regression needs a numeric target, but 'island' is categorical (Biscoe, Dream, Torgersen). Ask "
-     "to classify it instead. Columns that fit regression, closest first: "),
-    ("", GivenFields(target="sex", metric="rmse"), "--metric rmse does not fit binary classification; use one of "
-                                                   "accuracy, balanced_accuracy, f1, log_loss, precision, recall"),
+     ("--target island: Regression needs a numeric target, but 'island' is categorical (Biscoe, Dream, Torgersen). Ask "
+      "to classify it instead. Columns that fit regression, closest first: ")),
+    ("", GivenFields(target="sex", metric="rmse"), ("--metric rmse does not fit binary classification; use one of "
+                                                    "accuracy, balanced_accuracy, f1, log_loss, precision, recall")),
     ("", GivenFields(target="sex", metric="auc_pr"), "--metric auc_pr is no metric dagsmith knows; use one of "),
     ("", GivenFields(target="sex", exclude=["wingspan"]), "--exclude wingspan: There is no column 'wingspan'"),
     ("", GivenFields(target="sex", exclude=["sex"]), "--exclude leaves out 'sex', the column --target asks to predict"),
-    ("", GivenFields(target="sex", task=TaskType.CLUSTERING), "--task clustering predicts no column, and --target "
-                                                              "names one"),
+    ("", GivenFields(target="sex", task=TaskType.CLUSTERING), ("--task clustering predicts no column, and --target "
+                                                               "names one")),
     ("", GivenFields(metric="f1"), "say what you want in a goal, or give --target COLUMN"),
-    ("group the penguins", GivenFields(task=TaskType.REGRESSION), "--task regression predicts a column, and the goal "
-                                                                  "names none to predict: give --target COLUMN"),
+    ("group the penguins", GivenFields(task=TaskType.REGRESSION), ("--task regression predicts a column, and the goal "
+                                                                   "names none to predict: give --target COLUMN")),
 ])
 def test_a_given_field_that_cannot_be_used_is_refused_naming_what_fits(goal, given, said):
     with pytest.raises(InputError) as refused:

@@ -13,7 +13,7 @@ import yaml
 
 from dagsmith import datasets
 from dagsmith.agents.intent import detect_intent, read_goal, validate_intent
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent, IssueLevel
@@ -117,7 +117,8 @@ def test_a_word_for_the_act_or_a_class_names_its_column(goal, target):
 def _screening(**labels: list[str]) -> DatasetProfile:
     rng, n = np.random.default_rng(3), 200
     return profile_frame(pd.DataFrame({"glu": rng.normal(120, 30, n).round(), "bmi": rng.normal(30, 6, n).round(1),
-                                       "age": rng.integers(21, 80, n), **{name: rng.choice(values, n) for name, values in labels.items()}}))
+                                       "age": rng.integers(21, 80, n),
+                                       **{name: rng.choice(values, n) for name, values in labels.items()}}))
 
 
 def test_an_absent_target_is_the_one_column_named_for_the_classes():
@@ -136,7 +137,8 @@ def test_an_absent_target_is_the_one_column_named_for_the_classes():
 def _flights() -> DatasetProfile:
     rng, n = np.random.default_rng(4), 300
     return profile_frame(pd.DataFrame({
-        "flight": rng.integers(1, 4000, n), "arr_delay": rng.normal(5, 20, n).round(), "distance": rng.integers(90, 3000, n),
+        "flight": rng.integers(1, 4000, n), "arr_delay": rng.normal(5, 20, n).round(),
+        "distance": rng.integers(90, 3000, n),
         "other": rng.choice([True, False], n), "morekids": rng.choice([True, False], n)}))
 
 

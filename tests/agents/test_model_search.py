@@ -79,7 +79,8 @@ def test_the_goals_metric_decides_else_the_tasks_usual_one():
 @pytest.mark.parametrize("task, named, weighted", [
     (TaskType.BINARY_CLASSIFICATION, None, False), (TaskType.MULTICLASS_CLASSIFICATION, None, False),
     (TaskType.BINARY_CLASSIFICATION, "recall", True), (TaskType.MULTICLASS_CLASSIFICATION, "f1_macro", True),
-    (TaskType.MULTICLASS_CLASSIFICATION, "balanced_accuracy", True), (TaskType.BINARY_CLASSIFICATION, "log_loss", False),
+    (TaskType.MULTICLASS_CLASSIFICATION, "balanced_accuracy", True),
+    (TaskType.BINARY_CLASSIFICATION, "log_loss", False),
 ])
 def test_imbalanced_classes_are_weighted_only_for_a_metric_that_weighs_them_alike(task, named, weighted):
     """Weighting skews probabilities towards the rare classes: worth it for recall or macro F1, not for AUC."""
@@ -93,7 +94,8 @@ def test_imbalanced_classes_are_weighted_only_for_a_metric_that_weighs_them_alik
 def test_only_a_supervised_modelling_step_searches():
     args = (RANKED, "adaboost_classifier", "recommender", profile(1_000, 10))
     search = plan_search(Stage.MODELLING, *args, intent(), None, lambda name: {"n_jobs": 1})
-    assert search.candidates[0] == "adaboost_classifier" and search.budget_seconds == pytest.approx(MIN_SECONDS / 3, abs=0.1)
+    assert search.candidates[0] == "adaboost_classifier"
+    assert search.budget_seconds == pytest.approx(MIN_SECONDS / 3, abs=0.1)
     assert search.params_for("lightgbm_classifier") == {"n_jobs": 1, "search": {"budget_seconds": 5.0,
                                                                                   "metric": "roc_auc"}}
     assert plan_search(Stage.EVALUATION, *args, intent(), None, dict) is None

@@ -114,8 +114,8 @@ def test_fields_given_win_over_the_goals_words(catalog_settings, penguins_csv):
     stated = {c["kind"]: (c["value"], c["reason"]) for c in intent["constraints"]}
     assert stated["metric"] == ("f1", "metric given: --metric f1")
     assert stated["time_budget_seconds"] == (60, "time budget given: --time-budget 60")
-    assert stated["exclude_columns"] == (["island", "year"], "columns given to leave out: --exclude island, "
-                                                             "--exclude year")
+    assert stated["exclude_columns"] == (["island", "year"], ("columns given to leave out: --exclude island, "
+                                                              "--exclude year"))
     assert "visualise" in stated
     search = next(s for s in plan["pipeline"]["steps"] if s["stage"] == "modelling")["search"]
     assert search["metric"] == "f1" and "metric given: --metric f1" in search["reason"]
@@ -135,11 +135,11 @@ def test_the_fields_alone_are_a_goal(catalog_settings, penguins_csv, fields, tas
 
 
 @pytest.mark.parametrize("fields, said", [
-    (["--target", "spcies"], "--target spcies: There is no column 'spcies' in the data. The closest names are "
-                             "species."),
-    (["--target", "species", "--task", "binary_classification"], "--target species: Binary classification needs two "
-                                                                 "classes; 'species' has 3. Columns that fit binary "
-                                                                 "classification, closest first: sex."),
+    (["--target", "spcies"], ("--target spcies: There is no column 'spcies' in the data. The closest names are "
+                              "species.")),
+    (["--target", "species", "--task", "binary_classification"], ("--target species: Binary classification needs two "
+                                                                  "classes; 'species' has 3. Columns that fit binary "
+                                                                  "classification, closest first: sex.")),
 ])
 def test_a_field_that_cannot_be_used_is_one_line_naming_what_fits(catalog_settings, penguins_csv, fields, said):
     proc = _plan(catalog_settings, penguins_csv, *fields)

@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy import func, select
 
 from dagsmith import datasets
-from dagsmith.agents import builder
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.choices import ChoiceError
+from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.planner import plan
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import recommend
@@ -78,7 +78,8 @@ def test_compatibility_prefers_models_that_handle_the_raw_data(catalog_settings,
 @pytest.mark.parametrize("rows", [1000, 120])
 def test_estimator_strength_ranks_ensembles_first_unless_the_data_is_small(catalog_settings, embedder, tmp_path, rows):
     """With no history, the code's estimator decides between models that fit the data equally well: on a thousand
-    rows boosted trees and forests lead and a single tree or naive Bayes trail; on a hundred rows strength is not used."""
+    rows boosted trees and forests lead and a single tree or naive Bayes trail; on a hundred rows strength is not
+    used."""
     path = tmp_path / "cancer.csv"
     datasets.load("breast_cancer").sample(rows, replace=rows > 569, random_state=0).to_csv(path, index=False)
     result, _ = _recommend(path, "classify the tumour as malignant or benign", catalog_settings, embedder,
@@ -162,7 +163,7 @@ def test_a_person_can_choose_and_a_bad_choice_is_refused(catalog_settings, embed
                   choices={Stage.MODELLING: "logistic_regression"})
     modelling = next(s for s in result.pipeline.steps if s.stage is Stage.MODELLING)
     assert (modelling.microservice, modelling.chosen_by) == ("logistic_regression", "user")
-    with pytest.raises(builder.ChoiceError, match="not a candidate"):
+    with pytest.raises(ChoiceError, match="not a candidate"):
         plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False,
              choices={Stage.MODELLING: "kmeans_clustering"})
 

@@ -14,7 +14,8 @@ from dagsmith import datasets
 from dagsmith.agents import profiler
 from dagsmith.agents.profiler import profile_dataset, profile_frame
 from dagsmith.cli.profile import profile as profile_command
-from dagsmith.data.readers import DatasetError, count_rows, read_table
+from dagsmith.data.readers import count_rows, read_table
+from dagsmith.data.sniffing import DatasetError
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.profile import SemanticType as S
 

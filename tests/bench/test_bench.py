@@ -93,7 +93,8 @@ def test_reconstruction_r2_is_the_variance_pca_components_explain():
     standardised = (frame - frame.mean()) / frame.std(ddof=0)
     pca = PCA(n_components=2).fit(standardised)
     assert reconstruction_r2(pca.transform(standardised), frame) == pytest.approx(pca.explained_variance_ratio_.sum())
-    assert reconstruction_r2(np.random.default_rng(0).normal(size=(len(frame), 2)), frame) < 0.1  # noise explains nothing
+    noise = np.random.default_rng(0).normal(size=(len(frame), 2))
+    assert reconstruction_r2(noise, frame) < 0.1  # noise explains nothing
     assert reconstruction_r2(pca.transform(standardised)[:10], frame) is None  # rows that do not line up
 
 
@@ -124,7 +125,7 @@ def test_faults_go_into_every_fifth_run_with_the_kinds_taking_turns():
     faults = [fault_for(i) for i in range(100)]
     injected = [f for f in faults if f]
     assert len(injected) == 100 // EVERY
-    assert {kind: injected.count(kind) for kind in Fault} == {kind: 5 for kind in Fault}
+    assert {kind: injected.count(kind) for kind in Fault} == dict.fromkeys(Fault, 5)
 
 
 def test_degraded_documentation_leaves_the_code_unchanged(tmp_path):
@@ -191,7 +192,8 @@ def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figu
 
 
 def test_unknown_task_and_configuration_are_clear_errors(tmp_path):
-    for args, message in ((["--tasks", "no-such-task"], "unknown task"), (["--config", "best"], "unknown configuration")):
+    for args, message in ((["--tasks", "no-such-task"], "unknown task"),
+                          (["--config", "best"], "unknown configuration")):
         proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "bench", "--out", str(tmp_path), *args],
                               capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr

@@ -97,7 +97,8 @@ def test_rejection_lists_every_reason_without_revealing_the_secret(settings, emb
 
 def test_cli_rejection_exits_non_zero_and_prints_each_reason(settings):
     env = {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(settings.home)}
-    proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "catalog", "add", str(UPLOADS / "unpinned_requirement"),
+    proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "catalog", "add",
+                           str(UPLOADS / "unpinned_requirement"),
                            "--json"], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 1, proc.stderr
     result = json.loads(proc.stdout)

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from dagsmith import datasets
 from dagsmith.agents.planner import recommend_stages
 from dagsmith.agents.profiler import profile_dataset
-from dagsmith.agents.understanding import understand_targets
+from dagsmith.agents.intent.understanding import understand_targets
 from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
 from dagsmith.execution.specs import SPEC_SUFFIX, read_spec, specs_dir
 from dagsmith.models.catalog import Stage

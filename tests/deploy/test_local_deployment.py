@@ -78,7 +78,8 @@ def _built(settings: Settings, owner: str) -> tuple[int, str]:
 
 
 def _logs(deployment: LocalDeployment) -> str:
-    return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(deployment.logs.glob("*.log")))
+    return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}"
+                     for p in sorted(deployment.logs.glob("*.log")))
 
 
 def _parked(deployment: LocalDeployment, dag: str, run_id: str, task: str) -> bool:

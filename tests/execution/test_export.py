@@ -41,7 +41,8 @@ def _without_dagsmith(args: list[str], env: dict[str, str]) -> subprocess.Comple
                           env={**env, "PYTHONPATH": sysconfig.get_paths()["purelib"]})
 
 
-def test_an_exported_pipeline_runs_on_airflow_without_dagsmith(store, embedder, container_runtime, tmp_path):
+def test_an_exported_pipeline_runs_on_airflow_without_dagsmith(store, embedder, container_runtime,  # noqa: F811
+                                                                tmp_path):
     data = tmp_path / "penguins.csv"
     datasets.load("penguins").to_csv(data, index=False)
     planned = plan(data, "predict the species", settings=store, embedder=embedder).pipeline

@@ -25,10 +25,10 @@ def _split(tmp_path: Path, frame, target: str, task: str) -> Bundle:
     return bundle
 
 
-def _fail(tmp_path: Path, folder: Path, bundle: Bundle, limits: Limits = Limits(), params: dict | None = None):
+def _fail(tmp_path: Path, folder: Path, bundle: Bundle, limits: Limits | None = None, params: dict | None = None):
     runtime = LocalRuntime()
     result = runtime.run(Invocation(folder.name, ServiceSource.read(folder).files, bundle.path, tmp_path / "out",
-                                    params or {}, limits))
+                                    params or {}, limits or Limits()))
     assert not result.ok, "the service was expected to fail"
     return diagnose(result)
 

@@ -13,11 +13,11 @@ from sklearn.metrics import r2_score
 from sqlalchemy import select
 
 from dagsmith.agents.planner import plan
+from dagsmith.execution.workspace import Workspace
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from dagsmith.execution.run import Workspace
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import REPORT_FILE
 from tests.execution.conftest import NUMERIC_PREPARATION, run_in_process
@@ -101,7 +101,8 @@ def test_models_that_each_see_part_of_the_signal_are_handed_on_as_their_blend(st
     assert "weighted average of 2 models" in search["reason"]
     assert re.fullmatch(r"(ridge_regression|random_forest_regressor) \(\d+%\) and (?!\1)\w+ \(\d+%\)", search["model"])
     assert outcome["trace"]["answer"].startswith(f"Predicts output_kw (regression) with {search['model']}. ")
-    assert [(t["status"], t["decision"]["action"]) for t in _modelling_tries(outcome)] == [("completed", "selected")] * 2
+    tries = [(t["status"], t["decision"]["action"]) for t in _modelling_tries(outcome)]
+    assert tries == [("completed", "selected")] * 2
     with session_scope(store) as session:
         workspace = Path(session.get(schema.Execution, outcome["execution_id"]).workspace)
     handed_on = Bundle.open(workspace / "steps" / f"{position:02d}")

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from dagsmith.cli.app import app
 from dagsmith.config import Settings
-from dagsmith.data.readers import DEFAULT_MAX_BYTES, MAX_BYTES_VARIABLE
+from dagsmith.data.sniffing import DEFAULT_MAX_BYTES, MAX_BYTES_VARIABLE
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from tests.conftest import ROOT
@@ -139,7 +139,8 @@ CASES = [
          error=f"over the limit of 1,000 bytes set by {MAX_BYTES_VARIABLE}"),
     Case("report.pdf", b"%PDF-1.7\n" + os.urandom(2048), error="PDF"),
     Case("two-tables.zip", _zip(_csv(_frame()), _csv(_frame())), error="zip archive holding 2 files: 'data-1.csv'"),
-    Case("truncated.csv.gz", gzip.compress(_csv(_frame()))[:300], error="gzip-compressed but could not be decompressed"),
+    Case("truncated.csv.gz", gzip.compress(_csv(_frame()))[:300],
+         error="gzip-compressed but could not be decompressed"),
     Case("empty.csv.gz", gzip.compress(b""), error="gzip-compressed but holds nothing"),
     Case("bomb.csv.gz", gzip.compress(b"1,2\n" * 1_000_000), env={MAX_BYTES_VARIABLE: "100000"},
          error=f"decompresses to more than 100,000 bytes (97.7 KiB), the limit set by {MAX_BYTES_VARIABLE}"),

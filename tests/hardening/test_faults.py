@@ -21,6 +21,7 @@ from dagsmith import scratch
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.airflow.watch import ORPHANED_REASON, STOPPED_REASON
+from dagsmith.execution import attempts, closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.execution.heartbeat import beating
@@ -30,7 +31,8 @@ from dagsmith.healing.classify import ErrorClass
 from dagsmith.runtime import runtime_named
 from dagsmith.store import schema
 from dagsmith.store.db import get_engine, session_scope
-from tests.runtime.test_docker_runtime import HOSTILE, penguins, runtime  # noqa: F401 (fixtures)
+from tests.runtime.test_docker_runtime import HOSTILE, penguins  # noqa: F401 (a fixture)
+from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
 
 #: A workspace disk that holds the input but not everything the steps write.
 DISK_BYTES = 900 * 1024
@@ -38,13 +40,13 @@ DISK_BYTES = 900 * 1024
 WORKER = """
 import sys
 from dagsmith.config import Settings
-from dagsmith.execution import run as execution
+from dagsmith.execution import attempts, run as execution
 from dagsmith.runtime import runtime_named
 settings = Settings(home=__import__("pathlib").Path(sys.argv[1]), database_url=sys.argv[2])
 execution_id = execution.start(int(sys.argv[3]), sys.argv[4], user="worker", run_id=None, settings=settings)
 print(execution_id, flush=True)
 for position in range(int(sys.argv[5])):
-    execution.run_step(execution_id, position, runtime=runtime_named("local", settings), settings=settings)
+    attempts.run_step(execution_id, position, runtime=runtime_named("local", settings), settings=settings)
 """
 
 
@@ -78,11 +80,11 @@ def test_a_worker_killed_mid_step_leaves_no_try_running_and_the_run_resumes(stor
     for position in pending:
         for _ in range(3):
             try:
-                execution.run_step(execution_id, position, runtime=runtime, settings=store)
+                attempts.run_step(execution_id, position, runtime=runtime, settings=store)
                 break
-            except execution.StepFailed:
+            except attempts.StepFailed:
                 continue
-    summary = execution.finish(execution_id, settings=store)
+    summary = closing.finish(execution_id, settings=store)
     assert summary["status"] == "completed", summary
     with session_scope(store) as session:
         lost = session.get(schema.StepAttempt, killed.id)
@@ -96,7 +98,7 @@ def test_a_run_whose_worker_died_between_steps_is_closed_after_an_hour(store, ch
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
     abandoned = execution.start(planned.id, str(churn_csv), user="ana", run_id=None, settings=store)
     runtime = runtime_named("local", store)
-    execution.run_step(abandoned, 0, runtime=runtime, settings=store)  # then the worker died: no try is running
+    attempts.run_step(abandoned, 0, runtime=runtime, settings=store)  # then the worker died: no try is running
     assert reap(store).runs == []  # quiet for seconds only: its next step may be queued
     with session_scope(store) as session:
         session.execute(text("UPDATE step_attempts SET started_at = started_at - interval '2 hours', "
@@ -457,25 +459,26 @@ DockerRuntime(sys.argv[1]).run(Invocation(service.name, files, Path(sys.argv[3])
 """
 
 
-def test_the_container_of_a_killed_worker_is_removed_with_its_try(settings, runtime, penguins, tmp_path,
-                                                                   monkeypatch):
+def test_the_container_of_a_killed_worker_is_removed_with_its_try(settings, container_runtime, penguins,  # noqa: F811
+                                                                   tmp_path, monkeypatch):
     fast = dataclasses.replace(settings, heartbeat_seconds=0.5)
     _, attempt_id = _one_running_try(fast)
-    worker = subprocess.Popen([sys.executable, "-c", CONTAINER_WORKER, runtime.base_url, str(HOSTILE / "sleeper"),
-                               str(penguins), str(tmp_path / "out"), str(attempt_id)], start_new_session=True)
+    worker = subprocess.Popen([sys.executable, "-c", CONTAINER_WORKER, container_runtime.base_url,
+                               str(HOSTILE / "sleeper"), str(penguins), str(tmp_path / "out"), str(attempt_id)],
+                              start_new_session=True)
     its_containers = {"label": f"{ATTEMPT_LABEL}={attempt_id}"}
     deadline = time.monotonic() + 180
-    while not runtime.api.containers(filters=its_containers):
+    while not container_runtime.api.containers(filters=its_containers):
         assert worker.poll() is None and time.monotonic() < deadline, "the container never started"
         time.sleep(0.2)
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
     time.sleep(1)
-    assert runtime.api.containers(filters=its_containers)  # the worker is gone, its container runs on
+    assert container_runtime.api.containers(filters=its_containers)  # the worker is gone, its container runs on
 
-    monkeypatch.setenv("DOCKER_HOST", runtime.base_url)  # where the reaper finds the engine
+    monkeypatch.setenv("DOCKER_HOST", container_runtime.base_url)  # where the reaper finds the engine
     while not (reaped := reap(fast)).tries:
         assert time.monotonic() < deadline, "the dead worker's try was never reaped"
         time.sleep(0.2)
     assert (reaped.tries, reaped.containers) == ([attempt_id], 1)
-    assert runtime.api.containers(all=True, filters=its_containers) == []
+    assert container_runtime.api.containers(all=True, filters=its_containers) == []

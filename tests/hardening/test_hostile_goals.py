@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, inspect, select
 from typer.testing import CliRunner
 
-from dagsmith.agents.understanding import MAX_GOAL_CHARS
+from dagsmith.agents.intent.understanding import MAX_GOAL_CHARS
 from dagsmith.airflow.meta_dag import build as build_meta_dag
 from dagsmith.airflow.pipeline_dag import load_dags
 from dagsmith.cli.app import app

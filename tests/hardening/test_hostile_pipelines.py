@@ -156,7 +156,8 @@ def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp
         outcome = _run_dag(settings, planned.id, data, tmp_path, runtime=runtime)
 
     assert outcome["state"] == "success" and outcome["status"] == "completed", (outcome["error"], [
-        (step["position"], [(a["microservice_id"], a["status"], a["error_class"], a["error"]) for a in step["attempts"]])
+        (step["position"], [(a["microservice_id"], a["status"], a["error_class"], a["error"])
+                            for a in step["attempts"]])
         for step in outcome["trace"]["steps"] if step["status"] != "completed" or len(step["attempts"]) > 1])
     workspace = outcome["workspace"]
     steps = {s["position"]: s for s in outcome["trace"]["steps"]}

@@ -36,7 +36,7 @@ def _store_text(settings) -> str:
     with engine.connect() as connection:
         tables = inspect(connection).get_table_names()
         return "\n".join(str(row) for table in tables
-                         for row in connection.execute(text(f'SELECT * FROM "{table}"')))  # noqa: S608 (names from the schema)
+                         for row in connection.execute(text(f'SELECT * FROM "{table}"')))
 
 
 def _files_text(root: Path) -> str:
@@ -47,9 +47,9 @@ def _files_text(root: Path) -> str:
 #: given into its error: (text of its source, what replaces it).
 ENV_REPORTING = [("\nfrom sklearn", "\nimport os\n\nfrom sklearn"),
                  ('    columns = params["columns"]\n',
-                  '    if "columns" not in params:\n'
-                  '        raise KeyError(f"no columns named; the configuration seen: {dict(os.environ)}")\n'
-                  '    columns = params["columns"]\n')]
+                  ('    if "columns" not in params:\n'
+                   '        raise KeyError(f"no columns named; the configuration seen: {dict(os.environ)}")\n'
+                   '    columns = params["columns"]\n'))]
 
 
 def _env_reporting_scaler(folder: Path) -> Path:

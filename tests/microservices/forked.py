@@ -11,6 +11,7 @@ the test process or the server.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import json
 import os
@@ -78,10 +79,8 @@ def serve() -> None:
     """The server: import the services' modules, then fork one child per request line (JSON) on stdin and answer
     each with the child's exit code on stdout."""
     for name in imported_modules():
-        try:
+        with contextlib.suppress(ImportError):  # the service's own run reports it
             importlib.import_module(name)
-        except ImportError:  # the service's own run reports it
-            pass
     answers = sys.stdout
     for line in sys.stdin:
         request = json.loads(line)

@@ -377,7 +377,7 @@ def test_a_parameter_of_the_wrong_type_is_refused_in_one_line(contracts, service
 @pytest.mark.parametrize("service", _with_parameters("int", "float"))
 def test_a_parameter_out_of_range_is_refused_in_one_line_or_used(contracts, service):
     contract = contracts[service]
-    params = {name: -1000 for name in contract.typed_parameters("int", "float")}
+    params = dict.fromkeys(contract.typed_parameters("int", "float"), -1000)
     run = contract.run("out-of-range", params)
     if run.outcome.exit_code != 0:
         run.explained_failure()

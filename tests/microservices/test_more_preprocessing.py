@@ -217,7 +217,7 @@ def test_high_missing_column_dropper_on_ames(run, ames, tmp_path):
 def test_high_cardinality_column_dropper(run, ames, penguins_split):
     out = run("high_cardinality_column_dropper", ames, {"max_categories": 20}).output
     train_in = ames.table("train")
-    text = [c for c in ames.feature_columns(train_in, numeric=False)]
+    text = list(ames.feature_columns(train_in, numeric=False))
     expected = {c for c in text if train_in[c].nunique() > 20}
     assert "Neighborhood" in expected
     assert set(out.table("test").columns) == set(train_in.columns) - expected

@@ -54,7 +54,7 @@ def chat_server(*replies: Reply) -> Iterator[ScriptedModel]:
     model = ScriptedModel(list(replies))
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 (http.server's naming)
+        def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             headers = {name.lower(): value for name, value in self.headers.items()}
             model.requests.append({"path": self.path, "body": body, "headers": headers})

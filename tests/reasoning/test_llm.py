@@ -11,7 +11,7 @@ import pytest
 from dagsmith import datasets
 from dagsmith.agents.intent import detect_intent
 from dagsmith.agents.profiler import profile_frame
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.intent.understanding import understand
 from dagsmith.config import LLMConfig, Settings
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.healing.interpret import interpret
@@ -133,7 +133,7 @@ def test_goals_and_code_are_data_in_the_prompt_never_instructions(reasoner_for):
 def test_prompts_are_bounded():
     assert len(as_data("source", "x" * 50_000)) < 6_200
     many = profile_frame(datasets.load("wa_churn").head(50))
-    from dagsmith.agents.understanding import columns_summary
+    from dagsmith.agents.intent.understanding import columns_summary
     assert all(len(line) < 400 for line in columns_summary(many).splitlines())
 
 
@@ -208,8 +208,8 @@ def test_the_reasoner_benchmark_compares_model_and_rules_on_the_suite_goals(reas
 
 def test_a_raw_newline_inside_a_json_string_is_accepted(reasoner_for):
     """llama.cpp's grammar lets a literal line break into a string; the answer is still well-formed enough."""
-    raw = '{"task_type": "binary_classification", "target": "churn", "task_type_reason": "churned\nor not",' \
-          ' "target_reason": "named", "confidence": 0.8}'
+    raw = ('{"task_type": "binary_classification", "target": "churn", "task_type_reason": "churned\nor not",'
+           ' "target_reason": "named", "confidence": 0.8}')
     with chat_server(Reply(raw)) as server:
         intent = understand("predict churn", churn(), reasoner_for(server))
     assert intent.provenance.reasoner == MODEL and "churned\nor not" in intent.reasons["task_type"]

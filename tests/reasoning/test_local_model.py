@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.intent.understanding import understand
 from dagsmith.catalog.analysis.code import analyze_code
 from dagsmith.catalog.analysis.code_llm import read_code
 from dagsmith.config import Settings

@@ -81,7 +81,8 @@ def test_a_secret_hunter_finds_nothing(engine, home, tmp_path):
     loot = json.loads(result.stdout)
     assert loot["files"]["/input/bundle.json"].startswith("{"), "the hunt did not run"  # it read what it may
     assert home[1] not in result.stdout + result.stderr
-    assert not [path for path in loot["files"] if any(part in path for part in ("secrets.json", "other-run", "test-secret"))]
+    assert not [path for path in loot["files"]
+                if any(part in path for part in ("secrets.json", "other-run", "test-secret"))]
     assert "DAGSMITH_TEST_SECRET" not in json.dumps(loot["environments"])
     assert diagnose(result).error_class is ErrorClass.CONTRACT, result.stderr
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dagsmith.ui.app import metric
+from dagsmith.ui.pages import metric
 
 
 @pytest.mark.parametrize("value, shown", [(3.0, "3"), (12, "12"), (0.876543, "0.8765"), (-1.5, "-1.5000"),

@@ -191,7 +191,8 @@ def test_a_user_plans_chooses_and_triggers_then_sees_only_what_is_theirs_or_shar
                                                          "user": "ana", "on_behalf_of": "ana"})
     assert bobs.wait(builder_dag_id("bob"), impersonating, timeout=300) == "failed"
     assert bobs.task_instances(builder_dag_id("bob"), impersonating)["owner"]["state"] == "failed"
-    assert f"{builder_dag_id('bob')} builds for bob only" in bobs.log_text(builder_dag_id("bob"), impersonating, "owner")
+    log = bobs.log_text(builder_dag_id("bob"), impersonating, "owner")
+    assert f"{builder_dag_id('bob')} builds for bob only" in log
 
     pipeline_id = wait_for_pipeline(served.settings, "ana")
     mine = ana.get(f"/api/pipelines/{pipeline_id}").json()
@@ -232,14 +233,16 @@ def test_several_targets_are_a_question_or_one_pipeline_each_built_and_run_throu
     # fields said outright win over the words, and travel from the form's plan to the run it triggers
     given = cai.post("/api/plan", json={"dataset": str(csv), "goal": "", "target": "rooms"})
     assert given.status_code == 200, given.text
-    assert given.json()["intent"]["target"] == "rooms" and "--target rooms" in given.json()["intent"]["reasons"]["target"]
+    intent = given.json()["intent"]
+    assert intent["target"] == "rooms" and "--target rooms" in intent["reasons"]["target"]
     form = {"dataset_path": str(csv), "goal": "", "target": "rooms", "columns": "rooms: bedrooms and others\noops"}
     refused = cai.post("/build/plan", data=form)
     assert refused.status_code == 422 and "line 2" in refused.text
     page = cai.post("/build/plan", data={**form, "columns": "rooms: bedrooms and others"})
     assert page.status_code == 200 and '"columns": {"rooms": "bedrooms and others"}' in page.text
 
-    [price, rooms] = cai.post("/api/plan", json={"dataset": str(csv), "goal": goal, "each_target": True}).json()["plans"]
+    plans = cai.post("/api/plan", json={"dataset": str(csv), "goal": goal, "each_target": True}).json()["plans"]
+    [price, rooms] = plans
     second = next(s for s in rooms["recommendation"]["stages"] if s["stage"] == "modelling")["candidates"][1]
     started = cai.post("/api/runs", json={"dataset": str(csv), "goal": goal, "each_target": True,
                                           "target_choices": {"rooms": {"modelling": second["microservice"]}},

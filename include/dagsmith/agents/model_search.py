@@ -16,6 +16,7 @@ from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import ConstraintKind, Intent, find_constraint
 from dagsmith.models.plan import ModelSearch, StageRecommendation
 from dagsmith.models.profile import DatasetProfile
+from dagsmith_kit.metrics import METRICS
 
 #: Models fitted side by side at most (the recommender's order).
 MAX_CANDIDATES = 3
@@ -32,7 +33,7 @@ SEARCH_SHARE_OF_GOAL = 0.6
 DEFAULT_METRIC = {TaskType.BINARY_CLASSIFICATION: "roc_auc", TaskType.MULTICLASS_CLASSIFICATION: "roc_auc",
                   TaskType.REGRESSION: "r2", TaskType.TIME_SERIES_FORECASTING: "r2"}
 #: Metrics that weigh a rare class as much as a common one (see ``class_weighting``).
-CLASS_BALANCED_METRICS = frozenset({"f1_macro", "balanced_accuracy", "f1", "recall", "precision"})
+CLASS_BALANCED_METRICS = frozenset(name for name, metric in METRICS.items() if metric.class_balanced)
 
 
 def budget(profile: DatasetProfile, intent: Intent, configured: float | None) -> tuple[float, str]:

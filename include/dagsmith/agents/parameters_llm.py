@@ -13,7 +13,7 @@ import math
 
 from pydantic import BaseModel
 
-from dagsmith.agents.understanding import columns_summary
+from dagsmith.agents.intent.understanding import columns_summary
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.models.catalog import Parameter
 from dagsmith.models.intent import Intent

@@ -9,10 +9,11 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from dagsmith.agents import builder
-from dagsmith.agents.column_requests import excluded_columns
+from dagsmith.agents.choices import parse_choices
+from dagsmith.agents.intent.column_requests import excluded_columns
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import analysis_mode, recommend
-from dagsmith.agents.understanding import understand, understand_targets
+from dagsmith.agents.intent.understanding import understand, understand_targets
 from dagsmith.catalog import repository
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.config import Settings
@@ -129,7 +130,7 @@ def plan_each(
     One pipeline, or one per target when the goal names several columns to predict and asks for a model of each
     (or ``each_target`` asks for it), unless ``single``; several targets without that request are a question
     (``SeveralTargets``). ``choose`` are a person's choice lines over ``choices``, read once the targets are known
-    (``builder.parse_choices``: ``TARGET: STAGE=MICROSERVICE`` chooses for that target's pipeline only). ``ask`` lets a
+    (``choices.parse_choices``: ``TARGET: STAGE=MICROSERVICE`` chooses for that target's pipeline only). ``ask`` lets a
     person choose among the ranked candidates before each build (interactive): it is given the intent, its ranking
     and what was chosen for it already, and answers for the stages left open. ``given`` are fields stated outright
     (target, task, metric, columns to leave out, time budget): each wins over the goal's words; ``answered`` says they
@@ -139,7 +140,7 @@ def plan_each(
     asking; a target or task given now (with ``save``) is remembered for the next time.
 
     Raises ``DatasetError`` (unreadable data), ``AmbiguousGoal``, ``InvalidIntent`` (e.g. unknown target),
-    ``FieldError`` (a given field that cannot be used), ``EmptyCatalog`` and ``builder.ChoiceError``, each with a
+    ``FieldError`` (a given field that cannot be used), ``EmptyCatalog`` and ``choices.ChoiceError``, each with a
     message meant for the user.
     """
     timings: dict[str, float] = {}
@@ -172,7 +173,7 @@ def plan_each(
                                                             embedder=embedder))
     targets = [intent.target for intent in intents if intent.target]
     # every line is checked against the targets before anything is built: a wrong one stores no pipeline
-    chosen = [{**(choices or {}), **builder.parse_choices(list(choose), intent.target, targets)} for intent in intents]
+    chosen = [{**(choices or {}), **parse_choices(list(choose), intent.target, targets)} for intent in intents]
     built = [plan_for(intent, picked) for intent, picked in zip(intents, chosen, strict=True)]
     if not save:
         return [one for one, _ in built]

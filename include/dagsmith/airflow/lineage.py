@@ -6,7 +6,7 @@ tools show the pipeline as it really ran rather than as it was planned.
 - What ran: the ``dagsmith_step`` run facet names the try's microservice, its code version, its outcome and the
   self-healing substitution that put it there, with the reason.
 
-The step operator notes its try while it runs (``execution.run.TryObserver``) and builds this from the note when
+The step operator notes its try while it runs (``execution.attempts.TryObserver``) and builds this from the note when
 the provider asks (``get_openlineage_facets_on_complete`` / ``_on_failure``), so emitting reads nothing from the
 store. The provider imports this module only when it emits: a parse of a pipeline DAG never loads OpenLineage.
 Nothing is sent until an operator configures a transport (``AIRFLOW__OPENLINEAGE__TRANSPORT``).
@@ -19,7 +19,7 @@ from attrs import define
 from openlineage.client.event_v2 import Dataset
 from openlineage.client.facet_v2 import RunFacet
 
-from dagsmith.execution.run import Try
+from dagsmith.execution.attempts import Try
 from dagsmith.healing.classify import Diagnosis
 from dagsmith.models.execution import StepStatus
 

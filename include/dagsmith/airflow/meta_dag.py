@@ -42,7 +42,8 @@ from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOpe
 from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from dagsmith.agents.builder import ChoiceError, parse_choices, top_choices_markdown
+from dagsmith.agents.approval import top_choices_markdown
+from dagsmith.agents.choices import ChoiceError, parse_choices
 from dagsmith.agents.intent.given import KNOWN_METRICS, FieldError
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, read_intents, recommend_stages, remember_reading
 from dagsmith.agents.profiler import profile_dataset

@@ -26,8 +26,10 @@ from dagsmith.airflow.run_params import run_dataset, run_user, runtime_param
 from dagsmith.airflow.scoring_dag import build_scoring
 from dagsmith.airflow.step_operator import StepOperator
 from dagsmith.config import EXECUTION_VARIABLE, Settings
+from dagsmith.execution import closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.specs import dag_id, read_spec, specs_dir
+from dagsmith.healing import policy as healing
 from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus
 
 log = logging.getLogger(__name__)
@@ -39,10 +41,10 @@ def _heal_on_retry(context) -> None:
     execution_id = ti.xcom_pull(task_ids="start")
     position = int(ti.task_id.split("_", 2)[1])
     try:
-        decision = execution.heal(execution_id, position, settings=Settings.from_env())
+        decision = healing.heal(execution_id, position, settings=Settings.from_env())
         if decision:
             log.info("self-healing: %s", decision.reason)
-    except execution.CandidatesExhausted as exc:
+    except healing.CandidatesExhausted as exc:
         log.error("self-healing: %s", exc)
 
 
@@ -50,7 +52,7 @@ def build(spec: DagSpec, known: dict[str, str] | None = None) -> DAG:
     """The child DAG for one pipeline spec; with ``known`` logins (under FAB) granted to its owner only if they are
     one of them (``ownership.pipeline_access``)."""
     steps = spec.steps
-    retries = execution.retries_for([s.alternatives for s in steps])
+    retries = healing.retries_for([s.alternatives for s in steps])
     source = assets.dataset_asset(spec.dataset)
     with DAG(
         dag_id=dag_id(spec.pipeline_id),
@@ -102,7 +104,7 @@ def build(spec: DagSpec, known: dict[str, str] | None = None) -> DAG:
         def finish(execution_id: int | None, outlet_events=None) -> dict:
             if execution_id is None:  # start refused the run (a dataset outside the roots, say): nothing to close
                 raise AirflowFailException(f"pipeline {spec.pipeline_id} did not start; see the start task's log")
-            summary = execution.finish(execution_id, settings=Settings.from_env())
+            summary = closing.finish(execution_id, settings=Settings.from_env())
             if summary["status"] != PipelineStatus.COMPLETED:
                 raise AirflowFailException(f"pipeline {spec.pipeline_id} failed; see the execution's trace")
             for produced in (model, predictions):  # emitted only when the task succeeds
@@ -135,7 +137,7 @@ def _search_tasks(step: DagStep, started) -> tuple[list, object]:
             from dagsmith.execution.search import select_model
 
             return select_model(execution_id, position, settings=Settings.from_env())
-        except execution.CandidatesExhausted as exc:
+        except healing.CandidatesExhausted as exc:
             raise AirflowFailException(str(exc)) from None
 
     candidates = [StepOperator(task_id=f"step_{position:02d}_{stage}__{name}", position=position, candidate=name,
@@ -154,7 +156,7 @@ def load_dags(specs: list[Path]) -> dict[str, DAG]:
         try:
             spec = read_spec(path)
             built = [build(spec, known), build_scoring(spec, known)]
-        except Exception as exc:  # a spec's fault is its pipeline's alone, whatever it is
+        except Exception as exc:  # noqa: BLE001 - a spec's fault is its pipeline's alone, whatever it is
             log.error("skipping pipeline spec %s: %s", path, exc)
             continue
         dags |= {dag.dag_id: dag for dag in built}

@@ -43,6 +43,7 @@ from dagsmith.config import Settings
 from dagsmith.errors import ServiceUnavailable
 from dagsmith.runtime import check_runtime
 from dagsmith.store.databases import named_database
+import contextlib
 
 SERVICES = ("api-server", "scheduler", "dag-processor", "triggerer")
 #: Each service's own options: the api-server's address is added in ``start``; no log server listens.
@@ -277,10 +278,8 @@ class LocalDeployment:
 
 
 def _signal(process: subprocess.Popen, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _loopback(host: str) -> bool:

@@ -19,8 +19,9 @@ from airflow.providers.docker.operators.docker import DockerOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.config import Settings
-from dagsmith.execution import run as execution
-from dagsmith.execution.run import Try
+from dagsmith.execution import attempts
+from dagsmith.execution.attempts import Try
+from dagsmith.healing import policy as healing
 from dagsmith.healing.classify import Diagnosis
 from dagsmith.runtime import runtime_named
 from dagsmith.runtime.base import InvocationResult, RuntimeUnavailable
@@ -68,13 +69,13 @@ class StepOperator(DockerOperator):
 
                 return run_candidate(execution_id, self.position, self.candidate, runtime=runtime,
                                      settings=settings, observe=self._note)
-            return execution.run_step(execution_id, self.position, runtime=runtime, settings=settings,
+            return attempts.run_step(execution_id, self.position, runtime=runtime, settings=settings,
                                       observe=self._note)
-        except execution.StepFailed as exc:
+        except attempts.StepFailed as exc:
             if self.candidate:  # one fewer model to choose from; no retry runs another
                 raise AirflowFailException(str(exc)) from None
             raise
-        except (execution.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
+        except (healing.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
             raise AirflowFailException(str(exc)) from None
 
     def _note(self, attempt: Try, diagnosis: Diagnosis | None) -> None:

@@ -207,14 +207,15 @@ def _markdown(result: dict) -> str:
         "",
         "| indexing | services | validate s | analyse s | embed s | store s | services/s |",
         "|---|---|---|---|---|---|---|",
-        f"| real upload path (shipped catalog) | {real['services']} | {real['validate_s']} | {real['analyze_s']} | "
-        f"{real['embed_s']} | {real['store_s']} | {real['services_per_s']} |",
-        f"| synthetic bulk index | {synthetic['services']} | - | - | {synthetic['embed_s']} | {synthetic['store_s']} | "
-        f"{round(synthetic['services'] / max(synthetic['embed_s'] + synthetic['store_s'], 1e-9), 1)} |",
+        (f"| real upload path (shipped catalog) | {real['services']} | {real['validate_s']} | {real['analyze_s']} | "
+         f"{real['embed_s']} | {real['store_s']} | {real['services_per_s']} |"),
+        (f"| synthetic bulk index | {synthetic['services']} | - | - | {synthetic['embed_s']} | "
+         f"{synthetic['store_s']} | "
+         f"{round(synthetic['services'] / max(synthetic['embed_s'] + synthetic['store_s'], 1e-9), 1)} |"),
         "",
-        f"Search over {search['catalog_size']:,} microservices, {search['queries']} queries, top-{search['k']}, "
-        f"HNSW index used: {search['uses_hnsw_index']}, ef_search {search['ef_search']}, "
-        f"recall@{search['k']} against an exact scan: {search['recall_at_k']}",
+        (f"Search over {search['catalog_size']:,} microservices, {search['queries']} queries, top-{search['k']}, "
+         f"HNSW index used: {search['uses_hnsw_index']}, ef_search {search['ef_search']}, "
+         f"recall@{search['k']} against an exact scan: {search['recall_at_k']}"),
         "",
         "| search latency | p50 ms | p95 ms | p99 ms | mean ms |",
         "|---|---|---|---|---|",

@@ -88,7 +88,7 @@ class Reading:
 
 def read(goal: LabelledGoal, *, documented: bool = False) -> Reading:
     """The reading planning makes of the goal (task type, target, confidence), or ``ask``."""
-    from dagsmith.agents.understanding import understand
+    from dagsmith.agents.intent.understanding import understand
     from dagsmith.models.intent import Question
 
     try:

@@ -65,7 +65,8 @@ def _markdown(results: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="row counts (default 1000 50000 500000)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES),
+                        help="row counts (default 1000 50000 500000)")
     parser.add_argument("--repeats", type=int, default=3, help="plans per size; the median is reported")
     parser.add_argument("--catalog", type=Path, default=Path("microservices"))
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")

@@ -91,7 +91,8 @@ def _reduction(bundle: Bundle, frame: pd.DataFrame, labels: pd.Series | None) ->
     if r2 is not None:
         result["reconstruction_r2"] = r2
     if labels is not None and len(labels) == len(values) and labels.nunique() > 1:
-        result["label_silhouette"] = skm.silhouette_score(values, labels.astype(str), sample_size=min(len(values), 5000),
+        result["label_silhouette"] = skm.silhouette_score(values, labels.astype(str),
+                                                          sample_size=min(len(values), 5000),
                                                           random_state=0)
     return Quality(True, result)
 

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from dagsmith.agents.profiler import profile_frame
-from dagsmith.agents.understanding import understand
+from dagsmith.agents.intent.understanding import understand
 from dagsmith.bench.suite import BenchTask, load_suite
 from dagsmith.config import Settings
 from dagsmith.models.intent import Intent, Question

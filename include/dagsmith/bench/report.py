@@ -163,7 +163,8 @@ def peers_summary(ours: list[TaskResult], peers: list[PeerResult]) -> dict[str, 
     pairs = [(mine[p.task], p) for p in peers if p.success and p.task in mine]
     auc = [(o.quality["roc_auc"], p.quality["roc_auc"]) for o, p in pairs
            if "roc_auc" in o.quality and "roc_auc" in p.quality]
-    nrmse = [(o.quality["nrmse"], p.quality["nrmse"]) for o, p in pairs if "nrmse" in o.quality and "nrmse" in p.quality]
+    nrmse = [(o.quality["nrmse"], p.quality["nrmse"]) for o, p in pairs
+             if "nrmse" in o.quality and "nrmse" in p.quality]
     # per task, ours minus the peer's on the metric that judges it (greater is better for both)
     differences = sorted(((o.task, metric, o.quality[metric] - p.quality[metric]) for o, p in pairs
                           if (metric := _judging_metric(o.quality)) and metric in p.quality), key=lambda d: d[2])
@@ -171,7 +172,8 @@ def peers_summary(ours: list[TaskResult], peers: list[PeerResult]) -> dict[str, 
         "auc_difference": _mean([d for _, m, d in differences if m == "roc_auc"]),
         "r2_difference": _mean([d for _, m, d in differences if m == "r2"]),
         "worst": [{"task": task, "metric": metric, "difference": round(d, 4)} for task, metric, d in differences[:10]],
-        "peer": peers[0].peer if peers else None, "tasks": len(peers), "peer_success_rate": _rate_of([p.success for p in peers]),
+        "peer": peers[0].peer if peers else None, "tasks": len(peers),
+        "peer_success_rate": _rate_of([p.success for p in peers]),
         "paired": len(pairs), "other_target": sum(r.success and not r.intent_ok for r in ours),
         "our_auc": _mean([a for a, _ in auc]), "peer_auc": _mean([b for _, b in auc]),
         "auc_ratio": _mean([a / b for a, b in auc if b]),
@@ -241,16 +243,17 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 def markdown(summary: dict[str, Any]) -> str:
     """The report: each published table with our figures beside the published ones."""
-    parts = [f"# dagsmith bench\n\nGenerated {summary['generated']} on {summary['machine']['platform']} "
-             f"({summary['machine']['cpus']} CPUs, Python {summary['machine']['python']}). Published figures: "
-             "BENCHMARK.md (150 tasks, GPT-4 reasoner); ours: the deterministic reasoner."]
+    parts = [(f"# dagsmith bench\n\nGenerated {summary['generated']} on {summary['machine']['platform']} "
+              f"({summary['machine']['cpus']} CPUs, Python {summary['machine']['python']}). Published figures: "
+              "BENCHMARK.md (150 tasks, GPT-4 reasoner); ours: the deterministic reasoner.")]
     rows = []
     for name, ours in summary["configurations"].items():
         theirs = PUBLISHED.get(name, {})
         rows.append([name, f"{ours['successes']}/{ours['tasks']}", _figure(ours["success_rate"]),
                      _figure(theirs.get("success_rate")), _figure(ours["median_seconds"], False),
-                     _figure(ours["p90_seconds"], False), f"{theirs.get('median_seconds', '–')} / "
-                     f"{theirs.get('p90_seconds', '–')}", f"{_figure(ours['auc'], False)} / {_figure(ours['nrmse'], False)}",
+                     _figure(ours["p90_seconds"], False), (f"{theirs.get('median_seconds', '–')} / "
+                     f"{theirs.get('p90_seconds', '–')}"),
+                     f"{_figure(ours['auc'], False)} / {_figure(ours['nrmse'], False)}",
                      f"{theirs.get('auc', '–')} / {theirs.get('nrmse', '–')}"])
     parts.append("## Configurations\n\n" + _table(
         ["configuration", "succeeded", "success", "published", "median s", "p90 s", "published median / p90 s",

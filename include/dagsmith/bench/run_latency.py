@@ -6,10 +6,10 @@ dataset and a goal are planned (agents A1-A4) and run as the pipeline's own Airf
 running deployment, started once for the benchmark, where the meta-DAG plans and the scheduler runs the
 pipeline). Reported per task type, path and runtime: median and p90 time to results (goal submitted to final
 output), and where the time goes: planning (on the warm path, the meta-DAG's planning tasks), the time in which
-microservice invocations run (side by side ones counted once), and the rest (Airflow start-up, scheduling, task overhead, waiting for a new DAG to be
-registered). ``local-unsandboxed`` is the local runtime with ``DAGSMITH_UNSAFE_NO_SANDBOX=1``, measured only to
-price the sandbox (in-process only): the local runtime's and the container runtime's overheads are their
-invocation times over it, for the same steps.
+microservice invocations run (side by side ones counted once), and the rest (Airflow start-up, scheduling, task
+overhead, waiting for a new DAG to be registered). ``local-unsandboxed`` is the local runtime with
+``DAGSMITH_UNSAFE_NO_SANDBOX=1``, measured only to price the sandbox (in-process only): the local runtime's and the
+container runtime's overheads are their invocation times over it, for the same steps.
 """
 
 from __future__ import annotations
@@ -157,8 +157,8 @@ def run(tasks: list[str], runtimes: list[str], repeats: int, paths: list[str]) -
 
 
 def _markdown(rows: list[dict]) -> str:
-    lines = ["| task | path | runtime | ok | median s | p90 s | planning s | invocations s | Airflow and other s | "
-             "Airflow share |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [("| task | path | runtime | ok | median s | p90 s | planning s | invocations s | Airflow and other s | "
+              "Airflow share |"), "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         share = r["airflow_s"] / r["median_s"] if r["median_s"] else 0
         lines.append(f"| {r['task']} | {r['path']} | {r['runtime']} | {r['succeeded']}/{r['runs']} | {r['median_s']} "
@@ -169,8 +169,8 @@ def _markdown(rows: list[dict]) -> str:
         ratios = [r["invocations_s"] / base[r["task"]]["invocations_s"] for r in rows
                   if r["runtime"] == runtime and r["task"] in base and base[r["task"]]["invocations_s"]]
         if ratios:
-            lines += ["", f"{label}: invocations take {statistics.median(ratios):.2f}x the unsandboxed local "
-                          "runtime's (median over task types)."]
+            lines += ["", (f"{label}: invocations take {statistics.median(ratios):.2f}x the unsandboxed local "
+                           "runtime's (median over task types).")]
     return "\n".join(lines)
 
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 
 from dagsmith import datasets
-from dagsmith.agents.builder import ChoiceError
+from dagsmith.agents.choices import ChoiceError
 from dagsmith.agents.planner import EmptyCatalog, build_pipeline, plan, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.stages import ordered
@@ -37,7 +37,7 @@ from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
 from dagsmith.config import Settings
 from dagsmith.data.dictionary import write_sidecar
-from dagsmith.data.readers import DatasetError
+from dagsmith.data.sniffing import DatasetError
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.learning.patterns import load_history

@@ -31,7 +31,8 @@ _CLASSIFICATION_METRICS = frozenset({"roc_auc", "f1", "accuracy", "balanced_accu
 #: from the components explains: the explained variance ratio for PCA, defined for any reducer), label_silhouette
 #: (how well the components keep the labelled groups apart), anomaly_roc_auc / anomaly_average_precision (anomaly
 #: scores against the rarer label, the anomalies), anomaly_precision / anomaly_recall (the flagged rows against those
-#: anomalies: how many flags are right, how many anomalies are flagged) and statistics_match (EDA statistics equal a reference within 1e-6).
+#: anomalies: how many flags are right, how many anomalies are flagged) and statistics_match (EDA statistics equal a
+#: reference within 1e-6).
 METRICS: dict[TaskType, frozenset[str]] = {
     TaskType.BINARY_CLASSIFICATION: _CLASSIFICATION_METRICS,
     TaskType.MULTICLASS_CLASSIFICATION: _CLASSIFICATION_METRICS,

@@ -100,7 +100,8 @@ class _Visitor(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self.facts.imports.add(alias.name)
-            self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+            top = alias.name.split(".")[0]
+            self.aliases[alias.asname or top] = alias.name if alias.asname else top
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
@@ -177,7 +178,8 @@ class _Visitor(ast.NodeVisitor):
     def visit_Subscript(self, node: ast.Subscript) -> None:
         base = _dotted(node.value) or ""
         ok, key = _literal(node.slice)
-        if _PARAM_CONTAINER.search(base.split(".")[-1]) and ok and isinstance(key, str) and isinstance(node.ctx, ast.Load):
+        if _PARAM_CONTAINER.search(base.split(".")[-1]) and ok and isinstance(key, str) \
+                and isinstance(node.ctx, ast.Load):
             self._record_param(key, None, required=True)
         self.generic_visit(node)
 
@@ -235,10 +237,7 @@ class _Visitor(ast.NodeVisitor):
             self._keyword_stack.pop()
 
     def _mentions_params(self, node: ast.Call) -> bool:
-        for child in ast.walk(node):
-            if isinstance(child, ast.Name) and _PARAM_CONTAINER.search(child.id):
-                return True
-        return False
+        return any(isinstance(child, ast.Name) and _PARAM_CONTAINER.search(child.id) for child in ast.walk(node))
 
     def _argparse_param(self, node: ast.Call) -> None:
         ok, flag = _literal(node.args[0])

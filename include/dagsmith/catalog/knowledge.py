@@ -1,219 +1,43 @@
-"""What library calls mean: the knowledge the static analyzer uses to turn code facts into a description.
+"""What code means: the knowledge the static analyzer uses to turn code facts into a description.
 
 Each entry says which stage a call is evidence for, how to say what it does in a sentence, which tasks it
 fits and what it demands of its input. Names are matched on the last part of a resolved symbol (a class or
-function of scikit-learn, pandas, scipy, matplotlib) or on a method name called on a DataFrame.
+function of scikit-learn, pandas, scipy, matplotlib: ``catalog.library``; or of dagsmith_kit, below) or on a method
+name called on a DataFrame.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from dagsmith.catalog.library import ANOMALY, CLUSTERING, LIBRARY_SYMBOLS, REDUCTION, REGRESSION, Meaning
 from dagsmith.models.catalog import CLASSIFICATION_TASKS, Stage, TaskType
 
-REGRESSION = (TaskType.REGRESSION,)
-
-
-@dataclass(frozen=True)
-class Meaning:
-    stage: Stage
-    phrase: str
-    weight: float = 3.0
-    tasks: tuple[TaskType, ...] = ()
-    numeric_only: bool = False  # the estimator fails on text columns
-    handles_missing: bool = False  # the estimator accepts NaN
-    handles_categorical: bool = False
-    strength: float | None = None  # a model's usual accuracy on tabular data, relative to the best family (1.0)
-
-
-def _model(phrase: str, tasks, *, strength: float, missing: bool = False, categorical: bool = False) -> Meaning:
-    return Meaning(Stage.MODELLING, phrase, 4.0, tuple(tasks), numeric_only=not categorical,
-                   handles_missing=missing, handles_categorical=categorical, strength=strength)
-
-
-def _clf(phrase: str, **kw) -> Meaning:
-    return _model(phrase, CLASSIFICATION_TASKS, **kw)
-
-
-def _reg(phrase: str, **kw) -> Meaning:
-    return _model(phrase, REGRESSION, **kw)
-
-
-def _twins(family: str, phrase: str, **kw) -> dict[str, Meaning]:
-    """A family's classifier and regressor, alike but for the task: ``{}`` in ``phrase`` says which."""
-    return {f"{family}Classifier": _clf(phrase.format("classifier"), **kw),
-            f"{family}Regressor": _reg(phrase.format("regressor"), **kw)}
-
-
-def _metric(phrase: str, tasks) -> Meaning:
-    return Meaning(Stage.EVALUATION, phrase, 2.0, tuple(tasks))
-
-
-_CLUSTERING = (TaskType.CLUSTERING,)
-_ANOMALY = (TaskType.ANOMALY_DETECTION,)
-_REDUCTION = (TaskType.DIMENSIONALITY_REDUCTION,)
-
-#: Classes and functions, by name (scikit-learn unless said otherwise).
+#: Classes and functions by name: the libraries' (``catalog.library``) and dagsmith_kit's helpers that carry a stage
+#: of their own.
 SYMBOLS: dict[str, Meaning] = {
-    # imputation
-    "SimpleImputer": Meaning(Stage.IMPUTATION, "fills missing values with a per-column statistic (mean, median or most frequent value)"),
-    "KNNImputer": Meaning(Stage.IMPUTATION, "fills missing values (gaps) from the most similar rows, its k nearest neighbours (KNN imputation)"),
-    "IterativeImputer": Meaning(Stage.IMPUTATION, "fills missing values by modelling each column from the others (iterative, multivariate imputation)"),
-    # splitting
-    "train_test_split": Meaning(Stage.SPLITTING, "splits the rows into a training set and a held-out test set"),
-    "TimeSeriesSplit": Meaning(Stage.SPLITTING, "splits rows in time order"),
-    "GroupShuffleSplit": Meaning(Stage.SPLITTING, "splits rows into train and test by group, so no group appears in both"),
-    # encoding
-    "OneHotEncoder": Meaning(Stage.ENCODING, "one-hot encodes categorical columns into binary indicator columns"),
-    "OrdinalEncoder": Meaning(Stage.ENCODING, "encodes categorical columns as integer codes (ordinal encoding)"),
-    "TargetEncoder": Meaning(Stage.ENCODING, "replaces each category by the average target value seen for that category (target encoding)"),
-    "LabelEncoder": Meaning(Stage.ENCODING, "encodes labels as integers", 2.0),
-    "get_dummies": Meaning(Stage.ENCODING, "one-hot encodes categorical columns (dummy variables)"),
-    # scaling
-    "StandardScaler": Meaning(Stage.SCALING, "standardises numeric features to zero mean and unit variance (z-score scaling)", handles_missing=True),
-    "MinMaxScaler": Meaning(Stage.SCALING, "rescales numeric features to a fixed range such as 0 to 1 (min-max normalisation)", handles_missing=True),
-    "RobustScaler": Meaning(Stage.SCALING, "scales numeric features by median and interquartile range, robust to outliers", handles_missing=True),
-    "MaxAbsScaler": Meaning(Stage.SCALING, "scales numeric features by their maximum absolute value", handles_missing=True),
-    "QuantileTransformer": Meaning(Stage.SCALING, "maps numeric features to a uniform or normal distribution"),
-    "PowerTransformer": Meaning(Stage.SCALING, "makes numeric features more Gaussian (Yeo-Johnson or Box-Cox)"),
-    # feature selection and creation
-    "VarianceThreshold": Meaning(Stage.FEATURE_SELECTION, "removes low-variance features"),
-    "SelectKBest": Meaning(Stage.FEATURE_SELECTION, "keeps the k features most related to the target (univariate feature selection)"),
-    "SelectPercentile": Meaning(Stage.FEATURE_SELECTION, "keeps the top percentile of features by a univariate score"),
-    "RFE": Meaning(Stage.FEATURE_SELECTION, "recursively eliminates the weakest features"),
-    "SelectFromModel": Meaning(Stage.FEATURE_SELECTION, "keeps the features a model finds important"),
-    "mutual_info_classif": Meaning(Stage.FEATURE_SELECTION, "scores features by mutual information with the target", 1.0),
-    "f_classif": Meaning(Stage.FEATURE_SELECTION, "scores features with ANOVA F-tests", 1.0),
-    "f_regression": Meaning(Stage.FEATURE_SELECTION, "scores features with univariate regression F-tests", 1.0),
-    "PolynomialFeatures": Meaning(Stage.FEATURE_ENGINEERING, "creates polynomial and interaction features from numeric columns"),
-    "SplineTransformer": Meaning(Stage.FEATURE_ENGINEERING, "creates spline basis features"),
-    "KBinsDiscretizer": Meaning(Stage.FEATURE_ENGINEERING, "bins numeric features into intervals"),
-    "MissingIndicator": Meaning(Stage.FEATURE_ENGINEERING, "adds indicator columns flagging where values are missing"),
-    "FeatureHasher": Meaning(Stage.ENCODING, "hashes categorical values into a fixed number of numeric columns (hashing trick)"),
-    "log1p": Meaning(Stage.SCALING, "log-transforms skewed non-negative features (log1p)"),
-    # type conversion and loading (pandas)
-    "to_numeric": Meaning(Stage.TYPE_CONVERSION, "converts numeric-looking text columns to numbers", 2.0),
-    "to_datetime": Meaning(Stage.TYPE_CONVERSION, "parses date and time values", 1.5),
-    "read_csv": Meaning(Stage.LOADING, "reads CSV and other delimited text files", 2.0),
-    "read_excel": Meaning(Stage.LOADING, "reads Excel workbooks", 2.0),
-    "read_json": Meaning(Stage.LOADING, "reads JSON and JSON-lines files", 2.0),
-    "json_normalize": Meaning(Stage.LOADING, "flattens nested JSON records into columns", 2.0),
-    "zscore": Meaning(Stage.OUTLIER_HANDLING, "computes z-scores", 1.0),
-    # classification models
-    "LogisticRegression": _clf("logistic regression classifier: an interpretable linear model giving class probabilities for yes/no or multi-class outcomes", strength=0.85),
-    "RandomForestClassifier": _clf("random forest classifier (ensemble of decision trees)", missing=True, strength=0.95),
-    "SVC": _clf("support vector machine classifier (kernel SVM)", strength=0.85),
-    "LinearSVC": _clf("linear support vector classifier", strength=0.8),
-    "GaussianNB": _clf("Gaussian naive Bayes classifier", strength=0.7),
-    "MultinomialNB": _clf("multinomial naive Bayes classifier", strength=0.7),
-    "DecisionTreeClassifier": _clf("decision tree classifier (readable rules)", missing=True, strength=0.7),
-    "AdaBoostClassifier": _clf("AdaBoost classifier", strength=0.85),
-    "SGDClassifier": _clf("linear classifier trained with stochastic gradient descent", strength=0.8),
-    "RidgeClassifier": _clf("ridge classifier", strength=0.8),
-    "LinearDiscriminantAnalysis": _clf("linear discriminant analysis classifier (shared-covariance Gaussian classes, linear boundaries)", strength=0.8),
-    # regression models
-    "LinearRegression": _reg("ordinary least squares linear regression predicting a numeric target", strength=0.8),
-    "Ridge": _reg("ridge regression (L2-regularised linear regression)", strength=0.8),
-    "Lasso": _reg("lasso regression (L1-regularised linear regression)", strength=0.8),
-    "ElasticNet": _reg("elastic net regression", strength=0.8),
-    "RandomForestRegressor": _reg("random forest regressor (ensemble of regression trees)", missing=True, strength=0.95),
-    "SVR": _reg("support vector regression", strength=0.85),
-    "DecisionTreeRegressor": _reg("decision tree regressor", missing=True, strength=0.7),
-    "HuberRegressor": _reg("Huber regression (linear regression robust to outliers in the target)", strength=0.8),
-    # model families with a classifier and a regressor alike
-    **_twins("ExtraTrees", "extremely randomised trees {}", strength=0.95),
-    **_twins("GradientBoosting", "gradient boosting {}", strength=1.0),
-    **_twins("HistGradientBoosting",
-             "gradient boosted trees {} (histogram-based gradient boosting, fast on large tables)",
-             missing=True, categorical=True, strength=1.0),
-    **_twins("LGBM", "LightGBM gradient boosted trees {} (leaf-wise boosting, fast on large tables)",
-             missing=True, categorical=True, strength=1.0),
-    **_twins("KNeighbors", "k-nearest-neighbours {}", strength=0.75),
-    **_twins("MLP", "multi-layer perceptron neural network {}", strength=0.85),
-    # clustering
-    "KMeans": Meaning(Stage.CLUSTERING, "groups rows into k clusters around centroids (k-means clustering)", 4.0, _CLUSTERING, True),
-    "MiniBatchKMeans": Meaning(Stage.CLUSTERING, "mini-batch k-means clustering for large tables", 4.0, _CLUSTERING, True),
-    "DBSCAN": Meaning(Stage.CLUSTERING, "density-based clustering that finds clusters of any shape and marks noise points (DBSCAN)", 4.0, _CLUSTERING, True),
-    "HDBSCAN": Meaning(Stage.CLUSTERING, "hierarchical density-based clustering (HDBSCAN)", 4.0, _CLUSTERING, True),
-    "OPTICS": Meaning(Stage.CLUSTERING, "density-based OPTICS clustering", 4.0, _CLUSTERING, True),
-    "AgglomerativeClustering": Meaning(Stage.CLUSTERING, "hierarchical agglomerative clustering that merges the closest groups", 4.0, _CLUSTERING, True),
-    "GaussianMixture": Meaning(Stage.CLUSTERING, "probabilistic clustering with a Gaussian mixture model (soft cluster membership)", 4.0, _CLUSTERING, True),
-    "SpectralClustering": Meaning(Stage.CLUSTERING, "spectral clustering", 4.0, _CLUSTERING, True),
-    "Birch": Meaning(Stage.CLUSTERING, "BIRCH clustering", 4.0, _CLUSTERING, True),
-    # dimensionality reduction
-    "PCA": Meaning(Stage.DIMENSIONALITY_REDUCTION, "projects numeric features onto principal components (PCA)", 3.0, _REDUCTION, True),
-    "TruncatedSVD": Meaning(Stage.DIMENSIONALITY_REDUCTION, "reduces dimensions with truncated singular value decomposition (works on uncentred or sparse data)", 3.0, _REDUCTION, True),
-    "TSNE": Meaning(Stage.DIMENSIONALITY_REDUCTION, "embeds rows in two dimensions with t-SNE for visual exploration", 4.0, _REDUCTION, True),
-    "Isomap": Meaning(Stage.DIMENSIONALITY_REDUCTION, "non-linear dimensionality reduction with Isomap", 4.0, _REDUCTION, True),
-    "UMAP": Meaning(Stage.DIMENSIONALITY_REDUCTION, "non-linear dimensionality reduction with UMAP", 4.0, _REDUCTION, True),
-    "NMF": Meaning(Stage.DIMENSIONALITY_REDUCTION, "non-negative matrix factorisation", 3.0, _REDUCTION, True),
-    "FactorAnalysis": Meaning(Stage.DIMENSIONALITY_REDUCTION, "factor analysis", 3.0, _REDUCTION, True),
-    # anomaly detection
-    "IsolationForest": Meaning(Stage.ANOMALY_DETECTION, "scores how anomalous each row is with an isolation forest", 4.0, _ANOMALY, True),
-    "LocalOutlierFactor": Meaning(Stage.ANOMALY_DETECTION, "flags rows whose local density is much lower than their neighbours' (local outlier factor)", 4.0, _ANOMALY, True),
-    "OneClassSVM": Meaning(Stage.ANOMALY_DETECTION, "one-class SVM novelty detection", 4.0, _ANOMALY, True),
-    "EllipticEnvelope": Meaning(Stage.ANOMALY_DETECTION, "robust covariance outlier detection", 4.0, _ANOMALY, True),
-    "median_abs_deviation": Meaning(Stage.ANOMALY_DETECTION, "uses the median absolute deviation", 1.0, _ANOMALY),
-    # evaluation
-    "accuracy_score": _metric("accuracy", CLASSIFICATION_TASKS),
-    "balanced_accuracy_score": _metric("balanced accuracy", CLASSIFICATION_TASKS),
-    "f1_score": _metric("F1 score", CLASSIFICATION_TASKS),
-    "precision_score": _metric("precision", CLASSIFICATION_TASKS),
-    "recall_score": _metric("recall", CLASSIFICATION_TASKS),
-    "roc_auc_score": _metric("ROC AUC", CLASSIFICATION_TASKS),
-    "log_loss": _metric("log loss", CLASSIFICATION_TASKS),
-    "mean_squared_error": _metric("mean squared error", REGRESSION),
-    "root_mean_squared_error": _metric("RMSE", REGRESSION),
-    "mean_absolute_error": _metric("MAE", REGRESSION),
-    "r2_score": _metric("R squared", REGRESSION),
-    "silhouette_score": _metric("silhouette score", _CLUSTERING),
-    "calinski_harabasz_score": _metric("Calinski-Harabasz index", _CLUSTERING),
-    "davies_bouldin_score": _metric("Davies-Bouldin index", _CLUSTERING),
-    "adjusted_rand_score": _metric("adjusted Rand index", _CLUSTERING),
-    "normalized_mutual_info_score": _metric("normalised mutual information", _CLUSTERING),
-    "confusion_matrix": Meaning(Stage.EVALUATION, "confusion matrix", 1.0, CLASSIFICATION_TASKS),
-    "roc_curve": Meaning(Stage.EVALUATION, "ROC curve", 1.0, (TaskType.BINARY_CLASSIFICATION,)),
-    "precision_recall_curve": Meaning(Stage.EVALUATION, "precision-recall curve", 1.0, (TaskType.BINARY_CLASSIFICATION,)),
-    "average_precision_score": _metric("average precision", CLASSIFICATION_TASKS),
-    "brier_score_loss": _metric("Brier score", CLASSIFICATION_TASKS),
-    "calibration_curve": Meaning(Stage.EVALUATION, "calibration (reliability) curve", 1.0, (TaskType.BINARY_CLASSIFICATION,)),
-    "cohen_kappa_score": _metric("Cohen's kappa", CLASSIFICATION_TASKS),
-    "matthews_corrcoef": _metric("Matthews correlation coefficient", CLASSIFICATION_TASKS),
-    "precision_recall_fscore_support": _metric("per-class precision, recall and F1", CLASSIFICATION_TASKS),
-    "mean_absolute_percentage_error": _metric("MAPE", REGRESSION),
-    "median_absolute_error": _metric("median absolute error", REGRESSION),
-    "max_error": _metric("max error", REGRESSION),
-    "explained_variance_score": _metric("explained variance", REGRESSION),
-    "d2_absolute_error_score": _metric("D2 absolute error score", REGRESSION),
-    "permutation_importance": _metric("permutation feature importance", CLASSIFICATION_TASKS + REGRESSION),
-    "cross_validate": _metric("k-fold cross-validated scores", CLASSIFICATION_TASKS + REGRESSION),
-    # visualisation (matplotlib, seaborn)
-    "savefig": Meaning(Stage.VISUALISATION, "saves plots as images", 5.0),
-    "subplots": Meaning(Stage.VISUALISATION, "draws charts", 1.0),
-    "ConfusionMatrixDisplay": Meaning(Stage.VISUALISATION, "plots a confusion matrix", 3.0, CLASSIFICATION_TASKS),
-    "RocCurveDisplay": Meaning(Stage.VISUALISATION, "plots a ROC curve", 3.0, (TaskType.BINARY_CLASSIFICATION,)),
-}
-
-#: Helpers of dagsmith_kit's modules that carry a stage of their own.
-SYMBOLS.update({
-    "save_figure": SYMBOLS["savefig"],
+    **LIBRARY_SYMBOLS,
+    "save_figure": LIBRARY_SYMBOLS["savefig"],
     "write_loaded": Meaning(Stage.LOADING, "loads a raw dataset file into a table", 2.5),
     "impute_tables": Meaning(Stage.IMPUTATION, "fills missing values, learning on the training table", 2.5),
     "clip_tables": Meaning(Stage.OUTLIER_HANDLING, "clips extreme values to bounds learned on the training table", 2.5),
-    "write_clusters": Meaning(Stage.CLUSTERING, "assigns a cluster label per row", 2.5, _CLUSTERING),
-    "write_anomalies": Meaning(Stage.ANOMALY_DETECTION, "scores and flags anomalous rows", 2.5, _ANOMALY),
-    "reduce_tables": Meaning(Stage.DIMENSIONALITY_REDUCTION, "replaces numeric features by a few components", 2.5, _REDUCTION),
-    "without_columns": Meaning(Stage.COLUMN_FILTERING, "drops the feature columns chosen on the training table from every table", 3.0),
+    "write_clusters": Meaning(Stage.CLUSTERING, "assigns a cluster label per row", 2.5, CLUSTERING),
+    "write_anomalies": Meaning(Stage.ANOMALY_DETECTION, "scores and flags anomalous rows", 2.5, ANOMALY),
+    "reduce_tables": Meaning(Stage.DIMENSIONALITY_REDUCTION, "replaces numeric features by a few components", 2.5,
+                             REDUCTION),
+    "without_columns": Meaning(Stage.COLUMN_FILTERING, "drops the feature columns chosen on the training table from "
+                                                       "every table", 3.0),
     "save_text_artifact": Meaning(Stage.REPORTING, "writes a results file (JSON or CSV) into artifacts/", 2.5),
     "write_explanation": Meaning(Stage.EXPLANATION, "names the features that drive the model's predictions and their "
-                                 "direction, from permutation importance on held-out rows", 4.0, CLASSIFICATION_TASKS + REGRESSION),
+                                 "direction, from permutation importance on held-out rows", 4.0,
+                                 CLASSIFICATION_TASKS + REGRESSION),
     "write_exploration": Meaning(Stage.EDA, "describes summary statistics, distributions, missing values, correlations "
                                  "and outliers per column, and ranks how every column goes with a focus column", 4.0,
                                  (TaskType.EXPLORATORY_ANALYSIS,)),
-    "strongest_pairs": Meaning(Stage.EDA, "computes correlations between columns", 2.5, (TaskType.EXPLORATORY_ANALYSIS,)),
+    "strongest_pairs": Meaning(Stage.EDA, "computes correlations between columns", 2.5,
+                               (TaskType.EXPLORATORY_ANALYSIS,)),
     "correlation_heatmap": Meaning(Stage.VISUALISATION, "saves a correlation heatmap as an image", 5.0),
-    "distribution_grid": Meaning(Stage.VISUALISATION, "saves a histogram or bar chart of every column as an image", 5.0),
-})
+    "distribution_grid": Meaning(Stage.VISUALISATION, "saves a histogram or bar chart of every column as an image",
+                                 5.0),
+}
 
 #: Words in identifiers (function names) and in documentation that point at a stage.
 STAGE_WORDS: dict[str, Meaning] = {
@@ -232,9 +56,9 @@ STAGE_WORDS: dict[str, Meaning] = {
     "feature": Meaning(Stage.FEATURE_ENGINEERING, "creates features", 0.5),
     "classif": Meaning(Stage.MODELLING, "classification model", 1.5, CLASSIFICATION_TASKS),
     "regress": Meaning(Stage.MODELLING, "regression model", 1.5, REGRESSION),
-    "cluster": Meaning(Stage.CLUSTERING, "clusters rows", 1.5, _CLUSTERING),
-    "anomal": Meaning(Stage.ANOMALY_DETECTION, "detects anomalies", 1.5, _ANOMALY),
-    "reduc": Meaning(Stage.DIMENSIONALITY_REDUCTION, "reduces dimensions", 1.0, _REDUCTION),
+    "cluster": Meaning(Stage.CLUSTERING, "clusters rows", 1.5, CLUSTERING),
+    "anomal": Meaning(Stage.ANOMALY_DETECTION, "detects anomalies", 1.5, ANOMALY),
+    "reduc": Meaning(Stage.DIMENSIONALITY_REDUCTION, "reduces dimensions", 1.0, REDUCTION),
     "evaluat": Meaning(Stage.EVALUATION, "evaluates predictions", 1.5),
     "metric": Meaning(Stage.EVALUATION, "computes metrics", 1.0),
     "correlat": Meaning(Stage.EDA, "computes correlations between columns", 1.5, (TaskType.EXPLORATORY_ANALYSIS,)),
@@ -275,7 +99,8 @@ PLOT_SUBJECTS: dict[str, str] = {
     "hist": "histograms of column distributions", "confusion_matrix": "a confusion matrix", "roc_curve": "a ROC curve",
     "roc_auc_score": "a ROC curve", "feature_importances_": "feature importances", "coef_": "model coefficients",
     "corr": "a correlation heatmap", "correlation_heatmap": "a correlation heatmap",
-    "distribution_grid": "histograms of column distributions", "cluster": "rows coloured by cluster in a 2D scatter plot",
+    "distribution_grid": "histograms of column distributions", "cluster": "rows coloured by cluster in a 2D scatter "
+                                                                          "plot",
     "residual": "residuals", "boxplot": "box plots", "value_counts": "bar charts of category frequencies",
     "precision_recall_curve": "a precision-recall curve", "anomaly_score": "anomaly scores",
     "regression_results": "regression predictions against the actual test target",
@@ -283,17 +108,20 @@ PLOT_SUBJECTS: dict[str, str] = {
 
 #: Computations recognised by their shape in the syntax tree (see ``CodeFacts.patterns``).
 PATTERNS: dict[str, Meaning] = {
-    "zscore": Meaning(Stage.OUTLIER_HANDLING, "finds values more than a threshold of standard deviations from the mean (z-score outliers)", 2.5),
-    "iqr": Meaning(Stage.OUTLIER_HANDLING, "finds values outside Tukey's interquartile-range fences (IQR outliers)", 2.0),
+    "zscore": Meaning(Stage.OUTLIER_HANDLING, "finds values more than a threshold of standard deviations from the mean "
+                                              "(z-score outliers)", 2.5),
+    "iqr": Meaning(Stage.OUTLIER_HANDLING, "finds values outside Tukey's interquartile-range fences (IQR outliers)",
+                   2.0),
 }
 
 #: String literals that name what a step produces.
 LITERALS: dict[str, Meaning] = {
-    "anomaly_score": Meaning(Stage.ANOMALY_DETECTION, "writes an anomaly score per row", 3.0, _ANOMALY),
-    "is_anomaly": Meaning(Stage.ANOMALY_DETECTION, "flags anomalous rows", 2.0, _ANOMALY),
+    "anomaly_score": Meaning(Stage.ANOMALY_DETECTION, "writes an anomaly score per row", 3.0, ANOMALY),
+    "is_anomaly": Meaning(Stage.ANOMALY_DETECTION, "flags anomalous rows", 2.0, ANOMALY),
     "cluster": Meaning(Stage.CLUSTERING, "assigns a cluster label per row", 1.0),
     "component_": Meaning(Stage.DIMENSIONALITY_REDUCTION, "writes components", 1.0),
-    "dayofweek": Meaning(Stage.FEATURE_ENGINEERING, "extracts calendar features (year, month, day of week) from dates", 3.0),
+    "dayofweek": Meaning(Stage.FEATURE_ENGINEERING, "extracts calendar features (year, month, day of week) from dates",
+                         3.0),
 }
 
 #: The kit's functions that fit a model on ``train`` and predict ``test`` (the second also validates and tunes).
@@ -321,7 +149,8 @@ BUNDLE_WRITES = {
     "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
     "clip_tables": "data or train/test tables",
     "reduce_tables": "data or train/test tables", "write_loaded": "data.parquet",
-    "write_clusters": "predictions.parquet (cluster)", "write_anomalies": "predictions.parquet (anomaly_score, is_anomaly)",
+    "write_clusters": "predictions.parquet (cluster)", "write_anomalies": "predictions.parquet (anomaly_score, "
+                                                                          "is_anomaly)",
     "save_figure": "artifacts/*.png", "save_text_artifact": "artifacts/*.json or *.csv",
     "write_explanation": "explanation.json", "write_exploration": "exploration.json",
     "correlation_heatmap": "artifacts/*.png", "distribution_grid": "artifacts/*.png",
@@ -342,7 +171,8 @@ USE_CASES: dict[Stage, list[str]] = {
     Stage.FEATURE_ENGINEERING: ["create new features from existing columns"],
     Stage.MODELLING: ["train a predictive model and predict held-out rows"],
     Stage.CLUSTERING: ["segment rows (customers, items) into groups without labels"],
-    Stage.DIMENSIONALITY_REDUCTION: ["compress many numeric features into a few components", "visualise high-dimensional data"],
+    Stage.DIMENSIONALITY_REDUCTION: ["compress many numeric features into a few components", ("visualise "
+                                                                                              "high-dimensional data")],
     Stage.ANOMALY_DETECTION: ["find unusual records such as fraud or faults"],
     Stage.EVALUATION: ["measure how good a model's predictions are on held-out data"],
     Stage.EXPLANATION: ["explain which features drive a model's predictions and in which direction"],

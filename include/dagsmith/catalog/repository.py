@@ -37,7 +37,7 @@ def current_hashes(session: Session, analyzer: str, analyzer_version: str) -> di
         .join(schema.Analysis, schema.Analysis.version_id == schema.MicroserviceVersion.id)
         .where(schema.Analysis.analyzer == analyzer, schema.Analysis.analyzer_version == analyzer_version)
     )
-    return {name: content_hash for name, content_hash in rows}
+    return dict(rows.all())
 
 
 def _analysis_row(session: Session, version_id: int, analysis: Analysis) -> schema.Analysis | None:
@@ -68,9 +68,9 @@ def save(session: Session, source: ServiceSource, analyses: list[IndexedAnalysis
             schema.MicroserviceVersion.content_hash == source.content_hash,
         )
     )
-    if version is not None and service.current_version_id == version.id:
-        if all(_analysis_row(session, version.id, item.analysis) for item in analyses):
-            return UploadOutcome.UNCHANGED
+    if version is not None and service.current_version_id == version.id and \
+            all(_analysis_row(session, version.id, item.analysis) for item in analyses):
+        return UploadOutcome.UNCHANGED
     if version is None:
         version = schema.MicroserviceVersion(
             microservice_id=service.id, content_hash=source.content_hash, manifest=manifest.model_dump(),
@@ -145,6 +145,13 @@ def latest_analysis(session: Session, version_id: int, mode: AnalysisMode) -> An
         .limit(1)
     )
     return Analysis.model_validate(result) if result else None
+
+
+def current_service(session: Session, microservice_id: int | None) -> tuple[schema.Microservice, dict, Analysis]:
+    """A service with its current version's files and code analysis: what a try of it runs and reads."""
+    service = session.get(schema.Microservice, microservice_id)
+    version = session.get(schema.MicroserviceVersion, service.current_version_id)
+    return service, version.files, latest_analysis(session, version.id, AnalysisMode.CODE)
 
 
 def detail(session: Session, name: str) -> ServiceDetail | None:

@@ -25,6 +25,7 @@ from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.models.catalog import Analysis, Finding, Manifest, UploadOutcome, UploadResult
 from dagsmith.reasoning.llm import ModelReasoner, decide, model_reasoner
 from dagsmith.store.db import session_scope
+import contextlib
 
 Progress = Callable[[str], None]
 
@@ -68,10 +69,8 @@ def _check(path: Path, settings: Settings, reasoner: ModelReasoner | None,
     name = path.name
     try:
         with staged(path, settings.staging_dir) as source:
-            try:
+            with contextlib.suppress(ManifestError):
                 name = source.manifest.name
-            except ManifestError:
-                pass
             if known and known.get(name) == source.content_hash:
                 return UploadResult(name=name, outcome=UploadOutcome.UNCHANGED, version_hash=source.content_hash)
             findings = validate(source)

@@ -133,4 +133,5 @@ def _run(suite, chosen: set[str], experiments, out: Path, settings: Settings, ru
                 supervised = [r for r in results if r.task in chosen and TaskType(r.task_type).supervised]
                 peer_id = bar.add_task("peers (flaml)", total=len(supervised), last="")
                 run_peers([r for r in results if r.task in chosen], {t.id: t for t in suite}, bench,
-                          on_result=lambda p: bar.update(peer_id, advance=1, last=f"{p.task} {p.seconds:.0f}s"))
+                          on_result=lambda p, peer_id=peer_id: bar.update(peer_id, advance=1,
+                                                                           last=f"{p.task} {p.seconds:.0f}s"))

@@ -94,7 +94,8 @@ def reanalyze(
 def search(
     query: Annotated[str, typer.Argument(help="What the microservice should do, in plain language.")],
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=100, help="How many results.")] = 5,
-    mode: Annotated[AnalysisMode, typer.Option(help="Search code-grounded or documentation-based analyses.")] = AnalysisMode.CODE,
+    mode: Annotated[AnalysisMode,
+                    typer.Option(help="Search code-grounded or documentation-based analyses.")] = AnalysisMode.CODE,
     json: JsonOption = False,
 ) -> None:
     """Find microservices by meaning (cosine similarity over pgvector)."""

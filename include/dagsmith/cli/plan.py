@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.tree import Tree
 
-from dagsmith.agents.builder import ChoiceError, check_choices
+from dagsmith.agents.choices import ChoiceError, check_choices
 from dagsmith.agents.intent.given import KNOWN_METRICS
 from dagsmith.agents.planner import plan_each
 from dagsmith.cli.output import console, fail, print_json
@@ -94,7 +94,8 @@ def plan_or_fail(data: Path, goal: str | None, *, json: bool = False, **options)
             print_json({"question": str(question), "candidates": [
                 {**c.model_dump(mode="json"), "options": c.options} for c in question.candidates]})
             raise SystemExit(question.exit_code) from None
-        hint = " Or pass --each-target to build one pipeline per target." if isinstance(question, SeveralTargets) else ""
+        several = isinstance(question, SeveralTargets)
+        hint = " Or pass --each-target to build one pipeline per target." if several else ""
         fail(f"{question}{hint}{_offered(question)}", code=question.exit_code)
     except Question as refused:
         fail(f"{refused}{_offered(refused)}", code=refused.exit_code)
@@ -132,7 +133,8 @@ def _ask(intent: Intent, recommendation: Recommendation, chosen: dict[Stage, str
             continue
         console.print(f"\n[bold]{stage.stage.value}[/]")
         for i, candidate in enumerate(top, 1):
-            console.print(f"  {i}. {candidate.microservice} [dim]({candidate.score:.3f}: {escape(candidate.reason)})[/]",
+            console.print(f"  {i}. {candidate.microservice} "
+                          f"[dim]({candidate.score:.3f}: {escape(candidate.reason)})[/]",
                           highlight=False)
         choices[stage.stage] = top[_pick(len(top)) - 1].microservice
     return choices

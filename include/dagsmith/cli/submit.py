@@ -181,7 +181,8 @@ class _Follow:
         tasks = self.client.run_tasks(self.dag, self.run_id)
         for task in tasks:
             self._planned(task, runtime)
-        finished = all([self._finished(pipeline_id) for pipeline_id in self.executions])  # each one looked up
+        looked_up = [self._finished(pipeline_id) for pipeline_id in self.executions]  # each one, not the first few
+        finished = all(looked_up)
         for execution_id in filter(None, self.executions.values()):
             for line in progress_lines(self.settings, execution_id, self.seen):
                 self._print(line)

@@ -13,16 +13,17 @@ import lzma
 import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import IO
 
-from dagsmith.data.readers import DatasetError, file_head, is_workbook, max_dataset_bytes, size_text
+from dagsmith.data.sniffing import DatasetError, file_head, is_workbook, max_dataset_bytes, size_text
 from dagsmith.scratch import scratch_folder
 
 _STREAMS: dict[str, tuple[bytes, Callable[[Path], IO[bytes]]]] = {
-    "gzip": (b"\x1f\x8b", lambda path: gzip.open(path, "rb")),
-    "bzip2": (b"BZh", lambda path: bz2.open(path, "rb")),
-    "xz": (b"\xfd7zXZ\x00", lambda path: lzma.open(path, "rb")),
+    "gzip": (b"\x1f\x8b", partial(gzip.open, mode="rb")),
+    "bzip2": (b"BZh", partial(bz2.open, mode="rb")),
+    "xz": (b"\xfd7zXZ\x00", partial(lzma.open, mode="rb")),
 }
 _COMPRESSED_SUFFIXES = {".gz", ".gzip", ".bz2", ".xz", ".zip"}
 _WORKBOOK_SUFFIXES = {".xlsx", ".xlsm"}  # a damaged workbook is reported as one, not as an odd archive

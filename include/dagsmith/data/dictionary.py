@@ -118,7 +118,7 @@ def describe(profile: DatasetProfile, descriptions: Mapping[str, str]) -> Datase
     columns = [c.model_copy(update={"description": descriptions[c.name]}) if c.name in descriptions else c
                for c in profile.columns]
     unknown = [name for name in descriptions if profile.column(name) is None]
-    notes = [*profile.notes, *([f"The column descriptions name {', '.join(unknown[:5])}"
-                                f"{' and more' if len(unknown) > 5 else ''}, which the table does not have."]
-                               if unknown else [])]
+    more = " and more" if len(unknown) > 5 else ""
+    lacking = [f"The column descriptions name {', '.join(unknown[:5])}{more}, which the table does not have."]
+    notes = [*profile.notes, *(lacking if unknown else [])]
     return profile.model_copy(update={"columns": columns, "notes": notes})

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from dagsmith.config import DATA_ROOTS_VARIABLE, Settings
-from dagsmith.data.readers import DatasetError
+from dagsmith.data.sniffing import DatasetError
 
 
 class DatasetRefused(DatasetError):

@@ -7,7 +7,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dagsmith.data.compression import decompressed
-from dagsmith.data.readers import ReadInfo, read_table, sniff
+from dagsmith.data.readers import read_table
+from dagsmith.data.sniffing import ReadInfo, sniff
 from dagsmith.scratch import scratch_folder
 
 _NESTABLE = ("parquet", "json", "jsonl")

@@ -19,6 +19,7 @@ from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.explanation import read_explanation
 from dagsmith_kit.exploration import read_exploration
 from dagsmith_kit.insight import readable_number
+from dagsmith_kit.metrics import label as metric_label
 from dagsmith_kit.unsupervised import describe_clusters
 
 ANSWER_FILE = "answer.md"
@@ -104,7 +105,7 @@ def _supervised(task: TaskType, target: str | None, by_stage: dict[str, StepOutc
     if quality is not None:
         shown = sorted(quality.beside_baselines(), key=lambda r: HEADLINE_METRICS.index(r["metric"])
                        if r["metric"] in HEADLINE_METRICS else len(HEADLINE_METRICS))[:2]
-        scores = (" and ".join(f"{_metric_name(r['metric'])} {r['value']:.3f}" for r in shown) + ", against "
+        scores = (" and ".join(f"{metric_label(r['metric'])} {r['value']:.3f}" for r in shown) + ", against "
                   + " and ".join(f"{r['baseline']:.3f}" for r in shown) + " for a trivial predictor")
         text += f". On {rows:,} held-out rows: {scores}" if rows else f": {scores}"
     explained = by_stage.get(Stage.EXPLANATION)
@@ -115,18 +116,14 @@ def _supervised(task: TaskType, target: str | None, by_stage: dict[str, StepOutc
     return text + "."
 
 
-def _metric_name(metric: str) -> str:
-    return {"roc_auc": "ROC AUC", "f1": "macro F1", "r2": "R²", "rmse": "RMSE", "nrmse": "normalised RMSE"}.get(
-        metric, metric.replace("_", " "))
-
 
 def _anomalies(bundle: Bundle) -> str:
     predictions = bundle.predictions()
     flagged = predictions[predictions["is_anomaly"].astype(bool)]
     if "anomaly_rank" in flagged.columns:
         flagged = flagged.sort_values("anomaly_rank")
-    text = f"Flagged {len(flagged):,} of {len(predictions):,} rows ({len(flagged) / max(len(predictions), 1):.1%}) " \
-           "as unusual"
+    text = (f"Flagged {len(flagged):,} of {len(predictions):,} rows ({len(flagged) / max(len(predictions), 1):.1%}) "
+            "as unusual")
     data = bundle.table("data")
     ids = [c for c in bundle.id_columns if c in data.columns]
     why = flagged["why"] if "why" in flagged.columns else pd.Series("", index=flagged.index)

@@ -57,7 +57,7 @@ def check_bundle(path, *, target: str | None, expected_outputs: list[str], sourc
     for name in tables:
         try:
             frame = pd.read_parquet(bundle.path / f"{name}.parquet")
-        except Exception as exc:  # a corrupt file is the service's fault, reported, not raised
+        except Exception as exc:  # noqa: BLE001 - a corrupt file is the service's fault, reported, not raised
             problems.append(f"{name}.parquet is unreadable: {exc}")
             continue
         frames[name] = frame
@@ -106,7 +106,7 @@ def _prediction_problems(bundle: Bundle, frames: dict[str, pd.DataFrame]) -> lis
     """Predictions must line up with the table they predict: ``test`` after a split, ``data`` before."""
     try:
         predictions = pd.read_parquet(bundle.path / PREDICTIONS_FILE)
-    except Exception as exc:  # a corrupt file is the service's fault, reported, not raised
+    except Exception as exc:  # noqa: BLE001 - a corrupt file is the service's fault, reported, not raised
         return [f"{PREDICTIONS_FILE} is unreadable: {exc}"]
     table = "test" if "test" in frames else "data"
     if table in frames and len(predictions) != len(frames[table]):

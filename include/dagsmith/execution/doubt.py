@@ -99,8 +99,8 @@ def _deciding(model: Bundle, columns: list[str], first: list[str], *,
     ahead = list(dict.fromkeys(origin for origin, features in grouped.items() if set(features) & set(first)))
     tried = (ahead + [origin for origin in grouped if origin not in ahead])[:MAX_COLUMNS]
     scored = {column: _alone(train[grouped[column]], y, classification) for column in tried}
-    best = max(scored, key=scored.get, default=None)
-    return best, scored.get(best, 0.0)
+    best = max(scored, key=lambda column: scored[column], default=None)
+    return best, scored[best] if best is not None else 0.0
 
 
 def _alone(frame: pd.DataFrame, y: pd.Series, classification: bool) -> float:

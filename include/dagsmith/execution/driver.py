@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dagsmith.config import Settings
+from dagsmith.execution import attempts, closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.search import run_search
+from dagsmith.healing import policy as healing
 from dagsmith.runtime.base import Runtime, RuntimeUnavailable
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
+from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import steps_of
 
 #: Tries per step without self-healing: the first one and three retries.
@@ -28,7 +30,7 @@ def run_pipeline(pipeline_id: int, dataset: str, *, runtime: Runtime, settings: 
     with session_scope(settings) as session:
         steps = [(s.position, list(s.depends_on), len(s.alternatives), s.search.get("candidates"))
                  for s in steps_of(session, pipeline_id)]
-    tries = (execution.retries_for([n for _, _, n, _ in steps]) + 1) if self_healing else RETRY_ONLY_TRIES
+    tries = (healing.retries_for([n for _, _, n, _ in steps]) + 1) if self_healing else RETRY_ONLY_TRIES
     execution_id = execution.start(pipeline_id, dataset, user=user, run_id=None, settings=settings)
     completed: set[int] = set()
     for position, depends_on, _, candidates in steps:
@@ -40,9 +42,9 @@ def run_pipeline(pipeline_id: int, dataset: str, *, runtime: Runtime, settings: 
             completed.add(position)
             if on_step:
                 on_step(outcome)
-    summary = execution.finish(execution_id, settings=settings)
+    summary = closing.finish(execution_id, settings=settings)
     with session_scope(settings) as session:
-        trace = session.get(schema.Execution, execution_id).trace
+        trace = stored(session, schema.Execution, execution_id).trace
     return {**summary, "trace": trace}
 
 
@@ -51,11 +53,11 @@ def _step(execution_id: int, position: int, tries: int, runtime: Runtime, settin
     """A step's tries until one completes; None when none did."""
     for _ in range(tries):
         try:
-            return execution.run_step(execution_id, position, runtime=runtime, settings=settings,
+            return attempts.run_step(execution_id, position, runtime=runtime, settings=settings,
                                       self_healing=self_healing)
-        except execution.StepFailed:
+        except attempts.StepFailed:
             continue
-        except (execution.CandidatesExhausted, RuntimeUnavailable):
+        except (healing.CandidatesExhausted, RuntimeUnavailable):
             return None
     return None
 
@@ -65,5 +67,5 @@ def _search(execution_id: int, position: int, candidates: list[str], runtime: Ru
     """A model search's candidates, then its selection; None when no candidate completed."""
     try:
         return run_search(execution_id, position, candidates, runtime=runtime, settings=settings)
-    except (execution.CandidatesExhausted, RuntimeUnavailable):
+    except (healing.CandidatesExhausted, RuntimeUnavailable):
         return None

@@ -25,7 +25,7 @@ from dagsmith.runtime.docker import (COMMAND, ENVIRONMENT, RUNTIME_IMAGE, SERVIC
                                      sandbox_kwargs)
 from dagsmith.runtime.packages import not_provided, unavailable
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
+from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import steps_of
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "airflow" / "standalone" / "pipeline.py"
@@ -83,8 +83,8 @@ def export_pipeline(pipeline_id: int, folder: Path, settings: Settings, *, works
             raise ExportError(f"no pipeline {pipeline_id}; `dagsmith pipelines list` shows them")
         steps = []
         for step in steps_of(session, pipeline_id):
-            service = session.get(schema.Microservice, step.microservice_id)
-            files = session.get(schema.MicroserviceVersion, service.current_version_id).files
+            service = stored(session, schema.Microservice, step.microservice_id)
+            files = stored(session, schema.MicroserviceVersion, service.current_version_id).files
             invocation = Invocation(service.name, files, Path(), Path())
             missing = unavailable(invocation.requirements)
             if missing:

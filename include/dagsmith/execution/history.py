@@ -20,7 +20,7 @@ from dagsmith.store import schema
 from dagsmith.store.pipelines import service_names, steps_of
 
 
-def substitutions(trace: dict, names: dict[int, str]) -> list[dict[str, Any]]:
+def substitutions(trace: dict, names: dict[int | None, str]) -> list[dict[str, Any]]:
     """The swaps self-healing made in one run: step, the service that failed, the one that took over, why."""
     decided = ((s, Decision.of(a.get("decision"))) for s in trace.get("steps", []) for a in s["attempts"])
     return [{"position": s["position"], "stage": s["stage"], "from": names.get(d.replaced), "to": d.to_name,
@@ -29,7 +29,8 @@ def substitutions(trace: dict, names: dict[int, str]) -> list[dict[str, Any]]:
 
 def pipeline_rows(session: Session, visible: ColumnElement[bool] | None = None) -> list[dict[str, Any]]:
     """Every pipeline (or those ``visible`` selects) with its number of runs and its latest run."""
-    runs = (select(schema.Execution.pipeline_id, func.count().label("runs"), func.max(schema.Execution.id).label("last"))
+    runs = (select(schema.Execution.pipeline_id, func.count().label("runs"),
+                   func.max(schema.Execution.id).label("last"))
             .group_by(schema.Execution.pipeline_id).subquery())
     query = (select(schema.Pipeline, func.coalesce(runs.c.runs, 0), schema.Execution)
              .outerjoin(runs, runs.c.pipeline_id == schema.Pipeline.id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -18,20 +19,27 @@ from sklearn import metrics as skm
 
 from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.bundle import PROBA_PREFIX, probability_columns
+from dagsmith_kit.metrics import METRICS, label
 
 #: Each held-out metric and the key of the trivial predictor's score on the same rows.
-BASELINE_OF = {"accuracy": "trivial_accuracy", "balanced_accuracy": "trivial_balanced_accuracy", "f1": "trivial_f1",
-               "roc_auc": "trivial_roc_auc", "rmse": "baseline_rmse", "mae": "baseline_mae", "r2": "baseline_r2"}
-#: The metric a supervised result is judged by, the first one it has, and whether higher is better: a classifier by
-#: how well its probabilities rank the classes, else by its labels' macro F1 (with rare classes, labels at the
-#: even-odds threshold may all be the majority's while the ranking is worth acting on); a regressor by its RMSE.
-JUDGED_BY = (("roc_auc", True), ("f1", True), ("rmse", False))
-METRIC_NAMES = {"roc_auc": "ROC AUC", "f1": "macro F1", "rmse": "RMSE"}
+BASELINE_OF = {name: metric.baseline for name, metric in METRICS.items() if metric.baseline}
+#: The metrics a supervised result is judged by, the first one it has: a classifier by how well its probabilities rank
+#: the classes, else by its labels' macro F1 (with rare classes, labels at the even-odds threshold may all be the
+#: majority's while the ranking is worth acting on); a regressor by its RMSE.
+JUDGED_BY = ("roc_auc", "f1", "rmse")
 
 
 def judged_metric(metrics: dict[str, float]) -> tuple[str, bool] | None:
     """The metric ``metrics`` are judged by and whether higher is better (None when they hold none of them)."""
-    return next(((name, higher) for name, higher in JUDGED_BY if name in metrics), None)
+    return next(((name, METRICS[name].greater_is_better) for name in JUDGED_BY if name in metrics), None)
+
+
+class BesideBaseline(TypedDict):
+    """One held-out metric beside the trivial predictor's score on the same rows."""
+
+    metric: str
+    value: float
+    baseline: float
 
 
 @dataclass
@@ -42,7 +50,7 @@ class Quality:
     #: Why a valid result is too good to trust before a person reviews it (``execution.doubt``).
     review: str | None = None
 
-    def beside_baselines(self) -> list[dict[str, float | str]]:
+    def beside_baselines(self) -> list[BesideBaseline]:
         """Each held-out metric with the trivial predictor's score on the same rows, for people to read."""
         return [{"metric": name, "value": self.metrics[name], "baseline": self.metrics[baseline]}
                 for name, baseline in BASELINE_OF.items() if name in self.metrics and baseline in self.metrics]
@@ -71,8 +79,8 @@ def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataF
             else:
                 result["roc_auc"] = skm.roc_auc_score(truth, values, multi_class="ovr", labels=labels)
             result["trivial_roc_auc"] = 0.5
-    judged = judged_metric(result)[0]  # as the search chose
-    name = METRIC_NAMES[judged]
+    judged = next(name for name in JUDGED_BY if name in result)  # as the search chose
+    name = label(judged)
     better = result[judged] > result[BASELINE_OF[judged]]
     return Quality(better, result, None if better else
                    f"no better than predicting the majority class on the held-out rows ({name} {result[judged]:.4f}, "

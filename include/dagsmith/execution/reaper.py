@@ -15,7 +15,7 @@ A run the local CLI started ends with its CLI: when the CLI is stopped (Ctrl-C, 
 run notices at once (``airflow.watch``) and closes itself with ``interrupt``, without waiting for beats to go stale.
 
 When Airflow does retry the task (its scheduler notices the dead worker too), the next try closes the lost try
-itself (``run.close_lost_tries``), reopens the run and resumes it; the reaper is for the runs nobody resumes.
+itself (``attempts.close_lost_tries``), reopens the run and resumes it; the reaper is for the runs nobody resumes.
 Reaping happens at every run start and on ``dagsmith pipelines reap``.
 """
 
@@ -34,7 +34,7 @@ from dagsmith.models.execution import StepStatus
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
+from dagsmith.store.db import session_scope, stored
 
 logger = logging.getLogger(__name__)
 #: Missed beats after which a try's worker is taken for dead: enough to ride out a busy machine or a restarting
@@ -44,7 +44,7 @@ STALE_BEATS = 6
 IDLE = timedelta(hours=1)
 #: How the reason of a run stopped with its CLI starts: such a run is over, never resumed.
 INTERRUPTED = "interrupted: "
-#: The container label naming the try a container runs, set by ``run.run_step``, read here to remove leftovers.
+#: The container label naming the try a container runs, set by ``attempts.run_try``, read here to remove leftovers.
 ATTEMPT_LABEL = "dagsmith.attempt"
 
 
@@ -72,7 +72,7 @@ def interrupt(execution_id: int, reason: str, settings: Settings) -> bool:
     """Close a run that was stopped while running: its running tries and the run fail with ``reason``, and the
     tries' containers are removed. False when the run was no longer running."""
     with session_scope(settings) as session:
-        now = session.scalar(select(func.now()))
+        now: datetime = session.execute(select(func.now())).scalar_one()
         run = session.get(schema.Execution, execution_id, with_for_update=True)
         if run is None or run.status != PipelineStatus.RUNNING:
             return False
@@ -81,7 +81,7 @@ def interrupt(execution_id: int, reason: str, settings: Settings) -> bool:
         tries = []
         for attempt in running:
             close_lost(attempt, now, reason)
-            session.get(schema.PipelineStep, attempt.step_id).status = StepStatus.FAILED
+            stored(session, schema.PipelineStep, attempt.step_id).status = StepStatus.FAILED
             tries.append(attempt.id)
         fail_run(session, run, now, reason)
     if tries:
@@ -94,16 +94,16 @@ def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:
     the lost tries' containers."""
     stale = timedelta(seconds=settings.heartbeat_seconds * STALE_BEATS)
     with session_scope(settings) as session:
-        now = session.scalar(select(func.now()))
+        now: datetime = session.execute(select(func.now())).scalar_one()
         lost = session.scalars(select(schema.StepAttempt).where(
             schema.StepAttempt.status == StepStatus.RUNNING,
             func.coalesce(schema.StepAttempt.heartbeat_at, schema.StepAttempt.started_at) < now - stale)
             .order_by(schema.StepAttempt.id).with_for_update(skip_locked=True)).all()
-        reasons: dict[int, str] = {}
+        reasons: dict[int, str | None] = {}
         for attempt in lost:
             close_lost(attempt, now)
             reasons.setdefault(attempt.execution_id, attempt.error_text)
-            step = session.get(schema.PipelineStep, attempt.step_id)
+            step = stored(session, schema.PipelineStep, attempt.step_id)
             if step.status == StepStatus.RUNNING:
                 step.status = StepStatus.FAILED
         session.flush()
@@ -141,7 +141,7 @@ def fail_run(session: Session, run: schema.Execution, now: datetime, reason: str
     others = session.scalar(select(func.count()).where(schema.Execution.pipeline_id == run.pipeline_id,
                                                        schema.Execution.status == PipelineStatus.RUNNING,
                                                        schema.Execution.id != run.id))
-    pipeline = session.get(schema.Pipeline, run.pipeline_id)
+    pipeline = stored(session, schema.Pipeline, run.pipeline_id)
     if pipeline.status == PipelineStatus.RUNNING and not others:
         pipeline.status = PipelineStatus.FAILED
 

@@ -13,21 +13,23 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 
 from dagsmith.config import Settings
 from dagsmith.execution import blending, threshold
+from dagsmith.execution.attempts import StepFailed, TryObserver, open_try, run_try
 from dagsmith.execution.blending import Blend
-from dagsmith.execution.run import (CandidatesExhausted, StepFailed, TryObserver, Workspace, open_try, promote_output,
-                                    run_try, tries_of)
+from dagsmith.execution.workspace import Workspace, promote_output
 from dagsmith.healing.classify import telling_line
+from dagsmith.healing.policy import CandidatesExhausted
 from dagsmith.models.execution import Decision, StepStatus, TryAction
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.base import Limits, Runtime
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
-from dagsmith.store.pipelines import service_names, step_at
+from dagsmith.store.db import session_scope, stored
+from dagsmith.store.pipelines import service_names, step_at, tries_of
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import METRICS_FILE
 
@@ -39,7 +41,7 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
     Raises ``StepFailed`` when the candidate failed (it is then out of the running) and ``RuntimeUnavailable``
     when nothing can run here."""
     with session_scope(settings) as session:
-        execution = session.get(schema.Execution, execution_id)
+        execution = stored(session, schema.Execution, execution_id)
         step = step_at(session, execution.pipeline_id, position)
         search = ModelSearch.model_validate(step.search)
         if candidate not in search.candidates:
@@ -73,7 +75,7 @@ def _table(search: ModelSearch, rows: list[dict], winner: str, blend: Blend | No
     for row in rows:
         figures = row["validation"]
 
-        def shown(key: str, digits: int = 4) -> str:
+        def shown(key: str, digits: int = 4, figures: dict = figures) -> str:
             return f"{figures[key]:.{digits}f}" if key in figures else "–"
 
         outcome = ("chosen" if row["name"] == winner else f"failed: {row['error']}" if row["error"]
@@ -89,24 +91,24 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
 
     Raises ``CandidatesExhausted`` when no candidate completed."""
     with session_scope(settings) as session:
-        execution = session.get(schema.Execution, execution_id, with_for_update=True)
+        execution = stored(session, schema.Execution, execution_id, with_for_update=True)
         step = step_at(session, execution.pipeline_id, position)
         search = ModelSearch.model_validate(step.search)
-        workspace = Workspace(Path(execution.workspace))
+        workspace = Workspace.of(execution)
         names = service_names(session)
         order = {name: i for i, name in enumerate(search.candidates)}
         tried = sorted((a for a in tries_of(session, execution_id, step.id)
                         if Decision.action_of(a.decision) is TryAction.CANDIDATE),
                        key=lambda a: (order.get(names[a.microservice_id], len(order)), a.attempt))
-        rows = []
+        rows: list[dict[str, Any]] = []
         for attempt in tried:
             output = workspace.attempt_output(position, attempt.attempt)
             rows.append({"name": names[attempt.microservice_id], "attempt": attempt, "output": output,
                          "validation": _validation(output) if attempt.status == StepStatus.COMPLETED else {},
                          "error": telling_line(attempt.error_text or "") if attempt.status == StepStatus.FAILED
                          else None})
-        finished = sorted((r for r in rows if r["attempt"].status == StepStatus.COMPLETED),
-                          key=lambda r: -r["validation"].get("validation_score", -math.inf))  # stable: plan order breaks ties
+        finished = sorted((r for r in rows if r["attempt"].status == StepStatus.COMPLETED),  # stable: plan order
+                          key=lambda r: -r["validation"].get("validation_score", -math.inf))  # breaks ties
         mixed: Blend | None = None
         line: threshold.Threshold | None = None
         if not tried:

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from dagsmith.config import Settings
 from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus, Recommendation
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
+from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import service_names, steps_of
 
 SPEC_SUFFIX = ".pipeline.json"
@@ -66,7 +66,7 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
     if retry_delay_seconds is None:
         retry_delay_seconds = read_spec(path).retry_delay_seconds if path.is_file() else DEFAULT_RETRY_DELAY_SECONDS
     with session_scope(settings) as session:
-        pipeline = session.get(schema.Pipeline, pipeline_id)
+        pipeline = stored(session, schema.Pipeline, pipeline_id)
         names = service_names(session)
         steps = [DagStep(position=s.position, stage=s.stage, microservice=names[s.microservice_id],
                          depends_on=s.depends_on, alternatives=len(s.alternatives), search=s.search or None)
@@ -75,11 +75,11 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
                                                                schema.Execution.status == PipelineStatus.COMPLETED)
                                 .order_by(schema.Execution.id.desc()).limit(1))
         answer = latest.trace.get("answer") if latest else None
+        latest_answer = f"**Latest answer** (run {latest.id}): {plain(answer)}\n\n" if latest and answer else ""
         spec = DagSpec(pipeline_id=pipeline.id, name=pipeline.name, goal=pipeline.goal, owner=pipeline.owner,
                        shared=pipeline.shared, dataset=pipeline.dataset, schedule=pipeline.schedule,
                        retry_delay_seconds=retry_delay_seconds, steps=steps,
-                       explanation=(f"**Latest answer** (run {latest.id}): {plain(answer)}\n\n"
-                                    if answer else "") + explanation(pipeline, steps))
+                       explanation=latest_answer + explanation(pipeline, steps))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(spec.model_dump_json(indent=2), encoding="utf-8")

@@ -88,8 +88,9 @@ def choose(metric: str, y: pd.Series, proba: pd.DataFrame) -> Threshold | None:
 def _handed_on(blend: Blend | None, best: Path, outputs: dict[str, Path], rows: int) -> pd.DataFrame | None:
     """The out-of-fold probabilities of the model the search hands on: the blend's weighted average, or the best's."""
     weights = blend.weights if blend else {name: 1.0 for name, output in outputs.items() if output == best}
-    frames = {name: out_of_fold(outputs[name], rows) for name in weights}
-    if not frames or any(frame is None for frame in frames.values()):
+    read = {name: out_of_fold(outputs[name], rows) for name in weights}
+    frames = {name: frame for name, frame in read.items() if frame is not None}
+    if not frames or len(frames) < len(read):
         return None
     columns = probability_columns(next(iter(frames.values())))
     if any(probability_columns(frame) != columns or not frame.index.equals(frames[next(iter(frames))].index)

@@ -30,21 +30,23 @@ class ErrorClass(StrEnum):
 #: Patterns over the last lines of stderr, most specific first.
 _RULES: list[tuple[ErrorClass, re.Pattern]] = [(cls, re.compile(pattern, re.IGNORECASE)) for cls, pattern in [
     (ErrorClass.NO_SIGNAL, r"no better than the trivial baseline"),  # a model that learned nothing: try another
-    (ErrorClass.RESOURCE, r"MemoryError|Cannot allocate memory|out of memory|killed after the \d+ s timeout|"
-                          r"Killed|TimeoutError|too slow|max_rows|No space left on device|Disk quota exceeded|File too large|"
-                          r"BlockingIOError|can't start new thread"),  # the last two: the process limit
-    (ErrorClass.ENVIRONMENT, r"ModuleNotFoundError|ImportError|No module named|cannot open shared object|"
-                             r"command not found|the runtime does not provide|"  # the last: pins the runtime lacks
-                             r"Network is unreachable|Read-only file system|Permission denied"),  # the sandbox
-    (ErrorClass.TRANSIENT, r"ConnectionError|Connection reset|Temporary failure|BrokenPipeError|"
-                           r"Resource temporarily unavailable|TimeoutExpired"),
+    (ErrorClass.RESOURCE, (r"MemoryError|Cannot allocate memory|out of memory|killed after the \d+ s timeout|"
+                           r"Killed|TimeoutError|too slow|max_rows|No space left on device|Disk quota exceeded|"
+                           r"File too large|"
+                           r"BlockingIOError|can't start new thread")),  # the last two: the process limit
+    (ErrorClass.ENVIRONMENT, (r"ModuleNotFoundError|ImportError|No module named|cannot open shared object|"
+                              r"command not found|the runtime does not provide|"  # the last: pins the runtime lacks
+                              r"Network is unreachable|Read-only file system|Permission denied")),  # the sandbox
+    (ErrorClass.TRANSIENT, (r"ConnectionError|Connection reset|Temporary failure|BrokenPipeError|"
+                            r"Resource temporarily unavailable|TimeoutExpired")),
     (ErrorClass.MISSING_VALUES, r"Input (?:X )?contains NaN|missing values|NaN values|impute"),
-    (ErrorClass.NUMERICAL, r"contains infinity|infinite values|too large for dtype|overflow|LinAlgError|singular matrix|"
-                           r"did not converge|divide by zero|invalid value encountered"),
-    (ErrorClass.MISSING_INPUT, r"KeyError|not in index|no '?\w+'? (?:table|column)|missing (?:parameter|column)|"
-                               r"required|has no attribute|holds no"),
-    (ErrorClass.TYPE_SHAPE, r"could not convert string to float|ValueError|TypeError|shape|dimension|"
-                            r"dtype|numeric|encode"),
+    (ErrorClass.NUMERICAL, (r"contains infinity|infinite values|too large for dtype|overflow|LinAlgError|"
+                            r"singular matrix|"
+                            r"did not converge|divide by zero|invalid value encountered")),
+    (ErrorClass.MISSING_INPUT, (r"KeyError|not in index|no '?\w+'? (?:table|column)|missing (?:parameter|column)|"
+                                r"required|has no attribute|holds no")),
+    (ErrorClass.TYPE_SHAPE, (r"could not convert string to float|ValueError|TypeError|shape|dimension|"
+                             r"dtype|numeric|encode")),
     (ErrorClass.CONTRACT, r"bundle|contract"),
 ]]
 #: Classes where running the same service again may well succeed.

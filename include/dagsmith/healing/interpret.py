@@ -3,7 +3,7 @@ same service again or which untried candidate to run instead.
 
 The model sees the step's stage, the failed service, the tail of its error output and each untried candidate's
 summary and input requirements (all as delimited data). Its choice must be one of those candidates, or the
-deterministic rules decide (``execution.run``).
+deterministic rules decide (``healing.policy``).
 """
 
 from __future__ import annotations

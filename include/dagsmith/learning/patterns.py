@@ -69,7 +69,8 @@ def service_statistics(session: Session, microservice_id: int) -> dict:
     """A microservice's record across every run (global counts): runs, success rate, and the services that
     most often ran right after it."""
     successes, failures = session.execute(
-        select(func.coalesce(func.sum(schema.Pattern.successes), 0), func.coalesce(func.sum(schema.Pattern.failures), 0))
+        select(func.coalesce(func.sum(schema.Pattern.successes), 0),
+               func.coalesce(func.sum(schema.Pattern.failures), 0))
         .where(schema.Pattern.kind == "stage", schema.Pattern.owner == "",
                schema.Pattern.microservice_id == microservice_id)).one()
     runs = successes + failures

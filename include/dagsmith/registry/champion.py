@@ -12,12 +12,13 @@ from typing import Any
 
 from dagsmith.config import Settings
 from dagsmith.errors import UserFacingError
-from dagsmith.execution.quality import METRIC_NAMES, judged_metric, prediction_quality
+from dagsmith.execution.quality import judged_metric, prediction_quality
 from dagsmith.registry.scoring import score
 from dagsmith.registry.versions import Champion, Decision
 from dagsmith.runtime import runtime_named
 from dagsmith.runtime.docker import CONTAINER_ISOLATION
 from dagsmith_kit import Bundle
+from dagsmith_kit.metrics import label
 
 
 def challenge(champion: Champion | None, metrics: dict[str, Any], split: Path, *, classification: bool,
@@ -31,7 +32,7 @@ def challenge(champion: Champion | None, metrics: dict[str, Any], split: Path, *
         return Decision(False, "there is no held-out metric to compare it with the champion by; promote it by hand "
                                "if it should score", champion_version=champion.version)
     metric, higher = judged
-    name, new = METRIC_NAMES[metric], float(metrics[metric])
+    name, new = label(metric), float(metrics[metric])
     bundle = Bundle.open(split)
     held_out, train = bundle.table("test"), bundle.table("train")
     target = bundle.require_target()

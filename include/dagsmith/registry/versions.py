@@ -62,7 +62,8 @@ def champion_of(settings: Settings, pipeline_id: int) -> Champion | None:
 
 
 def register(settings: Settings, pipeline_id: int, execution_id: int | None, frozen: Path, decision: Decision, *,
-             compared: Champion | None, metrics: dict[str, Any], fingerprint: str, table_schema: dict[str, Any]) -> dict:
+             compared: Champion | None, metrics: dict[str, Any], fingerprint: str,
+             table_schema: dict[str, Any]) -> dict:
     """Number the frozen folder ``frozen`` as the pipeline's next version and record it: champion when it is the first
     or ``decision`` promotes it over ``compared`` (still the champion), else challenger. Returns the row as a dict."""
     final: Path | None = None

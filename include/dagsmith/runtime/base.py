@@ -93,10 +93,14 @@ class RuntimeUnavailable(ServiceUnavailable, RuntimeError):
 
 class Runtime(Protocol):
     name: str
-    #: What contains the services it runs, in words (shown in ``dagsmith serve``'s banner and each try's log).
-    isolation: str
-    #: False only when services run with no sandbox at all (an operator's explicit opt-out).
-    isolated: bool
+
+    @property
+    def isolation(self) -> str:
+        """What contains the services it runs, in words (shown in ``dagsmith serve``'s banner and each try's log)."""
+
+    @property
+    def isolated(self) -> bool:
+        """False only when services run with no sandbox at all (an operator's explicit opt-out)."""
 
     def check(self) -> None:
         """Raise ``RuntimeUnavailable``, saying how to fix it, when nothing can be run here."""

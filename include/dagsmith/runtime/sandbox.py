@@ -28,7 +28,7 @@ import secrets
 import shutil
 import subprocess
 import sys
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 
 from dagsmith.runtime import guard
 from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_DIR, HostPaths, Invocation,
@@ -36,13 +36,23 @@ from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_D
 
 #: Where dagsmith_kit appears inside the sandbox (on PYTHONPATH); the contract's own paths are ``runtime.base``'s.
 KIT_DIR = "/opt/dagsmith"
-_KIT_PACKAGE = Path(importlib.util.find_spec("dagsmith_kit").origin).resolve().parent  # found, not imported: no pandas
+
+
+def _kit_package() -> Path:
+    """dagsmith_kit's folder, found without importing it (that would load pandas)."""
+    spec = importlib.util.find_spec("dagsmith_kit")
+    if spec is None or spec.origin is None:
+        raise ImportError("dagsmith_kit is not installed beside dagsmith")
+    return Path(spec.origin).resolve().parent
+
+
+_KIT_PACKAGE = _kit_package()
 #: Run uids for a root worker: far above people's and rootless containers' ranges, one drawn per run.
 UID_RANGE = range(3_000_000, 3_500_000)
 #: The opt-out, named so nobody sets it by accident: services then run as plain subprocesses of the worker.
 UNSANDBOXED_VARIABLE = "DAGSMITH_UNSAFE_NO_SANDBOX"
-INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or run "
-                f"steps in containers (DAGSMITH_RUNTIME=docker); {UNSANDBOXED_VARIABLE}=1 runs services without "
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or "
+                f"run steps in containers (DAGSMITH_RUNTIME=docker); {UNSANDBOXED_VARIABLE}=1 runs services without "
                 "any sandbox and is for trusted catalogs only")
 #: The service's private writable folders (tmpfs).
 SCRATCH = ("/tmp", "/dev/shm")
@@ -91,8 +101,8 @@ def command(invocation: Invocation, host: HostPaths, uid: int | None, argv: list
     # hidden; bwrap would create a bind's missing parents with the host parent's mode (0700 for /root).
     for parent in _parents(inside for _, inside, _ in binds):
         args += ["--perms", "0755", "--dir", parent]
-    for host, inside, how in binds:
-        args += [how, str(host.resolve()), inside]
+    for source, inside, how in binds:
+        args += [how, str(source.resolve()), inside]
     args += ["--chdir", "/tmp"]
     if seccomp is not None:
         args += ["--seccomp", str(seccomp)]
@@ -120,7 +130,7 @@ def _merged_usr() -> list[str]:
     return links
 
 
-def _under_usr(path: PurePosixPath) -> bool:
+def _under_usr(path: PurePath) -> bool:
     return path == PurePosixPath("/usr") or path.is_relative_to("/usr")
 
 

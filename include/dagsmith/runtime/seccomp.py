@@ -89,7 +89,8 @@ def _architecture_block(machine: str) -> list:
 
 def _assemble(source: list) -> bytes:
     """Resolve jump labels to the relative offsets classic BPF uses, and pack each ``sock_filter``."""
-    labels, instructions = {}, []
+    labels: dict[str, int] = {}
+    instructions: list[tuple] = []
     for item in source:
         if item[0] == "label":
             labels[item[1]] = len(instructions)

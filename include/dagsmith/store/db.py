@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError
@@ -26,6 +27,9 @@ RECONNECT_PATIENCE_SECONDS = 60.0
 
 class DatabaseUnavailable(ServiceUnavailable, RuntimeError):
     """The configured database cannot be reached; the message says which one and how to fix it."""
+
+
+Row = TypeVar("Row")
 
 
 def database_url(settings: Settings) -> str:
@@ -107,3 +111,12 @@ def session_scope(settings: Settings | None = None) -> Iterator[Session]:
     factory = sessionmaker(get_engine(settings), expire_on_commit=False)
     with factory.begin() as session:
         yield session
+
+
+def stored(session: Session, model: type[Row], key: object, **options: Any) -> Row:
+    """The row of ``model`` with primary key ``key``, which the caller knows exists (it recorded it, or a foreign
+    key holds it): a missing one is a ``LookupError`` here, not an ``AttributeError`` on None further on."""
+    row = session.get(model, key, **options)
+    if row is None:
+        raise LookupError(f"no {model.__name__} {key}")
+    return row

@@ -6,9 +6,17 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from dagsmith.models.catalog import TaskType
 from dagsmith.models.execution import StepStatus
 from dagsmith.models.plan import PipelineSpec
 from dagsmith.store import schema
+
+
+def task_of(pipeline: schema.Pipeline) -> TaskType:
+    """The task a built pipeline does (the builder always records one)."""
+    if pipeline.task_type is None:
+        raise LookupError(f"pipeline {pipeline.id} records no task type")
+    return TaskType(pipeline.task_type)
 
 
 def steps_of(session: Session, pipeline_id: int) -> list[schema.PipelineStep]:
@@ -22,8 +30,16 @@ def step_at(session: Session, pipeline_id: int, position: int) -> schema.Pipelin
         schema.PipelineStep.pipeline_id == pipeline_id, schema.PipelineStep.position == position))
 
 
-def service_names(session: Session) -> dict[int, str]:
-    """Every microservice's name by id (steps and tries store ids; people read names)."""
+def tries_of(session: Session, execution_id: int, step_id: int) -> list[schema.StepAttempt]:
+    """A step's tries in one run, in the order they started."""
+    return list(session.scalars(select(schema.StepAttempt).where(
+        schema.StepAttempt.execution_id == execution_id, schema.StepAttempt.step_id == step_id)
+        .order_by(schema.StepAttempt.attempt)))
+
+
+def service_names(session: Session) -> dict[int | None, str]:
+    """Every microservice's name by id (steps and tries store ids, which the schema lets be empty; people read
+    names)."""
     return dict(session.execute(select(schema.Microservice.id, schema.Microservice.name)).all())
 
 

@@ -4,9 +4,10 @@ Airflow does not authenticate plugin apps, so every route depends on ``current_v
 caller from Airflow's JWT (the UI's session cookie or a bearer token) exactly as Airflow's own API does. Rights
 map onto questions every auth manager answers: building (upload, plan, trigger) needs the right to trigger
 the caller's build DAG (under FAB their own, which only they and admins read; ``meta_dag``). Seeing every pipeline
-needs, under the FAB auth manager, the right to read every DAG (admins), so Airflow and dagsmith's pages show each person the same pipelines (``dagsmith.airflow.ownership``); under the simple
-auth manager, where every login reads every DAG, the right to change Airflow's configuration (admins and ops). Anyone
-else sees their own pipelines and those shared with everyone.
+needs, under the FAB auth manager, the right to read every DAG (admins), so Airflow and dagsmith's pages show each
+person the same pipelines (``dagsmith.airflow.ownership``); under the simple auth manager, where every login reads
+every DAG, the right to change Airflow's configuration (admins and ops). Anyone else sees their own pipelines and
+those shared with everyone.
 """
 
 from __future__ import annotations

@@ -17,13 +17,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Request, UploadFile, status
 from fastapi.responses import Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from dagsmith.agents.intent.given import KNOWN_METRICS
 from dagsmith.agents.planner import read_intents, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
-from dagsmith.agents.understanding import MAX_GOAL_CHARS
+from dagsmith.agents.intent.understanding import MAX_GOAL_CHARS
 from dagsmith.config import Settings
 from dagsmith.data.roots import DatasetRefused, confine, data_roots
 from dagsmith.errors import UserFacingError
@@ -31,7 +31,7 @@ from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import GivenFields, SeveralTargets
 from dagsmith.ui.access import BuilderDep, Viewer
 from dagsmith.ui.airflow_api import run_url, trigger_meta_dag
-from dagsmith.ui.app import page, settings_of
+from dagsmith.ui.pages import page, settings_of
 
 router = APIRouter()
 SettingsDep = Annotated[Settings, Depends(settings_of)]
@@ -233,7 +233,8 @@ async def run_page(request: Request, viewer: BuilderDep, settings: SettingsDep) 
     try:
         fields = BuildFields.model_validate_json(str(form.get("fields") or "{}"))
     except ValueError:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "the plan's fields were changed; plan again") from None
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
+                            "the plan's fields were changed; plan again") from None
     # Off the event loop: the trigger is a request to this same api-server.
     triggered = await run_in_threadpool(trigger, viewer, dataset, str(form.get("goal", "")), choices,
                                         form.get("shared") == "on", form.get("each_target") == "on", fields)

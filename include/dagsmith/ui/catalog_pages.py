@@ -28,7 +28,7 @@ from dagsmith.models.catalog import Finding, Stage, UploadOutcome, UploadResult
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith.ui.access import BuilderDep, ViewerDep
-from dagsmith.ui.app import page, settings_of
+from dagsmith.ui.pages import page, settings_of
 
 router = APIRouter()
 SettingsDep = Annotated[Settings, Depends(settings_of)]
@@ -45,7 +45,8 @@ def catalog_rows(settings: Settings, q: str = "", category: str = "", stage: str
         by_name = {row["name"]: row for row in rows}
         hits = search.search(q, k=SEARCH_HITS, settings=settings, embedder=default_embedder())
         rows = [{**by_name[hit.name], "score": hit.score} for hit in hits if hit.name in by_name]
-    rows = [row for row in rows if (not category or row["category"] == category) and (not stage or row["stage"] == stage)]
+    rows = [row for row in rows
+            if (not category or row["category"] == category) and (not stage or row["stage"] == stage)]
     return {"query": q, "category": category, "stage": stage, "services": rows, "categories": categories,
             "stages": [s.value for s in Stage]}
 

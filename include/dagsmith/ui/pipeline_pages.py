@@ -18,7 +18,7 @@ from dagsmith.execution.specs import dag_id, spec_file, specs_dir, write_spec
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith.ui.access import Viewer, ViewerDep
-from dagsmith.ui.app import PREFIX, page, settings_of
+from dagsmith.ui.pages import PREFIX, page, settings_of
 from dagsmith.ui.report import render_report
 
 router = APIRouter()

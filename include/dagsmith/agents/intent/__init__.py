@@ -10,7 +10,9 @@ Modules: lexicon (the words the rules know), reading (the goal and column names 
 (where the goal names a column), target (which column to predict), task (which task the goal asks for), constraints
 (limits the goal states), stage_rules (the stages the task and data call for), validation (whether an intent makes
 sense for the data), given (fields stated instead of words, which win over them); columns and wording hold how the
-rules judge and describe a column; detect composes the parts.
+rules judge and describe a column; column_requests (columns the goal rules in or out), column_meaning (a column
+named by what it means), model_mentions (models the goal names); detect composes the parts. understanding is A2's
+entry point: the configured model's reading when it holds up, else these rules.
 """
 
 from __future__ import annotations

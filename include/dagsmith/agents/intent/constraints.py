@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 
 from dagsmith.agents.intent.lexicon import CLAUSE_BREAKS, NEGATIONS
-from dagsmith.agents.model_mentions import mentions
+from dagsmith.agents.intent.model_mentions import mentions
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import Constraint, ConstraintKind
 from dagsmith.text import stem, words
+from dagsmith_kit.metrics import METRICS as KIT_METRICS
 
 _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                  "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
@@ -56,16 +57,10 @@ METRICS = {
     "mape": r"\bmape\b|percentage error",
     "silhouette": r"\bsilhouette\b",
 }
-_CLASSIFICATION_METRICS = {"recall", "precision", "f1", "roc_auc", "balanced_accuracy", "accuracy", "log_loss"}
-_REGRESSION_METRICS = {"rmse", "mae", "r2", "mape"}
 #: Which metrics make sense for which task (a goal asking for recall on a regression gets a warning).
 METRICS_FOR: dict[TaskType, set[str]] = {
-    TaskType.BINARY_CLASSIFICATION: _CLASSIFICATION_METRICS,
-    TaskType.MULTICLASS_CLASSIFICATION: _CLASSIFICATION_METRICS,
-    TaskType.REGRESSION: _REGRESSION_METRICS,
-    TaskType.TIME_SERIES_FORECASTING: _REGRESSION_METRICS,
-    TaskType.CLUSTERING: {"silhouette"},
-}
+    task: named for task in TaskType
+    if (named := {name for name, metric in KIT_METRICS.items() if metric.nameable and task.value in metric.tasks})}
 _N_CLUSTERS = re.compile(
     r"\b" + _NUMBER + r"\s+(?:\w+\s+)?(?:clusters?|groups?|segments?|personas?|cohorts?)\b|\bk (\d+)\b")
 _N_COMPONENTS = re.compile(r"\b" + _NUMBER + r"\s*(?:d|dimensions?|dims?|components?|axes)\b")

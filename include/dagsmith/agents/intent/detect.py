@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from dagsmith.agents.column_requests import column_constraints, excluded_columns
+from dagsmith.agents.intent.column_requests import column_constraints, excluded_columns
 from dagsmith.agents.intent.columns import NEVER_FEATURES
 from dagsmith.agents.intent.constraints import parse_constraints
 from dagsmith.agents.intent.lexicon import Family

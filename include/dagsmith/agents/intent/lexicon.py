@@ -144,8 +144,8 @@ class Synonym:
 #: (goal words, column-name words, values the column must hold). "default" names a column 'Status' only when
 #: it holds good/bad; "sell for" names 'Sale_Price'.
 SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
-    ("churn leave quit resign cancel unsubscribe drop terminate attrition defect exit retain retention stay lose lost "
-     "walk",
+    (("churn leave quit resign cancel unsubscribe drop terminate attrition defect exit retain retention stay lose lost "
+      "walk"),
      "churn exited attrition", ""),
     ("buy buyer purchase purchaser", "purchase purchased buy", ""),
     ("price cost worth value expensive cheap sell", "price saleprice cost value medv", ""),

@@ -22,8 +22,8 @@ from dagsmith.agents.intent.lexicon import (
     stems_of,
 )
 from dagsmith.agents.intent.reading import ColumnName, Goal, column_names, read_goal, similar
-from dagsmith.agents.model_mentions import mentions
-from dagsmith.data.readers import EXTENSIONS
+from dagsmith.agents.intent.model_mentions import mentions
+from dagsmith.data.sniffing import EXTENSIONS
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.text import stem, words
 

@@ -11,7 +11,7 @@ from dagsmith.agents.intent.columns import holds_numbers
 from dagsmith.agents.intent.lexicon import NEGATIONS, STOPWORDS, TASK_PHRASES, TASK_STEMS, Family, stems_of
 from dagsmith.agents.intent.reading import Goal, find_phrase
 from dagsmith.agents.intent.wording import class_list, stray
-from dagsmith.agents.model_mentions import mentions
+from dagsmith.agents.intent.model_mentions import mentions
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import AmbiguousGoal
 from dagsmith.models.profile import ColumnProfile, DatasetProfile

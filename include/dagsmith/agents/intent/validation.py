@@ -9,7 +9,7 @@ import difflib
 import re
 from collections.abc import Iterable
 
-from dagsmith.agents.column_requests import excluded_columns
+from dagsmith.agents.intent.column_requests import excluded_columns
 from dagsmith.agents.intent.columns import KIND_NAMES, NEVER_FEATURES, UNPREDICTABLE, holds_numbers
 from dagsmith.agents.intent.constraints import METRICS_FOR
 from dagsmith.agents.intent.lexicon import STOPWORDS

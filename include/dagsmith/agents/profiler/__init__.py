@@ -36,7 +36,8 @@ from dagsmith.agents.profiler.targets import target_candidates, time_column
 from dagsmith.agents.repeats import repeated_rows
 from dagsmith.data.compression import compression, decompressed
 from dagsmith.data.dictionary import describe, dictionary_for
-from dagsmith.data.readers import ReadInfo, read_table, size_text, sniff
+from dagsmith.data.readers import read_table
+from dagsmith.data.sniffing import ReadInfo, size_text, sniff
 from dagsmith.models.profile import DatasetProfile, QualityScore
 
 SAMPLE_ROWS = 100_000

@@ -13,7 +13,9 @@ import numpy as np
 import pandas as pd
 
 from dagsmith.agents.profiler.common import is_numeric, ratio
-from dagsmith.data.readers import CONTAINERS, DatasetError, ReadInfo, count_rows, nesting, read_chunks
+from dagsmith.data.nested import CONTAINERS, nesting
+from dagsmith.data.readers import count_rows, read_chunks
+from dagsmith.data.sniffing import DatasetError, ReadInfo
 from dagsmith.models.profile import ColumnProfile
 
 CHUNK_ROWS = 250_000

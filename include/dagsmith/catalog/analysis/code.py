@@ -44,7 +44,8 @@ _STAGE_WORDS = {
     Stage.FEATURE_SELECTION: "feature selection", Stage.FEATURE_ENGINEERING: "feature engineering",
     Stage.MODELLING: "model training", Stage.CLUSTERING: "clustering",
     Stage.DIMENSIONALITY_REDUCTION: "dimensionality reduction", Stage.ANOMALY_DETECTION: "anomaly detection",
-    Stage.EVALUATION: "evaluation", Stage.EXPLANATION: "model explanation", Stage.EDA: "exploratory data analysis", Stage.VISUALISATION: "visualisation",
+    Stage.EVALUATION: "evaluation", Stage.EXPLANATION: "model explanation", Stage.EDA: "exploratory data analysis",
+    Stage.VISUALISATION: "visualisation",
     Stage.REPORTING: "reporting",
 }
 
@@ -139,7 +140,8 @@ def _collect(facts: CodeFacts) -> _Evidence:
     writes_tables = "write_table" in facts.methods or facts.uses(*_TABLE_WRITERS)
     if not writes_tables:
         _drop_transform_stages(evidence)
-    predicts = facts.uses(*FITS_AND_PREDICTS, "write_clusters", "write_anomalies") or "write_predictions" in facts.methods
+    predicts = (facts.uses(*FITS_AND_PREDICTS, "write_clusters", "write_anomalies")
+                or "write_predictions" in facts.methods)
     if predicts:
         for stage in (Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION):
             if evidence.score[stage]:
@@ -306,11 +308,13 @@ def _summary(primary: Stage, evidence: _Evidence, facts: CodeFacts, tasks: list[
         text = ", ".join(phrases[:3])
     else:
         text = phrases[0] if phrases else f"performs {_STAGE_WORDS[primary]}"
-    choices = {p.name: p.default for p in facts.parameters.values() if p.name in _CHOICE_PARAMS and isinstance(p.default, str)}
+    choices = {p.name: p.default for p in facts.parameters.values()
+               if p.name in _CHOICE_PARAMS and isinstance(p.default, str)}
     for name, meaning in evidence.meanings.items():
         if meaning.stage is primary:
             fixed = facts.call_keywords.get(name, {})
-            choices.update({k: v for k, v in fixed.items() if k in _CHOICE_PARAMS and isinstance(v, str) and k not in choices})
+            choices.update({k: v for k, v in fixed.items()
+                            if k in _CHOICE_PARAMS and isinstance(v, str) and k not in choices})
     if choices:
         text += " (" + ", ".join(f"{name}: {value}" for name, value in choices.items()) + ")"
     return text[0].upper() + text[1:] + "."

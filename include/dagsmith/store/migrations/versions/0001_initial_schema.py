@@ -1,7 +1,7 @@
 """Initial schema: catalog (versions, analyses, embeddings), pipelines, executions, learned patterns.
 
 Revision ID: 0001
-Revises: 
+Revises:
 Create Date: 2026-11-21 23:40:00.756574
 """
 
@@ -76,7 +76,8 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('microservice_id', 'content_hash')
     )
-    op.create_index(op.f('ix_microservice_versions_microservice_id'), 'microservice_versions', ['microservice_id'], unique=False)
+    op.create_index(op.f('ix_microservice_versions_microservice_id'), 'microservice_versions', ['microservice_id'],
+                    unique=False)
     op.create_foreign_key('fk_microservices_current_version', 'microservices', 'microservice_versions',
                           ['current_version_id'], ['id'])
     op.create_table('patterns',
@@ -93,7 +94,8 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['microservice_id'], ['microservices.id'], ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['next_microservice_id'], ['microservices.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id'),
-    sa.UniqueConstraint('kind', 'owner', 'stage', 'microservice_id', 'next_microservice_id', name='uq_patterns_key', postgresql_nulls_not_distinct=True)
+    sa.UniqueConstraint('kind', 'owner', 'stage', 'microservice_id', 'next_microservice_id', name='uq_patterns_key',
+                        postgresql_nulls_not_distinct=True)
     )
     op.create_index(op.f('ix_patterns_microservice_id'), 'patterns', ['microservice_id'], unique=False)
     op.create_table('pipeline_steps',
@@ -107,7 +109,8 @@ def upgrade() -> None:
     sa.Column('expected_io', postgresql.JSONB(astext_type=sa.Text()), server_default='{}', nullable=False),
     sa.Column('alternatives', postgresql.JSONB(astext_type=sa.Text()), server_default='[]', nullable=False),
     sa.Column('status', sa.String(length=20), server_default='pending', nullable=False),
-    sa.CheckConstraint("status IN ('pending', 'running', 'completed', 'failed', 'skipped')", name='ck_pipeline_steps_status'),
+    sa.CheckConstraint("status IN ('pending', 'running', 'completed', 'failed', 'skipped')",
+                       name='ck_pipeline_steps_status'),
     sa.ForeignKeyConstraint(['microservice_id'], ['microservices.id'], ),
     sa.ForeignKeyConstraint(['pipeline_id'], ['pipelines.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id'),
@@ -141,7 +144,8 @@ def upgrade() -> None:
     sa.Column('error_class', sa.String(length=60), nullable=True),
     sa.Column('error_text', sa.Text(), nullable=True),
     sa.Column('decision', postgresql.JSONB(astext_type=sa.Text()), server_default='{}', nullable=False),
-    sa.CheckConstraint("status IN ('pending', 'running', 'completed', 'failed', 'skipped')", name='ck_step_attempts_status'),
+    sa.CheckConstraint("status IN ('pending', 'running', 'completed', 'failed', 'skipped')",
+                       name='ck_step_attempts_status'),
     sa.ForeignKeyConstraint(['execution_id'], ['executions.id'], ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['microservice_id'], ['microservices.id'], ),
     sa.ForeignKeyConstraint(['step_id'], ['pipeline_steps.id'], ondelete='CASCADE'),

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from pydantic import BaseModel, Field
 
-from dagsmith.agents.column_meaning import read_by_meaning
+from dagsmith.agents.intent.column_meaning import read_by_meaning
 from dagsmith.agents.intent import (
     absent_column_names,
     apply_fields,

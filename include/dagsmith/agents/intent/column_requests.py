@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 from dagsmith.models.intent import Constraint, ConstraintKind
 
-_EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|leav(?:e|ing) out|drop(?:ping)?|"
+_EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|leav(?:e|ing) out|"
+                      r"drop(?:ping)?|"
                       r"do not use|don'?t use|not using|apart from|other than|(?<!with )no)\s+(?P<what>[^,;.!?()]+)")
 _ONLY = re.compile(r"\b(?:only (?:from|using|use|with|on)|using only|use only|just (?:from|using))\s+"
                    r"(?P<what>[^;.!?()]+)")
