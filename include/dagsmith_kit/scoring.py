@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dagsmith_kit import drift, transforms
-from dagsmith_kit.bundle import ENSEMBLE_FILE, MODEL_FILE, MODEL_INFO_FILE, PREDICTIONS_FILE, BundleError
+from dagsmith_kit.bundle import ENSEMBLE_FILE, MEMBERS_DIR, MODEL_FILE, MODEL_INFO_FILE, PREDICTIONS_FILE, BundleError
 from dagsmith_kit.freeze import REFERENCE_FILE, SCHEMA_FILE
 from dagsmith_kit.service import ServiceError
 
@@ -115,7 +115,7 @@ def load_model(version: Path, info: dict[str, Any]) -> Any:
     if (version / ENSEMBLE_FILE).is_file():
         from dagsmith_kit import ensemble
 
-        return ensemble.load(version)
+        return ensemble.load(version / ENSEMBLE_FILE, version / MEMBERS_DIR)
     import joblib
 
     return joblib.load(version / MODEL_FILE)

@@ -175,7 +175,8 @@ def test_retrains_replace_the_champion_only_when_at_least_as_good(trained, month
     promoted = json.loads(better.stdout)
     assert "version 3, now the champion" in promoted["answer"] and "at least as good as the champion v1" in \
         promoted["answer"]
-    assert "## Model version" in (Path(promoted["workspace"]) / "answer.md").read_text()
+    assert (Path(promoted["workspace"]) / "answer.md").read_text().startswith(f"# predict customer churn\n\n"
+                                                                               f"{promoted['answer']}\n")
     assert _statuses(env, pipeline) == {1: "retired", 2: "challenger", 3: "champion"}
 
     rolled = _cli(env, "models", "rollback", pipeline, "--user", "bo", "--json")

@@ -12,7 +12,8 @@ from rich.table import Table
 from dagsmith.agents.profiler import SAMPLE_ROWS, profile_dataset
 from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.cli.plan import Columns, read_columns
-from dagsmith.errors import InputError
+from dagsmith.data.dictionary import DictionaryError
+from dagsmith.data.sniffing import DatasetError
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
 
 SHOWN_CANDIDATES = 5
@@ -32,7 +33,7 @@ def profile(
     progress(f"profiling {data} ...")
     try:
         result = profile_dataset(data, sample_rows=sample_rows, descriptions=descriptions)
-    except InputError as exc:
+    except (DatasetError, DictionaryError) as exc:  # a configuration error is main()'s to name as one
         fail(str(exc), code=2)
     if json:
         print_json(result)

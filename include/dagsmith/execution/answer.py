@@ -174,12 +174,12 @@ def write_answer(workspace: Path, goal: str, summary: str, steps: list[StepOutco
     return path
 
 
-def add_to_answer(workspace: Path, title: str, text: str) -> Path:
-    """A section ``title`` saying ``text`` under the summary of ``answer.md``, for what is decided once the answer
-    is written (the model version the run made)."""
+def add_to_answer(workspace: Path, text: str) -> Path:
+    """``text`` at the end of the summary of ``answer.md``, for what is decided once the answer is written (the model
+    version the run made), so the document opens with the run's whole answer."""
     path = workspace / ANSWER_FILE
     lines = path.read_text(encoding="utf-8").split("\n")
-    lines[3:3] = ["", f"## {title}", "", text]  # after the goal, a blank line and the summary
+    lines[2] = f"{lines[2]} {text}"  # after the goal and a blank line, the summary
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
 

@@ -102,7 +102,7 @@ def _tell(execution_id: int, registered: dict[str, Any], settings: Settings) -> 
                            "answer": f"{execution.trace.get('answer', '')} {text}".strip()}
         workspace = Path(execution.workspace)
     try:
-        add_to_answer(workspace, "Model version", text)
+        add_to_answer(workspace, text)
     except OSError as exc:
         logger.warning("could not add the model version to the report of execution %s: %s", execution_id, exc)
 
