@@ -66,11 +66,15 @@ def _entries(loaded: Any, path: Path) -> dict[str, str]:
     return found
 
 
+def _bare_name(data: Path) -> str:
+    """``churn`` for ``churn.csv`` and ``churn.csv.gz``: the name a sidecar dictionary starts with."""
+    return data.name.split(".", 1)[0]
+
+
 def sidecar_for(data: Path | str) -> Path | None:
     """The dictionary file beside ``data``: ``churn.columns.yaml`` or ``churn.csv.columns.yaml`` for ``churn.csv``."""
     data = Path(data)
-    bare = data.name.split(".", 1)[0]
-    for base in dict.fromkeys((data.name, bare)):
+    for base in dict.fromkeys((data.name, _bare_name(data))):
         for suffix in SIDECAR_SUFFIXES:
             if (candidate := data.with_name(base + suffix)).is_file():
                 return candidate
@@ -80,7 +84,7 @@ def sidecar_for(data: Path | str) -> Path | None:
 def write_sidecar(data: Path | str, descriptions: Mapping[str, str]) -> Path:
     """Write ``descriptions`` as the dictionary beside ``data`` (``churn.columns.yaml`` for ``churn.csv``)."""
     data = Path(data)
-    sidecar = data.with_name(data.name.split(".", 1)[0] + SIDECAR_SUFFIXES[0])
+    sidecar = data.with_name(_bare_name(data) + SIDECAR_SUFFIXES[0])
     sidecar.write_text(yaml.safe_dump(dict(descriptions), sort_keys=False, allow_unicode=True), encoding="utf-8")
     return sidecar
 

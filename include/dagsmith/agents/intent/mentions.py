@@ -217,17 +217,18 @@ def _described_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
     of its content words, and more than any other column's description shares."""
     said = {at: s for at, s in enumerate(goal.stems)
             if s not in STOPWORDS and s not in TASK_STEMS and len(s) >= 3 and not goal.among_inputs(at)}
-    covered = {}
+    used = {}  # column -> the positions of the goal's words its description uses
     for column in profile.columns:
         if column.description:
             described = set(stems_of(column.description))
-            covered[column.name] = [at for at, s in said.items() if s in described]
-    counts = sorted((len({goal.stems[at] for at in ats}) for ats in covered.values()), reverse=True)
-    if not counts or counts[0] < MIN_DESCRIBED_WORDS or (len(counts) > 1 and counts[1] == counts[0]):
+            used[column.name] = [at for at, s in said.items() if s in described]
+    distinct = {name: len({said[at] for at in ats}) for name, ats in used.items()}
+    ranked = sorted(distinct, key=distinct.get, reverse=True)
+    if not ranked or distinct[ranked[0]] < MIN_DESCRIBED_WORDS or \
+            (len(ranked) > 1 and distinct[ranked[1]] == distinct[ranked[0]]):
         return
-    best = next(name for name, ats in covered.items() if len({goal.stems[at] for at in ats}) == counts[0])
-    for at in covered[best]:
-        yield Match(best, MatchKind.DESCRIBED, at, at + 1, goal.words[at])
+    for at in used[ranked[0]]:
+        yield Match(ranked[0], MatchKind.DESCRIBED, at, at + 1, goal.words[at])
 
 
 def _value_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:

@@ -130,6 +130,16 @@ def check_column_names(goal: str, profile: DatasetProfile, target: str | None) -
                         + " Name the column you mean as the table spells it.")
 
 
+def _checked_goal(goal: str | None, profile: DatasetProfile, given: GivenFields) -> str:
+    """The goal as said (or in words for what ``given`` settles), refused with the fields before any reading: a goal
+    that cannot be read, or a field that names no column, stops here."""
+    goal = given.goal_for(goal)
+    check_goal(goal)
+    if given != GivenFields():
+        check_fields(goal, given, profile)
+    return goal
+
+
 def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
                embedder: Embedder | None = None, *, ruled: Intent | AmbiguousGoal | None = None,
                given: GivenFields | None = None) -> Intent:
@@ -141,10 +151,7 @@ def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | Non
     ...): each wins over the reading; a target (or a task that predicts nothing) given leaves no reader to ask.
     """
     given = given or GivenFields()
-    goal = given.goal_for(goal)
-    check_goal(goal)
-    if given != GivenFields():
-        check_fields(goal, given, profile)  # before any reading: a field that names no column stops here
+    goal = _checked_goal(goal, profile, given)
     if given.settles:
         return fields_intent(goal, profile, given)
     with offering_readings(goal, profile, embedder):
@@ -170,10 +177,7 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
     the question (``SeveralTargets``). ``given`` fields win over the reading of each (``understand``).
     """
     given = given or GivenFields()
-    goal = given.goal_for(goal)
-    check_goal(goal)
-    if given != GivenFields():
-        check_fields(goal, given, profile)  # before any reading: a field that names no column stops here
+    goal = _checked_goal(goal, profile, given)
     if given.settles:
         if each_target and given.target:
             raise FieldError("--target names the one column to predict, and --each-target asks for one pipeline per "
