@@ -120,11 +120,11 @@ def test_several_targets_are_the_intent_task_question_or_one_pipeline_each_with_
         catalog_settings, embedder, tmp_path):
     data = houses_in(catalog_settings.home / "datasets" / tmp_path.name)
     goal = "predict the price and also the number of rooms"
-    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": goal, "on_behalf_of": "asked"})
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": goal, "on_behalf_of": "asked-two-targets"})
     assert state == "failed"
     assert "The goal names 2 columns to predict: 'price' and 'rooms'." in output
     assert "Or trigger the run with each_target set to build one pipeline per target." in output
-    assert not built_by(catalog_settings, "asked")
+    assert not built_by(catalog_settings, "asked-two-targets")
 
     profile = profile_dataset(data)
     [price, rooms] = understand_targets(goal, profile, each_target=True)
