@@ -1,6 +1,7 @@
 """Score new rows with a model version: check them against its schema, replay its preprocessing, apply its model.
 
     python -m dagsmith_kit.scoring --model VERSION_DIR --input NEW.parquet --output OUT_DIR [--chunk-rows N]
+                                   [--after-step N]
 
 This unpickles what services wrote (the transforms, the model), so it runs inside the sandbox like a service; dagsmith
 itself never imports it. Rows are read, prepared and predicted in chunks, so memory stays bounded whatever the number
@@ -146,9 +147,14 @@ def prepare(frame: pd.DataFrame, loaded: list, target: str | None) -> pd.DataFra
     return transforms.replay(frame.assign(**{target: np.nan}), loaded).drop(columns=[target], errors="ignore")
 
 
-def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROWS) -> dict[str, Any]:
+def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROWS,
+          after_step: int = 0) -> dict[str, Any]:
     """Score the rows of ``source`` with the model version in ``version``; write predictions and a summary to
-    ``output``. Nothing is left in ``output`` when it fails."""
+    ``output``. Nothing is left in ``output`` when it fails.
+
+    ``after_step`` > 0 says the rows are a run's own, as its step ``after_step`` wrote them (a split's held-out
+    rows): only the transforms of later steps are replayed, and the checks of raw rows against the training
+    schema (types, unusual values, drift) do not apply to them."""
     started = time.monotonic()
     schema = _read_json(version / SCHEMA_FILE)
     reference = _read_json(version / REFERENCE_FILE)
@@ -162,9 +168,10 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
         parquet = pq.ParquetFile(source)
     except (OSError, pa.ArrowException) as exc:
         raise ServiceError(f"{source.name} is not a readable Parquet file ({exc})") from None
-    notes = check_schema(schema, parquet)
+    raw = after_step == 0
+    notes = check_schema(schema, parquet) if raw else {}
     try:
-        loaded = transforms.load(version)
+        loaded = transforms.load(version, after_step)
     except ValueError as exc:
         raise ServiceError(str(exc)) from None
     model = load_model(version, info)
@@ -172,7 +179,8 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
     features = [f["name"] for f in schema["features"]]
     ids = [c for c in schema["id_columns"] if c in parquet.schema_arrow.names]
     target = schema.get("target")
-    read = list(dict.fromkeys([*ids, *features, *([target] if target in parquet.schema_arrow.names else [])]))
+    read = (list(dict.fromkeys([*ids, *features, *([target] if target in parquet.schema_arrow.names else [])]))
+            if raw else None)
     model_features = info.get("features") or []
     summary: dict[str, Any] = {"rows_scored": 0, "chunks": 0, **notes, "unseen_categories": {}, "out_of_range": {}}
     counted: dict[str, Any] = {}
@@ -183,11 +191,12 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
     try:
         for batch in parquet.iter_batches(batch_size=chunk_rows, columns=read):
             frame = batch.to_pandas()
-            unseen, out_of_range = unusual_values(schema["features"], frame)
-            for totals, more in ((summary["unseen_categories"], unseen), (summary["out_of_range"], out_of_range)):
-                for column, count in more.items():
-                    totals[column] = totals.get(column, 0) + count
-            counted = drift.add(counted, drift.counts(reference, frame))
+            if raw:
+                unseen, out_of_range = unusual_values(schema["features"], frame)
+                for totals, more in ((summary["unseen_categories"], unseen), (summary["out_of_range"], out_of_range)):
+                    for column, count in more.items():
+                        totals[column] = totals.get(column, 0) + count
+                counted = drift.add(counted, drift.counts(reference, frame))
             try:
                 prepared = prepare(frame, loaded, target)
                 X = prepared[model_features] if model_features else prepared.drop(columns=[*ids, target],
@@ -208,7 +217,7 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
             raise ServiceError(f"{source.name} holds no rows to score")
         writer.close()
         writer = None
-        summary["drift"] = drift.judge(reference, counted)
+        summary["drift"] = drift.judge(reference, counted) if raw else None
         summary["seconds"] = round(time.monotonic() - started, 3)
         summary["load_seconds"] = loaded_after  # of which: checks, unpickling the transforms and the model
         summary["model"] = {k: info[k] for k in ("kind", "anomaly_threshold") if k in info}
@@ -230,9 +239,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--input", required=True, help="the new rows (Parquet)")
     parser.add_argument("--output", required=True, help="folder for predictions.parquet and scoring.json")
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows prepared and predicted at once")
+    parser.add_argument("--after-step", type=int, default=0,
+                        help="the rows are a run's own as its step N wrote them: replay only the later steps")
     args = parser.parse_args(argv)
     try:
-        score(Path(args.model), Path(args.input), Path(args.output), args.chunk_rows)
+        score(Path(args.model), Path(args.input), Path(args.output), args.chunk_rows, args.after_step)
     except (ServiceError, BundleError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

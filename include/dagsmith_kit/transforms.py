@@ -110,15 +110,16 @@ def _only_dropped_rows(inp: Bundle, given: list[str], out: Bundle, written: list
     return True
 
 
-def load(folder: str | Path, since: int = 0) -> list[tuple[str, Callable[[pd.DataFrame, Any], pd.DataFrame], Any]]:
-    """The ``replay`` transforms of a bundle or version folder as ``(service, apply, state)``, in order (from the
-    ``since``-th entry on). An ``unreplayable`` entry raises ``ValueError`` saying why.
+def load(folder: str | Path, after_step: int = 0) -> list[tuple[str, Callable[[pd.DataFrame, Any], pd.DataFrame], Any]]:
+    """The ``replay`` transforms of a bundle or version folder as ``(service, apply, state)``, in order, of the
+    steps after step ``after_step`` (rows some step's output holds already went through the steps up to it). An
+    ``unreplayable`` entry raises ``ValueError`` saying why.
 
     This unpickles code services wrote: call it only inside the sandbox (the scorer does)."""
     import pickle
 
     loaded = []
-    for entry in steps(folder)[since:]:
+    for entry in (e for e in steps(folder) if e["step"] > after_step):
         if entry["kind"] == UNREPLAYABLE:
             raise ValueError(f"step {entry['step']} ({entry['service']}) cannot be applied to new rows: "
                              f"{entry.get('reason') or 'no reason recorded'}")

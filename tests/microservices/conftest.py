@@ -81,7 +81,7 @@ def assert_replays(before: Bundle, after: Bundle) -> list[dict]:
         return recorded
     name = "test" if before.is_split() else "data"
     given, wrote = before.table(name), after.table(name)
-    loaded = transforms.load(after.path, since=len(transforms.steps(before.path)))
+    loaded = transforms.load(after.path, after_step=len(before.meta.get("lineage") or []))
     pd.testing.assert_frame_equal(scoring.prepare(given, loaded, before.target), wrote, check_dtype=False,
                                   check_index_type=False, rtol=1e-6)
     if before.target in given.columns:

@@ -133,6 +133,30 @@ def test_scoring_runs_inside_the_sandbox(churn_run, churn_version, tmp_path):
     assert len(pd.read_parquet(tmp_path / "out" / "predictions.parquet")) == 50
 
 
+def test_a_runs_held_out_rows_are_scored_after_its_split_and_raw_rows_from_the_start(module_run, tmp_path):
+    """The champion is compared on a later run's held-out rows, which went through the steps before the split
+    (here a constant column dropped): replaying those steps again would ask for a column they no longer have."""
+    frame = datasets.load("wa_churn").head(600).assign(region="EU")
+    raw = Bundle.create(tmp_path / "raw", frame, target=TARGET, task_type="binary_classification")
+    dropped = module_run("constant_column_dropper", raw).output
+    split = module_run("train_test_splitter", dropped, {"test_size": 0.25, "random_state": 0}).output
+    final = module_run.chain(split, "median_imputer", "onehot_encoder", "logistic_regression")
+    version = freeze(final.path, frame, tmp_path / "v1", id_columns=[], target=TARGET,
+                     task_type="binary_classification")
+    held_out = split.table("test").drop(columns=[TARGET])
+    assert "region" not in held_out.columns
+
+    refused = score(version, held_out, tmp_path / "as-raw")
+    assert refused.returncode == 2 and "no column region" in refused.stderr
+    done = score(version, held_out, tmp_path / "held-out", "--after-step", str(len(split.meta["lineage"])))
+    assert done.returncode == 0, done.stderr
+    predicted = pd.read_parquet(tmp_path / "held-out" / "predictions.parquet")
+    assert predicted["prediction"].tolist() == final.predictions()["prediction"].tolist()
+    assert json.loads((tmp_path / "held-out" / "scoring.json").read_text())["drift"] is None
+    raw_rows = score(version, frame.drop(columns=[TARGET]).head(40), tmp_path / "raw-rows")
+    assert raw_rows.returncode == 0, raw_rows.stderr
+
+
 # ------------------------------------------------------------------ unsupervised models
 def test_an_anomaly_version_flags_new_rows_by_the_training_threshold(module_run, iris_unlabelled, tmp_path):
     detected = module_run("isolation_forest_detector", iris_unlabelled).output

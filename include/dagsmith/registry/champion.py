@@ -2,7 +2,9 @@
 the same held-out rows, the ``test`` rows of the run that trained it, by the metric that run reports.
 
 The challenger's score is the run's own (``execution.quality``); the champion's is computed the same way from its
-predictions on those rows, made by a sandboxed scoring step in the runtime the run's steps used.
+predictions on those rows, made by a sandboxed scoring step in the runtime the run's steps used. Those rows already
+went through the run's steps up to the split (type fixes, dropped columns), so the champion replays only its own
+later steps on them: both versions are of one pipeline, whose steps up to the split are the same.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def challenge(champion: Champion | None, metrics: dict[str, Any], split: Path, *
     target = bundle.require_target()
     try:
         scored = score(champion.path, held_out.drop(columns=[target]), runtime=_runtime_of(trace, settings),
-                       settings=settings)
+                       settings=settings, after_step=len(bundle.meta.get("lineage") or []))
     except UserFacingError as exc:
         return Decision(False, f"the champion v{champion.version} could not be scored on the new held-out rows "
                                f"({exc}); promote it by hand if it should score", metric, new,

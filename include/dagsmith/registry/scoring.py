@@ -37,7 +37,8 @@ args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 with open(args["--params"], encoding="utf-8") as handle:
     params = json.load(handle)
 main(["--model", f"{args['--input']}/model", "--input", f"{args['--input']}/rows.parquet",
-      "--output", args["--output"], "--chunk-rows", str(params.get("chunk_rows", 50000))])
+      "--output", args["--output"], "--chunk-rows", str(params.get("chunk_rows", 50000)),
+      "--after-step", str(params.get("after_step", 0))])
 '''
 
 
@@ -66,15 +67,16 @@ def _link_tree(source: Path, destination: Path) -> None:
 
 
 def score(version_dir: Path, rows: pd.DataFrame, *, runtime: Runtime, settings: Settings,
-          chunk_rows: int | None = None) -> Scored:
-    """``rows`` scored by the version in ``version_dir`` in a sandboxed step. Raises ``ScoringRefused`` when the
-    version cannot take these rows, ``ScoringFailed`` when the step failed otherwise."""
+          chunk_rows: int | None = None, after_step: int = 0) -> Scored:
+    """``rows`` scored by the version in ``version_dir`` in a sandboxed step; ``after_step`` > 0 when they are a
+    run's rows as its step ``after_step`` wrote them (see ``dagsmith_kit.scoring.score``). Raises
+    ``ScoringRefused`` when the version cannot take these rows, ``ScoringFailed`` when the step failed otherwise."""
     with scratch_folder("dagsmith-scoring-") as scratch:
         staged = scratch / "input"
         _link_tree(version_dir, staged / MODEL_DIR)
         rows.to_parquet(staged / ROWS_FILE, index=False)
         output = scratch / "output"
-        params = {"chunk_rows": chunk_rows} if chunk_rows else {}
+        params = {"after_step": after_step, **({"chunk_rows": chunk_rows} if chunk_rows else {})}
         result = runtime.run(Invocation(SERVICE, {"main.py": SCORER}, staged, output, params, settings.step_limits))
         if not result.ok:
             line = telling_line(result.stderr or result.stdout or "")
