@@ -21,17 +21,19 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubernetes.client import models as k8s
 
-from dagsmith.config import PodSettings
 from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_DIR, HostPaths, Invocation,
                                    InvocationResult, Limits, RuntimeUnavailable, prepare_data_dirs, stage)
 from dagsmith.runtime.docker import (COMMAND, ENVIRONMENT, NOT_RUN_EXIT_CODE, OUTPUT_TAIL, RUNTIME_IMAGE, SERVICE_UID,
                                      WORKING_DIR)
 from dagsmith.runtime.packages import not_provided, unavailable
 from dagsmith.scratch import scratch_folder
+
+if TYPE_CHECKING:
+    from dagsmith.config import PodSettings
 
 POD_ISOLATION = "pod (no egress, read-only root and input, non-root)"
 #: The label every step pod carries, and the NetworkPolicy (``deploy/kubernetes/networkpolicy.yaml``) selects.
