@@ -117,6 +117,20 @@ def test_every_step_of_a_pipeline_dag_is_a_sandboxed_pod_with_its_try_on_the_cla
     assert len({pod.metadata.name for _, pod, _ in rendered}) == len(rendered)
 
 
+def test_pod_steps_are_retried_and_healed_as_container_steps(settings, tmp_path, monkeypatch):
+    pods = pipeline_dag(tmp_path)
+    monkeypatch.setenv("DAGSMITH_RUNTIME", "docker")
+    containers = pipeline_dag(tmp_path)
+    assert [task.task_id for task in pods.tasks] == [task.task_id for task in containers.tasks]
+    for task in pods.tasks:
+        twin = containers.get_task(task.task_id)
+        assert type(task).__name__ == {"StepOperator": "StepPodOperator"}.get(type(twin).__name__, type(twin).__name__)
+        assert (task.retries, task.retry_delay, task.retry_exponential_backoff, task.on_retry_callback) == \
+            (twin.retries, twin.retry_delay, twin.retry_exponential_backoff, twin.on_retry_callback)
+        assert task.upstream_task_ids == twin.upstream_task_ids and task.trigger_rule == twin.trigger_rule
+    assert any(task.retries for task in pods.tasks)  # the steps with alternatives are retried, healed in between
+
+
 def test_the_shipped_network_policy_takes_every_network_from_the_step_pods(settings, tmp_path):
     policy = yaml.safe_load((DEPLOY / "networkpolicy.yaml").read_text())
     _, pod, _ = render_pods(settings, tmp_path)[0]
