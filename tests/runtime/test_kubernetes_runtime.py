@@ -128,6 +128,7 @@ def test_pod_steps_are_retried_and_healed_as_container_steps(settings, tmp_path,
         assert (task.retries, task.retry_delay, task.retry_exponential_backoff, task.on_retry_callback) == \
             (twin.retries, twin.retry_delay, twin.retry_exponential_backoff, twin.on_retry_callback)
         assert task.upstream_task_ids == twin.upstream_task_ids and task.trigger_rule == twin.trigger_rule
+        assert getattr(task, "deferrable", False) is False  # the try itself reads its pod's end
     assert any(task.retries for task in pods.tasks)  # the steps with alternatives are retried, healed in between
 
 

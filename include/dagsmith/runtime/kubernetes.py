@@ -76,8 +76,9 @@ def sandbox_fields() -> dict[str, Any]:
         "automount_service_account_token": False, "hostnetwork": False,
         "full_pod_spec": k8s.V1Pod(spec=k8s.V1PodSpec(enable_service_links=False, containers=[
             k8s.V1Container(name="base", working_dir=WORKING_DIR)])),
-        # each try is a new pod of its own: a restarted worker never adopts an earlier try's pod
-        "durable": False, "on_finish_action": "delete_pod", "get_logs": True,
+        # each try is a new pod of its own: a restarted worker never adopts an earlier try's pod; the task waits for
+        # its pod itself (deferred, the pod's end would reach the triggerer, not the try that reads it)
+        "durable": False, "deferrable": False, "on_finish_action": "delete_pod", "get_logs": True,
     }
 
 
