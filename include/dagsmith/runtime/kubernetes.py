@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kubernetes.client import models as k8s
-
 from dagsmith.runtime.base import (INPUT_DIR, OUTPUT_DIR, PARAMS_FILE, SERVICE_DIR, HostPaths, Invocation,
                                    InvocationResult, Limits, RuntimeUnavailable, prepare_data_dirs, stage)
 from dagsmith.runtime.docker import (COMMAND, ENVIRONMENT, NOT_RUN_EXIT_CODE, OUTPUT_TAIL, RUNTIME_IMAGE, SERVICE_UID,
@@ -33,6 +31,8 @@ from dagsmith.runtime.packages import not_provided, unavailable
 from dagsmith.scratch import scratch_folder
 
 if TYPE_CHECKING:
+    from kubernetes.client import models as k8s
+
     from dagsmith.config import PodSettings
 
 POD_ISOLATION = "pod (no egress, read-only root and input, non-root)"
@@ -64,6 +64,8 @@ def sandbox_fields() -> dict[str, Any]:
     non-root uid, a read-only root, no capabilities or privilege escalation, the container runtime's default
     system-call filter, no service-account token and no service links (their variables would name the cluster's
     services to the service's code), its working folder the in-memory ``/tmp``."""
+    from kubernetes.client import models as k8s  # here: the client takes a second to import, runs need it not
+
     return {
         "cmds": COMMAND, "arguments": [],
         "security_context": k8s.V1PodSecurityContext(
@@ -116,6 +118,8 @@ class PodSpec:
         """The ``KubernetesPodOperator`` (providers-cncf-kubernetes 10.25) attributes that run this invocation, beside
         :func:`sandbox_fields`: CPU and memory requested and capped alike, ``/tmp`` in memory within the memory limit
         (as the container's tmpfs), the timeout as the pod's deadline."""
+        from kubernetes.client import models as k8s
+
         memory = f"{self.limits.memory_mb}Mi"
         resources = {"cpu": str(self.limits.cpus), "memory": memory}
         return {
@@ -141,10 +145,10 @@ def pod_result(pod: k8s.V1Pod, log: str, *, limits: Limits, seconds: float, exce
     """The outcome of a finished step pod, said as the container runtime says a container's (``ContainerWatch``), so
     self-healing reads a pod's failure as it reads a container's: the pod's log (a pod has one stream) is the
     service's error output, the kernel's OOM kill and the deadline set the same flags and add the same last line."""
-    status = pod.status or k8s.V1PodStatus()
-    states = [s.state.terminated for s in status.container_statuses or [] if s.name == container and s.state]
+    statuses = (pod.status and pod.status.container_statuses) or []
+    states = [s.state.terminated for s in statuses if s.name == container and s.state]
     ended = next((state for state in states if state), None)
-    timed_out = status.reason == DEADLINE_REASON and not exceeded
+    timed_out = getattr(pod.status, "reason", None) == DEADLINE_REASON and not exceeded
     out_of_memory = (ended is not None and ended.reason == OOM_REASON) and not timed_out and not exceeded
     exit_code = ended.exit_code if ended else -1  # deleted before its container ended (the output caps)
     stderr = log[-OUTPUT_TAIL:]
