@@ -171,7 +171,8 @@ def ended(exit_code: int | None, reason: str = "Error", pod_reason: str | None =
                                  if exit_code is not None else None)
     status = k8s.V1ContainerStatus(name="base", state=state, image=RUNTIME_IMAGE, image_id="", ready=False,
                                    restart_count=0)
-    return k8s.V1Pod(status=k8s.V1PodStatus(phase="Failed", reason=pod_reason, container_statuses=[status]))
+    phase = "Succeeded" if exit_code == 0 else "Failed"
+    return k8s.V1Pod(status=k8s.V1PodStatus(phase=phase, reason=pod_reason, container_statuses=[status]))
 
 
 @pytest.mark.parametrize(("pod", "log", "exceeded", "expected"), [
@@ -190,6 +191,11 @@ def test_a_failed_pod_reaches_self_healing_as_a_failed_container_does(pod, log, 
     assert diagnose(container).error_class == expected  # what the container runtime's outcome gives
     if result.timed_out:
         assert result.stderr.endswith("killed after the 600 s timeout")
+
+
+def test_a_pod_that_ended_well_hands_its_log_on_as_output():
+    result = pod_result(ended(0, "Completed"), "wrote 344 rows", limits=Limits(), seconds=2.5)
+    assert result.ok and result.stdout == "wrote 344 rows" and not result.stderr and result.seconds == 2.5
 
 
 def test_the_runtime_refuses_what_it_cannot_run_with_a_reason(settings, tmp_path, tmp_path_factory, monkeypatch):

@@ -144,14 +144,18 @@ def pod_result(pod: k8s.V1Pod, log: str, *, limits: Limits, seconds: float, exce
                container: str = "base") -> InvocationResult:
     """The outcome of a finished step pod, said as the container runtime says a container's (``ContainerWatch``), so
     self-healing reads a pod's failure as it reads a container's: the pod's log (a pod has one stream) is the
-    service's error output, the kernel's OOM kill and the deadline set the same flags and add the same last line."""
+    service's output, or its error output when it failed; the kernel's OOM kill and the deadline set the same flags
+    and add the same last line."""
     statuses = (pod.status and pod.status.container_statuses) or []
     states = [s.state.terminated for s in statuses if s.name == container and s.state]
     ended = next((state for state in states if state), None)
     timed_out = getattr(pod.status, "reason", None) == DEADLINE_REASON and not exceeded
     out_of_memory = (ended is not None and ended.reason == OOM_REASON) and not timed_out and not exceeded
     exit_code = ended.exit_code if ended else -1  # deleted before its container ended (the output caps)
-    stderr = log[-OUTPUT_TAIL:]
+    log = log[-OUTPUT_TAIL:]
+    if exit_code == 0 and not timed_out and not exceeded:
+        return InvocationResult(exit_code=0, stdout=log, stderr="", seconds=seconds, isolation=POD_ISOLATION)
+    stderr = log
     if timed_out:
         stderr += f"\nkilled after the {limits.timeout_seconds} s timeout"
     elif exceeded:
