@@ -106,6 +106,37 @@ class LLMConfig:
         return cls(reasoner=reasoner, model=model, response_format=response_format, **numbers)
 
 
+_POD_VARIABLES = (
+    Variable("DAGSMITH_POD_CLAIM", "the PersistentVolumeClaim (ReadWriteMany) the Airflow workers and the `kubernetes` "
+                                   "runtime's step pods share: workspaces, staged code and params", "claim",
+             unset="none (required by the `kubernetes` runtime)"),
+    Variable("DAGSMITH_POD_CLAIM_PATH", "where the workers mount that claim; what a step reads and writes must be "
+                                        "under it", "claim_path", unset="`DAGSMITH_HOME`"),
+    Variable("DAGSMITH_POD_NAMESPACE", "the namespace step pods run in (the NetworkPolicy's)", "namespace",
+             unset="the worker's own namespace"),
+    Variable("DAGSMITH_POD_IMAGE", "the runtime image as the cluster pulls it (a registry's reference to "
+                                   "`dagsmith-runtime:py311`)", "image", unset="`dagsmith-runtime:py311`"),
+)
+
+
+@dataclass(frozen=True)
+class PodSettings:
+    """How the ``kubernetes`` runtime runs steps as pods (``runtime.kubernetes``): the ``DAGSMITH_POD_*`` variables."""
+
+    claim: str | None = None
+    claim_path: Path | None = None
+    namespace: str | None = None
+    image: str | None = None
+
+    @classmethod
+    def from_env(cls) -> PodSettings:
+        env = os.environ
+        path = env.get("DAGSMITH_POD_CLAIM_PATH")
+        return cls(claim=env.get("DAGSMITH_POD_CLAIM") or None,
+                   claim_path=Path(path).expanduser().resolve() if path else None,
+                   namespace=env.get("DAGSMITH_POD_NAMESPACE") or None, image=env.get("DAGSMITH_POD_IMAGE") or None)
+
+
 def _positive_seconds(variable: str, default: str | None) -> float | None:
     value = os.environ.get(variable) or default
     if value is None:
@@ -198,7 +229,9 @@ class Settings:
         unset="the embedded server under `DAGSMITH_HOME/postgres`")))
     runtime: str = field(default="local", metadata=read_from(Variable(
         "DAGSMITH_RUNTIME", "where pipeline steps run unless a run says otherwise: `local` (bubblewrap-sandboxed "
-                            "subprocesses) or `docker` (containers); the default of the DAGs' `runtime` parameter")))
+                            "subprocesses), `docker` (containers) or `kubernetes` (pods: where the DAGs are parsed, "
+                            "it makes each step a `KubernetesPodOperator`); the default of the DAGs' `runtime` "
+                            "parameter")))
     llm: LLMConfig = field(default=LLMConfig(), metadata=read_from(*_LLM_VARIABLES))
     heartbeat_seconds: float = field(default=10.0, metadata=read_from(Variable(
         "DAGSMITH_HEARTBEAT_SECONDS", "how often a running step's worker stamps its try; a try silent for six beats is "
@@ -224,6 +257,7 @@ class Settings:
     drift_threshold: float = field(default=0.2, metadata=read_from(Variable(
         DRIFT_THRESHOLD_VARIABLE, "the population stability index of a feature from which `dagsmith predict` reports "
                                   "it as drifted (from 0.2 a shift is usually taken as real)")))
+    pods: PodSettings = field(default=PodSettings(), metadata=read_from(*_POD_VARIABLES))
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -237,7 +271,8 @@ class Settings:
                    sandboxed=_sandboxed(), extra_data_roots=_extra_data_roots(),
                    local_cli=os.environ.get(LOCAL_CLI_VARIABLE) == "1",
                    model_root=Path(os.environ[MODEL_ROOT_VARIABLE]).expanduser().resolve()
-                   if os.environ.get(MODEL_ROOT_VARIABLE) else None, drift_threshold=_drift_threshold())
+                   if os.environ.get(MODEL_ROOT_VARIABLE) else None, drift_threshold=_drift_threshold(),
+                   pods=PodSettings.from_env())
 
     @property
     def staging_dir(self) -> Path:

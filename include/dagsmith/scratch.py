@@ -25,12 +25,13 @@ SCRATCH_VARIABLE = "DAGSMITH_SCRATCH"
 
 
 @contextmanager
-def scratch_folder(prefix: str) -> Iterator[Path]:
-    """A new private folder, under the run's scratch root when there is one, removed when the block ends."""
-    root = os.environ.get(SCRATCH_VARIABLE)
-    if root:
-        Path(root).mkdir(mode=0o700, parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=prefix, dir=root or None) as folder:  # mkdtemp makes it 0700
+def scratch_folder(prefix: str, root: Path | None = None) -> Iterator[Path]:
+    """A new private folder, under ``root`` (a folder a step's pod sees too) or the run's scratch root when there is
+    one, removed when the block ends."""
+    where = root or os.environ.get(SCRATCH_VARIABLE)
+    if where:
+        Path(where).mkdir(mode=0o700, parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=where or None) as folder:  # mkdtemp makes it 0700
         yield Path(folder)
 
 

@@ -15,6 +15,7 @@ import logging
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from airflow.sdk import DAG, Param, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException
@@ -31,6 +32,11 @@ from dagsmith.execution import run as execution
 from dagsmith.execution.specs import dag_id, read_spec, specs_dir
 from dagsmith.healing import policy as healing
 from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus
+
+if TYPE_CHECKING:
+    from dagsmith.airflow.pod_operator import StepPodOperator
+
+    StepTask = StepOperator | StepPodOperator
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +59,7 @@ def build(spec: DagSpec, known: dict[str, str] | None = None) -> DAG:
     one of them (``ownership.pipeline_access``)."""
     steps = spec.steps
     retries = healing.retries_for([s.alternatives for s in steps])
+    operator = _step_operator()
     source = assets.dataset_asset(spec.dataset)
     with DAG(
         dag_id=dag_id(spec.pipeline_id),
@@ -89,9 +96,9 @@ def build(spec: DagSpec, known: dict[str, str] | None = None) -> DAG:
         entries, exits = {}, {}  # per step position: the tasks its inputs feed, and the task its output comes from
         for step in steps:
             if step.search:
-                entries[step.position], exits[step.position] = _search_tasks(step, started)
+                entries[step.position], exits[step.position] = _search_tasks(step, started, operator)
             else:
-                node = _step_task(step, retries, spec)
+                node = _step_task(step, retries, spec, operator)
                 started >> node
                 entries[step.position], exits[step.position] = [node], node
         for step in steps:  # every step also reads the execution id from start, which orders it after start
@@ -117,14 +124,24 @@ def build(spec: DagSpec, known: dict[str, str] | None = None) -> DAG:
     return dag
 
 
-def _step_task(step: DagStep, retries: int, spec: DagSpec) -> StepOperator:
+def _step_operator() -> type[StepTask]:
+    """The operator of every step: a pod where the DAGs are parsed for the kubernetes runtime (imported only then),
+    else a container, whose task also runs the local runtime."""
+    if Settings.from_env().runtime == "kubernetes":
+        from dagsmith.airflow.pod_operator import StepPodOperator
+
+        return StepPodOperator
+    return StepOperator
+
+
+def _step_task(step: DagStep, retries: int, spec: DagSpec, operator: type[StepTask]) -> StepTask:
     """One step, healed between tries: each try runs the step's current microservice."""
-    return StepOperator(task_id=f"step_{step.position:02d}_{step.stage}__{step.microservice}", position=step.position,
-                        retries=retries, retry_delay=timedelta(seconds=spec.retry_delay_seconds),
-                        retry_exponential_backoff=True, on_retry_callback=_heal_on_retry)
+    return operator(task_id=f"step_{step.position:02d}_{step.stage}__{step.microservice}", position=step.position,
+                    retries=retries, retry_delay=timedelta(seconds=spec.retry_delay_seconds),
+                    retry_exponential_backoff=True, on_retry_callback=_heal_on_retry)
 
 
-def _search_tasks(step: DagStep, started) -> tuple[list, object]:
+def _search_tasks(step: DagStep, started, operator: type[StepTask]) -> tuple[list, object]:
     """A modelling search: one task per candidate model on the same input, then the task that picks the winner."""
     position, stage = step.position, step.stage
 
@@ -140,8 +157,8 @@ def _search_tasks(step: DagStep, started) -> tuple[list, object]:
         except healing.CandidatesExhausted as exc:
             raise AirflowFailException(str(exc)) from None
 
-    candidates = [StepOperator(task_id=f"step_{position:02d}_{stage}__{name}", position=position, candidate=name,
-                               retries=0) for name in step.search.candidates]
+    candidates = [operator(task_id=f"step_{position:02d}_{stage}__{name}", position=position, candidate=name,
+                           retries=0) for name in step.search.candidates]
     chosen = select(started)
     started >> candidates >> chosen
     return candidates, chosen

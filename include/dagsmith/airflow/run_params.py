@@ -16,7 +16,7 @@ from dagsmith.runtime import RUNTIMES
 def runtime_param() -> Param:
     """The ``runtime`` run parameter of the meta-DAG and of every pipeline DAG (default: ``DAGSMITH_RUNTIME``)."""
     return Param(Settings.from_env().runtime, enum=list(RUNTIMES),
-                 description="Where each step runs: local subprocesses or docker containers.")
+                 description="Where each step runs: local subprocesses, docker containers or kubernetes pods.")
 
 
 def run_dataset(given: str, settings: Settings) -> str:

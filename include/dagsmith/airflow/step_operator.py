@@ -1,4 +1,5 @@
-"""A pipeline step as Airflow's own ``DockerOperator``, its microservice resolved at each try.
+"""A pipeline step as Airflow's own ``DockerOperator``, its microservice resolved at each try (``airflow.pod_operator``
+makes it a ``KubernetesPodOperator`` instead, for the kubernetes runtime).
 
 Each try asks the execution what it runs (healing may have swapped the service since the last try) and, in the
 container runtime, runs it as this operator's container: the container's output streams into the task log,
@@ -24,34 +25,29 @@ from dagsmith.execution.attempts import Try
 from dagsmith.healing import policy as healing
 from dagsmith.healing.classify import Diagnosis
 from dagsmith.runtime import runtime_named
-from dagsmith.runtime.base import InvocationResult, RuntimeUnavailable
+from dagsmith.runtime.base import InvocationResult, Runtime, RuntimeUnavailable
 from dagsmith.runtime.docker import (API_TIMEOUT_SECONDS, COMMAND, CONNECTION_VARIABLE, SERVICE_USER, ContainerSpec,
                                      ContainerWatch, DockerRuntime)
 
 
-class StepOperator(DockerOperator):
-    """One step of a pipeline, or with ``candidate`` one candidate model of the step's search.
+class StepTask:
+    """What a step's task does whichever operator runs its service (a container's or a pod's): one step of a
+    pipeline, or with ``candidate`` one candidate model of the step's search.
 
     A step's failed try raises, so Airflow retries it (healing picks what the next try runs); a candidate's
     failure is final (one fewer model for the selection); a step with no candidate left, or a runtime that
     cannot run anything here, fails without retries.
     """
 
-    def __init__(self, *, position: int, candidate: str | None = None, **kwargs: Any):
-        runtime = DockerRuntime()
-        super().__init__(image=runtime.image, command=COMMAND, docker_url=runtime.base_url,
-                         docker_conn_id=os.environ.get(CONNECTION_VARIABLE) or None, user=SERVICE_USER,
-                         network_mode="none", auto_remove="force", mount_tmp_dir=False, timeout=API_TIMEOUT_SECONDS,
-                         **kwargs)
-        self.position, self.candidate = position, candidate
-        self._watch: ContainerWatch | None = None
-        self._killed = False
-        self._tried: tuple[Try, Diagnosis | None] | None = None  # this task's try, for lineage
+    position: int
+    candidate: str | None
+    _tried: tuple[Try, Diagnosis | None] | None  # this task's try, for lineage
 
-    @property
-    def cli(self) -> Any:
-        """The watched client while a container runs (so ``on_kill`` stops that container), else the hook's."""
-        return self._watch or super().cli
+    def _step(self, position: int, candidate: str | None) -> None:
+        self.position, self.candidate, self._tried = position, candidate, None
+
+    def _attach(self, runtime: Runtime, context: Any) -> None:
+        """Let ``runtime`` run its service as this operator's own, when it is the operator's kind of runtime."""
 
     def execute(self, context: Any) -> dict:
         settings = Settings.from_env()
@@ -60,8 +56,7 @@ class StepOperator(DockerOperator):
             runtime = runtime_named(context["params"]["runtime"], settings)
         except ValueError as exc:
             raise AirflowFailException(str(exc)) from None
-        if isinstance(runtime, DockerRuntime):
-            runtime.driver = lambda spec: self._run_container(spec, context)
+        self._attach(runtime, context)
         try:
             if self.candidate:
                 # Imported here: the search's blending loads scikit-learn, which a parse of the DAG file need not pay.
@@ -95,13 +90,36 @@ class StepOperator(DockerOperator):
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
         return self.get_openlineage_facets_on_complete(task_instance)
 
+
+class StepOperator(StepTask, DockerOperator):
+    """A step whose container is this ``DockerOperator``'s own (docker runtime); the local runtime runs in it too."""
+
+    def __init__(self, *, position: int, candidate: str | None = None, **kwargs: Any):
+        runtime = DockerRuntime()
+        super().__init__(image=runtime.image, command=COMMAND, docker_url=runtime.base_url,
+                         docker_conn_id=os.environ.get(CONNECTION_VARIABLE) or None, user=SERVICE_USER,
+                         network_mode="none", auto_remove="force", mount_tmp_dir=False, timeout=API_TIMEOUT_SECONDS,
+                         **kwargs)
+        self._step(position, candidate)
+        self._watch: ContainerWatch | None = None
+        self._killed = False
+
+    @property
+    def cli(self) -> Any:
+        """The watched client while a container runs (so ``on_kill`` stops that container), else the hook's."""
+        return self._watch or super().cli
+
+    def _attach(self, runtime: Runtime, context: Any) -> None:
+        if isinstance(runtime, DockerRuntime):
+            runtime.driver = lambda spec: self._run_container(spec, context)
+
     def _run_container(self, spec: ContainerSpec, context: Any) -> InvocationResult | None:
         """Run ``spec``'s container as this operator's own (``DockerOperator.execute``) and return its outcome."""
         for name, value in spec.operator_fields().items():
             setattr(self, name, value)
         self._watch = ContainerWatch(self.hook.api_client, spec)
         try:
-            super().execute(context)
+            DockerOperator.execute(self, context)
         except DockerContainerFailedException:  # a failed service: its outcome is in the watch
             pass
         except APIError:

@@ -60,6 +60,9 @@ def challenge(champion: Champion | None, metrics: dict[str, Any], split: Path, *
 
 def _runtime_of(trace: dict[str, Any], settings: Settings):
     """The runtime the run's steps ran in (its trace says what contained them), else the configured one."""
+    from dagsmith.runtime.kubernetes import POD_ISOLATION
+
     isolation = trace.get("isolation") or []
-    name = "docker" if CONTAINER_ISOLATION in isolation else "local" if isolation else settings.runtime
+    name = ("docker" if CONTAINER_ISOLATION in isolation else "kubernetes" if POD_ISOLATION in isolation
+            else "local" if isolation else settings.runtime)
     return runtime_named(name, settings)

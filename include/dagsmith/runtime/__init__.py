@@ -1,4 +1,4 @@
-"""How one microservice invocation runs: in a container (docker API) or as a local subprocess."""
+"""How one microservice invocation runs: in a container (docker API), a Kubernetes pod or as a local subprocess."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from dagsmith.config import Settings
     from dagsmith.runtime.base import Runtime
 
-RUNTIMES = ("local", "docker")
+RUNTIMES = ("local", "docker", "kubernetes")
 
 
 def check_runtime(name: str) -> str:
@@ -24,6 +24,10 @@ def runtime_named(name: str, settings: Settings) -> Runtime:
         from dagsmith.runtime.docker import DockerRuntime
 
         return DockerRuntime()
+    if name == "kubernetes":
+        from dagsmith.runtime.kubernetes import KubernetesRuntime
+
+        return KubernetesRuntime(settings.pods, settings.home)
     from dagsmith.runtime.local import LocalRuntime
 
     return LocalRuntime(sandboxed=settings.sandboxed)
