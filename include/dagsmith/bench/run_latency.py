@@ -39,6 +39,7 @@ from dagsmith.cli.submit import META_DAG, PLANNING, Deployment, submit
 from dagsmith.config import Settings
 from dagsmith.embeddings import default_embedder
 from dagsmith.execution.specs import write_spec
+from dagsmith.models.intent import GivenFields
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime.sandbox import UNSANDBOXED_VARIABLE
 from dagsmith.store import schema
@@ -106,7 +107,7 @@ def _warm_run(path: Path, goal: str, runtime: str, deployment: Deployment, clien
     """One ``dagsmith run`` submitted to the running deployment, as the command does (its output left out)."""
     started = time.perf_counter()
     [report] = submit(deployment, path, goal, runtime=runtime, user="bench", choose=[], each_target=False,
-                      settings=deployment.roots, json=True)
+                      given=GivenFields(), descriptions={}, settings=deployment.roots, json=True)
     total = time.perf_counter() - started
     [meta] = client.call("GET", f"/api/v2/dags/{META_DAG}/dagRuns?order_by=-start_date&limit=1")["dag_runs"]
     planning = sum(task["duration"] or 0 for task in client.run_tasks(META_DAG, meta["dag_run_id"])
