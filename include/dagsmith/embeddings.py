@@ -94,13 +94,13 @@ class CachedEmbedder:
             partial.unlink(missing_ok=True)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        vectors = {text: vector for text in dict.fromkeys(texts) if (vector := self._read(text)) is not None}
-        missing = [text for text in dict.fromkeys(texts) if text not in vectors]
-        for text, vector in zip(missing, self.inner.embed(missing) if missing else []):
-            vectors[text] = vector
-            self._write(text, vector)
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        vectors = {text: vector for text in dict.fromkeys(texts) if (vector := self._read(text)) is not None}
+        missing = [text for text in dict.fromkeys(texts) if text not in vectors]
+        for text, vector in zip(missing, self.inner.embed(missing) if missing else [], strict=True):
+            vectors[text] = vector
+            self._write(text, vector)
         return np.stack([vectors[text] for text in texts]).astype(np.float32, copy=False)
 
 
