@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -217,3 +219,12 @@ def test_every_metric_a_goal_may_name_is_read_and_scored_from_the_one_registry()
     searched = {name for name in nameable if supervised & set(METRICS[name].tasks)}
     assert searched <= set(SCORERS), "each metric a supervised goal may name is one a model search scores"
     assert all(constraints.METRICS_FOR[TaskType(task)] >= {name} for name in nameable for task in METRICS[name].tasks)
+
+
+def test_parsing_a_pipeline_dag_and_closing_a_run_without_a_supervised_model_load_no_scikit_learn():
+    """scikit-learn costs seconds to import: a DAG file's parse never pays it, nor does closing a clustering or an
+    exploration (only a supervised model's held-out quality needs it)."""
+    script = ("import sys, dagsmith.airflow.pipeline_dag, dagsmith.execution.closing, dagsmith.execution.answer, "
+              "dagsmith.registry.runs; print(sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'scipy'}))")
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"

@@ -222,7 +222,7 @@ class Settings:
 
     home: Path = field(metadata=read_from(Variable(
         "DAGSMITH_HOME", "where dagsmith keeps its state: the embedded database, staged uploads, datasets, pipeline "
-                         "specs, workspaces, runs' scratch folders and the embedded Airflow",
+                         "specs, workspaces, runs' scratch folders, the embedded Airflow and cached embeddings",
         unset="`.dagsmith/` in the working directory")))
     database_url: str | None = field(metadata=read_from(Variable(
         "DAGSMITH_DATABASE_URL", "any PostgreSQL with pgvector, e.g. `postgresql://user:pass@host:5432/dagsmith`",

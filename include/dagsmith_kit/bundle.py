@@ -300,7 +300,21 @@ class Bundle:
             handle.write(markdown.rstrip() + "\n\n")
 
     # ---------------------------------------------------------------- passing content on
+    def drop_source(self) -> None:
+        """Forget the raw source file once a table holds what it held: no later step reads it, so it is not copied
+        into every step's bundle (its name stays, for reports)."""
+        name = self.meta.pop("source", None)
+        if name:
+            (self.path / name).unlink(missing_ok=True)
+            self.save_meta()
+
     def copy_into(self, destination: str | Path) -> Bundle:
-        """Copy every file of this bundle into ``destination`` (copies, never links: inputs stay untouched)."""
-        shutil.copytree(self.path, destination, dirs_exist_ok=True)
-        return Bundle.open(destination)
+        """Copy every file of this bundle into ``destination`` (copies, never links: inputs stay untouched), but for
+        a raw source file a table was already loaded from."""
+        loaded = self.meta.get("source") if self.table_names() else None
+        shutil.copytree(self.path, destination, dirs_exist_ok=True,
+                        ignore=lambda folder, names: [loaded] if loaded in names and Path(folder) == self.path else [])
+        copy = Bundle.open(destination)
+        if loaded:
+            copy.drop_source()
+        return copy

@@ -82,6 +82,7 @@ def write_loaded(inp: Bundle, out: Bundle, frame: pd.DataFrame, source_name: str
                            f"{', '.join(frame.columns[:20])}")
     out.write_table("data", frame)
     out.write_metrics({"n_rows": len(frame), "n_columns": frame.shape[1]})
+    out.drop_source()
 
 
 # ---------------------------------------------------------------- imputers

@@ -14,6 +14,7 @@ from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import recommend
 from dagsmith.agents.stages import ordered
 from dagsmith.catalog import repository
+from dagsmith.embeddings import CachedEmbedder, MiniLMEmbedder
 from dagsmith.models.catalog import AnalysisMode, Stage
 from dagsmith.models.plan import RankingMode
 from dagsmith.store import schema
@@ -156,6 +157,16 @@ def test_plan_builds_validates_and_stores_a_ready_pipeline(catalog_settings, emb
         steps = session.scalar(select(func.count()).select_from(schema.PipelineStep)
                                .where(schema.PipelineStep.pipeline_id == spec.id))
         assert steps == len(spec.steps)
+
+
+def test_planning_again_embeds_nothing_once_its_queries_were_seen(catalog_settings, embedder, churn_csv, tmp_path):
+    first = plan(churn_csv, "predict customer churn", settings=catalog_settings,
+                 embedder=CachedEmbedder(embedder.inner, tmp_path)).pipeline
+    fresh = MiniLMEmbedder()  # a new process's model, not loaded
+    again = plan(churn_csv, "predict customer churn", settings=catalog_settings,
+                 embedder=CachedEmbedder(fresh, tmp_path)).pipeline
+    assert fresh._model is None, "the stage queries were embedded before: the model is not loaded"
+    assert [(s.stage, s.microservice) for s in again.steps] == [(s.stage, s.microservice) for s in first.steps]
 
 
 def test_a_person_can_choose_and_a_bad_choice_is_refused(catalog_settings, embedder, churn_csv):

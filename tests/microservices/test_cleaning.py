@@ -30,6 +30,19 @@ def test_tabular_loader_reads_csv(run, raw_csv):
     data = out.table("data")
     pd.testing.assert_frame_equal(data, datasets.load("penguins"), check_dtype=False)
     assert data["body_mass_g"].dtype.kind == "f" and out.metrics()["n_rows"] == 344
+    assert not list(out.path.glob("source.*")) and out.source_file() is None, "the raw file is not passed on"
+    assert out.meta["source_name"] == raw_csv.meta["source_name"]
+    assert raw_csv.source_file().is_file(), "the input keeps it"
+
+
+def test_a_bundle_whose_table_was_loaded_passes_no_raw_file_on(raw_csv, tmp_path):
+    """A loader that kept the raw file (one written without the kit's write_loaded): the next step drops it."""
+    loaded = raw_csv.copy_into(tmp_path / "loaded")
+    loaded.write_table("data", datasets.load("penguins"))
+    assert loaded.source_file().is_file(), "a bundle without a table keeps its raw file"
+    step = loaded.copy_into(tmp_path / "step")
+    assert sorted(p.name for p in step.path.iterdir()) == ["bundle.json", "data.parquet"]
+    assert "source" not in Bundle.open(step.path).meta and loaded.source_file().is_file()
 
 
 @pytest.mark.parametrize("fmt", ["tsv-cp1252", "semicolon", "xlsx", "jsonl", "json"])

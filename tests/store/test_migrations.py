@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
 from alembic import command
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 
-from dagsmith.store.db import alembic_config, get_engine, upgrade
+from dagsmith.store.db import _MIGRATION_LOCK, alembic_config, get_engine, newest_revision, upgrade
 
 TABLES = {
     "microservices", "microservice_versions", "analyses", "embeddings", "pipelines", "pipeline_steps",
@@ -57,3 +59,19 @@ def test_concurrent_first_upgrades_do_not_collide(settings):
     with engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1
     assert set(inspect(engine).get_table_names()) >= TABLES
+
+
+def test_a_schema_at_the_newest_migration_is_not_migrated_again(settings):
+    """A new process finds the schema current with one query: it neither loads alembic nor waits for the migration
+    lock, which a process migrating another database may hold."""
+    engine = get_engine(settings)
+    assert newest_revision() == ScriptDirectory.from_config(alembic_config()).get_current_head()
+    with engine.connect() as holder:
+        holder.execute(text("SELECT pg_advisory_lock(:key)"), {"key": _MIGRATION_LOCK})
+        checked = threading.Thread(target=upgrade, args=(create_engine(settings.database_url),), daemon=True)
+        checked.start()
+        checked.join(timeout=30)
+        finished = not checked.is_alive()
+        holder.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": _MIGRATION_LOCK})
+    checked.join()
+    assert finished, "the upgrade waited for the migration lock though the schema was current"

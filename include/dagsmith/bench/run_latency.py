@@ -7,7 +7,8 @@ running deployment, started once for the benchmark, where the meta-DAG plans and
 pipeline). Reported per task type, path and runtime: median and p90 time to results (goal submitted to final
 output), and where the time goes: planning (on the warm path, the meta-DAG's planning tasks), the time in which
 microservice invocations run (side by side ones counted once), and the rest (Airflow start-up, scheduling, task
-overhead, waiting for a new DAG to be registered). ``local-unsandboxed`` is the local runtime with
+overhead, waiting for a new DAG to be registered). The fixed cost is everything but the invocations: planning and
+the rest, median and p90. ``local-unsandboxed`` is the local runtime with
 ``DAGSMITH_UNSAFE_NO_SANDBOX=1``, measured only to price the sandbox (in-process only): the local runtime's and the
 container runtime's overheads are their invocation times over it, for the same steps.
 """
@@ -38,6 +39,7 @@ from dagsmith.cli.submit import META_DAG, PLANNING, Deployment, submit
 from dagsmith.config import Settings
 from dagsmith.embeddings import default_embedder
 from dagsmith.execution.specs import write_spec
+from dagsmith.models.intent import GivenFields
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime.sandbox import UNSANDBOXED_VARIABLE
 from dagsmith.store import schema
@@ -105,7 +107,7 @@ def _warm_run(path: Path, goal: str, runtime: str, deployment: Deployment, clien
     """One ``dagsmith run`` submitted to the running deployment, as the command does (its output left out)."""
     started = time.perf_counter()
     [report] = submit(deployment, path, goal, runtime=runtime, user="bench", choose=[], each_target=False,
-                      settings=deployment.roots, json=True)
+                      given=GivenFields(), descriptions={}, settings=deployment.roots, json=True)
     total = time.perf_counter() - started
     [meta] = client.call("GET", f"/api/v2/dags/{META_DAG}/dagRuns?order_by=-start_date&limit=1")["dag_runs"]
     planning = sum(task["duration"] or 0 for task in client.run_tasks(META_DAG, meta["dag_run_id"])
@@ -145,9 +147,11 @@ def run(tasks: list[str], runtimes: list[str], repeats: int, paths: list[str]) -
                 runs = [_warm_run(path, goal, runtime, *warm) if way == "warm"
                         else _one_run(path, goal, runtime, settings, embedder, Path(folder)) for _ in range(repeats)]
                 totals = [r["total"] for r in runs]
+                fixed = [r["total"] - r["invocations"] for r in runs]
                 row = {"task": task, "path": way, "runtime": runtime, "runs": len(runs),
                        "succeeded": sum(r["status"] == PipelineStatus.COMPLETED for r in runs),
                        "median_s": round(statistics.median(totals), 2), "p90_s": round(percentile(totals, 0.9), 2),
+                       "fixed_s": round(statistics.median(fixed), 2), "fixed_p90_s": round(percentile(fixed, 0.9), 2),
                        **{f"{k}_s": round(statistics.median(r[k] for r in runs), 2)
                           for k in ("plan", "invocations", "airflow")}}
                 rows.append(row)
@@ -158,11 +162,12 @@ def run(tasks: list[str], runtimes: list[str], repeats: int, paths: list[str]) -
 
 def _markdown(rows: list[dict]) -> str:
     lines = [("| task | path | runtime | ok | median s | p90 s | planning s | invocations s | Airflow and other s | "
-              "Airflow share |"), "|---|---|---|---|---|---|---|---|---|---|"]
+              "Airflow share | fixed cost s | fixed cost p90 s |"), "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         share = r["airflow_s"] / r["median_s"] if r["median_s"] else 0
         lines.append(f"| {r['task']} | {r['path']} | {r['runtime']} | {r['succeeded']}/{r['runs']} | {r['median_s']} "
-                     f"| {r['p90_s']} | {r['plan_s']} | {r['invocations_s']} | {r['airflow_s']} | {share:.0%} |")
+                     f"| {r['p90_s']} | {r['plan_s']} | {r['invocations_s']} | {r['airflow_s']} | {share:.0%} "
+                     f"| {r['fixed_s']} | {r['fixed_p90_s']} |")
     rows = [r for r in rows if r["path"] == "in-process"]  # the runtimes are compared on one path
     base = {r["task"]: r for r in rows if r["runtime"] == "local-unsandboxed"}
     for runtime, label in (("local", "Sandboxed local runtime"), ("docker", "Container runtime")):

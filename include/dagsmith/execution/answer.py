@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from dagsmith.execution.history import artifact_paths
-from dagsmith.execution.quality import Quality
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.explanation import read_explanation
@@ -21,6 +21,9 @@ from dagsmith_kit.exploration import read_exploration
 from dagsmith_kit.insight import readable_number
 from dagsmith_kit.metrics import label as metric_label
 from dagsmith_kit.unsupervised import describe_clusters
+
+if TYPE_CHECKING:  # scikit-learn's metrics: loaded only where a supervised model is assessed
+    from dagsmith.execution.quality import Quality
 
 ANSWER_FILE = "answer.md"
 #: drivers, anomalous rows and cluster traits named in the summary paragraph (the report lists them all).

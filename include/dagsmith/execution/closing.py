@@ -50,13 +50,14 @@ def _failure(session: Session, execution_id: int, steps: list[schema.PipelineSte
 def _held_out_quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep],
                       workspace: Workspace) -> Quality | None:
     """A supervised pipeline's held-out quality beside a trivial predictor's, from its model step's output."""
-    # Imported here: scikit-learn would otherwise load on every parse of a pipeline DAG file.
-    from dagsmith.execution.quality import Quality, supervised_quality
-
     task = task_of(pipeline)
     models = [s for s in steps if s.stage == Stage.MODELLING.value]
     if not task.supervised or not models:
         return None
+    # Imported here: scikit-learn would otherwise load on every parse of a pipeline DAG file, and to close a run
+    # without a supervised model.
+    from dagsmith.execution.quality import Quality, supervised_quality
+
     try:
         bundle = Bundle.open(workspace.step_output(models[-1].position))
     except BundleError as exc:

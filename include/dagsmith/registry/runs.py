@@ -27,7 +27,7 @@ from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith.store.pipelines import steps_of
-from dagsmith_kit import BundleError
+from dagsmith_kit import Bundle, BundleError
 
 logger = logging.getLogger(__name__)
 #: Stages whose step leaves the fitted model a version freezes.
@@ -48,10 +48,6 @@ def register_run(execution_id: int, *, settings: Settings) -> dict[str, Any] | N
 
 
 def _register(execution_id: int, settings: Settings) -> dict[str, Any] | None:
-    from dagsmith.registry import champion, versions
-    from dagsmith_kit import Bundle
-    from dagsmith_kit.freeze import freeze
-
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id)
         pipeline = session.get(schema.Pipeline, execution.pipeline_id)
@@ -61,6 +57,10 @@ def _register(execution_id: int, settings: Settings) -> dict[str, Any] | None:
     model_steps = [position for position, stage in steps if stage in MODEL_STAGES]
     if not model_steps:
         return None
+    # Imported here: comparing with the champion loads scikit-learn, which a run without a model need not pay.
+    from dagsmith.registry import champion, versions
+    from dagsmith_kit.freeze import freeze
+
     bundle = Bundle.open(workspace / "steps" / f"{model_steps[-1]:02d}")
     loaded = Bundle.open(workspace / "steps" / f"{steps[0][0]:02d}")
     folder = versions.pipeline_folder(settings, pipeline_id)

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -56,8 +56,23 @@ def alembic_config(connection=None):
     return config
 
 
+def newest_revision() -> str:
+    """The newest migration's revision: each migration's revision is its file's number (``0006_model_versions.py``)."""
+    return max(path.name.split("_", 1)[0] for path in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
+
+
+def _at_newest(connection: Connection) -> bool:
+    if connection.execute(text("SELECT to_regclass('alembic_version')")).scalar() is None:
+        return False
+    return connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [newest_revision()]
+
+
 def upgrade(engine: Engine) -> None:
-    """Bring the schema to the newest migration; concurrent callers wait on an advisory lock."""
+    """Bring the schema to the newest migration; concurrent callers wait on an advisory lock. A schema already there
+    is left without loading alembic and its scripts, which would cost every new process a second or more."""
+    with engine.begin() as connection:
+        if _at_newest(connection):
+            return
     from alembic import command
 
     with engine.begin() as connection:

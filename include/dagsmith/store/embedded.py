@@ -15,6 +15,7 @@ import os
 import subprocess
 import threading
 import warnings
+from functools import cache
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -23,6 +24,8 @@ from dagsmith.errors import ServiceUnavailable
 DATABASE = "dagsmith"
 #: The servers this process joined, by data folder.
 _JOINED: dict[Path, object] = {}
+#: dagsmith's database URL in each server this process joined, by home: checked for once.
+_URLS: dict[Path, str] = {}
 #: Set by ``leave``: a thread of this process reconnecting afterwards must not start the server again.
 _LEFT = threading.Event()
 
@@ -31,6 +34,7 @@ class EmbeddedServerError(ServiceUnavailable, RuntimeError):
     """The embedded server could not start (with the server log's tail to say why)."""
 
 
+@cache
 def _bundled_major() -> str:
     """The major version of the PostgreSQL the pgserver package ships (e.g. '16')."""
     from pgserver._commands import POSTGRES_BIN_PATH
@@ -108,11 +112,15 @@ def leave() -> None:
 
 
 def embedded_url(home: Path) -> str:
-    """Start (or join) the embedded server and return a SQLAlchemy URL to dagsmith's database in it."""
+    """Start (or join) the embedded server and return a SQLAlchemy URL to dagsmith's database in it. Every session
+    asks (a server stopped meanwhile starts again); the database is looked for once per process."""
     server = _server(home)
+    if home in _URLS:
+        return _URLS[home]
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}';")
     if "(1 row)" not in exists:
         server.psql(f"CREATE DATABASE {DATABASE};")
     uri = urlparse(server.get_uri())
     socket_dir = parse_qs(uri.query)["host"][0]
-    return f"postgresql+psycopg://{uri.username or 'postgres'}@/{DATABASE}?host={socket_dir}"
+    _URLS[home] = f"postgresql+psycopg://{uri.username or 'postgres'}@/{DATABASE}?host={socket_dir}"
+    return _URLS[home]
