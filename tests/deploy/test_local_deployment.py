@@ -2,10 +2,10 @@
 system drives its REST API and as a person uses its UI (headless Chromium, screenshots in test-artifacts/): a JWT
 from /auth/token, the meta-DAG triggered through the REST API with a dataset and a goal, a person's choice among the
 top 3 per stage in the UI's human-in-the-loop form, the built pipeline's DAG registered (its docs explaining every
-choice) and run, re-triggered with a new dataset (its model and predictions emitted as assets), run by its
-schedule, and triggered from the UI's form; a pipeline retrained when an upstream system updates its dataset's asset;
-triggers naming a dataset outside the data roots refused at once; and `dagsmith run` submitting to the deployment
-and following the run there."""
+choice) and run, re-triggered with a new dataset (its model and predictions emitted as assets), new rows scored by
+its scoring DAG through the REST API, run by its schedule, and triggered from the UI's form; a pipeline retrained
+when an upstream system updates its dataset's asset; triggers naming a dataset outside the data roots refused at
+once; and `dagsmith run` submitting to the deployment and following the run there."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlencode
 
+import pandas as pd
 import psutil
 import pytest
 from sqlalchemy import select
@@ -32,7 +33,7 @@ from dagsmith.airflow.serve import STATE_FILE, LocalDeployment, free_port
 from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, find_deployment
 from dagsmith.config import Settings
 from dagsmith.errors import InputError
-from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.execution.specs import dag_id, score_dag_id, write_spec
 from dagsmith.learning.answers import recall
 from dagsmith.models.plan import ON_NEW_DATA
 from dagsmith.store import schema
@@ -153,6 +154,19 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
         extras = {e["uri"]: e["extra"] for e in produced["asset_events"]}
         assert extras[f"dagsmith://pipelines/{pipeline_id}/model"]["dataset"] == str(second), produced
         assert f"dagsmith://pipelines/{pipeline_id}/predictions" in extras
+
+        # An upstream system scores rows through the REST API with the pipeline's scoring DAG: its first version in
+        # the sandbox, the predictions written beside the rows and announced as an asset; rows like the training's
+        # leave the retrain untriggered.
+        scoring = score_dag_id(pipeline_id)
+        scored = api.trigger(scoring, {"dataset": str(first), "version": 1})
+        assert api.wait(scoring, scored) == "success", _logs(deployment)
+        assert api.task_instances(scoring, scored)["retrain_on_drift"]["state"] == "skipped"
+        predictions = pd.read_csv(folder / "penguins.predictions.csv")
+        assert len(predictions) == len(penguins) and set(predictions["prediction"]) <= set(penguins["species"])
+        query = urlencode({"source_dag_id": scoring, "source_run_id": scored})
+        [event] = api.call("GET", f"/api/v2/assets/events?{query}")["asset_events"]
+        assert event["uri"] == f"dagsmith://pipelines/{pipeline_id}/scored" and event["extra"]["version"] == 1
 
         # An upstream system tells Airflow the dataset changed, naming the newer file: the pipeline built to retrain
         # on new data runs on it.

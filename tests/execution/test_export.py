@@ -1,6 +1,7 @@
 """``dagsmith pipelines export``: the standalone DAG runs with ``airflow dags test`` in a Python that cannot import
 dagsmith (its site-packages without the ``.pth`` files that put dagsmith on the path), each step a sandboxed
-container of the runtime image (real podman)."""
+container of the runtime image (real podman); once the pipeline has a champion, the exported file's scoring DAG
+scores new rows with it the same way."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pandas as pd
+
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
+from dagsmith.registry.runs import register_run
+from dagsmith.store import schema
+from dagsmith.store.db import session_scope
 from tests.conftest import ROOT
 from tests.execution.test_pipeline_runs import _metrics
 from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
@@ -41,6 +47,13 @@ def _without_dagsmith(args: list[str], env: dict[str, str]) -> subprocess.Comple
                           env={**env, "PYTHONPATH": sysconfig.get_paths()["purelib"]})
 
 
+def _export(pipeline_id: int, dags: Path, env: dict[str, str]) -> dict:
+    exported = subprocess.run([DAGSMITH, "pipelines", "export", str(pipeline_id), "--out", str(dags), "--json"],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert exported.returncode == 0, exported.stderr
+    return json.loads(exported.stdout)
+
+
 def test_an_exported_pipeline_runs_on_airflow_without_dagsmith(store, embedder, container_runtime,  # noqa: F811
                                                                 tmp_path):
     data = tmp_path / "penguins.csv"
@@ -48,15 +61,13 @@ def test_an_exported_pipeline_runs_on_airflow_without_dagsmith(store, embedder, 
     planned = plan(data, "predict the species", settings=store, embedder=embedder).pipeline
     env = {**os.environ, "DAGSMITH_DATABASE_URL": store.database_url, "DAGSMITH_HOME": str(store.home)}
     dags = tmp_path / "dags"
-    exported = subprocess.run([DAGSMITH, "pipelines", "export", str(planned.id), "--out", str(dags), "--json"],
-                              capture_output=True, text=True, env=env, timeout=300)
-    assert exported.returncode == 0, exported.stderr
-    written = json.loads(exported.stdout)
+    written = _export(planned.id, dags, env)
     dag_file, folder = Path(written["dag_file"]), Path(written["folder"])
     assert "dagsmith" not in {line.split()[1].split(".")[0] for line in dag_file.read_text().splitlines()
                               if line.startswith(("import ", "from "))}
     spec = json.loads((folder / "pipeline.json").read_text())
     assert [s["service"] for s in spec["steps"]] == [s.microservice for s in planned.steps]
+    assert spec["scoring"] is None and not (folder / "model").exists()  # no model version yet: no scoring DAG
     last = spec["steps"][-1]
     probe = folder / "services" / last["service"] / "main.py"
     probe.chmod(0o644)
@@ -81,6 +92,30 @@ def test_an_exported_pipeline_runs_on_airflow_without_dagsmith(store, embedder, 
     seen = json.loads((workspace / "steps" / f"{last['position']:02d}" / "probe.json").read_text())
     assert seen == {"uid": 10001, "root": "Read-only file system", "bounding_caps": "0000000000000000",
                     "network": ["lo"], "user_namespace": "Operation not permitted"}
+
+    # The run's model registered as dagsmith registers a completed run's: the export now scores with it too.
+    with session_scope(store) as session:
+        run = schema.Execution(pipeline_id=planned.id, owner=planned.owner, status="completed", dataset=str(data),
+                               workspace=str(workspace), trace={})
+        session.add(run)
+        session.flush()
+        execution_id = run.id
+    assert register_run(execution_id, settings=store)["status"] == "champion"
+    written = _export(planned.id, dags, env)
+    scoring = json.loads((folder / "pipeline.json").read_text())["scoring"]
+    assert scoring["version"] == 1 and (folder / "model" / "schema.json").is_file()
+    new = tmp_path / "new-penguins.csv"
+    rows = datasets.load("penguins").drop(columns=["species"]).sample(100, random_state=1)
+    rows.to_csv(new, index=False)
+    ran = _without_dagsmith(["-m", "airflow", "dags", "test", scoring["dag_id"], "-c",
+                             json.dumps({"dataset": str(new)})], airflow)
+    log = ran.stdout + ran.stderr
+    assert ran.returncode == 0 and "state=success" in log, log[-4000:]
+    [scored] = [p for p in Path(spec["workspace_root"]).iterdir() if p.name.startswith("score-")]
+    predicted = pd.read_parquet(scored / "output" / "predictions.parquet")
+    assert len(predicted) == 100 and set(predicted["prediction"]) <= {"Adelie", "Chinstrap", "Gentoo"}
+    report = json.loads((scored / "output" / "scoring.json").read_text())
+    assert report["rows_scored"] == 100 and report["extra_columns"] == [], report
 
 
 def test_exporting_an_unknown_pipeline_says_so(store, tmp_path):

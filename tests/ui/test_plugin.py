@@ -21,6 +21,8 @@ from dagsmith.airflow.rest import AirflowError
 from dagsmith.airflow.serve import LocalDeployment, free_port
 from dagsmith.config import Settings
 from dagsmith.execution.specs import dag_id, write_spec
+from dagsmith.registry import versions
+from dagsmith.registry.versions import Decision
 from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
@@ -377,6 +379,70 @@ def _dag_list(ui, user: str, password: str, shot: str) -> str:
     ui.page.get_by_text(META_DAG).first.wait_for()
     ui.screenshot(shot)
     return ui.page.locator("body").inner_text()
+
+
+def _versioned_pipeline(settings: Settings, owner: str) -> int:
+    """A pipeline with a completed run, two versions of its model (the first the champion, the second a worse
+    challenger) registered as a run's ``finish`` does, and a scoring of the champion in which one feature drifted."""
+    with session_scope(settings) as session:
+        row = schema.Pipeline(name="churn", goal="predict churn", owner=owner, dataset="churn.csv",
+                              task_type="binary_classification", target="churn")
+        session.add(row)
+        session.flush()
+        run = schema.Execution(pipeline_id=row.id, owner=owner, status="completed", dataset="churn.csv", trace={})
+        session.add(run)
+        session.flush()
+        pipeline_id, execution_id = row.id, run.id
+    for name, score, decision in ((".a", 0.8, Decision(True, "the first version of the pipeline")),
+                                  (".b", 0.7, Decision(False, "roc_auc 0.7000 below the champion's 0.8000"))):
+        frozen = versions.pipeline_folder(settings, pipeline_id) / name
+        frozen.mkdir(parents=True)
+        versions.register(settings, pipeline_id, execution_id, frozen, decision,
+                          compared=versions.champion_of(settings, pipeline_id), metrics={"roc_auc": score},
+                          fingerprint="f" * 64, table_schema={"features": [{"name": "tenure"}]})
+    with session_scope(settings) as session:
+        champion = versions.find(session, pipeline_id, None)
+        session.add(schema.ScoringRun(version_id=champion.id, owner=owner, dataset="/data/churn-12.csv",
+                                      output="/data/churn-12.predictions.csv", rows=1000, drifted=["tenure"],
+                                      report={"drift": {"columns": {"tenure": {"psi": 0.31}, "plan": {"psi": 0.02}}}}))
+    return pipeline_id
+
+
+def test_a_pipelines_page_shows_its_model_versions_and_drift_and_its_owner_or_an_admin_picks_the_champion(served):
+    dee, bob, vic, admin = (client(served, user) for user in ("dee", "bob", "vic", "admin"))
+    pipeline_id = _versioned_pipeline(served.settings, "dee")
+    shown = dee.get(f"/api/pipelines/{pipeline_id}").json()
+    assert [(v["version"], v["status"], v["score"]) for v in shown["model_versions"]] == [
+        (1, "champion", "roc_auc 0.8000"), (2, "challenger", "roc_auc 0.7000")]
+    [scored] = shown["scoring_runs"]
+    assert (scored["version"], scored["rows"], scored["drifted"]) == (1, 1000, ["tenure"])
+    assert scored["drift"] == {"tenure": 0.31, "plan": 0.02} and shown["may_change"]
+    page = dee.get(f"/pipelines/{pipeline_id}").text
+    assert f"/pipelines/{pipeline_id}/versions/2/promote" in page and "drifted: tenure" in page
+    assert f"/pipelines/{pipeline_id}/versions/1/promote" not in page  # the champion already
+
+    promote = f"/api/pipelines/{pipeline_id}/versions/2/promote"
+    assert bob.post(promote).status_code == 404  # private: as if it did not exist
+    assert dee.put(f"/api/pipelines/{pipeline_id}/shared", params={"shared": True}).is_success
+    for other in (bob, vic):  # shared: they see its versions, and may not choose its champion
+        refused = other.post(promote)
+        assert refused.status_code == 403 and "only dee (or an admin)" in refused.json()["detail"]
+        assert other.post(f"/api/pipelines/{pipeline_id}/rollback").status_code == 403
+    assert "/versions/2/promote" not in vic.get(f"/pipelines/{pipeline_id}").text
+    promoted = dee.post(promote)
+    assert promoted.status_code == 200, promoted.text
+    assert (promoted.json()["status"], promoted.json()["decision"]["by"]) == ("champion", "dee")
+    again = dee.post(promote)
+    assert again.status_code == 422 and "already the champion" in again.json()["detail"]
+    assert 'id="rollback"' in dee.get(f"/pipelines/{pipeline_id}").text
+    back = admin.post(f"/api/pipelines/{pipeline_id}/rollback")
+    assert back.status_code == 200, back.text
+    assert back.json()["version"] == 1 and back.json()["decision"]["by"] == "admin"
+    assert "rolled back from v2" in back.json()["decision"]["reason"]
+    form = dee.post(f"/pipelines/{pipeline_id}/versions/2/promote")  # the page's button
+    assert form.status_code == 303 and form.headers["location"].endswith(f"/pipelines/{pipeline_id}#versions")
+    statuses = {v["version"]: v["status"] for v in bob.get(f"/api/pipelines/{pipeline_id}").json()["model_versions"]}
+    assert statuses == {1: "retired", 2: "champion"}
 
 
 def test_airflow_shows_a_private_pipeline_to_its_owner_and_admins_only_and_a_shared_one_to_everyone(served, embedder):

@@ -6,12 +6,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from sqlalchemy import select
 
 from dagsmith.cli.output import JsonOption, console, print_json, print_rows
 from dagsmith.config import Settings
 from dagsmith.errors import InputError
-from dagsmith.registry import versions
+from dagsmith.registry import records, versions
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -30,23 +29,12 @@ def _pipeline(session, pipeline_id: int) -> schema.Pipeline:
     return pipeline
 
 
-def _score(row: dict[str, Any]) -> str:
-    """The held-out metric the version's run is judged by, with its value."""
-    from dagsmith.execution.quality import judged_metric  # scikit-learn, loaded only to list
-
-    judged = judged_metric(row["metrics"])
-    return f"{judged[0]} {row['metrics'][judged[0]]:.4f}" if judged else ""
-
-
 @app.command("list")
 def list_versions(pipeline_id: PipelineId, json: JsonOption = False) -> None:
     """Every version of the pipeline's model: its status, score, run, and why it has that status."""
     with session_scope() as session:
         _pipeline(session, pipeline_id)
-        rows = [{**versions.version_row(r), "reason": r.decision.get("reason")}
-                for r in versions.versions(session, pipeline_id)]
-    for row in rows:
-        row["score"] = _score(row)
+        rows = records.listed(session, pipeline_id)
     print_rows(rows, json, {"version": "version", "status": "status", "score": "score", "run": "execution_id",
                             "created": "created_at", "reason": "reason"})
 
@@ -60,14 +48,8 @@ def show(pipeline_id: PipelineId, version: Annotated[int | None, typer.Argument(
     with session_scope() as session:
         _pipeline(session, pipeline_id)
         row = versions.find(session, pipeline_id, version)
-        scorings = session.scalars(select(schema.ScoringRun).where(schema.ScoringRun.version_id == row.id)
-                                   .order_by(schema.ScoringRun.id.desc()).limit(SCORINGS_SHOWN)).all()
         detail = {**versions.version_row(row), "schema": row.schema,
-                  "scoring_runs": [{"at": s.created_at.isoformat(timespec="seconds"), "owner": s.owner,
-                                    "dataset": s.dataset, "output": s.output, "rows": s.rows, "drifted": s.drifted,
-                                    "drift": {c: v.get("psi") for c, v in
-                                              ((s.report.get("drift") or {}).get("columns") or {}).items()}}
-                                   for s in scorings]}
+                  "scoring_runs": records.scorings(session, pipeline_id, limit=SCORINGS_SHOWN, version_id=row.id)}
     if json:
         print_json(detail)
         return

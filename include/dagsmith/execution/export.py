@@ -5,6 +5,10 @@ only, and reads what it runs from the folder written beside it (``pipeline.json`
 step's parameters), so the Airflow that runs it needs neither dagsmith nor its database. Each step runs the
 service it has now, as a container of the runtime image with the same sandbox as dagsmith's own container
 runtime (``runtime.docker``); a modelling step's search keeps its first candidate, which still tunes itself.
+
+When the pipeline has a champion model version, the same file also defines its scoring DAG
+(``dagsmith_export_score_<id>``): the version's folder is copied beside the steps, and a run scores the rows it is
+given with ``dagsmith_kit.scoring`` in a sandboxed container, as ``dagsmith predict`` does.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pydantic import BaseModel
 from dagsmith.config import Settings
 from dagsmith.errors import InputError
 from dagsmith.models.plan import ModelSearch
+from dagsmith.registry import versions
 from dagsmith.runtime import seccomp
 from dagsmith.runtime.base import Invocation, materialise
 from dagsmith.runtime.docker import (COMMAND, ENVIRONMENT, RUNTIME_IMAGE, SERVICE_UID, DockerRuntime,
@@ -29,6 +34,24 @@ from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import steps_of
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "airflow" / "standalone" / "pipeline.py"
+SCORING_SERVICE = "dagsmith_scoring"
+#: The exported scoring step's code. The Airflow that runs an export may lack pandas, so the rows reach the container
+#: as given (CSV or Parquet) and are staged as Parquet in its private /tmp for ``dagsmith_kit.scoring``.
+SCORER = '''"""Score the rows in the input (CSV or Parquet) with the model version mounted at /model."""
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from dagsmith_kit.scoring import main
+
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+[given] = Path(args["--input"]).iterdir()
+rows = given if given.suffix == ".parquet" else Path("/tmp/rows.parquet")
+if rows != given:
+    pd.read_csv(given).to_parquet(rows, index=False)
+main(["--model", "/model", "--input", str(rows), "--output", args["--output"]])
+'''
 
 
 class ExportedStep(BaseModel):
@@ -37,6 +60,14 @@ class ExportedStep(BaseModel):
     service: str
     code_hash: str
     depends_on: list[int]
+
+
+class ExportedScoring(BaseModel):
+    """The scoring DAG's part of ``pipeline.json``: the champion's version folder is ``model/`` beside it."""
+
+    dag_id: str
+    version: int
+    service: str = SCORING_SERVICE
 
 
 class ExportedPipeline(BaseModel):
@@ -60,6 +91,7 @@ class ExportedPipeline(BaseModel):
     sandbox: dict
     bundle: dict
     steps: list[ExportedStep]
+    scoring: ExportedScoring | None = None
 
 
 class ExportError(InputError):
@@ -70,9 +102,14 @@ def export_dag_id(pipeline_id: int) -> str:
     return f"dagsmith_export_{pipeline_id}"
 
 
+def export_score_dag_id(pipeline_id: int) -> str:
+    return f"dagsmith_export_score_{pipeline_id}"
+
+
 def export_pipeline(pipeline_id: int, folder: Path, settings: Settings, *, workspace_root: Path | None = None,
                     docker_url: str | None = None) -> Path:
-    """Write ``<folder>/dagsmith_export_<id>.py`` and its folder (replacing an earlier export); returns the file."""
+    """Write ``<folder>/dagsmith_export_<id>.py`` and its folder (replacing an earlier export); returns the file. The
+    file defines the scoring DAG too when the pipeline has a champion."""
     dag_id = export_dag_id(pipeline_id)
     limits = settings.step_limits
     staging = folder / f".{dag_id}.partial"
@@ -95,6 +132,7 @@ def export_pipeline(pipeline_id: int, folder: Path, settings: Settings, *, works
             _write(staging / "params" / f"{step.position:02d}.json", json.dumps(params, indent=2, default=str))
             steps.append(ExportedStep(position=step.position, stage=step.stage, service=service.name,
                                       code_hash=invocation.code_hash, depends_on=step.depends_on))
+        scoring = _stage_champion(settings, pipeline_id, staging)
         roles = pipeline.plan.get("roles", {})
         spec = ExportedPipeline(
             dag_id=dag_id, pipeline_id=pipeline_id, goal=pipeline.goal, owner=pipeline.owner,
@@ -106,7 +144,7 @@ def export_pipeline(pipeline_id: int, folder: Path, settings: Settings, *, works
             bundle={"format_version": 1, "task_type": pipeline.task_type, "target": pipeline.target,
                     "id_columns": roles.get("id_columns") or [], "time_column": roles.get("time_column"),
                     "excluded_columns": roles.get("excluded_columns") or []},
-            steps=steps)
+            steps=steps, scoring=scoring)
     _write(staging / "pipeline.json", spec.model_dump_json(indent=2))
     _write(staging / "seccomp.json", json.dumps(seccomp.container_profile()))
     _write(staging / ".airflowignore", "*\n")  # the services' code is no DAG: Airflow need not parse it
@@ -117,6 +155,17 @@ def export_pipeline(pipeline_id: int, folder: Path, settings: Settings, *, works
     staging.rename(target)
     _write(dag_file, TEMPLATE.read_text(encoding="utf-8"))
     return dag_file
+
+
+def _stage_champion(settings: Settings, pipeline_id: int, staging: Path) -> ExportedScoring | None:
+    """The champion's version folder and the scoring step's code, staged for the scoring DAG (None: no champion)."""
+    champion = versions.champion_of(settings, pipeline_id)
+    if champion is None:
+        return None
+    shutil.copytree(champion.path, staging / "model")
+    materialise({"main.py": SCORER}, staging / "services" / SCORING_SERVICE)
+    _write(staging / "params" / "scoring.json", "{}")
+    return ExportedScoring(dag_id=export_score_dag_id(pipeline_id), version=champion.version)
 
 
 def _write(path: Path, text: str) -> None:

@@ -1,8 +1,10 @@
 """Pipelines in the UI: the ones a user may see (their own, shared ones; admins all), each with its runs,
-the substitutions self-healing made and links to its DAG, and a page per run with metrics and plots."""
+the substitutions self-healing made, links to its DAG, its model versions with their last scorings and drift, and a
+page per run with metrics and plots. Sharing a pipeline and choosing its champion are its owner's and admins'."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,10 +13,12 @@ from fastapi.responses import FileResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from dagsmith.config import Settings
+from dagsmith.errors import UserFacingError
 from dagsmith.execution.answer import ANSWER_FILE
 from dagsmith.execution.history import artifact_paths, execution_summary, pipeline_detail, pipeline_rows
 from dagsmith.execution.quality import Quality
-from dagsmith.execution.specs import dag_id, spec_file, specs_dir, write_spec
+from dagsmith.execution.specs import dag_id, score_dag_id, spec_file, specs_dir, write_spec
+from dagsmith.registry import records, versions
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith.ui.access import Viewer, ViewerDep
@@ -23,6 +27,8 @@ from dagsmith.ui.report import render_report
 
 router = APIRouter()
 SettingsDep = Annotated[Settings, Depends(settings_of)]
+#: Scoring runs a pipeline's page lists, latest first.
+SCORINGS_SHOWN = 10
 
 
 def _visible_pipeline(session: Session, viewer: Viewer, pipeline_id: int) -> schema.Pipeline:
@@ -30,6 +36,15 @@ def _visible_pipeline(session: Session, viewer: Viewer, pipeline_id: int) -> sch
     pipeline = session.get(schema.Pipeline, pipeline_id)
     if pipeline is None or not viewer.sees(pipeline):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no pipeline {pipeline_id} that you may see")
+    return pipeline
+
+
+def _changeable_pipeline(session: Session, viewer: Viewer, pipeline_id: int, change: str) -> schema.Pipeline:
+    """The pipeline if this viewer may ``change`` it (its owner, admins); a 403 naming who may when they only see it."""
+    pipeline = _visible_pipeline(session, viewer, pipeline_id)
+    if not (viewer.is_admin or pipeline.owner == viewer.name):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"only {pipeline.owner} (or an admin) may {change} pipeline "
+                                                       f"{pipeline_id}")
     return pipeline
 
 
@@ -50,7 +65,10 @@ def pipelines(settings: Settings, viewer: Viewer) -> list[dict[str, Any]]:
 def pipeline(settings: Settings, viewer: Viewer, pipeline_id: int) -> dict[str, Any]:
     with session_scope(settings) as session:
         detail = pipeline_detail(session, _visible_pipeline(session, viewer, pipeline_id))
-    return {**detail, "dag_id": dag_id(pipeline_id), "may_share": viewer.is_admin or detail["owner"] == viewer.name}
+        detail |= {"model_versions": records.listed(session, pipeline_id),
+                   "scoring_runs": records.scorings(session, pipeline_id, limit=SCORINGS_SHOWN)}
+    return {**detail, "dag_id": dag_id(pipeline_id), "score_dag_id": score_dag_id(pipeline_id),
+            "may_change": viewer.is_admin or detail["owner"] == viewer.name}
 
 
 def run(settings: Settings, viewer: Viewer, execution_id: int) -> dict[str, Any]:
@@ -64,13 +82,21 @@ def run(settings: Settings, viewer: Viewer, execution_id: int) -> dict[str, Any]
 
 def set_shared(settings: Settings, viewer: Viewer, pipeline_id: int, shared: bool) -> None:
     with session_scope(settings) as session:
-        row = _visible_pipeline(session, viewer, pipeline_id)
-        if not (viewer.is_admin or row.owner == viewer.name):
-            raise HTTPException(status.HTTP_403_FORBIDDEN, f"only {row.owner} (or an admin) may share pipeline "
-                                                           f"{pipeline_id}")
-        row.shared = shared
+        _changeable_pipeline(session, viewer, pipeline_id, "share").shared = shared
     if spec_file(specs_dir(settings), pipeline_id).is_file():  # its DAG grants it to everyone, or its owner, again
         write_spec(pipeline_id, settings)
+
+
+def decide(settings: Settings, viewer: Viewer, pipeline_id: int, change: Callable[[str], dict]) -> dict:
+    """``change`` (``registry.versions``' promote or rollback, as ``dagsmith models`` calls it, given who decides)
+    made by this viewer, when they may choose the pipeline's champion; its refusal (no such version, already the
+    champion) answered as an HTTP error saying why."""
+    with session_scope(settings) as session:
+        _changeable_pipeline(session, viewer, pipeline_id, "choose the champion of")
+    try:
+        return change(viewer.name)
+    except UserFacingError as exc:
+        raise HTTPException(exc.http_status, str(exc)) from None
 
 
 @router.get("/api/pipelines")
@@ -87,6 +113,18 @@ def api_pipeline(pipeline_id: int, viewer: ViewerDep, settings: SettingsDep) -> 
 def api_share(pipeline_id: int, shared: bool, viewer: ViewerDep, settings: SettingsDep) -> dict:
     set_shared(settings, viewer, pipeline_id, shared)
     return {"id": pipeline_id, "shared": shared}
+
+
+@router.post("/api/pipelines/{pipeline_id}/versions/{version}/promote")
+def api_promote(pipeline_id: int, version: int, viewer: ViewerDep, settings: SettingsDep) -> dict:
+    """Make ``version`` the champion; the champion it replaces retires."""
+    return decide(settings, viewer, pipeline_id, lambda by: versions.promote(settings, pipeline_id, version, by=by))
+
+
+@router.post("/api/pipelines/{pipeline_id}/rollback")
+def api_rollback(pipeline_id: int, viewer: ViewerDep, settings: SettingsDep, version: int | None = None) -> dict:
+    """Bring back the champion the current one replaced (or ``version``); the current one retires."""
+    return decide(settings, viewer, pipeline_id, lambda by: versions.rollback(settings, pipeline_id, version, by=by))
 
 
 @router.get("/api/runs/{execution_id}")
@@ -109,6 +147,18 @@ def share_page(pipeline_id: int, viewer: ViewerDep, settings: SettingsDep,
                shared: Annotated[bool, Form()] = False) -> Response:
     set_shared(settings, viewer, pipeline_id, shared)
     return RedirectResponse(f"{PREFIX}/pipelines/{pipeline_id}", status_code=303)
+
+
+@router.post("/pipelines/{pipeline_id}/versions/{version}/promote")
+def promote_page(pipeline_id: int, version: int, viewer: ViewerDep, settings: SettingsDep) -> Response:
+    api_promote(pipeline_id, version, viewer, settings)
+    return RedirectResponse(f"{PREFIX}/pipelines/{pipeline_id}#versions", status_code=303)
+
+
+@router.post("/pipelines/{pipeline_id}/rollback")
+def rollback_page(pipeline_id: int, viewer: ViewerDep, settings: SettingsDep) -> Response:
+    api_rollback(pipeline_id, viewer, settings)
+    return RedirectResponse(f"{PREFIX}/pipelines/{pipeline_id}#versions", status_code=303)
 
 
 @router.get("/runs/{execution_id}")
