@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
 from dagsmith.config import MLFLOW_VARIABLE, Settings
-from dagsmith.errors import InputError
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -100,7 +101,7 @@ def _record(settings: Settings, pipeline_id: int, number: int, action) -> dict[s
             row = _row(session, pipeline_id, number)
             kept = {key: row.mlflow[key] for key in ("run_id", "model", "model_version") if key in row.mlflow}
             row.mlflow = {**kept, **outcome} if "error" in outcome else outcome
-    except (SQLAlchemyError, InputError) as exc:  # the version went meanwhile, or the database
+    except (SQLAlchemyError, LookupError) as exc:  # the database, or the version went meanwhile
         logger.warning("could not record on model version %s of pipeline %s what MLflow made of it: %s", number,
                        pipeline_id, type(exc).__name__)
     return outcome
@@ -175,10 +176,12 @@ def _numbers(metrics: dict[str, Any]) -> dict[str, float]:
             if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)}
 
 
-def _row(session, pipeline_id: int, number: int) -> schema.ModelVersion:
-    from dagsmith.registry.versions import find
-
-    return find(session, pipeline_id, number)
+def _row(session: Session, pipeline_id: int, number: int) -> schema.ModelVersion:
+    row = session.scalar(select(schema.ModelVersion).where(schema.ModelVersion.pipeline_id == pipeline_id,
+                                                           schema.ModelVersion.version == number))
+    if row is None:
+        raise LookupError(f"pipeline {pipeline_id} has no version {number}")
+    return row
 
 
 def secrets_in(uri: str) -> list[str]:
