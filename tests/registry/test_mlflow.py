@@ -91,7 +91,7 @@ def client_package():
     return pytest.importorskip("mlflow", reason="the `mlflow` extra is not installed (make test-mlflow installs it)")
 
 
-def test_a_server_that_is_down_costs_seconds_and_is_recorded(settings, pipeline, client_package, caplog):
+def test_a_server_down_or_a_uri_refused_costs_seconds_and_is_recorded(settings, pipeline, client_package, caplog):
     pipeline_id, run = pipeline
     settings = dataclasses.replace(settings, mlflow_tracking_uri=f"http://alice:{SECRET}@127.0.0.1:{_closed_port()}")
     register(settings, pipeline_id, run, Decision(True, "first"), ".a")
@@ -103,6 +103,8 @@ def test_a_server_that_is_down_costs_seconds_and_is_recorded(settings, pipeline,
     assert _recorded(settings, pipeline_id, 1)["error"] == logged["error"]
     _no_secret_anywhere(settings, caplog, pipeline_id)
     assert (versions.pipeline_folder(settings, pipeline_id) / "v1" / "schema.json").is_file()  # the version stands
+    unusable = dataclasses.replace(settings, mlflow_tracking_uri="bogus-scheme://x")  # the client refuses it
+    assert "Unsupported" in tracking.log_version(unusable, pipeline_id, 1)["error"]
 
 
 @pytest.fixture

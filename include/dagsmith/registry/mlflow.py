@@ -82,19 +82,16 @@ def _record(settings: Settings, pipeline_id: int, number: int, action) -> dict[s
     """Run ``action`` with a client and keep its outcome (or the failure, redacted) on the version."""
     uri = settings.mlflow_tracking_uri or ""
     try:
-        client = _client(uri)
+        outcome = action(_client(uri))
     except ImportError:
         logger.warning("%s is set but MLflow is not installed (pip install 'dagsmith[mlflow]'): model version %s of "
                        "pipeline %s is not logged to MLflow", MLFLOW_VARIABLE, number, pipeline_id)
         outcome = {"error": "MLflow is not installed (the `mlflow` extra)"}
-    else:
-        try:
-            outcome = action(client)
-        except Exception as exc:  # noqa: BLE001 - MLflow is a mirror: whatever it raises, the version stands
-            reason = redact(f"{type(exc).__name__}: {exc}", uri).strip().splitlines()[0][:500]
-            logger.warning("model version %s of pipeline %s was not logged to MLflow at %s: %s", number,
-                           pipeline_id, display_uri(uri), reason)
-            outcome = {"error": reason}
+    except Exception as exc:  # noqa: BLE001 - MLflow is a mirror: whatever it raises, the version stands
+        reason = redact(f"{type(exc).__name__}: {exc}", uri).strip().splitlines()[0][:500]
+        logger.warning("model version %s of pipeline %s was not logged to MLflow at %s: %s", number, pipeline_id,
+                       display_uri(uri), reason)
+        outcome = {"error": reason}
     outcome = {**outcome, "tracking_uri": display_uri(uri), "at": datetime.now(UTC).isoformat(timespec="seconds")}
     try:
         with session_scope(settings) as session:
@@ -129,9 +126,9 @@ def _logged(client, settings: Settings, pipeline_id: int, number: int) -> dict[s
         reason = str(row.decision.get("reason", ""))
     name = model_name(pipeline_id)
     experiment = client.get_experiment_by_name(name)
-    experiment_id = experiment.experiment_id if experiment else _create(client.create_experiment, name, MlflowException,
-                                                                         lambda: client.get_experiment_by_name(name)
-                                                                         .experiment_id)
+    experiment_id = (experiment.experiment_id if experiment else
+                     _unless_made(lambda: client.create_experiment(name), MlflowException)
+                     or client.get_experiment_by_name(name).experiment_id)
     run = client.create_run(experiment_id, run_name=f"v{number}", tags=tags)
     run_id = run.info.run_id
     try:
@@ -140,7 +137,7 @@ def _logged(client, settings: Settings, pipeline_id: int, number: int) -> dict[s
                                          Param("task", task)],
                          metrics=[Metric(key, float(value), at, 0) for key, value in _numbers(metrics).items()])
         client.log_artifacts(run_id, str(folder), ARTIFACT_PATH)
-        _create(client.create_registered_model, name, MlflowException, lambda: None)
+        _unless_made(lambda: client.create_registered_model(name), MlflowException)
         registered = client.create_model_version(name, f"{run.info.artifact_uri}/{ARTIFACT_PATH}", run_id=run_id,
                                                  tags=tags, description=reason or None)
         if status == "champion":
@@ -152,15 +149,14 @@ def _logged(client, settings: Settings, pipeline_id: int, number: int) -> dict[s
     return {"run_id": run_id, "model": name, "model_version": str(registered.version)}
 
 
-def _create(create, name: str, error: type[Exception], existing):
-    """``create(name)``'s id, or ``existing()`` when another run created it first."""
+def _unless_made(create, error: type[Exception]):
+    """What ``create()`` returns, or None when what it creates exists already (another run made it first)."""
     try:
-        made = create(name)
+        return create()
     except error as exc:
         if getattr(exc, "error_code", None) != "RESOURCE_ALREADY_EXISTS":
             raise
-        return existing()
-    return made
+        return None
 
 
 def _quietly(action) -> None:
