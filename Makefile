@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-fast test-llm docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
+.PHONY: install run serve test test-fast test-llm test-mlflow docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
 
 install: $(STAMP)
 
@@ -54,6 +54,12 @@ docs: install
 ## .venv-llm; the first run builds it, about 4 min on 2 cores).
 test-llm: install
 	scripts/local-llm.sh $(PYTHON) -m pytest tests/reasoning/test_local_model.py
+
+## Opt-in: model versions logged and registered in a real local MLflow server (scripts/local-mlflow.sh: its own
+## .venv-mlflow, about 4 min the first time); installs the `mlflow` extra (the client) into .venv.
+test-mlflow: install
+	$(PYTHON) -m pip install --quiet -e '.[mlflow]'
+	scripts/local-mlflow.sh $(PYTHON) -m pytest tests/registry/test_mlflow.py
 
 ## The published evaluation on this product (BENCHMARK.md), beside the published figures; resumable.
 bench: install

@@ -28,6 +28,8 @@ SEARCH_SECONDS_VARIABLE = "DAGSMITH_SEARCH_SECONDS"
 MODEL_ROOT_VARIABLE = "DAGSMITH_MODEL_ROOT"
 #: The drift score of a feature above which scoring says prominently that the new rows differ from the training's.
 DRIFT_THRESHOLD_VARIABLE = "DAGSMITH_DRIFT_THRESHOLD"
+#: MLflow's own variable: where each model version is also logged and registered (``registry.mlflow``).
+MLFLOW_VARIABLE = "MLFLOW_TRACKING_URI"
 
 
 class ConfigurationError(InputError, ValueError):
@@ -258,6 +260,11 @@ class Settings:
         DRIFT_THRESHOLD_VARIABLE, "the population stability index of a feature from which `dagsmith predict` reports "
                                   "it as drifted (from 0.2 a shift is usually taken as real)")))
     pods: PodSettings = field(default=PodSettings(), metadata=read_from(*_POD_VARIABLES))
+    #: Not in ``repr``: the address may hold a token.
+    mlflow_tracking_uri: str | None = field(default=None, repr=False, metadata=read_from(Variable(
+        MLFLOW_VARIABLE, "MLflow's tracking server: each model version is also logged there as a run and registered "
+                         "as `dagsmith-pipeline-<id>`, its champion under the alias `champion` (needs the `mlflow` "
+                         "extra; a failure never fails a run, it is recorded on the version)", unset="off")))
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -272,7 +279,7 @@ class Settings:
                    local_cli=os.environ.get(LOCAL_CLI_VARIABLE) == "1",
                    model_root=Path(os.environ[MODEL_ROOT_VARIABLE]).expanduser().resolve()
                    if os.environ.get(MODEL_ROOT_VARIABLE) else None, drift_threshold=_drift_threshold(),
-                   pods=PodSettings.from_env())
+                   pods=PodSettings.from_env(), mlflow_tracking_uri=os.environ.get(MLFLOW_VARIABLE) or None)
 
     @property
     def staging_dir(self) -> Path:

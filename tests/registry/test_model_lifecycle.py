@@ -1,7 +1,8 @@
 """A churn pipeline's model at work, through the CLI and real Airflow ``dag.test()`` runs: the first run's model is
 the champion, `dagsmith predict` scores a new month in the sandbox (ids carried, probabilities, drift, one-line
 errors with nothing written), a retrain on worse data leaves the champion in place with the reason, a retrain on
-more data replaces it, and a rollback by hand brings it back. One trained pipeline and two reruns for the module."""
+more data replaces it, and a rollback by hand brings it back; an MLflow server that is not there fails none of it.
+One trained pipeline and two reruns for the module."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ from tests.execution.conftest import service_id
 #: The share of the worse month's training rows whose labels are shuffled among themselves: a model trained on it still
 #: beats a trivial predictor on the clean held-out rows, by far less than the champion does.
 SHUFFLED = 0.7
+#: An MLflow server that is not there, its token in the address: MLflow not installed or down, no run fails for it.
+MLFLOW_DOWN = "http://alice:s3cret-token-42@127.0.0.1:9"
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +76,7 @@ def trained(server_home, catalog_template, embedder, months, tmp_path_factory):
                                                                     schema.PipelineStep.stage == "modelling"))
             step.microservice_id, step.params, step.search = service_id(session, "lightgbm_classifier"), {}, {}
         env = {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(settings.home),
-               "COLUMNS": "200"}
+               "COLUMNS": "200", "MLFLOW_TRACKING_URI": MLFLOW_DOWN}
         first = _cli(env, "pipelines", "rerun", str(planned.id), "--data", str(months["first"]))
         assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
         yield env, str(planned.id), first
@@ -88,6 +91,9 @@ def _statuses(env: dict, pipeline: str) -> dict[int, str]:
 def test_the_first_model_is_the_champion_and_scores_a_new_month(trained, months, tmp_path):
     env, pipeline, first = trained
     assert "The model is version 1, now the champion" in first.stdout
+    assert "MLflow at http://***@127.0.0.1:9 was not told" in first.stdout, first.stdout[-3000:]
+    shown = _cli(env, "models", "show", pipeline, "--json")
+    assert "error" in json.loads(shown.stdout)["mlflow"] and "s3cret" not in first.stdout + first.stderr + shown.stdout
     out = tmp_path / "scored.csv"
     proc = _cli(env, "predict", pipeline, str(months["new"]), "--out", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -3,8 +3,6 @@ and no version left half-written when its record cannot be committed."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -16,34 +14,7 @@ from dagsmith.registry import versions
 from dagsmith.registry.versions import Decision
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-
-
-@pytest.fixture
-def pipeline(settings) -> tuple[int, int]:
-    """A pipeline and one completed run of it."""
-    with session_scope(settings) as session:
-        row = schema.Pipeline(name="churn", goal="predict churn", owner="ana", dataset="churn.csv",
-                              task_type="binary_classification", target="churn")
-        session.add(row)
-        session.flush()
-        run = schema.Execution(pipeline_id=row.id, owner="ana", status="completed", dataset="churn.csv", trace={})
-        session.add(run)
-        session.flush()
-        return row.id, run.id
-
-
-def _frozen(settings, pipeline_id: int, name: str) -> Path:
-    """A folder as ``freeze`` leaves it, beside the pipeline's versions."""
-    folder = versions.pipeline_folder(settings, pipeline_id) / name
-    folder.mkdir(parents=True)
-    (folder / "schema.json").write_text(json.dumps({"features": [{"name": "tenure"}]}))
-    return folder
-
-
-def _register(settings, pipeline_id: int, execution_id: int | None, decision: Decision, name: str) -> dict:
-    return versions.register(settings, pipeline_id, execution_id, _frozen(settings, pipeline_id, name), decision,
-                             compared=versions.champion_of(settings, pipeline_id), metrics={"roc_auc": 0.8},
-                             fingerprint="f" * 64, table_schema={"features": [{"name": "tenure"}]})
+from tests.registry.conftest import frozen, register
 
 
 def _statuses(settings, pipeline_id: int) -> dict[int, str]:
@@ -53,9 +24,9 @@ def _statuses(settings, pipeline_id: int) -> dict[int, str]:
 
 def test_versions_are_numbered_and_only_a_better_one_replaces_the_champion(settings, pipeline):
     pipeline_id, run = pipeline
-    first = _register(settings, pipeline_id, run, Decision(True, "the first version of the pipeline"), ".a")
-    kept = _register(settings, pipeline_id, run, Decision(False, "worse; the champion is kept"), ".b")
-    better = _register(settings, pipeline_id, run, Decision(True, "at least as good"), ".c")
+    first = register(settings, pipeline_id, run, Decision(True, "the first version of the pipeline"), ".a")
+    kept = register(settings, pipeline_id, run, Decision(False, "worse; the champion is kept"), ".b")
+    better = register(settings, pipeline_id, run, Decision(True, "at least as good"), ".c")
     assert [first["version"], kept["version"], better["version"]] == [1, 2, 3]
     assert [first["status"], kept["status"], better["status"]] == ["champion", "challenger", "champion"]
     assert _statuses(settings, pipeline_id) == {1: "retired", 2: "challenger", 3: "champion"}
@@ -67,8 +38,8 @@ def test_versions_are_numbered_and_only_a_better_one_replaces_the_champion(setti
 
 def test_promote_and_rollback_by_hand(settings, pipeline):
     pipeline_id, run = pipeline
-    _register(settings, pipeline_id, run, Decision(True, "first"), ".a")
-    _register(settings, pipeline_id, run, Decision(False, "worse"), ".b")
+    register(settings, pipeline_id, run, Decision(True, "first"), ".a")
+    register(settings, pipeline_id, run, Decision(False, "worse"), ".b")
     with pytest.raises(InputError, match="replaced no champion"):
         versions.rollback(settings, pipeline_id, None, by="ana")
     promoted = versions.promote(settings, pipeline_id, 2, by="bo")
@@ -86,20 +57,20 @@ def test_promote_and_rollback_by_hand(settings, pipeline):
 
 def test_a_version_whose_record_fails_leaves_no_folder(settings, pipeline):
     pipeline_id, run = pipeline
-    frozen = _frozen(settings, pipeline_id, ".a")
+    folder = frozen(settings, pipeline_id, ".a")
     with pytest.raises(IntegrityError):  # no such run: the row is refused at commit
-        versions.register(settings, pipeline_id, run + 100, frozen, Decision(True, "first"), compared=None,
+        versions.register(settings, pipeline_id, run + 100, folder, Decision(True, "first"), compared=None,
                           metrics={}, fingerprint="f" * 64, table_schema={})
     assert list(versions.pipeline_folder(settings, pipeline_id).iterdir()) == []
     with session_scope(settings) as session:
         assert session.scalars(select(schema.ModelVersion)).all() == []
-    assert _register(settings, pipeline_id, run, Decision(True, "first"), ".b")["version"] == 1
+    assert register(settings, pipeline_id, run, Decision(True, "first"), ".b")["version"] == 1
 
 
 def test_a_champion_crowned_during_the_comparison_keeps_the_newcomer_a_challenger(settings, pipeline):
     pipeline_id, run = pipeline
-    _register(settings, pipeline_id, run, Decision(True, "first"), ".a")
-    late = versions.register(settings, pipeline_id, run, _frozen(settings, pipeline_id, ".b"),
+    register(settings, pipeline_id, run, Decision(True, "first"), ".a")
+    late = versions.register(settings, pipeline_id, run, frozen(settings, pipeline_id, ".b"),
                              Decision(True, "first"), compared=None, metrics={}, fingerprint="f" * 64,
                              table_schema={})
     assert late["status"] == "challenger" and "became v1 while this version was compared" in \

@@ -11,6 +11,7 @@ from dagsmith.cli.output import JsonOption, console, print_json, print_rows
 from dagsmith.config import Settings
 from dagsmith.errors import InputError
 from dagsmith.registry import records, versions
+from dagsmith.registry.mlflow import sentence
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -58,6 +59,8 @@ def show(pipeline_id: PipelineId, version: Annotated[int | None, typer.Argument(
                   f"(run {detail['execution_id']}, {detail['created_at']})", highlight=False)
     console.print(f"  why: {escape(str(decision.get('reason')))} (decided by {decision.get('by')})", highlight=False)
     console.print(f"  folder: {escape(detail['path'])}", highlight=False)
+    if told := sentence(detail["mlflow"]):
+        console.print(f"  {escape(told)}", highlight=False)
     console.print(f"  trained on: sha256 {detail['fingerprint'][:16]}…", highlight=False)
     metrics = ", ".join(f"{k} {v:.4f}" for k, v in detail["metrics"].items() if isinstance(v, float))
     console.print(f"  held-out: {metrics or 'no metrics'}", highlight=False)
@@ -73,8 +76,9 @@ def _decided(row: dict[str, Any], json: bool) -> None:
     if json:
         print_json(row)
         return
+    told = sentence(row.get("mlflow"))
     console.print(f"version {row['version']} of pipeline {row['pipeline_id']} is the champion: "
-                  f"{escape(row['decision']['reason'])}", highlight=False)
+                  f"{escape(row['decision']['reason'])}{f'. {escape(told)}' if told else ''}", highlight=False)
 
 
 def _who(pipeline_id: int, user: str | None) -> str:

@@ -42,6 +42,11 @@ def register_run(execution_id: int, *, settings: Settings) -> dict[str, Any] | N
     except (BundleError, OSError, ValueError, LookupError, UserFacingError, SQLAlchemyError) as exc:
         logger.warning("the model of execution %s was not registered as a version: %s", execution_id, exc)
         registered = {"error": f"not registered as a model version: {exc}"}
+    if registered is not None and "error" not in registered:
+        from dagsmith.registry.mlflow import log_version
+
+        if (logged := log_version(settings, registered["pipeline_id"], registered["version"])) is not None:
+            registered = {**registered, "mlflow": logged}
     if registered is not None:
         _tell(execution_id, registered, settings)
     return registered
@@ -111,7 +116,9 @@ def version_sentence(registered: dict[str, Any]) -> str:
     """What happened to the run's model, in one or two sentences."""
     if "error" in registered:
         return f"The model was {registered['error']}."
-    decision = registered["decision"]
-    if registered["status"] == "champion":
-        return f"The model is version {registered['version']}, now the champion: {decision['reason']}."
-    return f"The model is version {registered['version']}, a challenger: {decision['reason']}."
+    from dagsmith.registry.mlflow import sentence
+
+    decision, status = registered["decision"], ("now the champion" if registered["status"] == "champion"
+                                                else "a challenger")
+    return (f"The model is version {registered['version']}, {status}: {decision['reason']}. "
+            f"{sentence(registered.get('mlflow'))}").strip()

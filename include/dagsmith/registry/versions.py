@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from dagsmith.config import Settings
 from dagsmith.errors import InputError
+from dagsmith.registry.mlflow import champion_moved
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 
@@ -112,7 +113,7 @@ def version_row(row: schema.ModelVersion) -> dict[str, Any]:
     return {"pipeline_id": row.pipeline_id, "version": row.version, "status": row.status,
             "execution_id": row.execution_id, "metrics": row.metrics, "fingerprint": row.fingerprint,
             "path": row.path, "created_at": row.created_at.isoformat(timespec="seconds") if row.created_at else None,
-            "decision": row.decision}
+            "decision": row.decision, "mlflow": row.mlflow}
 
 
 def versions(session: Session, pipeline_id: int) -> list[schema.ModelVersion]:
@@ -145,7 +146,10 @@ def promote(settings: Settings, pipeline_id: int, number: int, *, by: str, reaso
                         "at": datetime.now(UTC).isoformat(timespec="seconds")}
         _crown(session, row, current)
         session.flush()
-        return version_row(row)
+        promoted = version_row(row)
+    if (logged := champion_moved(settings, pipeline_id, number)) is not None:
+        promoted["mlflow"] = logged
+    return promoted
 
 
 def rollback(settings: Settings, pipeline_id: int, number: int | None, *, by: str) -> dict:

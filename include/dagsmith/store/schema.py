@@ -273,6 +273,9 @@ class ModelVersion(Base):
     created_at: Mapped[datetime] = _created()
     #: How the version got its status: the metric, both scores, the reason, who decided (``registry.champion``).
     decision: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
+    #: Its MLflow run and registered model version when ``MLFLOW_TRACKING_URI`` is set, or why logging failed
+    #: (``registry.mlflow``); empty without MLflow.
+    mlflow: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
 
 
 class ScoringRun(Base):
