@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-fast test-llm docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
+.PHONY: install run serve test test-fast test-llm test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
 
 install: $(STAMP)
 
@@ -54,6 +54,10 @@ docs: install
 ## .venv-llm; the first run builds it, about 4 min on 2 cores).
 test-llm: install
 	scripts/local-llm.sh $(PYTHON) -m pytest tests/reasoning/test_local_model.py
+
+## Opt-in: FLAML and a real AutoGluon (its own environment in .venv-autogluon, built on the first run) on two tasks.
+test-peers: install
+	DAGSMITH_AUTOGLUON_VENV=$(CURDIR)/.venv-autogluon $(PYTHON) -m pytest tests/bench/test_autogluon_peer.py
 
 ## The published evaluation on this product (BENCHMARK.md), beside the published figures; resumable.
 bench: install
