@@ -23,7 +23,8 @@ from dagsmith.bench.quality import eda_quality, reconstruction_r2
 from dagsmith.execution.quality import BASELINE_OF, classification_quality, regression_quality
 from dagsmith.bench.peers import PeerResult
 from dagsmith.bench.report import markdown, summarise
-from dagsmith.bench.runner import Bench, TaskResult, execution_failure, run_experiment, schedule
+from dagsmith.bench.runner import (Bench, TaskResult, execution_failure, load_peers, load_results, run_experiment,
+                                    schedule)
 from dagsmith.bench.suite import load_suite
 from tests.conftest import CATALOG, ROOT
 
@@ -219,3 +220,11 @@ def test_unknown_task_and_configuration_are_clear_errors(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "bench", "--out", str(tmp_path), *args],
                               capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_flaml_results_saved_before_there_were_two_peers_are_still_reported(tmp_path):
+    legacy = PeerResult(task="iris-species", budget_seconds=10, seconds=11, success=True, quality={"roc_auc": 0.99})
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "peers.jsonl").write_text(legacy.model_dump_json() + "\n")
+    assert load_results(tmp_path) == {}  # not taken for an experiment's results
+    assert load_peers(tmp_path) == [legacy]
