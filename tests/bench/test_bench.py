@@ -216,7 +216,8 @@ def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figu
 
 def test_unknown_task_and_configuration_are_clear_errors(tmp_path):
     for args, message in ((["--tasks", "no-such-task"], "unknown task"),
-                          (["--config", "best"], "unknown configuration")):
+                          (["--config", "best"], "unknown configuration"),
+                          (["--peer", "h2o"], "unknown peer(s): h2o; use flaml or autogluon")):
         proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "bench", "--out", str(tmp_path), *args],
                               capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr

@@ -20,6 +20,8 @@ from dagsmith.bench.suite import BenchTask
 from dagsmith.errors import ServiceUnavailable
 from dagsmith.execution.quality import classification_quality, regression_quality
 
+#: The AutoML peers the supervised tasks also go through, in the order the report shows them.
+PEERS = ("flaml", "autogluon")
 TEST_SIZE, SPLIT_SEED = 0.2, 42
 MIN_BUDGET_SECONDS = 10
 

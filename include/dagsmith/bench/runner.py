@@ -32,7 +32,7 @@ from dagsmith.bench.degrade import degraded_catalog
 from dagsmith.bench.experiments import Degradation, Experiment
 from dagsmith.bench.faults import FaultInjectingRuntime, fault_for, main_step, single_model
 from dagsmith.bench.autogluon_peer import AutoGluon, venv_path
-from dagsmith.bench.peers import Flaml, Peer, PeerResult, run_peer
+from dagsmith.bench.peers import PEERS, Flaml, Peer, PeerResult, run_peer
 from dagsmith.bench.quality import assess
 from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
@@ -54,8 +54,6 @@ from dagsmith.store.db import session_scope
 USERS = ("ana", "ben", "chen")
 COHORTS = 5
 ORDER_SEED = 7
-#: The AutoML peers the supervised tasks also go through, in the order the report shows them.
-PEERS = ("flaml", "autogluon")
 PLANNING_ERRORS = (DatasetError, Question, EmptyCatalog, ChoiceError)
 
 

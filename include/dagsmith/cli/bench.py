@@ -33,7 +33,7 @@ def _experiments(names: list[str]):
 
 
 def _peers(names: list[str] | None) -> list[str]:
-    from dagsmith.bench.runner import PEERS
+    from dagsmith.bench.peers import PEERS
 
     unknown = [name for name in names or [] if name not in PEERS]
     if unknown:
