@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-fast test-llm test-mlflow docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
+.PHONY: install run serve test test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
 
 install: $(STAMP)
 
@@ -60,6 +60,10 @@ test-llm: install
 test-mlflow: install
 	$(PYTHON) -m pip install --quiet -e '.[mlflow]'
 	scripts/local-mlflow.sh $(PYTHON) -m pytest tests/registry/test_mlflow.py
+
+## Opt-in: FLAML and a real AutoGluon (its own environment in .venv-autogluon, built on the first run) on two tasks.
+test-peers: install
+	DAGSMITH_AUTOGLUON_VENV=$(CURDIR)/.venv-autogluon $(PYTHON) -m pytest tests/bench/test_autogluon_peer.py
 
 ## The published evaluation on this product (BENCHMARK.md), beside the published figures; resumable.
 bench: install

@@ -23,7 +23,8 @@ from dagsmith.bench.quality import eda_quality, reconstruction_r2
 from dagsmith.execution.quality import BASELINE_OF, classification_quality, regression_quality
 from dagsmith.bench.peers import PeerResult
 from dagsmith.bench.report import markdown, summarise
-from dagsmith.bench.runner import Bench, TaskResult, execution_failure, run_experiment, schedule
+from dagsmith.bench.runner import (Bench, TaskResult, execution_failure, load_peers, load_results, run_experiment,
+                                    schedule)
 from dagsmith.bench.suite import load_suite
 from tests.conftest import CATALOG, ROOT
 
@@ -61,23 +62,40 @@ def test_quality_figures_agree_with_scikit_learn():
     assert not regression_quality(y, pd.Series(np.full(300, y.mean() + 3)), y).valid
 
 
-def test_the_report_shows_quality_beside_the_trivial_predictor_and_per_task_differences_with_the_peer():
+def test_the_report_shows_quality_beside_the_trivial_predictor_and_per_task_differences_with_each_peer():
     ours = [TaskResult(task=f"t{i}", experiment="full", task_type=kind, cohort=0, user="ana", success=True,
                        seconds=10, quality={metric: value, BASELINE_OF[metric]: 0.5 if metric == "roc_auc" else 0.0},
                        intent_ok=i < 3)  # t3 modelled another column than the task's: no answer to compare
             for i, (kind, metric, value) in enumerate([("binary_classification", "roc_auc", 0.80),
                                                        ("binary_classification", "roc_auc", 0.90),
                                                        ("regression", "r2", 0.70), ("regression", "r2", 0.99)])]
-    peers = [PeerResult(task=f"t{i}", budget_seconds=10, seconds=10, success=True, quality={metric: value})
+    flaml = [PeerResult(task=f"t{i}", budget_seconds=10, seconds=10, success=True, quality={metric: value})
              for i, (metric, value) in enumerate([("roc_auc", 0.85), ("roc_auc", 0.88), ("r2", 0.60), ("r2", 0.5)])]
-    summary = summarise({"full": ours}, peers)
-    compared = summary["peers"]
+    autogluon = [PeerResult(task=f"t{i}", peer="autogluon", budget_seconds=10, seconds=20, success=i != 1,
+                            quality={metric: value})
+                 for i, (metric, value) in enumerate([("roc_auc", 0.82), ("roc_auc", 0.95), ("r2", 0.75)])]
+    summary = summarise({"full": ours}, flaml + autogluon)
+    compared = summary["peers"]["flaml"]
     assert compared["auc_difference"] == pytest.approx(-0.015) and compared["r2_difference"] == pytest.approx(0.1)
     assert [(w["task"], w["difference"]) for w in compared["worst"]] == [("t0", -0.05), ("t1", 0.02), ("t2", 0.1)]
+    gluon = summary["peers"]["autogluon"]  # failed on t1, never ran t3
+    assert gluon["paired"] == 2 and gluon["tasks"] == 3 and gluon["auc_difference"] == pytest.approx(-0.02)
+    assert gluon["time_ratio"] == pytest.approx(0.5)
     report = markdown(summary)
-    assert "Largest shortfalls: t0 -0.050 roc_auc." in report and "| roc_auc | 0.850 (2, trivial 0.500) |" in report
-    assert ("3 tasks completed by both on the task's own target (1 of ours that modelled another column left out)"
-            in report)
+    assert "| roc_auc | 0.850 (2, trivial 0.500) |" in report
+    assert "| figure | flaml | autogluon |" in report and "| tasks completed by both | 3 | 2 |" in report
+    assert "| peer succeeded on | 100.0% of 4 | 66.7% of 3 |" in report
+    assert "Largest shortfalls against flaml: t0 -0.050 roc_auc." in report
+    assert "Largest shortfalls against autogluon: t2 -0.050 r2, t0 -0.020 roc_auc." in report
+    assert "1 runs of ours that modelled another column than the task's are left out." in report
+    # task by task, one column per peer; a peer's failure or absence is a dash
+    assert "| task | metric | ours | flaml | autogluon | ours s | flaml s | autogluon s |" in report
+    assert "| t1 | roc_auc | 0.900 | 0.880 | – | 10 | 10 | 20 |" in report
+    assert "| t3 | r2 | – | 0.500 | – | 10 | 10 | – |" in report
+
+    unavailable = summarise({"full": ours}, flaml, {"autogluon": "AutoGluon's environment could not be built"})
+    report = markdown(unavailable)
+    assert "| figure | flaml |" in report and "autogluon not run: AutoGluon's environment could not be built" in report
 
 
 def test_eda_statistics_are_checked_against_pandas_within_1e_6():
@@ -170,7 +188,9 @@ def test_injected_faults_are_recovered_by_self_healing_but_not_by_retries(server
 
 def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figures(server_home, tmp_path):
     tasks = [_smallest("binary_classification"), _smallest("regression"), _smallest("exploratory_analysis")]
-    env = {**os.environ, "DAGSMITH_HOME": str(server_home), "COLUMNS": "200"}
+    (tmp_path / "a-file").write_text("")  # AutoGluon's environment cannot be built here: FLAML still runs
+    env = {**os.environ, "DAGSMITH_HOME": str(server_home), "COLUMNS": "200",
+           "DAGSMITH_AUTOGLUON_VENV": str(tmp_path / "a-file" / "autogluon")}
     command = [sys.executable, "-m", "dagsmith.cli.app", "bench", "--config", "full", "--workers", "2",
                "--out", str(tmp_path / "out"),
                "--json"] + [arg for task in tasks for arg in ("--tasks", task.id)]
@@ -180,7 +200,10 @@ def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figu
     full = summary["configurations"]["full"]
     assert full["tasks"] == 3 and 0 <= full["success_rate"] <= 1 and summary["success_rate"] == full["success_rate"]
     assert full["median_seconds"] > 0 and summary["published"]["full"]["success_rate"] == 0.847
-    assert summary["peers"]["tasks"] == 2  # the two supervised tasks also went through FLAML
+    assert summary["peers"]["flaml"]["tasks"] == 2  # the two supervised tasks also went through FLAML
+    assert summary["peers_unavailable"]["autogluon"].startswith("AutoGluon's environment could not be built at ")
+    assert [line for line in proc.stderr.splitlines() if "autogluon not run" in line] == [
+        f"autogluon not run: {summary['peers_unavailable']['autogluon']}"]
     report = (tmp_path / "out" / "report" / "report.md").read_text()
     assert "| full |" in report and "84.7%" in report
     assert full["quality"]["statistics_match"] == {"mean": 1.0, "tasks": 1}  # the EDA task's figures match pandas
@@ -193,7 +216,16 @@ def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figu
 
 def test_unknown_task_and_configuration_are_clear_errors(tmp_path):
     for args, message in ((["--tasks", "no-such-task"], "unknown task"),
-                          (["--config", "best"], "unknown configuration")):
+                          (["--config", "best"], "unknown configuration"),
+                          (["--peer", "h2o"], "unknown peer(s): h2o; use flaml or autogluon")):
         proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "bench", "--out", str(tmp_path), *args],
                               capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_flaml_results_saved_before_there_were_two_peers_are_still_reported(tmp_path):
+    legacy = PeerResult(task="iris-species", budget_seconds=10, seconds=11, success=True, quality={"roc_auc": 0.99})
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "peers.jsonl").write_text(legacy.model_dump_json() + "\n")
+    assert load_results(tmp_path) == {}  # not taken for an experiment's results
+    assert load_peers(tmp_path) == [legacy]

@@ -157,8 +157,8 @@ def _judging_metric(quality: dict[str, float]) -> str | None:
 
 
 def peers_summary(ours: list[TaskResult], peers: list[PeerResult]) -> dict[str, Any]:
-    """Quality and time ratios against the peer on the tasks both completed (ours / peer). A run of ours that modelled
-    another column than the task's is no answer to compare: it is counted apart, not paired."""
+    """Quality and time ratios against one peer on the tasks both completed (ours / peer). A run of ours that
+    modelled another column than the task's is no answer to compare: it is counted apart, not paired."""
     mine = {r.task: r for r in ours if r.success and r.intent_ok}
     pairs = [(mine[p.task], p) for p in peers if p.success and p.task in mine]
     auc = [(o.quality["roc_auc"], p.quality["roc_auc"]) for o, p in pairs
@@ -172,8 +172,7 @@ def peers_summary(ours: list[TaskResult], peers: list[PeerResult]) -> dict[str, 
         "auc_difference": _mean([d for _, m, d in differences if m == "roc_auc"]),
         "r2_difference": _mean([d for _, m, d in differences if m == "r2"]),
         "worst": [{"task": task, "metric": metric, "difference": round(d, 4)} for task, metric, d in differences[:10]],
-        "peer": peers[0].peer if peers else None, "tasks": len(peers),
-        "peer_success_rate": _rate_of([p.success for p in peers]),
+        "tasks": len(peers), "peer_success_rate": _rate_of([p.success for p in peers]),
         "paired": len(pairs), "other_target": sum(r.success and not r.intent_ok for r in ours),
         "our_auc": _mean([a for a, _ in auc]), "peer_auc": _mean([b for _, b in auc]),
         "auc_ratio": _mean([a / b for a, b in auc if b]),
@@ -181,6 +180,24 @@ def peers_summary(ours: list[TaskResult], peers: list[PeerResult]) -> dict[str, 
         "nrmse_ratio": _mean([a / b for a, b in nrmse if b]),
         "time_ratio": _mean([o.seconds / p.seconds for o, p in pairs if p.seconds]),
     }
+
+
+def peer_tasks(ours: list[TaskResult], peers: list[PeerResult]) -> list[dict[str, Any]]:
+    """Per supervised task of ours, the judging metric and time for us and for every peer that ran it."""
+    by_peer: dict[str, dict[str, PeerResult]] = defaultdict(dict)
+    for result in peers:
+        by_peer[result.peer][result.task] = result
+    rows = []
+    for result in sorted(ours, key=lambda r: (r.task_type, r.task)):
+        ran = {name: tasks[result.task] for name, tasks in by_peer.items() if result.task in tasks}
+        if not ran:
+            continue
+        metric = "roc_auc" if "classification" in result.task_type else "r2"
+        rows.append({"task": result.task, "metric": metric, "seconds": result.seconds,
+                     "ours": result.quality.get(metric) if result.success and result.intent_ok else None,
+                     "peers": {name: {"value": peer.quality.get(metric) if peer.success else None,
+                                      "seconds": peer.seconds} for name, peer in ran.items()}})
+    return rows
 
 
 def degradation(results: dict[str, list[TaskResult]]) -> dict[str, dict[str, float | None]]:
@@ -196,7 +213,9 @@ def degradation(results: dict[str, list[TaskResult]]) -> dict[str, dict[str, flo
     return curves
 
 
-def summarise(results: dict[str, list[TaskResult]], peers: list[PeerResult]) -> dict[str, Any]:
+def summarise(results: dict[str, list[TaskResult]], peers: list[PeerResult],
+              unavailable: dict[str, str] | None = None) -> dict[str, Any]:
+    """The report's figures; ``unavailable`` names the peers that could not run in this run, with the reason."""
     full = results.get("full", [])
     summary: dict[str, Any] = {
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -218,7 +237,11 @@ def summarise(results: dict[str, list[TaskResult]], peers: list[PeerResult]) -> 
     if "faults/self-healing" in results:
         summary["self_healing"] = healing(results["faults/self-healing"], results.get("faults/retry-only", []), full)
     if peers:
-        summary["peers"] = peers_summary(full, peers)
+        names = list(dict.fromkeys(p.peer for p in peers))
+        summary["peers"] = {name: peers_summary(full, [p for p in peers if p.peer == name]) for name in names}
+        summary["peer_tasks"] = peer_tasks(full, peers)
+    if unavailable:
+        summary["peers_unavailable"] = unavailable
     summary["success_rate"] = summary["configurations"].get("full", {}).get("success_rate")
     return summary
 
@@ -299,24 +322,45 @@ def markdown(summary: dict[str, Any]) -> str:
                      f"fail)\n\n" + _table(["policy", "recovered", "published", "net success"], rows)
                      + f"\n\nMedian added latency when healed: {_figure(heal['median_added_seconds'], False)} s "
                      f"(published {PUBLISHED_HEALING['added_latency_seconds']} s).")
-    if "peers" in summary:
-        peer = summary["peers"]
-        parts.append(f"## Against {peer['peer']} (same tasks, same time budget)\n\n" + _table(
-            ["figure", "ours", peer["peer"], "ratio (ours / peer)"],
-            [["AUC (classification)", _figure(peer["our_auc"], False), _figure(peer["peer_auc"], False),
-              _figure(peer["auc_ratio"], False)],
-             ["nRMSE (regression, lower is better)", _figure(peer["our_nrmse"], False),
-              _figure(peer["peer_nrmse"], False), _figure(peer["nrmse_ratio"], False)],
-             ["time", "", "", _figure(peer["time_ratio"], False)]])
-            + f"\n\n{peer['paired']} tasks completed by both on the task's own target"
-              + (f" ({peer['other_target']} of ours that modelled another column left out)" if peer.get("other_target")
-                 else "") + f"; {peer['peer']} succeeded on "
-              f"{_figure(peer['peer_success_rate'])} of {peer['tasks']}. Mean per-task difference (ours minus "
-              f"{peer['peer']}): AUC {_figure(peer.get('auc_difference'), False)}, R² "
-              f"{_figure(peer.get('r2_difference'), False)}. Largest shortfalls: "
-              + (", ".join(f"{w['task']} {w['difference']:+.3f} {w['metric']}" for w in peer.get("worst", [])
-                           if w["difference"] < 0) or "none") + ".")
+    if "peers" in summary or "peers_unavailable" in summary:
+        parts.append(_peers_markdown(summary.get("peers", {}), summary.get("peer_tasks", []),
+                                     summary.get("peers_unavailable", {})))
     return "\n\n".join(parts) + "\n"
+
+
+def _peers_markdown(peers: dict[str, dict], tasks: list[dict], unavailable: dict[str, str]) -> str:
+    """The peers side by side (one column each), then task by task, then what kept a peer from running."""
+    names = list(peers)
+    rows = [["tasks completed by both"] + [str(p["paired"]) for p in peers.values()],
+            ["peer succeeded on"] + [f"{_figure(p['peer_success_rate'])} of {p['tasks']}" for p in peers.values()],
+            ["AUC ours / peer (classification)"] + [f"{_figure(p['our_auc'], False)} / {_figure(p['peer_auc'], False)}"
+                                                     for p in peers.values()],
+            ["mean AUC difference (ours − peer)"] + [_figure(p.get("auc_difference"), False) for p in peers.values()],
+            ["nRMSE ours / peer (regression, lower is better)"] + [
+                f"{_figure(p['our_nrmse'], False)} / {_figure(p['peer_nrmse'], False)}" for p in peers.values()],
+            ["mean R² difference (ours − peer)"] + [_figure(p.get("r2_difference"), False) for p in peers.values()],
+            ["time ratio (ours / peer)"] + [_figure(p["time_ratio"], False) for p in peers.values()]]
+    text = "## Against the AutoML peers (same tasks, same split, same time budget)\n\n" + _table(
+        ["figure", *names], rows)
+    other = max((p.get("other_target", 0) for p in peers.values()), default=0)
+    if other:
+        text += f"\n\n{other} runs of ours that modelled another column than the task's are left out."
+    for name, peer in peers.items():
+        shortfalls = ", ".join(f"{w['task']} {w['difference']:+.3f} {w['metric']}" for w in peer.get("worst", [])
+                               if w["difference"] < 0)
+        text += f"\n\nLargest shortfalls against {name}: {shortfalls or 'none'}."
+    if tasks:
+        def cell(value: float | None) -> str:
+            return "–" if value is None else f"{value:.3f}"
+
+        rows = [[t["task"], t["metric"], cell(t["ours"])]
+                + [cell(t["peers"][n]["value"]) if n in t["peers"] else "–" for n in names]
+                + [f"{t['seconds']:.0f}"] + [f"{t['peers'][n]['seconds']:.0f}" if n in t["peers"] else "–"
+                                              for n in names] for t in tasks]
+        text += "\n\n" + _table(["task", "metric", "ours", *names, "ours s", *(f"{n} s" for n in names)], rows)
+    for name, reason in unavailable.items():
+        text += f"\n\n{name} not run: {reason}"
+    return text
 
 
 def plots(summary: dict[str, Any], folder: Path) -> list[Path]:

@@ -31,7 +31,8 @@ from dagsmith.agents.stages import ordered
 from dagsmith.bench.degrade import degraded_catalog
 from dagsmith.bench.experiments import Degradation, Experiment
 from dagsmith.bench.faults import FaultInjectingRuntime, fault_for, main_step, single_model
-from dagsmith.bench.peers import PeerResult, run_peer
+from dagsmith.bench.autogluon_peer import AutoGluon, venv_path
+from dagsmith.bench.peers import PEERS, Flaml, Peer, PeerResult, run_peer
 from dagsmith.bench.quality import assess
 from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
@@ -53,7 +54,6 @@ from dagsmith.store.db import session_scope
 USERS = ("ana", "ben", "chen")
 COHORTS = 5
 ORDER_SEED = 7
-PEERS_FILE = "peers.jsonl"
 PLANNING_ERRORS = (DatasetError, Question, EmptyCatalog, ChoiceError)
 
 
@@ -131,8 +131,11 @@ class Bench:
     def results(self, experiment: Experiment) -> ResultStore:
         return ResultStore(self.out / "results" / f"{experiment.slug}.jsonl")
 
-    def peers(self) -> ResultStore:
-        return peer_store(self.out)
+    def peers(self, peer: str) -> ResultStore:
+        return peer_store(self.out, peer)
+
+    def peer(self, name: str) -> Peer:
+        return Flaml() if name == "flaml" else AutoGluon(venv_path(self.settings.home))
 
     def _database(self, experiment: Experiment) -> str:
         tag = hashlib.sha256(str(self.out.resolve()).encode()).hexdigest()[:8]
@@ -149,8 +152,11 @@ class Bench:
         return settings
 
     def forget(self, experiment: Experiment) -> None:
-        """Drop an experiment's results and database, so it starts over."""
+        """Drop an experiment's results and database, so it starts over (for ``full``, the peers' results too: their
+        budgets were its times)."""
         self.results(experiment).path.unlink(missing_ok=True)
+        for peer in PEERS if experiment.name == "full" else ():
+            self.peers(peer).path.unlink(missing_ok=True)
         drop_database(self.settings, self._database(experiment))
 
     def dataset(self, task: BenchTask) -> Path:
@@ -319,35 +325,47 @@ def _attempt_in_worker(item: Scheduled, experiment: Experiment, settings: Settin
     return attempt(item, experiment, _WORKER_BENCH, settings)
 
 
-def peer_store(out: Path) -> ResultStore:
-    return ResultStore(out / "results" / PEERS_FILE, PeerResult)
+def peer_store(out: Path, peer: str) -> ResultStore:
+    path = out / "results" / "peers" / f"{peer}.jsonl"
+    legacy = out / "results" / "peers.jsonl"  # FLAML's results, from when it was the only peer
+    if peer == "flaml" and legacy.is_file() and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        legacy.rename(path)
+    return ResultStore(path, PeerResult)
+
+
+def load_peers(out: Path) -> list[PeerResult]:
+    """Every peer's results under ``out`` (for the report)."""
+    return [row for peer in PEERS for row in peer_store(out, peer).load().values()]
 
 
 def load_results(out: Path) -> dict[str, list[TaskResult]]:
     """Every experiment's results under ``out`` (for the report), by experiment name."""
+    peer_store(out, "flaml")  # moves a results file of the single-peer days out of the experiments' way
     results = {}
     for file in sorted((out / "results").glob("*.jsonl")):
-        if file.name == PEERS_FILE:
-            continue
         rows = list(ResultStore(file).load().values())
         if rows:
             results[rows[0].experiment] = rows
     return results
 
 
-def run_peers(results: list[TaskResult], tasks: dict[str, BenchTask], bench: Bench,
+def run_peers(peer: Peer, results: list[TaskResult], tasks: dict[str, BenchTask], bench: Bench,
               on_result: Callable[[PeerResult], None] | None = None) -> list[PeerResult]:
-    """FLAML on every supervised task the ``full`` experiment attempted, with that attempt's time as budget."""
-    store = bench.peers()
+    """``peer`` on every supervised task the ``full`` experiment attempted, with that attempt's time as budget.
+
+    Raises PeerUnavailable (before any task) when the peer cannot run here."""
+    store = bench.peers(peer.name)
     done = store.load()
+    pending = [(tasks[r.task], r.seconds) for r in results
+               if r.task in tasks and tasks[r.task].target is not None and r.task not in done]
+    if pending:
+        peer.prepare()
     fresh = []
-    for result in results:
-        task = tasks.get(result.task)
-        if task is None or task.target is None or result.task in done:
-            continue
-        peer = run_peer(task, result.seconds)
-        store.append(peer)
-        fresh.append(peer)
+    for task, seconds in pending:
+        result = run_peer(peer, task, seconds)
+        store.append(result)
+        fresh.append(result)
         if on_result:
-            on_result(peer)
+            on_result(result)
     return [*done.values(), *fresh]

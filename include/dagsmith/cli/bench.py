@@ -9,7 +9,7 @@ import typer
 from rich.markdown import Markdown
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from dagsmith.cli.output import console, fail, print_json
+from dagsmith.cli.output import console, errors, fail, print_json
 from dagsmith.cli.run import require_runtime
 from dagsmith.config import Settings
 from dagsmith.models.catalog import TaskType
@@ -32,6 +32,15 @@ def _experiments(names: list[str]):
     return list(chosen.values())
 
 
+def _peers(names: list[str] | None) -> list[str]:
+    from dagsmith.bench.peers import PEERS
+
+    unknown = [name for name in names or [] if name not in PEERS]
+    if unknown:
+        fail(f"unknown peer(s): {', '.join(unknown)}; use {' or '.join(PEERS)}", code=2)
+    return [name for name in PEERS if not names or name in names]
+
+
 def _select(tasks, ids: list[str] | None, limit: int | None):
     if ids:
         known = {task.id: task for task in tasks}
@@ -49,7 +58,9 @@ def bench_command(
     config: Annotated[list[str], typer.Option(
         "--config", help="Configuration(s) or group(s): full, no-history, documentation, semantic-only, manual, "
                          "configurations, degradation, faults, all.")] = ["all"],  # noqa: B006 - typer reads it
-    peers: Annotated[bool, typer.Option(help="Also run the supervised tasks through FLAML.")] = True,
+    peers: Annotated[bool, typer.Option(help="Also run the supervised tasks through the AutoML peers.")] = True,
+    peer: Annotated[list[str] | None, typer.Option(
+        "--peer", help="Peer(s) to run: flaml, autogluon (repeatable) [default: both].")] = None,
     workers: Annotated[int, typer.Option(help="Tasks attempted at once.", min=1)] = 1,
     runtime: Annotated[str, typer.Option(help="Where steps run: local or docker.")] = "local",
     out: Annotated[Path | None, typer.Option(help="Folder for data, results and the report "
@@ -70,22 +81,24 @@ def bench_command(
     except (OSError, ValueError) as exc:
         fail(f"cannot read the task suite: {exc}", code=2)
     suite_tasks = _select(whole, tasks, limit)
+    chosen_peers = _peers(peer) if peers else []
     if list_tasks:
         _print_tasks(suite_tasks, json)
         return
     require_runtime(runtime)
     settings = Settings.from_env()
     out = (out or settings.home / "bench").resolve()
+    unavailable = {}
     if not report_only:
-        _run(whole, {t.id for t in suite_tasks}, _experiments(config), out, settings, runtime, workers, peers, fresh,
-             quiet=json)
+        unavailable = _run(whole, {t.id for t in suite_tasks}, _experiments(config), out, settings, runtime, workers,
+                           chosen_peers, fresh, quiet=json)
     from dagsmith.bench.report import summarise, write_report
-    from dagsmith.bench.runner import load_results, peer_store
+    from dagsmith.bench.runner import load_peers, load_results
 
     chosen = {task.id for task in suite_tasks}
     results = {name: [r for r in rows if r.task in chosen] for name, rows in load_results(out).items()}
-    peer_rows = [p for p in peer_store(out).load().values() if p.task in chosen]
-    summary = summarise({k: v for k, v in results.items() if v}, peer_rows)
+    peer_rows = [p for p in load_peers(out) if p.task in chosen]
+    summary = summarise({k: v for k, v in results.items() if v}, peer_rows, unavailable)
     paths = write_report(summary, out / "report")
     if json:
         print_json(summary)
@@ -106,7 +119,10 @@ def _print_tasks(tasks, as_json: bool) -> None:
 
 
 def _run(suite, chosen: set[str], experiments, out: Path, settings: Settings, runtime: str, workers: int,
-         peers: bool, fresh: bool, quiet: bool) -> None:
+         peers: list[str], fresh: bool, quiet: bool) -> dict[str, str]:
+    """Run the experiments, then the peers on the ``full`` experiment's supervised tasks; the peers that could not
+    run here, each with the reason."""
+    from dagsmith.bench.peers import PeerUnavailable
     from dagsmith.bench.runner import Bench, run_experiment, run_peers, schedule
     from dagsmith.embeddings import default_embedder
 
@@ -117,6 +133,7 @@ def _run(suite, chosen: set[str], experiments, out: Path, settings: Settings, ru
     scheduled = schedule(suite, chosen)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("[dim]{task.fields[last]}"))
+    unavailable: dict[str, str] = {}
     with Progress(*columns, console=console, disable=quiet) as bar:
         for experiment in experiments:
             if fresh:
@@ -129,9 +146,17 @@ def _run(suite, chosen: set[str], experiments, out: Path, settings: Settings, ru
                 bar.update(progress_id, advance=1, last=f"{mark} {result.task} {result.seconds:.0f}s")
 
             results = run_experiment(experiment, scheduled, bench, workers=workers, on_result=advance)
-            if peers and experiment.name == "full":
-                supervised = [r for r in results if r.task in chosen and TaskType(r.task_type).supervised]
-                peer_id = bar.add_task("peers (flaml)", total=len(supervised), last="")
-                run_peers([r for r in results if r.task in chosen], {t.id: t for t in suite}, bench,
-                          on_result=lambda p, peer_id=peer_id: bar.update(peer_id, advance=1,
-                                                                           last=f"{p.task} {p.seconds:.0f}s"))
+            if experiment.name != "full":
+                continue
+            supervised = [r for r in results if r.task in chosen and TaskType(r.task_type).supervised]
+            for name in peers:
+                peer_id = bar.add_task(f"peer {name}", total=len(supervised), last="")
+                try:
+                    run_peers(bench.peer(name), [r for r in results if r.task in chosen], {t.id: t for t in suite},
+                              bench, on_result=lambda p, peer_id=peer_id: bar.update(
+                                  peer_id, advance=1, last=f"{p.task} {p.seconds:.0f}s"))
+                except PeerUnavailable as exc:
+                    unavailable[name] = str(exc)
+                    errors.print(f"{name} not run: {exc}", highlight=False, soft_wrap=True)
+                    bar.remove_task(peer_id)
+    return unavailable
