@@ -19,7 +19,8 @@ from dagsmith.bench.experiments import CONFIGURATIONS, Degradation
 from dagsmith.bench.peers import PeerResult
 from dagsmith.execution.quality import BASELINE_OF
 from dagsmith.bench.runner import COHORTS, TaskResult
-from dagsmith.bench.stats import percentile
+from dagsmith.bench.peer_report import peer_tasks, peers_markdown, peers_summary
+from dagsmith.bench.stats import figure, mean, percentile, rate_of, table
 from dagsmith.models.catalog import Stage
 
 #: BENCHMARK.md's published figures (150 tasks, GPT-4 reasoner).
@@ -50,16 +51,8 @@ TYPE_GROUPS = {"binary_classification": "classification", "multiclass_classifica
                "exploratory_analysis": "exploratory analysis"}
 
 
-def _rate_of(flags: list[bool]) -> float | None:
-    return round(sum(flags) / len(flags), 4) if flags else None
-
-
 def _rate(results: list[TaskResult]) -> float | None:
-    return _rate_of([r.success for r in results])
-
-
-def _mean(values: list[float]) -> float | None:
-    return round(statistics.fmean(values), 4) if values else None
+    return rate_of([r.success for r in results])
 
 
 #: Quality figures the report averages per configuration (normalised ones only where scales differ by task).
@@ -77,9 +70,9 @@ def configuration_summary(results: list[TaskResult]) -> dict[str, Any]:
         "tasks": len(results), "successes": sum(r.success for r in results), "success_rate": _rate(results),
         "median_seconds": round(statistics.median(times), 2) if times else None,
         "p90_seconds": round(percentile(times, 0.9), 2) if times else None,
-        "auc": _mean([r.quality["roc_auc"] for r in results if r.success and "roc_auc" in r.quality]),
-        "nrmse": _mean([r.quality["nrmse"] for r in results if r.success and "nrmse" in r.quality]),
-        "intent_accuracy": _rate_of([r.intent_ok for r in results]),
+        "auc": mean([r.quality["roc_auc"] for r in results if r.success and "roc_auc" in r.quality]),
+        "nrmse": mean([r.quality["nrmse"] for r in results if r.success and "nrmse" in r.quality]),
+        "intent_accuracy": rate_of([r.intent_ok for r in results]),
         "quality": {metric: _quality_figure(results, metric) for metric in QUALITY_METRICS
                     if any(r.success and metric in r.quality for r in results)},
     }
@@ -90,10 +83,10 @@ def _quality_figure(results: list[TaskResult], metric: str) -> dict[str, Any]:
     scored = [r for r in results if r.success and metric in r.quality]
     baseline = BASELINE_OF.get(metric)
     trivial = [r.quality[baseline] for r in scored if baseline in r.quality]
-    figure = {"mean": _mean([r.quality[metric] for r in scored]), "tasks": len(scored)}
+    found = {"mean": mean([r.quality[metric] for r in scored]), "tasks": len(scored)}
     if baseline and len(trivial) == len(scored):
-        figure["trivial"] = _mean(trivial)
-    return figure
+        found["trivial"] = mean(trivial)
+    return found
 
 
 def selection_accuracy(results: list[TaskResult]) -> dict[str, float | None]:
@@ -104,7 +97,7 @@ def selection_accuracy(results: list[TaskResult]) -> dict[str, float | None]:
             group = next(g for g, stages in STAGE_GROUPS.items() if Stage(stage) in stages)
             by_group[group].append(ok)
     flags = [ok for values in by_group.values() for ok in values]
-    return {"overall": _rate_of(flags), **{group: _rate_of(by_group[group]) for group in STAGE_GROUPS}}
+    return {"overall": rate_of(flags), **{group: rate_of(by_group[group]) for group in STAGE_GROUPS}}
 
 
 def success_by_type(results: list[TaskResult]) -> dict[str, float | None]:
@@ -150,54 +143,6 @@ def healing(healed: list[TaskResult], retried: list[TaskResult], baseline: list[
                              "retry-only": _rate([r for r in provoked(retried) if r.fault == fault])}
                      for fault in sorted({r.fault for r in healed if r.fault})},
     }
-
-
-def _judging_metric(quality: dict[str, float]) -> str | None:
-    return "roc_auc" if "roc_auc" in quality else "r2" if "r2" in quality else None
-
-
-def peers_summary(ours: list[TaskResult], peers: list[PeerResult]) -> dict[str, Any]:
-    """Quality and time ratios against one peer on the tasks both completed (ours / peer). A run of ours that
-    modelled another column than the task's is no answer to compare: it is counted apart, not paired."""
-    mine = {r.task: r for r in ours if r.success and r.intent_ok}
-    pairs = [(mine[p.task], p) for p in peers if p.success and p.task in mine]
-    auc = [(o.quality["roc_auc"], p.quality["roc_auc"]) for o, p in pairs
-           if "roc_auc" in o.quality and "roc_auc" in p.quality]
-    nrmse = [(o.quality["nrmse"], p.quality["nrmse"]) for o, p in pairs
-             if "nrmse" in o.quality and "nrmse" in p.quality]
-    # per task, ours minus the peer's on the metric that judges it (greater is better for both)
-    differences = sorted(((o.task, metric, o.quality[metric] - p.quality[metric]) for o, p in pairs
-                          if (metric := _judging_metric(o.quality)) and metric in p.quality), key=lambda d: d[2])
-    return {
-        "auc_difference": _mean([d for _, m, d in differences if m == "roc_auc"]),
-        "r2_difference": _mean([d for _, m, d in differences if m == "r2"]),
-        "worst": [{"task": task, "metric": metric, "difference": round(d, 4)} for task, metric, d in differences[:10]],
-        "tasks": len(peers), "peer_success_rate": _rate_of([p.success for p in peers]),
-        "paired": len(pairs), "other_target": sum(r.success and not r.intent_ok for r in ours),
-        "our_auc": _mean([a for a, _ in auc]), "peer_auc": _mean([b for _, b in auc]),
-        "auc_ratio": _mean([a / b for a, b in auc if b]),
-        "our_nrmse": _mean([a for a, _ in nrmse]), "peer_nrmse": _mean([b for _, b in nrmse]),
-        "nrmse_ratio": _mean([a / b for a, b in nrmse if b]),
-        "time_ratio": _mean([o.seconds / p.seconds for o, p in pairs if p.seconds]),
-    }
-
-
-def peer_tasks(ours: list[TaskResult], peers: list[PeerResult]) -> list[dict[str, Any]]:
-    """Per supervised task of ours, the judging metric and time for us and for every peer that ran it."""
-    by_peer: dict[str, dict[str, PeerResult]] = defaultdict(dict)
-    for result in peers:
-        by_peer[result.peer][result.task] = result
-    rows = []
-    for result in sorted(ours, key=lambda r: (r.task_type, r.task)):
-        ran = {name: tasks[result.task] for name, tasks in by_peer.items() if result.task in tasks}
-        if not ran:
-            continue
-        metric = "roc_auc" if "classification" in result.task_type else "r2"
-        rows.append({"task": result.task, "metric": metric, "seconds": result.seconds,
-                     "ours": result.quality.get(metric) if result.success and result.intent_ok else None,
-                     "peers": {name: {"value": peer.quality.get(metric) if peer.success else None,
-                                      "seconds": peer.seconds} for name, peer in ran.items()}})
-    return rows
 
 
 def degradation(results: dict[str, list[TaskResult]]) -> dict[str, dict[str, float | None]]:
@@ -246,22 +191,11 @@ def summarise(results: dict[str, list[TaskResult]], peers: list[PeerResult],
     return summary
 
 
-def _figure(value: float | None, percent: bool = True) -> str:
-    if value is None:
+def _quality_cell(found: dict | None) -> str:
+    if not found:
         return "–"
-    return f"{value * 100:.1f}%" if percent else f"{value:g}"
-
-
-def _quality_cell(figure: dict | None) -> str:
-    if not figure:
-        return "–"
-    trivial = f", trivial {figure['trivial']:.3f}" if "trivial" in figure else ""
-    return f"{figure['mean']:.3f} ({figure['tasks']}{trivial})"
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+    trivial = f", trivial {found['trivial']:.3f}" if "trivial" in found else ""
+    return f"{found['mean']:.3f} ({found['tasks']}{trivial})"
 
 
 def markdown(summary: dict[str, Any]) -> str:
@@ -272,13 +206,13 @@ def markdown(summary: dict[str, Any]) -> str:
     rows = []
     for name, ours in summary["configurations"].items():
         theirs = PUBLISHED.get(name, {})
-        rows.append([name, f"{ours['successes']}/{ours['tasks']}", _figure(ours["success_rate"]),
-                     _figure(theirs.get("success_rate")), _figure(ours["median_seconds"], False),
-                     _figure(ours["p90_seconds"], False), (f"{theirs.get('median_seconds', '–')} / "
+        rows.append([name, f"{ours['successes']}/{ours['tasks']}", figure(ours["success_rate"]),
+                     figure(theirs.get("success_rate")), figure(ours["median_seconds"], False),
+                     figure(ours["p90_seconds"], False), (f"{theirs.get('median_seconds', '–')} / "
                      f"{theirs.get('p90_seconds', '–')}"),
-                     f"{_figure(ours['auc'], False)} / {_figure(ours['nrmse'], False)}",
+                     f"{figure(ours['auc'], False)} / {figure(ours['nrmse'], False)}",
                      f"{theirs.get('auc', '–')} / {theirs.get('nrmse', '–')}"])
-    parts.append("## Configurations\n\n" + _table(
+    parts.append("## Configurations\n\n" + table(
         ["configuration", "succeeded", "success", "published", "median s", "p90 s", "published median / p90 s",
          "AUC / nRMSE", "published AUC / nRMSE"], rows))
     configurations = summary["configurations"]
@@ -287,80 +221,45 @@ def markdown(summary: dict[str, Any]) -> str:
         rows = [[metric] + [_quality_cell(c["quality"].get(metric)) for c in configurations.values()]
                 for metric in metrics]
         parts.append("## Quality by metric (mean over the successful tasks that have it)\n\n"
-                     + _table(["metric", *configurations], rows))
+                     + table(["metric", *configurations], rows))
     if "selection_accuracy" in summary:
         ours = summary["selection_accuracy"]
-        rows = [[group, _figure(ours.get(group)), _figure(PUBLISHED_SELECTION.get(group))] for group in ours]
-        rows.append(["documentation-based (overall)", _figure(summary["selection_accuracy_documentation"]["overall"]),
-                     _figure(PUBLISHED_SELECTION["documentation"])])
-        parts.append("## Component selection accuracy\n\n" + _table(["stages", "ours", "published"], rows))
-        rows = [[group, _figure(rate), _figure(PUBLISHED_BY_TYPE.get(group))]
+        rows = [[group, figure(ours.get(group)), figure(PUBLISHED_SELECTION.get(group))] for group in ours]
+        rows.append(["documentation-based (overall)", figure(summary["selection_accuracy_documentation"]["overall"]),
+                     figure(PUBLISHED_SELECTION["documentation"])])
+        parts.append("## Component selection accuracy\n\n" + table(["stages", "ours", "published"], rows))
+        rows = [[group, figure(rate), figure(PUBLISHED_BY_TYPE.get(group))]
                 for group, rate in summary["success_by_type"].items()]
-        parts.append("## Success by task type (full)\n\n" + _table(["task type", "ours", "published"], rows))
+        parts.append("## Success by task type (full)\n\n" + table(["task type", "ours", "published"], rows))
         curve = summary["learning_curve"]
-        rows = [[name] + [_figure(v) for v in values] + [" → ".join(_figure(v) for v in PUBLISHED_LEARNING[name])]
+        rows = [[name] + [figure(v) for v in values] + [" → ".join(figure(v) for v in PUBLISHED_LEARNING[name])]
                 for name, values in curve.items()]
-        parts.append("## Learning curve (success per cohort, history accumulating)\n\n" + _table(
+        parts.append("## Learning curve (success per cohort, history accumulating)\n\n" + table(
             ["configuration"] + [f"cohort {i + 1}" for i in range(COHORTS)] + ["published first → last"], rows))
         cold = summary["cold_start"]
         parts.append(f"## Cold start\n\nTasks needing a never-executed microservice: {cold['cold_tasks']} "
-                     f"({_figure(cold['cold_success'])} success); the others: {cold['warm_tasks']} "
-                     f"({_figure(cold['warm_success'])}). Gap {_figure(cold['gap'])} (good when within 10 points).\n\n"
-                     "Per user (full): " + ", ".join(f"{u} {_figure(v)}" for u, v in summary["per_user"].items()))
+                     f"({figure(cold['cold_success'])} success); the others: {cold['warm_tasks']} "
+                     f"({figure(cold['warm_success'])}). Gap {figure(cold['gap'])} (good when within 10 points).\n\n"
+                     "Per user (full): " + ", ".join(f"{u} {figure(v)}" for u, v in summary["per_user"].items()))
     if "degradation" in summary:
-        rows = [[analysis] + [_figure(curve.get(level.value)) for level in Degradation]
+        rows = [[analysis] + [figure(curve.get(level.value)) for level in Degradation]
                 for analysis, curve in summary["degradation"].items()]
-        parts.append("## Documentation degradation (success)\n\n" + _table(
+        parts.append("## Documentation degradation (success)\n\n" + table(
             ["analysis"] + [level.value for level in Degradation], rows))
     if "self_healing" in summary:
         heal = summary["self_healing"]
-        rows = [["self-healing", _figure(heal["recovered_self_healing"]), _figure(PUBLISHED_HEALING["self-healing"]),
-                 _figure(heal["net_success_self_healing"])],
-                ["retry-only (3 retries)", _figure(heal["recovered_retry_only"]),
-                 _figure(PUBLISHED_HEALING["retry-only"]), _figure(heal["net_success_retry_only"])]]
+        rows = [["self-healing", figure(heal["recovered_self_healing"]), figure(PUBLISHED_HEALING["self-healing"]),
+                 figure(heal["net_success_self_healing"])],
+                ["retry-only (3 retries)", figure(heal["recovered_retry_only"]),
+                 figure(PUBLISHED_HEALING["retry-only"]), figure(heal["net_success_retry_only"])]]
         parts.append(f"## Self-healing (faults injected into {heal['injected']} runs, {heal['provoked']} made a step "
-                     f"fail)\n\n" + _table(["policy", "recovered", "published", "net success"], rows)
-                     + f"\n\nMedian added latency when healed: {_figure(heal['median_added_seconds'], False)} s "
+                     f"fail)\n\n" + table(["policy", "recovered", "published", "net success"], rows)
+                     + f"\n\nMedian added latency when healed: {figure(heal['median_added_seconds'], False)} s "
                      f"(published {PUBLISHED_HEALING['added_latency_seconds']} s).")
     if "peers" in summary or "peers_unavailable" in summary:
-        parts.append(_peers_markdown(summary.get("peers", {}), summary.get("peer_tasks", []),
+        parts.append(peers_markdown(summary.get("peers", {}), summary.get("peer_tasks", []),
                                      summary.get("peers_unavailable", {})))
     return "\n\n".join(parts) + "\n"
-
-
-def _peers_markdown(peers: dict[str, dict], tasks: list[dict], unavailable: dict[str, str]) -> str:
-    """The peers side by side (one column each), then task by task, then what kept a peer from running."""
-    names = list(peers)
-    rows = [["tasks completed by both"] + [str(p["paired"]) for p in peers.values()],
-            ["peer succeeded on"] + [f"{_figure(p['peer_success_rate'])} of {p['tasks']}" for p in peers.values()],
-            ["AUC ours / peer (classification)"] + [f"{_figure(p['our_auc'], False)} / {_figure(p['peer_auc'], False)}"
-                                                     for p in peers.values()],
-            ["mean AUC difference (ours − peer)"] + [_figure(p.get("auc_difference"), False) for p in peers.values()],
-            ["nRMSE ours / peer (regression, lower is better)"] + [
-                f"{_figure(p['our_nrmse'], False)} / {_figure(p['peer_nrmse'], False)}" for p in peers.values()],
-            ["mean R² difference (ours − peer)"] + [_figure(p.get("r2_difference"), False) for p in peers.values()],
-            ["time ratio (ours / peer)"] + [_figure(p["time_ratio"], False) for p in peers.values()]]
-    text = "## Against the AutoML peers (same tasks, same split, same time budget)\n\n" + _table(
-        ["figure", *names], rows)
-    other = max((p.get("other_target", 0) for p in peers.values()), default=0)
-    if other:
-        text += f"\n\n{other} runs of ours that modelled another column than the task's are left out."
-    for name, peer in peers.items():
-        shortfalls = ", ".join(f"{w['task']} {w['difference']:+.3f} {w['metric']}" for w in peer.get("worst", [])
-                               if w["difference"] < 0)
-        text += f"\n\nLargest shortfalls against {name}: {shortfalls or 'none'}."
-    if tasks:
-        def cell(value: float | None) -> str:
-            return "–" if value is None else f"{value:.3f}"
-
-        rows = [[t["task"], t["metric"], cell(t["ours"])]
-                + [cell(t["peers"][n]["value"]) if n in t["peers"] else "–" for n in names]
-                + [f"{t['seconds']:.0f}"] + [f"{t['peers'][n]['seconds']:.0f}" if n in t["peers"] else "–"
-                                              for n in names] for t in tasks]
-        text += "\n\n" + _table(["task", "metric", "ours", *names, "ours s", *(f"{n} s" for n in names)], rows)
-    for name, reason in unavailable.items():
-        text += f"\n\n{name} not run: {reason}"
-    return text
 
 
 def plots(summary: dict[str, Any], folder: Path) -> list[Path]:
