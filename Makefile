@@ -33,12 +33,13 @@ serve: install
 	$(VENV)/bin/dagsmith catalog sync microservices
 	$(VENV)/bin/dagsmith serve
 
-## Tests run real sandboxes, containers and a real browser: the first run installs bubblewrap, sets up podman (as
-## root), builds the runtime image (~2 min) and installs Debian's chromium for the UI tests (screenshots land in
-## test-artifacts/).
+## Tests run real sandboxes, containers, Celery workers and a real browser: the first run installs bubblewrap, sets
+## up podman (as root), builds the runtime image (~2 min), installs Debian's redis-server for the Celery deployment
+## and Debian's chromium for the UI tests (screenshots land in test-artifacts/).
 test: install
 	scripts/setup-sandbox.sh
 	scripts/setup-container-runtime.sh
+	scripts/setup-celery.sh
 	scripts/setup-browser.sh
 	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=25 tests
 
