@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
+.PHONY: install run serve test test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score bench-executors clean
 
 install: $(STAMP)
 
@@ -33,12 +33,13 @@ serve: install
 	$(VENV)/bin/dagsmith catalog sync microservices
 	$(VENV)/bin/dagsmith serve
 
-## Tests run real sandboxes, containers and a real browser: the first run installs bubblewrap, sets up podman (as
-## root), builds the runtime image (~2 min) and installs Debian's chromium for the UI tests (screenshots land in
-## test-artifacts/).
+## Tests run real sandboxes, containers, Celery workers and a real browser: the first run installs bubblewrap, sets
+## up podman (as root), builds the runtime image (~2 min), installs Debian's redis-server for the Celery deployment
+## and Debian's chromium for the UI tests (screenshots land in test-artifacts/).
 test: install
 	scripts/setup-sandbox.sh
 	scripts/setup-container-runtime.sh
+	scripts/setup-celery.sh
 	scripts/setup-browser.sh
 	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=25 tests
 
@@ -86,6 +87,13 @@ bench-run: install
 ## How long Airflow takes to parse the pipeline DAGs with 0 to 5,000 pipelines built.
 bench-parse: install
 	$(PYTHON) -m dagsmith.bench.dag_parsing --pipelines 0 100 1000 5000
+
+## 100 pipeline runs triggered through the REST API on the LocalExecutor, then on two Celery workers (Redis broker):
+## none lost or left running, runs per minute and p95 time in queue.
+bench-executors: install
+	scripts/setup-sandbox.sh
+	scripts/setup-celery.sh
+	$(PYTHON) -m dagsmith.bench.executors --runs 100 --workers 2
 
 ## Scoring new rows with a model version: rows/s for 10,000 and 100,000 rows, against predict in one process.
 bench-score: install

@@ -29,6 +29,10 @@ fi
 
 log "dagsmith database and catalog"
 mkdir -p "$DAGSMITH_HOME/datasets"
+# the workers refuse to start on a workspace root without this mark (dagsmith.execution.workers)
+python -c 'from dagsmith.config import Settings; from dagsmith.execution.workers import mark_shared
+mark_shared(Settings.from_env().workspaces_dir)'
+
 dagsmith db upgrade
 dagsmith catalog sync "$DAGSMITH_CATALOG_DIR"
 log "ready: UI and REST API on port 8080 of airflow-api-server"

@@ -26,6 +26,10 @@ EXECUTION_VARIABLE = "DAGSMITH_EXECUTION_ID"
 SEARCH_SECONDS_VARIABLE = "DAGSMITH_SEARCH_SECONDS"
 #: Where the versions of pipelines' models are kept (``registry``); unset: ``DAGSMITH_HOME/models``.
 MODEL_ROOT_VARIABLE = "DAGSMITH_MODEL_ROOT"
+#: Where runs' workspaces are made (``execution.workspace``); unset: ``DAGSMITH_HOME/workspaces``.
+WORKSPACE_ROOT_VARIABLE = "DAGSMITH_WORKSPACE_ROOT"
+#: The Celery queue pipeline steps are sent to (``airflow.pipeline_dag``).
+QUEUE_VARIABLE = "DAGSMITH_QUEUE"
 #: The drift score of a feature above which scoring says prominently that the new rows differ from the training's.
 DRIFT_THRESHOLD_VARIABLE = "DAGSMITH_DRIFT_THRESHOLD"
 #: MLflow's own variable: where each model version is also logged and registered (``registry.mlflow``).
@@ -266,6 +270,16 @@ class Settings:
                          "as `dagsmith-pipeline-<id>`, its champion under the alias `champion` (needs the `mlflow` "
                          "extra; a failure never fails a run, it is recorded on the version)", unset="off")))
 
+    workspace_root: Path | None = field(default=None, metadata=read_from(Variable(
+        WORKSPACE_ROOT_VARIABLE, "where runs' workspaces are made, one folder per run; with Celery workers, a volume "
+                                 "every worker mounts at this path (`dagsmith serve` and the compose file mark it, "
+                                 "and a worker whose root lacks the mark refuses to start)",
+        unset="`DAGSMITH_HOME/workspaces`")))
+    queue: str = field(default="dagsmith", metadata=read_from(Variable(
+        QUEUE_VARIABLE, "the Celery queue pipeline steps and model candidates are sent to, so a team can give them "
+                        "workers of their own (read when the DAGs are parsed; other tasks use Airflow's default "
+                        "queue)")))
+
     @classmethod
     def from_env(cls) -> Settings:
         home = Path(os.environ.get("DAGSMITH_HOME") or Path.cwd() / ".dagsmith").expanduser().resolve()
@@ -279,7 +293,10 @@ class Settings:
                    local_cli=os.environ.get(LOCAL_CLI_VARIABLE) == "1",
                    model_root=Path(os.environ[MODEL_ROOT_VARIABLE]).expanduser().resolve()
                    if os.environ.get(MODEL_ROOT_VARIABLE) else None, drift_threshold=_drift_threshold(),
-                   pods=PodSettings.from_env(), mlflow_tracking_uri=os.environ.get(MLFLOW_VARIABLE) or None)
+                   pods=PodSettings.from_env(), mlflow_tracking_uri=os.environ.get(MLFLOW_VARIABLE) or None,
+                   workspace_root=Path(os.environ[WORKSPACE_ROOT_VARIABLE]).expanduser().resolve()
+                   if os.environ.get(WORKSPACE_ROOT_VARIABLE) else None,
+                   queue=os.environ.get(QUEUE_VARIABLE) or "dagsmith")
 
     @property
     def staging_dir(self) -> Path:
@@ -289,3 +306,8 @@ class Settings:
     def models_dir(self) -> Path:
         """Where model versions are frozen: ``DAGSMITH_MODEL_ROOT``, else ``DAGSMITH_HOME/models``."""
         return self.model_root or self.home / "models"
+
+    @property
+    def workspaces_dir(self) -> Path:
+        """Where runs' workspaces are made: ``DAGSMITH_WORKSPACE_ROOT``, else ``DAGSMITH_HOME/workspaces``."""
+        return self.workspace_root or self.home / "workspaces"

@@ -75,6 +75,29 @@ def test_workspaces_are_mounted_at_the_same_path_the_engine_sees():
     assert Path(_env_example()["DAGSMITH_DATA_DIR"]).is_absolute()
 
 
+def test_the_celery_profile_adds_a_broker_and_workers_sharing_one_workspace_volume():
+    """Two or more workers by default, on dagsmith's queue and Airflow's default one, each mounting the workspaces
+    volume where every Airflow service finds runs' workspaces; init marks it, and the workers check the mark."""
+    worker, redis = SERVICES["airflow-worker"], SERVICES["redis"]
+    assert worker["profiles"] == redis["profiles"] == ["celery"]
+    assert worker["command"][:3] == ["python", "-m", "dagsmith.airflow.worker"]
+    assert worker["command"][-2:] == ["--queues", "${DAGSMITH_QUEUE:-dagsmith},default"]
+    assert int(re.fullmatch(r"\$\{DAGSMITH_CELERY_WORKERS:-(\d+)\}", worker["deploy"]["replicas"]).group(1)) >= 2
+    assert worker["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert "--appendonly" in redis["command"] and "ports" not in redis  # kept across restarts; compose network only
+    env = worker["environment"]
+    assert env["AIRFLOW__CORE__EXECUTOR"] == "${AIRFLOW_EXECUTOR:-LocalExecutor}"
+    assert env["AIRFLOW__CELERY__BROKER_URL"] == "redis://redis:6379/0"
+    assert env["AIRFLOW__CELERY__RESULT_BACKEND"].startswith("db+postgresql") and "@airflow-db:5432/airflow" in \
+        env["AIRFLOW__CELERY__RESULT_BACKEND"]
+    workspaces = "dagsmith-workspaces:" + env["DAGSMITH_WORKSPACE_ROOT"]
+    for name in [*AIRFLOW, "airflow-init", "airflow-worker"]:
+        assert workspaces in SERVICES[name]["volumes"], name
+    assert COMPOSE["volumes"]["dagsmith-workspaces"]["driver_opts"]["device"] == env["DAGSMITH_WORKSPACE_ROOT"]
+    assert "mark_shared(Settings.from_env().workspaces_dir)" in (ROOT / "scripts" / "compose-init.sh").read_text()
+    assert "$$DAGSMITH_HOME/workspaces" in SERVICES["dagsmith-data"]["entrypoint"][-1]  # the bind's folder exists
+
+
 @pytest.mark.parametrize("name", sorted(n for n, s in SERVICES.items() if "build" in s))
 def test_every_build_has_its_context_and_dockerfile(name):
     build = SERVICES[name]["build"]

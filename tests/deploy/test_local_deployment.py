@@ -9,15 +9,12 @@ once; and `dagsmith run` submitting to the deployment and following the run ther
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import json
 import os
 import re
 import socket
 import subprocess
-import sys
-from pathlib import Path
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -37,10 +34,12 @@ from dagsmith.execution.specs import dag_id, score_dag_id, write_spec
 from dagsmith.learning.answers import recall
 from dagsmith.models.plan import ON_NEW_DATA
 from dagsmith.store import schema
-from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import session_scope
 from tests.deploy.airflow_api import FINISHED, Api
 from tests.deploy.browser import airflow_ui
+from tests.deploy.serving import dagsmith as _dagsmith
+from tests.deploy.serving import listening, serving
+from tests.deploy.serving import service_logs as _logs
 from tests.waiting import wait_until
 
 META_DAG = "dagsmith_build_pipeline"
@@ -57,15 +56,9 @@ pytestmark = pytest.mark.xdist_group("local-deployment")  # one deployment for t
 
 @pytest.fixture(scope="module")
 def deployment(catalog_settings, server_home, tmp_path_factory):
-    with (pytest.MonkeyPatch.context() as env,
-          scratch_database(Settings(home=server_home, database_url=None)) as metadata):
-        env.setenv("DAGSMITH_CHOICE_TIMEOUT_SECONDS", str(CHOICE_TIMEOUT_SECONDS))
-        home = tmp_path_factory.mktemp("deployment") / "home"
-        served = LocalDeployment(Settings(home=home, database_url=catalog_settings.database_url),
-                                 port=free_port(), runtime="local", metadata_url=metadata.database_url,
-                                 refresh_seconds=5)
-        with served:
-            yield served
+    with serving(catalog_settings, server_home, tmp_path_factory.mktemp("deployment") / "home",
+                 {"DAGSMITH_CHOICE_TIMEOUT_SECONDS": str(CHOICE_TIMEOUT_SECONDS)}) as served:
+        yield served
 
 
 def _built(settings: Settings, owner: str) -> tuple[int, str]:
@@ -76,11 +69,6 @@ def _built(settings: Settings, owner: str) -> tuple[int, str]:
             schema.PipelineStep, schema.PipelineStep.microservice_id == schema.Microservice.id).where(
             schema.PipelineStep.pipeline_id == pipeline_id, schema.PipelineStep.stage == "modelling"))
     return pipeline_id, model
-
-
-def _logs(deployment: LocalDeployment) -> str:
-    return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}"
-                     for p in sorted(deployment.logs.glob("*.log")))
 
 
 def _parked(deployment: LocalDeployment, dag: str, run_id: str, task: str) -> bool:
@@ -229,21 +217,10 @@ def test_an_unclear_goal_is_asked_in_airflow_and_the_answer_is_built_and_remembe
     assert (remembered.target, remembered.how, remembered.own) == ("bill_depth_mm", "answered", True)
 
 
-def _listening(pid: int) -> set[tuple[str, int]]:
-    """The addresses a process and its descendants listen on."""
-    processes = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-    found = set()
-    for process in processes:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            found |= {(c.laddr.ip, c.laddr.port) for c in process.net_connections(kind="inet")
-                      if c.status == psutil.CONN_LISTEN}
-    return found
-
-
 def test_the_deployment_listens_on_this_machine_only(deployment):
     """By default every service of the deployment listens on the loopback address only: the api-server at the
     address it reports, and no log or health server at all; the machine's other addresses are refused."""
-    listening = {service: _listening(pid) for service, pid in deployment.pids.items()}
+    listening = {service: listening(pid) for service, pid in deployment.pids.items()}
     assert listening["api-server"] == {("127.0.0.1", deployment.port)}, listening
     assert not set().union(*(found for service, found in listening.items() if service != "api-server")), listening
     assert deployment.url == f"http://127.0.0.1:{deployment.port}"
@@ -291,14 +268,6 @@ def test_a_trigger_naming_a_dataset_outside_the_roots_fails_at_once_and_records_
     with session_scope(settings) as session:
         assert not session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "roots-trigger")).all()
         assert not session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline.id)).all()
-
-
-def _dagsmith(*args: str, home: Path, database_url: str | None = None, **env: str) -> subprocess.CompletedProcess:
-    """The ``dagsmith`` command as a person runs it, on ``home`` (and the store at ``database_url``)."""
-    variables = {**{k: v for k, v in os.environ.items() if not k.startswith("DAGSMITH_AIRFLOW_")}, "COLUMNS": "200",
-                 "DAGSMITH_HOME": str(home), **({"DAGSMITH_DATABASE_URL": database_url} if database_url else {}), **env}
-    return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", *args], capture_output=True, text=True,
-                          env=variables, timeout=600)
 
 
 def test_dagsmith_run_submits_to_the_running_deployment_and_reports_as_in_process(deployment):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -202,6 +204,10 @@ def test_when_every_candidate_fails_the_pipeline_fails_with_diagnostics(store, e
 
 
 def test_rerun_on_new_data_through_the_dataset_parameter(store, embedder, churn_csv, tmp_path):
+    """A run on a newer file named by the DAG's parameter, its workspace under the configured root (a shared volume
+    on a deployment), each try recording the worker that ran it."""
+    shared = tmp_path / "shared-workspaces"
+    store = dataclasses.replace(store, workspace_root=shared)
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
     newer = tmp_path / "churn-next-month.csv"
     datasets.load("wa_churn").iloc[3000:4500].to_csv(newer, index=False)
@@ -215,6 +221,10 @@ def test_rerun_on_new_data_through_the_dataset_parameter(store, embedder, churn_
     with session_scope(store) as session:
         execution = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == planned.id))
         assert execution.dataset == str(newer)
+        workers = set(session.scalars(select(schema.StepAttempt.worker)
+                                      .where(schema.StepAttempt.execution_id == execution.id)))
+    assert outcome["workspace"].parent == shared
+    assert workers == {socket.gethostname()}
 
 
 def _cli_env(settings) -> dict:

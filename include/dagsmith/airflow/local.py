@@ -20,7 +20,7 @@ from typing import IO
 from dagsmith import scratch
 from dagsmith.airflow import watch
 from dagsmith.airflow.pipeline_shards import dag_file_name
-from dagsmith.config import EXECUTION_VARIABLE, LOCAL_CLI_VARIABLE, Settings
+from dagsmith.config import EXECUTION_VARIABLE, LOCAL_CLI_VARIABLE, WORKSPACE_ROOT_VARIABLE, Settings
 from dagsmith.execution.specs import dag_id
 
 DAGS_FOLDER = Path(__file__).resolve().parents[3] / "dags"
@@ -45,6 +45,8 @@ def airflow_env(settings: Settings, *, local_cli: bool = False) -> dict[str, str
     }
     if settings.database_url:
         env["DAGSMITH_DATABASE_URL"] = settings.database_url
+    if settings.workspace_root:
+        env[WORKSPACE_ROOT_VARIABLE] = str(settings.workspace_root)
     if local_cli:
         env[LOCAL_CLI_VARIABLE] = "1"
     return env

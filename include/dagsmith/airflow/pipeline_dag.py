@@ -54,9 +54,10 @@ def _heal_on_retry(context) -> None:
         log.error("self-healing: %s", exc)
 
 
-def build(spec: DagSpec, known: dict[str, str] | None = None) -> DAG:
+def build(spec: DagSpec, known: dict[str, str] | None = None, queue: str = Settings.queue) -> DAG:
     """The child DAG for one pipeline spec; with ``known`` logins (under FAB) granted to its owner only if they are
-    one of them (``ownership.pipeline_access``)."""
+    one of them (``ownership.pipeline_access``). Its steps go to the Celery ``queue`` (``DAGSMITH_QUEUE``; other
+    executors ignore it), its bookkeeping tasks to Airflow's default queue."""
     steps = spec.steps
     retries = healing.retries_for([s.alternatives for s in steps])
     operator = _step_operator()
@@ -96,9 +97,9 @@ def build(spec: DagSpec, known: dict[str, str] | None = None) -> DAG:
         entries, exits = {}, {}  # per step position: the tasks its inputs feed, and the task its output comes from
         for step in steps:
             if step.search:
-                entries[step.position], exits[step.position] = _search_tasks(step, started, operator)
+                entries[step.position], exits[step.position] = _search_tasks(step, started, operator, queue)
             else:
-                node = _step_task(step, retries, spec, operator)
+                node = _step_task(step, retries, spec, operator, queue)
                 started >> node
                 entries[step.position], exits[step.position] = [node], node
         for step in steps:  # every step also reads the execution id from start, which orders it after start
@@ -134,14 +135,14 @@ def _step_operator() -> type[StepTask]:
     return StepOperator
 
 
-def _step_task(step: DagStep, retries: int, spec: DagSpec, operator: type[StepTask]) -> StepTask:
+def _step_task(step: DagStep, retries: int, spec: DagSpec, operator: type[StepTask], queue: str) -> StepTask:
     """One step, healed between tries: each try runs the step's current microservice."""
     return operator(task_id=f"step_{step.position:02d}_{step.stage}__{step.microservice}", position=step.position,
-                    retries=retries, retry_delay=timedelta(seconds=spec.retry_delay_seconds),
+                    queue=queue, retries=retries, retry_delay=timedelta(seconds=spec.retry_delay_seconds),
                     retry_exponential_backoff=True, on_retry_callback=_heal_on_retry)
 
 
-def _search_tasks(step: DagStep, started, operator: type[StepTask]) -> tuple[list, object]:
+def _search_tasks(step: DagStep, started, operator: type[StepTask], queue: str) -> tuple[list, object]:
     """A modelling search: one task per candidate model on the same input, then the task that picks the winner."""
     position, stage = step.position, step.stage
 
@@ -158,7 +159,7 @@ def _search_tasks(step: DagStep, started, operator: type[StepTask]) -> tuple[lis
             raise AirflowFailException(str(exc)) from None
 
     candidates = [operator(task_id=f"step_{position:02d}_{stage}__{name}", position=position, candidate=name,
-                           retries=0) for name in step.search.candidates]
+                           queue=queue, retries=0) for name in step.search.candidates]
     chosen = select(started)
     started >> candidates >> chosen
     return candidates, chosen
@@ -167,12 +168,13 @@ def _search_tasks(step: DagStep, started, operator: type[StepTask]) -> tuple[lis
 def load_dags(specs: list[Path]) -> dict[str, DAG]:
     """The pipeline DAGs of these spec files, each with its scoring DAG (``scoring_dag``); a broken or vanished spec
     is logged and skipped: one bad spec never fails the DAG file, which would take every other pipeline of it away."""
-    known = logins(Settings.from_env()) if specs and fab() else None
+    settings = Settings.from_env()
+    known = logins(settings) if specs and fab() else None
     dags = {}
     for path in specs:
         try:
             spec = read_spec(path)
-            built = [build(spec, known), build_scoring(spec, known)]
+            built = [build(spec, known, settings.queue), build_scoring(spec, known)]
         except Exception as exc:  # noqa: BLE001 - a spec's fault is its pipeline's alone, whatever it is
             log.error("skipping pipeline spec %s: %s", path, exc)
             continue

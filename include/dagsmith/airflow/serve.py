@@ -1,6 +1,13 @@
 """dagsmith as a running Airflow on one machine: api-server (UI and REST API), scheduler, dag-processor and
 triggerer as child processes, with dagsmith's DAGs and logins.
 
+The scheduler runs tasks itself (LocalExecutor), or with ``executor="celery"`` hands them to Celery workers started
+beside it (``workers`` of them, each named ``worker-N@<host>``, which each try records) through a Redis broker of its
+own: Debian's ``redis-server`` on a unix socket under the deployment's root, persisted there (append-only file), so
+a broker restart loses no queued task; task results go to the metadata database. The workers take pipeline steps
+from dagsmith's queue (``DAGSMITH_QUEUE``) and everything else from Airflow's default queue, and see one shared
+workspace root, marked so (``execution.workers``) before they start.
+
 Logins are the simple auth manager's (one person on their machine: every login sees every DAG) or the FAB auth
 manager's, under which each pipeline's DAG is seen and triggered by its owner, everyone when it is shared, and
 admins only (``dagsmith.airflow.ownership``).
@@ -19,10 +26,12 @@ scheduler's health server (the API's health report reads the services' heartbeat
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -41,11 +50,18 @@ from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
 from dagsmith.airflow.ownership import AUTH_MANAGERS, LOGIN_NAME
 from dagsmith.config import Settings
 from dagsmith.errors import ServiceUnavailable
+from dagsmith.execution.workers import WORKER_VARIABLE, mark_shared
 from dagsmith.runtime import check_runtime
 from dagsmith.store.databases import named_database
 import contextlib
 
 SERVICES = ("api-server", "scheduler", "dag-processor", "triggerer")
+#: Who runs the tasks the scheduler sends: the scheduler itself, or Celery workers (``workers``).
+EXECUTORS = {"local": "LocalExecutor", "celery": "CeleryExecutor"}
+#: Tasks one Celery worker runs at once unless Airflow's own setting says otherwise.
+WORKER_CONCURRENCY = 4
+#: Airflow's default queue, which the workers serve beside dagsmith's.
+DEFAULT_QUEUE = "default"
 #: Each service's own options: the api-server's address is added in ``start``; no log server listens.
 SERVICE_OPTIONS = {"scheduler": ["--skip-serve-logs"], "triggerer": ["--skip-serve-logs"]}
 #: Where the api-server listens unless told otherwise: this machine only.
@@ -81,8 +97,13 @@ class LocalDeployment:
 
     def __init__(self, settings: Settings, *, port: int = 8080, host: str = LOOPBACK, runtime: str | None = None,
                  metadata_url: str | None = None, refresh_seconds: int = REFRESH_SECONDS,
-                 users: dict[str, str] | None = None, auth: str = "simple"):
+                 users: dict[str, str] | None = None, auth: str = "simple", executor: str = "local", workers: int = 2):
         self.settings, self.port, self.host, self.refresh_seconds = settings, port, host, refresh_seconds
+        if executor not in EXECUTORS:
+            raise ValueError(f"--executor: unknown executor {executor}; executors are {', '.join(EXECUTORS)}")
+        if workers < 1:
+            raise ValueError(f"--workers: at least one worker, not {workers}")
+        self.executor, self.workers = executor, workers if executor == "celery" else 0
         if auth not in AUTH_MANAGERS:
             raise ValueError(f"--auth: unknown auth manager {auth}; auth managers are {', '.join(AUTH_MANAGERS)}")
         self.auth = auth
@@ -96,6 +117,7 @@ class LocalDeployment:
         self.root = settings.home / "airflow-serve"
         self._metadata_url = metadata_url
         self._processes: dict[str, subprocess.Popen] = {}
+        self._broker: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
@@ -119,6 +141,16 @@ class LocalDeployment:
     @property
     def logs(self) -> Path:
         return self.root / "logs"
+
+    @property
+    def worker_names(self) -> dict[str, str]:
+        """Each Celery worker's service name and the name its tries record (its Celery hostname)."""
+        host = socket.gethostname()
+        return {f"worker-{number}": f"worker-{number}@{host}" for number in range(1, self.workers + 1)}
+
+    @property
+    def broker_socket(self) -> Path:
+        return self.root / "redis.sock"
 
     # ------------------------------------------------------------------------------------------ secrets
 
@@ -172,7 +204,7 @@ class LocalDeployment:
             **airflow_env(self.settings),
             "AIRFLOW_HOME": str(self.root),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(DAGS_FOLDER.parent / "plugins"),
-            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__EXECUTOR": EXECUTORS[self.executor],
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
             "AIRFLOW__CORE__FERNET_KEY": values["fernet_key"],
             "AIRFLOW__CORE__AUTH_MANAGER": AUTH_MANAGERS[self.auth],
@@ -187,12 +219,21 @@ class LocalDeployment:
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": str(self.refresh_seconds),
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
             "DAGSMITH_RUNTIME": self.runtime,
+            **(self._celery_environment() if self.executor == "celery" else {}),
         }
+
+    def _celery_environment(self) -> dict[str, str]:
+        """The broker (this deployment's Redis, on its unix socket) and the result backend (the metadata database)."""
+        return {"AIRFLOW__CELERY__BROKER_URL": f"redis+socket://{self.broker_socket}",
+                "AIRFLOW__CELERY__RESULT_BACKEND": f"db+{self.metadata_url()}",
+                "AIRFLOW__CELERY__WORKER_CONCURRENCY": os.environ.get("AIRFLOW__CELERY__WORKER_CONCURRENCY")
+                or str(WORKER_CONCURRENCY)}
 
     # ------------------------------------------------------------------------------------------ life cycle
 
     def start(self, progress: Callable[[str], None] = lambda _: None) -> None:
-        """Migrate Airflow's metadata, start the four services and wait until the API reports them healthy."""
+        """Migrate Airflow's metadata, start the four services (with Celery: the broker first and the workers after)
+        and wait until the API reports them healthy."""
         env = self.environment()
         self.logs.mkdir(parents=True, exist_ok=True)
         progress("migrating Airflow's metadata database")
@@ -203,16 +244,23 @@ class LocalDeployment:
         if self.auth == "fab":
             progress("making the logins and their roles")
             self._make_fab_logins(env)
-        for service in SERVICES:
-            progress(f"starting {service}")
-            command = [sys.executable, "-m", "airflow", service, *SERVICE_OPTIONS.get(service, [])]
-            if service == "api-server":
-                command += ["--host", self.host, "--port", str(self.port)]
-            with (self.logs / f"{service}.log").open("a", encoding="utf-8") as log:  # the service keeps its own copy
-                self._processes[service] = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                            stdin=subprocess.DEVNULL, start_new_session=True)
-        progress("waiting for the services to report healthy")
         try:
+            if self.executor == "celery":
+                progress("starting the Redis broker")
+                self._start_broker()
+                mark_shared(self.settings.workspaces_dir)  # the workers check for it before they start
+            for service in SERVICES:
+                progress(f"starting {service}")
+                command = [sys.executable, "-m", "airflow", service, *SERVICE_OPTIONS.get(service, [])]
+                if service == "api-server":
+                    command += ["--host", self.host, "--port", str(self.port)]
+                self._processes[service] = self._spawn(service, command, env)
+            for service, name in self.worker_names.items():
+                progress(f"starting {service}")
+                command = [sys.executable, "-m", "dagsmith.airflow.worker", "--celery-hostname", name,
+                           "--skip-serve-logs", "--queues", f"{self.settings.queue},{DEFAULT_QUEUE}"]
+                self._processes[service] = self._spawn(service, command, {**env, WORKER_VARIABLE: name})
+            progress("waiting for the services to report healthy")
             self._wait_healthy()
         except DeploymentError:
             self.stop()
@@ -220,6 +268,31 @@ class LocalDeployment:
         extra_roots = [str(root) for root in Settings.from_env().extra_data_roots]  # the services' DAGSMITH_DATA_ROOTS
         _write_private(self.root / STATE_FILE, json.dumps({"url": self.url, "port": self.port, "pid": os.getpid(),
                                                           "extra_data_roots": extra_roots}))
+
+    def _spawn(self, service: str, command: list[str], env: dict[str, str]) -> subprocess.Popen:
+        """Start a service in a process group of its own, its output appended to its log."""
+        with (self.logs / f"{service}.log").open("a", encoding="utf-8") as log:  # the service keeps its own copy
+            return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+
+    def _start_broker(self) -> None:
+        """Redis on a unix socket only this user can open, its queue kept in an append-only file under the root."""
+        if importlib.util.find_spec("airflow.providers.celery") is None:
+            raise DeploymentError("--executor celery needs Airflow's Celery provider: pip install -r requirements.txt")
+        if shutil.which("redis-server") is None:
+            raise DeploymentError("--executor celery needs redis-server: run scripts/setup-celery.sh (Debian/Ubuntu: "
+                                  "apt-get install redis-server)")
+        folder = self.root / "redis"
+        folder.mkdir(parents=True, exist_ok=True)
+        self._broker = self._spawn("redis", [
+            "redis-server", "--port", "0", "--unixsocket", str(self.broker_socket), "--unixsocketperm", "700",
+            "--dir", str(folder), "--appendonly", "yes", "--save", "", "--daemonize", "no"], dict(os.environ))
+        deadline = time.monotonic() + 30
+        while not self.broker_socket.exists():
+            if self._broker.poll() is not None or time.monotonic() > deadline:
+                tail = (self.logs / "redis.log").read_text(errors="replace")[-2000:]
+                raise DeploymentError(f"redis-server did not start:\n{tail}")
+            time.sleep(0.1)
 
     def _make_fab_logins(self, env: dict[str, str]) -> None:
         """FAB's logins and roles, made before the dag-processor parses the DAGs that name the roles."""
@@ -250,10 +323,11 @@ class LocalDeployment:
 
     def check_alive(self) -> None:
         """Raise with the log's tail when a service has exited."""
-        for service, process in self._processes.items():
+        broker = {"redis": self._broker} if self._broker is not None else {}
+        for service, process in {**self._processes, **broker}.items():
             if process.poll() is not None:
                 tail = (self.logs / f"{service}.log").read_text(errors="replace")[-3000:]
-                raise DeploymentError(f"airflow {service} exited with code {process.returncode}:\n{tail}")
+                raise DeploymentError(f"{service} exited with code {process.returncode}:\n{tail}")
 
     def stop(self) -> None:
         """Stop every service (its whole process group: task runners included)."""
@@ -262,12 +336,12 @@ class LocalDeployment:
             _signal(process, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT
         for process in self._processes.values():
-            try:
-                process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _signal(process, signal.SIGKILL)
-                process.wait()
+            _stop(process, deadline)
         self._processes.clear()
+        if self._broker is not None:  # last: the workers hand back their tasks through it as they stop
+            _signal(self._broker, signal.SIGTERM)
+            _stop(self._broker, time.monotonic() + STOP_TIMEOUT)
+            self._broker = None
 
     def __enter__(self) -> LocalDeployment:
         self.start()
@@ -280,6 +354,15 @@ class LocalDeployment:
 def _signal(process: subprocess.Popen, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, sig)
+
+
+def _stop(process: subprocess.Popen, deadline: float) -> None:
+    """Wait for a signalled process until ``deadline``, then kill its group."""
+    try:
+        process.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        _signal(process, signal.SIGKILL)
+        process.wait()
 
 
 def _loopback(host: str) -> bool:

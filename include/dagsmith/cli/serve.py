@@ -37,6 +37,14 @@ def isolation_line(name: str, settings: Settings) -> str:
     return f"[{style}]{name}, {escape(runtime.isolation)}[/]"
 
 
+def executor_line(deployment: LocalDeployment) -> str:
+    """Who runs the tasks, and with Celery where the workers share their workspaces."""
+    if deployment.executor != "celery":
+        return "local: the scheduler runs every task on this machine"
+    return (f"celery: {', '.join(deployment.worker_names.values())} on queues {deployment.settings.queue} and "
+            f"default, broker {deployment.broker_socket}, workspaces {deployment.settings.workspaces_dir}")
+
+
 def serve_command(
     port: Annotated[int, typer.Option(help="Port of the UI and REST API.", min=1, max=65535)] = 8080,
     host: Annotated[str, typer.Option(
@@ -48,14 +56,20 @@ def serve_command(
     auth: Annotated[str, typer.Option(
         help="Airflow's auth manager: simple (one person: every login sees every DAG) or fab (each pipeline's DAG "
              "seen by its owner, everyone when shared, and admins).")] = "simple",
+    executor: Annotated[str, typer.Option(
+        help="Who runs the tasks: local (the scheduler itself) or celery (Celery workers started here, with a Redis "
+             "broker; pipeline steps on the DAGSMITH_QUEUE queue).")] = "local",
+    workers: Annotated[int, typer.Option(help="Celery workers to start (with --executor celery).", min=1)] = 2,
 ) -> None:
-    """Start Airflow (api-server, scheduler, dag-processor, triggerer) with dagsmith's DAGs; Ctrl-C stops it."""
+    """Start Airflow (api-server, scheduler, dag-processor, triggerer; with Celery, a Redis broker and workers) with
+    dagsmith's DAGs; Ctrl-C stops it."""
     settings = Settings.from_env()
     if runtime:
         require_runtime(runtime)
     users = dict(item.partition(":")[::2] for item in user or [])
     try:
-        deployment = LocalDeployment(settings, port=port, host=host, runtime=runtime or None, users=users, auth=auth)
+        deployment = LocalDeployment(settings, port=port, host=host, runtime=runtime or None, users=users, auth=auth,
+                                     executor=executor, workers=workers)
     except ValueError as exc:
         fail(str(exc), code=2)
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the services as cleanly as Ctrl-C
@@ -73,6 +87,7 @@ def serve_command(
             f"  REST API     {deployment.url}/api/v2 (token from POST {deployment.url}/auth/token)\n"
             f"  logs         {deployment.logs}\n"
             f"  steps run    {isolation_line(deployment.runtime, settings)}\n"
+            f"  executor     {escape(executor_line(deployment))}\n"
             f"Ctrl-C stops every service.", highlight=False, soft_wrap=True)  # addresses stay whole, to copy
         while True:
             deployment.check_alive()

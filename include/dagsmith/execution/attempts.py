@@ -19,6 +19,7 @@ from dagsmith.config import Settings
 from dagsmith.execution.contract import check_bundle
 from dagsmith.execution.heartbeat import beating
 from dagsmith.execution.reaper import ATTEMPT_LABEL, INTERRUPTED, close_lost
+from dagsmith.execution.workers import worker_name
 from dagsmith.execution.workspace import Workspace, promote_output
 from dagsmith.healing.classify import Diagnosis, ErrorClass, diagnose
 from dagsmith.healing.policy import heal
@@ -118,7 +119,7 @@ def open_try(session: Session, execution: schema.Execution, step: schema.Pipelin
     service, files, analysis = current_service(session, service_id)
     attempt = schema.StepAttempt(execution_id=execution.id, step_id=step.id, attempt=number,
                                  microservice_id=service.id, params=params, status=StepStatus.RUNNING,
-                                 decision=decision or {})
+                                 decision=decision or {}, worker=worker_name())
     session.add(attempt)
     step.status = StepStatus.RUNNING
     session.flush()

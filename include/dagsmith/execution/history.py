@@ -46,12 +46,30 @@ def pipeline_rows(session: Session, visible: ColumnElement[bool] | None = None) 
             for p, n, last in session.execute(query)]
 
 
+def run_tries(session: Session, execution_ids: list[int], names: dict[int | None, str]) -> dict[int, list[dict]]:
+    """Every try of these runs by run, in step order and then as they started: what ran, how it ended and the worker
+    that ran it."""
+    tries: dict[int, list[dict]] = {execution_id: [] for execution_id in execution_ids}
+    rows = session.execute(select(schema.StepAttempt, schema.PipelineStep.position, schema.PipelineStep.stage)
+                           .join(schema.PipelineStep, schema.PipelineStep.id == schema.StepAttempt.step_id)
+                           .where(schema.StepAttempt.execution_id.in_(execution_ids))
+                           .order_by(schema.PipelineStep.position, schema.StepAttempt.started_at))
+    for attempt, position, stage in rows:
+        tries[attempt.execution_id].append({
+            "position": position, "stage": stage, "attempt": attempt.attempt,
+            "microservice": names.get(attempt.microservice_id), "status": attempt.status,
+            "error_class": attempt.error_class, "worker": attempt.worker, "started_at": attempt.started_at,
+            "finished_at": attempt.finished_at})
+    return tries
+
+
 def pipeline_detail(session: Session, pipeline: schema.Pipeline) -> dict[str, Any]:
-    """A pipeline's steps (with their ranked alternatives) and every run with its substitutions."""
+    """A pipeline's steps (with their ranked alternatives) and every run with its substitutions and tries."""
     names = service_names(session)
     steps = steps_of(session, pipeline.id)
     executions = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline.id)
                                  .order_by(schema.Execution.id)).all()
+    tries = run_tries(session, [e.id for e in executions], names)
     return {
         "id": pipeline.id, "name": pipeline.name, "goal": pipeline.goal, "owner": pipeline.owner,
         "shared": pipeline.shared, "status": pipeline.status, "task_type": pipeline.task_type,
@@ -61,7 +79,8 @@ def pipeline_detail(session: Session, pipeline: schema.Pipeline) -> dict[str, An
                    "alternatives": [a["name"] for a in s.alternatives]} for s in steps],
         "runs": [{"execution_id": e.id, "status": e.status, "dataset": e.dataset, "seconds": e.seconds,
                   "started_at": e.started_at, "workspace": e.workspace, "error": e.error,
-                  "airflow_run_id": e.airflow_run_id, "substitutions": [s["to"] for s in substitutions(e.trace, names)]}
+                  "airflow_run_id": e.airflow_run_id, "substitutions": [s["to"] for s in substitutions(e.trace, names)],
+                  "tries": tries[e.id]}
                  for e in executions],
     }
 

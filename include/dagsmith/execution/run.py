@@ -55,7 +55,7 @@ def start(pipeline_id: int, dataset: str, *, user: str, run_id: str | None, sett
         if pipeline is None:
             raise LookupError(f"no pipeline {pipeline_id}")
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-        root = settings.home / "workspaces" / f"pipeline-{pipeline_id}-{stamp}-{secrets.token_hex(3)}"  # never shared
+        root = settings.workspaces_dir / f"pipeline-{pipeline_id}-{stamp}-{secrets.token_hex(3)}"  # never shared
         roles = pipeline.plan.get("roles", {})
         bundle = Bundle.create(root / "input", target=pipeline.target, task_type=pipeline.task_type,
                                id_columns=roles.get("id_columns"), time_column=roles.get("time_column"),

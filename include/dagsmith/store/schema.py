@@ -194,6 +194,8 @@ class StepAttempt(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     #: Stamped every few seconds by the worker while the try runs; a stale one means the worker died (``reaper``).
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: The worker that ran the try (``execution.workers.worker_name``): which machine or Celery worker to look at.
+    worker: Mapped[str | None] = mapped_column(String(255))
     error_class: Mapped[str | None] = mapped_column(String(60))
     error_text: Mapped[str | None] = mapped_column(Text)
     decision: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
