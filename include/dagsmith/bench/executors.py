@@ -18,6 +18,8 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from airflow.utils.state import DagRunState
+
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.airflow.rest import AirflowClient
@@ -30,7 +32,7 @@ from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.store.databases import scratch_database
 
 GOAL = "explore this dataset and describe it"
-FINISHED = {"success", "failed"}
+FINISHED = {DagRunState.SUCCESS, DagRunState.FAILED}
 
 
 def _at(stamp: str | None) -> datetime | None:
@@ -64,7 +66,8 @@ def _measure(settings: Settings, home: Path, dags: list[str], dataset: Path, run
             waits = [(_at(task["start_date"]) - _at(task["queued_when"])).total_seconds()
                      for dag, run_id in triggered for task in client.run_tasks(dag, run_id)
                      if task["task_id"].startswith("step_") and task["queued_when"] and task["start_date"]]
-    counts = {state: sum(s == state for s in states.values()) for state in ("success", "failed")}
+    counts = {"succeeded": sum(s == DagRunState.SUCCESS for s in states.values()),
+              "did_not_succeed": sum(s == DagRunState.FAILED for s in states.values())}
     return {"executor": executor if executor == "local" else f"celery ({workers} workers)", "runs": runs,
             **counts, "lost": runs - len(states), "left_running": sum(s not in FINISHED for s in states.values()),
             "seconds": round(seconds, 1), "runs_per_minute": round(runs / seconds * 60, 2),
@@ -96,7 +99,7 @@ def run(runs: int, pipelines: int, workers: int, timeout: float) -> list[dict]:
 def _markdown(rows: list[dict]) -> str:
     lines = [("| executor | runs | succeeded | failed | lost | left running | seconds | runs/min | queue p50 s "
              "| queue p95 s |"), "|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['executor']} | {r['runs']} | {r['success']} | {r['failed']} | {r['lost']} | {r['left_running']} "
+    lines += [f"| {r['executor']} | {r['runs']} | {r['succeeded']} | {r['did_not_succeed']} | {r['lost']} | {r['left_running']} "
               f"| {r['seconds']} | {r['runs_per_minute']} | {r['queue_p50_s']} | {r['queue_p95_s']} |" for r in rows]
     return "\n".join(lines)
 
