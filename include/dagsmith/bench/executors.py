@@ -99,8 +99,9 @@ def run(runs: int, pipelines: int, workers: int, timeout: float) -> list[dict]:
 def _markdown(rows: list[dict]) -> str:
     lines = [("| executor | runs | succeeded | failed | lost | left running | seconds | runs/min | queue p50 s "
              "| queue p95 s |"), "|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['executor']} | {r['runs']} | {r['succeeded']} | {r['did_not_succeed']} | {r['lost']} | {r['left_running']} "
-              f"| {r['seconds']} | {r['runs_per_minute']} | {r['queue_p50_s']} | {r['queue_p95_s']} |" for r in rows]
+    lines += [f"| {r['executor']} | {r['runs']} | {r['succeeded']} | {r['did_not_succeed']} | {r['lost']} "
+              f"| {r['left_running']} | {r['seconds']} | {r['runs_per_minute']} | {r['queue_p50_s']} "
+              f"| {r['queue_p95_s']} |" for r in rows]
     return "\n".join(lines)
 
 
