@@ -74,4 +74,7 @@ def test_reliability_counts_what_went_ahead_per_confidence_band():
     report = reliability(rows)
     assert report["asked"] == 0.25 and report["asked_offering_right"] == 1.0
     assert report["went_ahead_right"] == round(1 / 3, 3)
-    assert report["reliability"] == {"0.5+": {"readings": 1, "right": 0.0}, "0.9+": {"readings": 2, "right": 0.5}}
+    assert report["reliability"] == {"0.5+": {"readings": 1, "confidence": 0.55, "right": 0.0},
+                                     "0.9+": {"readings": 1, "confidence": 0.92, "right": 0.0},
+                                     "0.95+": {"readings": 1, "confidence": 0.95, "right": 1.0}}
+    assert report["calibration_error"] == round((0.55 + 0.92 + 0.05) / 3, 3)
