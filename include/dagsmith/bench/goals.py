@@ -86,13 +86,14 @@ class Reading:
         return self.task_type, self.target
 
 
-def read(goal: LabelledGoal, *, documented: bool = False) -> Reading:
-    """The reading planning makes of the goal (task type, target, confidence), or ``ask``."""
+def read(goal: LabelledGoal, *, documented: bool = False, proceed: float | None = None) -> Reading:
+    """The reading planning makes of the goal (task type, target, confidence), or ``ask``; ``proceed`` is the
+    confidence a reading needs to go ahead (by default the calibrated threshold planning uses)."""
     from dagsmith.agents.intent.understanding import understand
     from dagsmith.models.intent import Question
 
     try:
-        intent = understand(goal.goal, _profile(goal.dataset, documented))
+        intent = understand(goal.goal, _profile(goal.dataset, documented), proceed=proceed)
     except Question as question:
         return Reading(ASK, None, offered=tuple((c.task_type.value, c.target) for c in question.candidates))
     return Reading(intent.task_type.value, intent.target, intent.confidence)
