@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score bench-executors clean
+.PHONY: install run serve test test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score bench-executors calibrate-goals clean
 
 install: $(STAMP)
 
@@ -102,6 +102,11 @@ bench-score: install
 ## Goal reading on the labelled goal set's dev and test parts (tables the suite never uses).
 bench-goals: install
 	$(PYTHON) -m dagsmith.bench.goals
+
+## Refit the goal reader's confidence map (include/dagsmith/agents/intent/calibration.json) on the goal set's dev part;
+## run it after changing the reading rules, then `make bench-goals` to score it on the test part.
+calibrate-goals: install
+	$(PYTHON) -m dagsmith.bench.calibrate
 
 clean:
 	rm -rf $(VENV) .dagsmith

@@ -13,6 +13,7 @@ import yaml
 
 from dagsmith import datasets
 from dagsmith.agents.intent import detect_intent, read_goal, validate_intent
+from dagsmith.agents.intent.calibration import calibration
 from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.models.catalog import Stage, TaskType
@@ -584,6 +585,17 @@ def test_several_columns_close_in_meaning_are_named_not_guessed(embedder):
 def test_understand_returns_a_plannable_intent():
     found = understand("predict churn", profile("wa_churn"))
     assert not found.errors and found.target == "churn"
+
+
+def test_a_reading_unlikely_to_be_right_is_asked_with_it_offered_first(embedder):
+    """A goal that names no column is read as the profile's favourite: a guess, asked about rather than planned."""
+    guess = intent("wa_churn", "train a model")
+    assert guess.confidence < calibration().proceed <= understand("predict churn", profile("wa_churn")).confidence
+    with pytest.raises(AmbiguousGoal) as asked:
+        understand("train a model", profile("wa_churn"), embedder=embedder)
+    assert "right only about" in str(asked.value) and len(asked.value.candidates) == 3
+    first = asked.value.candidates[0]
+    assert (first.task_type, first.target) == (guess.task_type, guess.target) and "names no column" in first.evidence
 
 
 # ------------------------------------------------------------------------------------------------ validation warnings

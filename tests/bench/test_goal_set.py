@@ -4,6 +4,7 @@ something, its test part on tables nothing else uses, and every label possible o
 from __future__ import annotations
 
 import functools
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -74,4 +75,26 @@ def test_reliability_counts_what_went_ahead_per_confidence_band():
     report = reliability(rows)
     assert report["asked"] == 0.25 and report["asked_offering_right"] == 1.0
     assert report["went_ahead_right"] == round(1 / 3, 3)
-    assert report["reliability"] == {"0.5+": {"readings": 1, "right": 0.0}, "0.9+": {"readings": 2, "right": 0.5}}
+    assert report["reliability"] == {"0.5+": {"readings": 1, "confidence": 0.55, "right": 0.0},
+                                     "0.9+": {"readings": 1, "confidence": 0.92, "right": 0.0},
+                                     "0.95+": {"readings": 1, "confidence": 0.95, "right": 1.0}}
+    assert report["calibration_error"] == round((0.55 + 0.92 + 0.05) / 3, 3)
+
+
+def test_the_calibration_maps_evidence_to_the_chance_of_being_right_and_sets_the_threshold(tmp_path):
+    from dagsmith.agents.intent.calibration import Evidence, calibration, load
+    from dagsmith.bench.calibrate import fit
+
+    strong, weak = Evidence(True, 2.5, 2.5, 0.95, False), Evidence(True, 1.5, 0.0, 0.3, True)
+    seen = [(strong, True)] * 70 + [(weak, True), (weak, False)] * 10 + [None] * 2
+    fitted = fit(seen)
+    assert fitted["fitted_on"] == {"part": "dev", "goals": 92, "readings": 90, "right": 80, "asked": 0.239,
+                                   "right_at_threshold": 1.0}
+    (tmp_path / "calibration.json").write_text(json.dumps(fitted))
+    fitted = load(tmp_path / "calibration.json")
+    assert fitted.chance_right(weak) < fitted.proceed <= fitted.chance_right(strong)
+    assert fitted.chance_right(weak) == pytest.approx(0.5, abs=0.1) and fitted.chance_right(strong) > 0.9
+    # asking about the weak readings too would ask about more than a quarter of the goals: they go ahead
+    assert fit(seen + [None] * 20)["fitted_on"]["asked"] == round(22 / 112, 3)
+    shipped = calibration()
+    assert 0.5 < shipped.proceed < 1 and shipped.weights["target"] > 0

@@ -34,7 +34,7 @@ PARTS = ("dev", "test")
 #: The label of a goal a careful analyst would answer with a question.
 ASK = "ask"
 #: The reliability table's confidence bands (lower bounds; each runs to the next).
-BANDS = (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9)
+BANDS = (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 
 
 @dataclass(frozen=True)
@@ -86,13 +86,14 @@ class Reading:
         return self.task_type, self.target
 
 
-def read(goal: LabelledGoal, *, documented: bool = False) -> Reading:
-    """The reading planning makes of the goal (task type, target, confidence), or ``ask``."""
+def read(goal: LabelledGoal, *, documented: bool = False, proceed: float | None = None) -> Reading:
+    """The reading planning makes of the goal (task type, target, confidence), or ``ask``; ``proceed`` is the
+    confidence a reading needs to go ahead (by default the calibrated threshold planning uses)."""
     from dagsmith.agents.intent.understanding import understand
     from dagsmith.models.intent import Question
 
     try:
-        intent = understand(goal.goal, _profile(goal.dataset, documented))
+        intent = understand(goal.goal, _profile(goal.dataset, documented), proceed=proceed)
     except Question as question:
         return Reading(ASK, None, offered=tuple((c.task_type.value, c.target) for c in question.candidates))
     return Reading(intent.task_type.value, intent.target, intent.confidence)
@@ -119,23 +120,26 @@ def score(rows: list[tuple[LabelledGoal, Reading]]) -> dict:
 
 def reliability(rows: list[tuple[LabelledGoal, Reading]]) -> dict:
     """What a user meets: the share of goals asked back, the share of readings that went ahead that were right, that
-    share per band of the reader's confidence ([low, next band's low)), and the share of questions about a goal with
-    an answer that offered the right reading among their candidates."""
+    share per band of the reader's confidence ([low, next band's low)) beside the band's mean confidence, the expected
+    calibration error over those bands (how far, weighted by readings, a band's confidence is from its share right),
+    and the share of questions about a goal with an answer that offered the right reading among their candidates."""
     went = [(g, got) for g, got in rows if got.task_type != ASK]
     asked = [(g, got) for g, got in rows if got.task_type == ASK and g.task_type != ASK]
     bands = {}
+    gap = 0.0
     for low, high in zip(BANDS, (*BANDS[1:], float("inf")), strict=True):
         band = [(g, got) for g, got in went if low <= got.confidence < high]
         if band:
-            bands[f"{low:.1f}+"] = {"readings": len(band),
-                                    "right": round(sum(got.pair == (g.task_type, g.target) for g, got in band)
-                                                   / len(band), 3)}
+            right = sum(got.pair == (g.task_type, g.target) for g, got in band) / len(band)
+            confidence = sum(got.confidence for _, got in band) / len(band)
+            bands[f"{low:g}+"] = {"readings": len(band), "confidence": round(confidence, 3), "right": round(right, 3)}
+            gap += len(band) * abs(confidence - right)
     return {"asked": round(1 - len(went) / len(rows), 3),
             "went_ahead_right": round(sum(got.pair == (g.task_type, g.target) for g, got in went) / len(went), 3)
             if went else None,
             "asked_offering_right": round(sum((g.task_type, g.target) in got.offered for g, got in asked)
                                           / len(asked), 3) if asked else None,
-            "reliability": bands}
+            "reliability": bands, "calibration_error": round(gap / len(went), 3) if went else None}
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ from dagsmith.agents.intent.mentions import (
 )
 from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.target import target_reason
-from dagsmith.agents.intent.task import FAMILY_TASK, family_evidence, family_scores, supervised_type
+from dagsmith.agents.intent.task import FAMILY_TASK, family_evidence, family_scores, family_totals, supervised_type
 from dagsmith.agents.intent.validation import closest_columns
 from dagsmith.models.intent import Reading
 from dagsmith.models.profile import DatasetProfile
@@ -59,7 +59,7 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
 
     masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
     scores = family_scores(read, masked)
-    totals = {family: sum(weight for _, weight in hits) for family, hits in scores.items()}
+    totals = family_totals(scores, named_target=False)
     unsupervised = [Reading(task_type=FAMILY_TASK[family], evidence=family_evidence(scores, family))
                     for family in sorted(totals, key=lambda f: -totals[f]) if family in FAMILY_TASK]
     ahead = [r for r in unsupervised

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from dagsmith.agents.intent.calibration import Evidence, chance_right
 from dagsmith.agents.intent.column_requests import column_constraints, excluded_columns
 from dagsmith.agents.intent.columns import NEVER_FEATURES
 from dagsmith.agents.intent.constraints import parse_constraints
@@ -39,11 +40,18 @@ TEMPLATE_MARKUP = re.compile(r"\{\{.*?(?:\}\}|$)|\{%.*?(?:%\}|$)|\{#.*?(?:#\}|$)
 
 def detect_intent(goal: str, profile: DatasetProfile, *, target: str | None = None, each: Constraint | None = None
                   ) -> Intent:
-    """Read the task, target, stages and constraints from the goal and the profile, with a reason for each.
+    """Read the task, target, stages and constraints from the goal and the profile, with a reason for each, and the
+    chance that the reading is right as its confidence (``calibration``).
 
     ``target`` is one of the columns a goal naming several targets asks a model of each of (``each``, their
     constraint): the goal is read as it is, with that column as what it predicts.
     """
+    return read_with_evidence(goal, profile, target=target, each=each)[0]
+
+
+def read_with_evidence(goal: str, profile: DatasetProfile, *, target: str | None = None,
+                       each: Constraint | None = None) -> tuple[Intent, Evidence]:
+    """``detect_intent``'s reading and the evidence its confidence was calibrated from."""
     text = TEMPLATE_MARKUP.sub(" ", goal)  # template expressions are code, never words of the goal
     if not any(w.isalpha() for w in words(text)):
         markup = " It holds only template markup, which dagsmith never runs and which says no task." \
@@ -56,7 +64,7 @@ def detect_intent(goal: str, profile: DatasetProfile, *, target: str | None = No
     masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
     named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and not read.among_inputs(m.start) for m in matches)
     scores = family_scores(read, masked, named)
-    family, task_confidence = choose_family(scores, named, goal, profile)
+    family, task_words, task_margin = choose_family(scores, named, goal, profile)
 
     reasons = {}
     if read.corrections:
@@ -74,8 +82,11 @@ def detect_intent(goal: str, profile: DatasetProfile, *, target: str | None = No
     reasons["task_type"] = f"{task.value.replace('_', ' ')}: {family_evidence(scores, family)}; {why}"
     asked = Constraint(kind=ConstraintKind.FOCUS, value=focus.column,
                        reason=f"the goal asks what goes with {target_reason(focus)}") if focus else None
-    return compose_intent(goal, profile, task, choice.column, reasons, task_confidence * choice.confidence,
-                          added=[c for c in (asked, each) if c])
+    rival = any(m.column != choice.column and m.score >= choice.confidence and not read.among_inputs(m.start)
+                for m in matches) if choice.column else False
+    evidence = Evidence(family is Family.SUPERVISED, task_words, task_margin, choice.confidence, rival)
+    return compose_intent(goal, profile, task, choice.column, reasons, chance_right(evidence),
+                          added=[c for c in (asked, each) if c]), evidence
 
 
 def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: str | None, reasons: dict[str, str],

@@ -103,12 +103,19 @@ def _negated(stems: tuple[str, ...], at: int, window: int = 3) -> bool:
     return any(s in NEGATIONS for s in stems[max(0, at - window) : at])
 
 
-def choose_family(scores: dict[Family, list[tuple[str, float]]], named_target: bool, goal: str,
-                  profile: DatasetProfile) -> tuple[Family, float]:
-    """The family the goal asks for, and how sure (0-1). Raises AmbiguousGoal on no signal or a real conflict."""
+def family_totals(scores: dict[Family, list[tuple[str, float]]], named_target: bool) -> dict[Family, float]:
+    """Each family's total weight; naming a column to predict adds to the prediction's."""
     totals = {family: sum(weight for _, weight in hits) for family, hits in scores.items()}
     if named_target:
         totals[Family.SUPERVISED] = totals.get(Family.SUPERVISED, 0.0) + NAMED_COLUMN_WEIGHT
+    return totals
+
+
+def choose_family(scores: dict[Family, list[tuple[str, float]]], named_target: bool, goal: str,
+                  profile: DatasetProfile) -> tuple[Family, float, float]:
+    """The family the goal asks for, its words' total weight and how far ahead of the next family that is. Raises
+    AmbiguousGoal on no signal or a real conflict."""
+    totals = family_totals(scores, named_target)
     if not totals or max(totals.values()) < MIN_TASK_SCORE:
         raise AmbiguousGoal(vague_goal_question(goal, profile))
     ranked = sorted(totals, key=lambda f: (-totals[f], _tie_rank(f, named_target)))
@@ -120,8 +127,7 @@ def choose_family(scores: dict[Family, list[tuple[str, float]]], named_target: b
             f"want? dagsmith builds one pipeline per goal."
         )
     second = max((t for f, t in totals.items() if f != best), default=0.0)
-    confidence = min(1.0, 0.5 + totals[best] / 8) - 0.3 * min(1.0, second / totals[best])
-    return best, max(0.1, confidence)
+    return best, totals[best], totals[best] - second
 
 
 def _tie_rank(family: Family, named_target: bool) -> int:

@@ -28,7 +28,8 @@ from dagsmith.agents.intent import (
     supervised_type,
     validate_intent,
 )
-from dagsmith.agents.intent.candidates import likely_readings
+from dagsmith.agents.intent.calibration import calibration
+from dagsmith.agents.intent.candidates import OFFERED, likely_readings
 from dagsmith.agents.intent.given import FieldError, check_fields
 from dagsmith.agents.intent.mentions import STRONG_MATCH, column_matches
 from dagsmith.embeddings import Embedder, default_embedder
@@ -41,10 +42,11 @@ from dagsmith.models.intent import (
     Intent,
     InvalidIntent,
     Question,
+    Reading,
     SeveralTargets,
 )
 from dagsmith.models.profile import DatasetProfile
-from dagsmith.models.reasoning import Provenance
+from dagsmith.models.reasoning import DETERMINISTIC, Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide
 
 #: Example values shown per column: enough to recognise classes, never more than a small sample of the data.
@@ -142,8 +144,9 @@ def _checked_goal(goal: str | None, profile: DatasetProfile, given: GivenFields)
 
 def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
                embedder: Embedder | None = None, *, ruled: Intent | AmbiguousGoal | None = None,
-               given: GivenFields | None = None) -> Intent:
-    """Read and validate the goal; raises AmbiguousGoal (unreadable goal) or InvalidIntent (cannot be planned).
+               given: GivenFields | None = None, proceed: float | None = None) -> Intent:
+    """Read and validate the goal; raises AmbiguousGoal (unreadable goal, or a reading of the rules less likely to be
+    right than ``proceed``, by default the calibrated threshold) or InvalidIntent (cannot be planned).
 
     A target the goal names in words no column is called by is looked for by meaning (``embedder``, by default the
     shipped model, loaded only then). ``ruled`` is the rules' reading of this goal (or the question they raised) when
@@ -163,7 +166,20 @@ def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | Non
         intent = intent.model_copy(update={"provenance": provenance})
         if intent.errors:
             raise InvalidIntent(intent)
+        if provenance.reasoner == DETERMINISTIC and intent.confidence < (
+                calibration().proceed if proceed is None else proceed):
+            raise unsure(intent)
         return intent if given == GivenFields() else apply_fields(intent, profile, given)
+
+
+def unsure(intent: Intent) -> AmbiguousGoal:
+    """The question for a reading of the rules too unlikely to be right to plan on: the reading is offered first."""
+    what = intent.task_type.value.replace("_", " ") + (f" of '{intent.target}'" if intent.target else "")
+    return AmbiguousGoal(
+        f"The goal most likely asks for {what}, but readings on evidence like this are right only about "
+        f"{intent.confidence:.0%} of the time, so dagsmith asks rather than guesses. Which do you mean?",
+        [Reading(task_type=intent.task_type, target=intent.target,
+                 evidence=intent.reasons.get("target") if intent.target else intent.reasons["task_type"])])
 
 
 def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None = None,
@@ -206,16 +222,18 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
 
 @contextmanager
 def offering_readings(goal: str, profile: DatasetProfile, embedder: Embedder | None = None) -> Iterator[None]:
-    """A question raised inside offers the goal's likeliest readings (``candidates``), unless it brings its own;
+    """A question raised inside offers the goal's likeliest readings (``candidates``) after those it brings;
     columns close in meaning to the goal's words (by ``embedder``, the shipped model by default) among them."""
     try:
         yield
     except Question as question:
-        if not question.candidates:
+        if len(question.candidates) < OFFERED:
             found = read_by_meaning(goal, profile, embedder or default_embedder())
             meant = [(m.column, f"{m.column}: closest in meaning to the goal's '{m.phrase}' ({m.similarity:.2f})")
                      for m in (found.close if found else [])]
-            question.candidates = likely_readings(goal, profile, meant)
+            offered = {(r.task_type, r.target) for r in question.candidates}
+            question.candidates += [r for r in likely_readings(goal, profile, meant)
+                                    if (r.task_type, r.target) not in offered][: OFFERED - len(question.candidates)]
         raise
 
 
@@ -244,5 +262,4 @@ def _target_by_meaning(intent: Intent, profile: DatasetProfile, embedder: Embedd
     task, why = supervised_type(read_goal(intent.goal, profile), profile, target)
     reasons = {**intent.reasons, "target": f"{target}: {found.reason}",
                "task_type": f"{task.value.replace('_', ' ')}: {why}"}
-    return validate_intent(compose_intent(intent.goal, profile, task, target, reasons, intent.confidence * 0.8),
-                           profile)
+    return validate_intent(compose_intent(intent.goal, profile, task, target, reasons, intent.confidence), profile)
