@@ -62,7 +62,8 @@ def fit(observed: list[tuple[Evidence, bool] | None]) -> dict:
                                               "right": int(y.sum()), "asked": round(float(asked[proceed]), 3),
                                               "right_at_threshold": round(float(y[chance >= proceed].mean()), 3)},
             "weights": {name: round(float(w), 4) for name, w in zip(FEATURES, model.coef_[0], strict=True)},
-            "intercept": round(float(model.intercept_[0]), 4), "proceed": math.floor(float(proceed) * 1e3) / 1e3}  # as an intent's confidence is rounded
+            # the threshold rounded down as an intent's confidence is rounded
+            "intercept": round(float(model.intercept_[0]), 4), "proceed": math.floor(float(proceed) * 1e3) / 1e3}
 
 
 def main() -> None:
