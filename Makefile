@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-fast test-llm docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score clean
+.PHONY: install run serve test test-fast test-llm docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score portfolio bench-portfolio clean
 
 install: $(STAMP)
 
@@ -84,6 +84,14 @@ bench-score: install
 ## Goal reading on the labelled goal set's dev and test parts (tables the suite never uses).
 bench-goals: install
 	$(PYTHON) -m dagsmith.bench.goals
+
+## The model search's portfolio: what the shipped models' searches choose on tables the suite never uses.
+portfolio: install
+	$(PYTHON) -m dagsmith.bench.portfolio build
+
+## The portfolio's effect on the suite's tables: each model's search cold and warm-started, within the same budget.
+bench-portfolio: install
+	$(PYTHON) -m dagsmith.bench.portfolio measure
 
 clean:
 	rm -rf $(VENV) .dagsmith

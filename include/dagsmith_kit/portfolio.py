@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
@@ -22,6 +23,8 @@ PORTFOLIO_FILE = Path(__file__).with_name("portfolio.json")
 MAX_WARM_STARTS = 3
 #: What a remembered configuration may hold: it comes from a service's output, which is untrusted.
 MAX_PARAMS, MAX_TEXT = 12, 40
+#: Dtype names of columns a model reads as numbers; any other column counts as categorical.
+NUMERIC_DTYPES = ("int", "uint", "float", "bool")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,12 @@ class Table:
         except (KeyError, TypeError, ValueError):
             return None
         return table if table.rows > 0 and table.columns > 0 and 0 <= table.categorical_share <= 1 else None
+
+    @classmethod
+    def of_columns(cls, task_type: str, rows: int, dtypes: list[str]) -> Table:
+        """A table of ``rows`` whose feature columns have these pandas dtypes (as read, or as its profile says)."""
+        categorical = sum(not dtype.lower().startswith(NUMERIC_DTYPES) for dtype in dtypes)
+        return cls(task_type, rows, len(dtypes), round(categorical / max(1, len(dtypes)), 3))
 
     def stored(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,7 +100,7 @@ def shipped() -> tuple[Winner, ...]:
                  if (table := Table.of(e["table"])) and (params := clean(e["params"])))
 
 
-def nearest(winners: list[Winner] | tuple[Winner, ...], service: str, table: Table,
+def nearest(winners: Iterable[Winner], service: str, table: Table,
             limit: int = MAX_WARM_STARTS) -> list[Winner]:
     """The winners of ``service`` on the tables nearest ``table``, each configuration once; among equally near
     ones, the deployment's own runs first (they are tables like its own)."""
