@@ -204,18 +204,11 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
                    [{"params": "as given", "score": round(default, 6)}], validation)
     best.first_useful_seconds = _useful_at(best, started)
     best.best_seconds = round(time.monotonic() - started, 3)
+    deadline = started + search.budget_seconds
     if not classification and suits_log(y):
-        logged, log_validation = _cross_score(lambda: LogTarget(build(params)), X, y, splits, scorer, classes)
-        best.trials += 1
-        best.history.append({"params": "as given, on log(target)", "score": round(logged, 6)})
-        if logged > default + MARGIN:
-            best.score, best.validation, best.log_target = logged, log_validation, True
-            best.best_seconds = round(time.monotonic() - started, 3)
-            best.first_useful_seconds = best.first_useful_seconds or _useful_at(best, started)
+        _try_log_target(best, lambda: LogTarget(build(params)), X, y, splits, scorer, deadline, started)
     scaled = (lambda config: LogTarget(build(config))) if best.log_target else build
     if space is not None:
-        deadline = started + search.budget_seconds
-
         def score(config: dict[str, Any]) -> float:
             result, predicted = _cross_score(lambda: scaled(config), X, y, splits, scorer, classes, deadline)
             if result > best.score:
@@ -227,6 +220,22 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
         best.stopped = _search_space(best, space, score, search, started, given_seconds)
     best.seconds = round(time.monotonic() - started, 3)
     return best
+
+
+def _try_log_target(best: Outcome, estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series, splits: list,
+                    scorer, deadline: float, started: float) -> None:
+    """Score the given configuration on log(target) and keep it when it validates better (unless the budget runs out
+    first: it is an option, not the service's answer)."""
+    try:
+        logged, validation = _cross_score(estimator_for, X, y, splits, scorer, None, deadline)
+    except OutOfTime:
+        return
+    best.trials += 1
+    best.history.append({"params": "as given, on log(target)", "score": round(logged, 6)})
+    if logged > best.default_score + MARGIN:
+        best.score, best.validation, best.log_target = logged, validation, True
+        best.best_seconds = round(time.monotonic() - started, 3)
+        best.first_useful_seconds = best.first_useful_seconds or _useful_at(best, started)
 
 
 def _useful_at(best: Outcome, started: float) -> float | None:

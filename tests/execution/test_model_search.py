@@ -66,7 +66,8 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
     again = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
                  choices=NUMERIC_PREPARATION).pipeline
     searched = next(s for s in again.steps if s.stage == "modelling").search
-    print(searched.candidates, searched.warm_start, searched.reason)
+    assert searched.warm_start["gradient_boosting_classifier"][0] == booster["params"], searched.warm_start
+    assert "the most similar tables (the portfolio and this deployment's runs)" in searched.reason
 
 
 def test_a_failed_candidate_is_one_fewer_to_choose_from(store, embedder, churn_csv):

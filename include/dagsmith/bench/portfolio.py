@@ -117,14 +117,17 @@ def build_cases(limit: int) -> list[Case]:
     return cases[:limit]
 
 
-def measure_cases(limit: int) -> list[Case]:
-    """Up to ``limit`` of the suite's supervised tasks, the task types in turn (the tables the suite is scored on)."""
+def measure_cases(limit: int, max_rows: int) -> list[Case]:
+    """Up to ``limit`` of the suite's supervised tasks of at most ``max_rows`` rows, the task types in turn (the tables
+    the suite is scored on)."""
     from dagsmith.bench.suite import load_suite
 
     by_type: dict[str, list[Case]] = {}
     for task in load_suite():
         if task.task_type in METRIC and task.target:
             frame = task.frame()
+            if len(frame) > max_rows:
+                continue
             frame = frame.sample(min(len(frame), MAX_ROWS), random_state=0)
             by_type.setdefault(task.task_type, []).append(Case(task.id, task.task_type, task.target, frame))
     cases = [case for group in zip(*by_type.values(), strict=False) for case in group]
@@ -154,10 +157,10 @@ def build(limit: int, budget: float, out: Path) -> None:
     print(f"{len(entries)} configurations from {len(cases)} tables written to {out}")
 
 
-def measure(limit: int, budget: float) -> list[dict[str, Any]]:
+def measure(limit: int, budget: float, max_rows: int) -> list[dict[str, Any]]:
     built_on = set(json.loads(portfolio.PORTFOLIO_FILE.read_text(encoding="utf-8"))["tables"])
     rows = []
-    for case in measure_cases(limit):
+    for case in measure_cases(limit, max_rows):
         assert case.name not in built_on
         for service in SERVICES[case.kind]:
             warm = tuple(w.params for w in portfolio.nearest(portfolio.shipped(), service, case.table()))
@@ -204,6 +207,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("command", choices=["build", "measure"])
     parser.add_argument("--tables", type=int, default=12, help="tables to search")
     parser.add_argument("--budget", type=float, default=20.0, help="seconds per service and table")
+    parser.add_argument("--max-rows", type=int, default=MAX_ROWS, help="measure: only tables up to this many rows")
     parser.add_argument("--out", type=Path, default=portfolio.PORTFOLIO_FILE)
     parser.add_argument("--json", type=Path, help="measure: also write the rows here")
     args = parser.parse_args(argv)
@@ -211,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "build":
         build(args.tables, args.budget, args.out)
     else:
-        rows = measure(args.tables, args.budget)
+        rows = measure(args.tables, args.budget, args.max_rows)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
 
