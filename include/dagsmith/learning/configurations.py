@@ -19,11 +19,12 @@ RECENT_RUNS = 500
 
 def search_winners(session: Session, limit: int = RECENT_RUNS) -> list[Winner]:
     """The configurations the deployment's latest searches chose, newest first, with their tables' meta-features."""
-    traces = session.scalars(select(schema.Execution.trace).where(schema.Execution.trace.has_key("search"))
-                             .order_by(schema.Execution.id.desc()).limit(limit))
+    searches = session.scalars(select(schema.Execution.trace["search"])  # only that part of a trace is read
+                               .where(schema.Execution.trace.has_key("search"))
+                               .order_by(schema.Execution.id.desc()).limit(limit))
     winners = []
-    for trace in traces:
-        for summary in (trace.get("search") or {}).values():
+    for search in searches:
+        for summary in (search if isinstance(search, dict) else {}).values():
             table = Table.of(summary.get("table") or {})
             if table is None:
                 continue
