@@ -109,6 +109,13 @@ class Outcome:
     best_seconds: float = 0.0  # when the chosen configuration was found
     stopped: str = "the given parameters only"  # why the search ended
 
+    def found(self, started: float) -> None:
+        """Note the time since ``started`` at which the current best configuration was found (and, when it is the
+        first to beat the trivial predictor, a first useful model)."""
+        self.best_seconds = round(time.monotonic() - started, 3)
+        if self.first_useful_seconds is None and self.score > self.baseline + MARGIN:
+            self.first_useful_seconds = self.best_seconds
+
 
 def _scorer(metric: str, y: pd.Series) -> Callable:
     name = SCORERS[metric]
@@ -202,8 +209,7 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     given_seconds = time.monotonic() - began
     best = Outcome(dict(params), default, baseline, default, 1, 0.0, folds,
                    [{"params": "as given", "score": round(default, 6)}], validation)
-    best.first_useful_seconds = _useful_at(best, started)
-    best.best_seconds = round(time.monotonic() - started, 3)
+    best.found(started)
     deadline = started + search.budget_seconds
     if not classification and suits_log(y):
         _try_log_target(best, lambda: LogTarget(build(params)), X, y, splits, scorer, deadline, started)
@@ -213,8 +219,7 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
             result, predicted = _cross_score(lambda: scaled(config), X, y, splits, scorer, classes, deadline)
             if result > best.score:
                 best.params, best.score, best.validation = {**params, **config}, result, predicted
-                best.best_seconds = round(time.monotonic() - started, 3)
-                best.first_useful_seconds = best.first_useful_seconds or _useful_at(best, started)
+                best.found(started)
             return result
 
         best.stopped = _search_space(best, space, score, search, started, given_seconds)
@@ -234,13 +239,7 @@ def _try_log_target(best: Outcome, estimator_for: Callable[[], Any], X: pd.DataF
     best.history.append({"params": "as given, on log(target)", "score": round(logged, 6)})
     if logged > best.default_score + MARGIN:
         best.score, best.validation, best.log_target = logged, validation, True
-        best.best_seconds = round(time.monotonic() - started, 3)
-        best.first_useful_seconds = best.first_useful_seconds or _useful_at(best, started)
-
-
-def _useful_at(best: Outcome, started: float) -> float | None:
-    """Seconds since ``started`` when the best configuration beats the trivial predictor, else None."""
-    return round(time.monotonic() - started, 3) if best.score > best.baseline + MARGIN else None
+        best.found(started)
 
 
 def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]], float], search: Search,
