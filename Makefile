@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score bench-executors calibrate-goals clean
+.PHONY: install run serve test test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score bench-executors calibrate-goals portfolio bench-portfolio clean
 
 install: $(STAMP)
 
@@ -107,6 +107,14 @@ bench-goals: install
 ## run it after changing the reading rules, then `make bench-goals` to score it on the test part.
 calibrate-goals: install
 	$(PYTHON) -m dagsmith.bench.calibrate
+
+## The model search's portfolio: what the shipped models' searches choose on tables the suite never uses.
+portfolio: install
+	$(PYTHON) -m dagsmith.bench.portfolio build
+
+## The portfolio's effect on the suite's tables: each model's search cold and warm-started, within the same budget.
+bench-portfolio: install
+	$(PYTHON) -m dagsmith.bench.portfolio measure
 
 clean:
 	rm -rf $(VENV) .dagsmith

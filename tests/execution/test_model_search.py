@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from dagsmith.agents.planner import plan
 from dagsmith.execution.workspace import Workspace
+from dagsmith.learning.configurations import search_winners
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
@@ -43,7 +44,8 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
                    choices=NUMERIC_PREPARATION).pipeline
     position = _search_exactly(store, planned, ["decision_tree_classifier", "gradient_boosting_classifier"],
-                               {"decision_tree_classifier": {"max_depth": 1}})  # a stump, ranked first
+                               {"decision_tree_classifier": {"max_depth": 1},  # a stump, ranked first
+                                "gradient_boosting_classifier": {"max_iter": 100}})
     outcome = run_in_process(planned, churn_csv, LocalRuntime(), store)
     assert outcome["status"] == "completed", outcome["error"]
     search = outcome["trace"]["search"][str(position)]
@@ -53,6 +55,19 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
     assert search["metric"] == "roc_auc" and "best validation roc_auc" in search["reason"]
     assert [t["status"] for t in _modelling_tries(outcome)] == ["skipped", "completed"]
     assert _modelling_tries(outcome)[0]["decision"]["action"] == "outperformed"
+    # what each candidate's search chose is history now: the next search on a table like this one starts there
+    assert stump["params"]["max_depth"] and booster["params"]["max_iter"]
+    assert search["table"]["task_type"] == "binary_classification"
+    with session_scope(store) as session:
+        learned = search_winners(session)
+    assert [(w.service, w.params, w.source) for w in learned] == [
+        ("decision_tree_classifier", stump["params"], "history"), ("gradient_boosting_classifier", booster["params"],
+                                                                   "history")]
+    again = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
+                 choices=NUMERIC_PREPARATION).pipeline
+    searched = next(s for s in again.steps if s.stage == "modelling").search
+    assert searched.warm_start["gradient_boosting_classifier"][0] == booster["params"], searched.warm_start
+    assert "the most similar tables (the portfolio and this deployment's runs)" in searched.reason
 
 
 def test_a_failed_candidate_is_one_fewer_to_choose_from(store, embedder, churn_csv):

@@ -17,11 +17,11 @@ def searched(budget: float, metric: str, **extra) -> dict:
 
 
 def test_a_tuned_booster_reports_its_validation_beside_the_baseline(run, churn_split):
-    out = run("gradient_boosting_classifier", churn_split, searched(8, "roc_auc")).output
+    out = run("gradient_boosting_classifier", churn_split, searched(12, "roc_auc")).output
     metrics, search = out.metrics(), json.loads((out.path / SEARCH_FILE).read_text())
     assert metrics["validation_score"] > 0.75 and metrics["validation_baseline"] == pytest.approx(0.5)
     assert metrics["search_trials"] > 1, "the budget leaves room for more than the given configuration"
-    assert metrics["search_seconds"] < 8 + 4, "a trial that cannot finish within the budget is not started"
+    assert metrics["search_seconds"] < 12 + 4, "a trial that cannot finish within the budget is not started"
     assert search["score"] >= search["default_score"], "the given configuration competes too"
     assert "3-fold cross-validation on the training rows" in out.path.joinpath("report.md").read_text()
     held_out = pd.read_parquet(out.path / VALIDATION_FILE)  # what the pipeline blends candidates from
@@ -117,3 +117,44 @@ def test_a_target_that_grows_by_ratios_is_modelled_on_its_logarithm(run, tmp_pat
 ])
 def test_only_positive_wide_or_skewed_targets_try_a_log_model(values, suits):
     assert suits_log(pd.Series(values)) is suits
+
+
+def test_a_search_first_tries_the_configurations_that_won_on_similar_tables(run, regression_split):
+    """A poor given configuration, and one that won on a similar table: the remembered one is tried right after the
+    given one, before any configuration of the search's own, and wins over the given one."""
+    params = searched(10, "r2", alpha=1e4)
+    params["search"]["warm_start"] = [{"alpha": 0.05}, "not a configuration", {"alpha": [1, 2], "search": {}}]
+    out = run("ridge_regression", regression_split, params).output
+    search = json.loads((out.path / SEARCH_FILE).read_text())
+    remembered = [h for h in search["history"] if h.get("warm_start")]
+    assert search["warm_starts"] == 1 and remembered == [{"params": {"alpha": 0.05}, "score": pytest.approx(
+        remembered[0]["score"]), "warm_start": True}], "only a plain configuration is tried"
+    assert remembered[0]["score"] > search["default_score"] + 0.3
+    assert 0 < out.metrics()["search_first_useful_seconds"] <= search["best_seconds"] <= search["seconds"]
+    assert "1 of them won on similar tables" in out.path.joinpath("report.md").read_text()
+
+
+def test_the_search_stops_once_its_score_stops_improving(run, regression_split):
+    """One setting on 331 rows: a minute's budget is far more than the search needs; it stops when trials stop
+    bringing anything, not when the minute is over."""
+    out = run("ridge_regression", regression_split, searched(60, "r2")).output
+    search = json.loads((out.path / SEARCH_FILE).read_text())
+    assert search["seconds"] < 30 and "stopped improving" in search["stopped"], search
+    assert "the search stopped because the score stopped improving" in out.path.joinpath("report.md").read_text()
+
+
+def test_a_configuration_that_runs_past_the_budget_is_abandoned_between_folds():
+    """A forest of 1,500 trees started with time left (the given 5-tree one was quick) cannot finish three folds
+    within the budget: it is abandoned after the fold that overran, not scored."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from dagsmith import datasets
+    from dagsmith_kit.search import Search, tune
+
+    cancer = datasets.load("breast_cancer")
+    X, y = cancer.drop(columns=["diagnosis"]), cancer["diagnosis"]
+    outcome = tune(lambda p: RandomForestClassifier(n_estimators=p.get("n_estimators", 5), random_state=0, n_jobs=1),
+                   {}, lambda trial: {"n_estimators": trial.suggest_int("n_estimators", 5, 1_500)}, X, y,
+                   Search(1.0, "roc_auc", warm_start=({"n_estimators": 1_500},)))
+    assert [h["params"] for h in outcome.history] == ["as given"], "the large forest was not scored"
+    assert outcome.params == {} and outcome.first_useful_seconds is not None

@@ -8,6 +8,7 @@ and the goal (``agents.parameters``), and four checks run before anything can ex
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from dagsmith.agents.checks import validate
 from dagsmith.agents.choices import choose, honour_model_request
@@ -24,6 +25,7 @@ from dagsmith.models.plan import PipelineSpec, PipelineStatus, PlannedStep, Reco
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.models.reasoning import Provenance
 from dagsmith.reasoning.llm import ModelReasoner, ReasonerFailed, decide
+from dagsmith_kit.portfolio import Winner
 
 
 def pipeline_name(goal: str) -> str:
@@ -42,10 +44,12 @@ def build(
     choices: dict[Stage, str] | None = None,
     reasoner: ModelReasoner | None = None,
     search_seconds: float | None = None,
+    winners: Sequence[Winner] = (),
 ) -> PipelineSpec:
     """The pipeline for this intent: chosen services, inferred parameters (reviewed by the configured model when
     there is one and its values hold up), the modelling step's search (``search_seconds`` overrides the budget
-    sized to the data, a goal's own budget overrides both), edges, and its four checks."""
+    sized to the data, a goal's own budget overrides both; ``winners``, configurations that won on other tables, start
+    it), edges, and its four checks."""
     if Stage.MODELLING not in (choices or {}):
         recommendation = honour_model_request(recommendation, intent, catalog)
     chosen = choose(recommendation, choices or {})
@@ -62,7 +66,7 @@ def build(
         params, reasons = infer_params(stage, entry, profile, intent)
         search = plan_search(stage, recommendation.for_stage(stage), name, by, profile, intent, search_seconds,
                              lambda candidate, stage=stage: infer_params(stage, catalog[candidate], profile, intent)[0],
-                             lambda candidate: native <= prepares_itself(catalog[candidate].analysis.tags))
+                             lambda candidate: native <= prepares_itself(catalog[candidate].analysis.tags), winners)
         if search and intent.asks(ConstraintKind.MODEL):
             search.reason = f"the goal asks for {' or '.join(intent.asks(ConstraintKind.MODEL))}: {search.reason}"
         if search and native:

@@ -3,13 +3,15 @@
 One default model is a guess. The builder turns the modelling step of a supervised pipeline into a search: the
 top-ranked model and the next ones that fit the data as well (by the recommender's compatibility signal) each
 tune themselves within a share of the pipeline's budget, scored on the training rows only, and the best
-validation score wins (``execution.search``), or a weighted average of them when that validates better. A person's
-explicit choice is honoured: their model alone is tuned; a goal that asks for a kind of model gets one model.
+validation score wins (``execution.search``), or a weighted average of them when that validates better. Each
+candidate's search starts from the configurations that won on the most similar tables, in the portfolio shipped with
+the kit and in this deployment's own runs (``dagsmith_kit.portfolio``). A person's explicit choice is honoured: their
+model alone is tuned; a goal that asks for a kind of model gets one model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dagsmith.models.catalog import Stage, TaskType
@@ -17,6 +19,7 @@ from dagsmith.models.intent import ConstraintKind, Intent, find_constraint
 from dagsmith.models.plan import ModelSearch, StageRecommendation
 from dagsmith.models.profile import DatasetProfile
 from dagsmith_kit.metrics import METRICS
+from dagsmith_kit.portfolio import Table, Winner, nearest
 
 #: Models fitted side by side at most (the recommender's order).
 MAX_CANDIDATES = 3
@@ -32,6 +35,8 @@ SEARCH_SHARE_OF_GOAL = 0.6
 #: overconfident model so hard that a short search can find nothing better than the class prior.
 DEFAULT_METRIC = {TaskType.BINARY_CLASSIFICATION: "roc_auc", TaskType.MULTICLASS_CLASSIFICATION: "roc_auc",
                   TaskType.REGRESSION: "r2", TaskType.TIME_SERIES_FORECASTING: "r2"}
+#: Where a remembered configuration comes from (``Winner.source``), as the plan's reason says it.
+SOURCES = {"portfolio": "the portfolio", "history": "this deployment's runs"}
 #: Metrics that weigh a rare class as much as a common one (see ``class_weighting``).
 CLASS_BALANCED_METRICS = frozenset(name for name, metric in METRICS.items() if metric.class_balanced)
 
@@ -84,12 +89,31 @@ def candidates(ranking: StageRecommendation, pick: str, chosen_by: str,
     return [pick, *(c.microservice for c in others)][:MAX_CANDIDATES]
 
 
+def table_of(profile: DatasetProfile, intent: Intent) -> Table:
+    """The meta-features a configuration's fit to a table is judged by: the task, rows, feature columns and their
+    share of categories."""
+    return Table.of_columns(intent.task_type.value, profile.n_rows,
+                            [c.dtype for c in profile.columns if c.name != intent.target])
+
+
+def warm_starts(names: list[str], table: Table, winners: Sequence[Winner]) -> tuple[dict[str, list[dict]], str]:
+    """Per candidate, the configurations that won on the tables nearest this one, and a sentence on where from."""
+    found = {name: nearest(winners, name, table) for name in names}
+    sources = {w.source for chosen in found.values() for w in chosen}
+    if not sources:
+        return {}, ""
+    where = " and ".join(said for source, said in SOURCES.items() if source in sources)
+    return ({name: [w.params for w in chosen] for name, chosen in found.items() if chosen},
+            f"; each starts from the configurations that won on the most similar tables ({where})")
+
+
 def plan_search(stage: Stage, ranking: StageRecommendation | None, pick: str, chosen_by: str,
                 profile: DatasetProfile, intent: Intent, configured_seconds: float | None,
                 params_of: Callable[[str], dict[str, Any]],
-                takes: Callable[[str], bool] = lambda name: True) -> ModelSearch | None:
+                takes: Callable[[str], bool] = lambda name: True, winners: Sequence[Winner] = ()) -> ModelSearch | None:
     """The search for a supervised modelling step (``params_of`` infers a candidate's params, ``takes`` says
-    whether a candidate reads the data as prepared), or None for any other step."""
+    whether a candidate reads the data as prepared, ``winners`` are the configurations that won before), or None
+    for any other step."""
     if stage is not Stage.MODELLING or intent.task_type not in DEFAULT_METRIC or ranking is None:
         return None
     names = candidates(ranking, pick, chosen_by, takes)
@@ -98,8 +122,11 @@ def plan_search(stage: Stage, ranking: StageRecommendation | None, pick: str, ch
     each = max(1.0, round(total / len(names), 1))
     who = "your choice, tuned" if chosen_by == "user" else f"{len(names)} model(s) that fit the data"
     blend = len(names) > 1 and not find_constraint(intent.constraints, ConstraintKind.MODEL)
+    table = table_of(profile, intent)
+    warm, why_warm = warm_starts(names, table, winners)
     return ModelSearch(candidates=names, params={name: params_of(name) for name in names}, budget_seconds=each,
-                       metric=measure, blend=blend,
+                       metric=measure, blend=blend, table=table.stored(), warm_start=warm,
                        reason=f"{who}; {each:g} s each ({why_budget}); the best {measure} on the training rows' "
                               f"validation wins ({why_metric})"
-                              + ("; their weighted average instead when it validates better" if blend else ""))
+                              + ("; their weighted average instead when it validates better" if blend else "")
+                              + why_warm)

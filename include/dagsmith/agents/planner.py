@@ -20,6 +20,7 @@ from dagsmith.config import Settings
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.errors import InputError
 from dagsmith.learning import answers
+from dagsmith.learning.configurations import search_winners
 from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import GivenFields, Intent
 from dagsmith.models.plan import (
@@ -33,6 +34,7 @@ from dagsmith.models.profile import DatasetProfile, SemanticType
 from dagsmith.reasoning.llm import model_reasoner
 from dagsmith.store.db import session_scope
 from dagsmith.store.pipelines import insert_pipeline
+from dagsmith_kit import portfolio
 
 #: Optional stages a pipeline gets unless the person says otherwise: plots, a report, and removing
 #: duplicates when the profiler found some (the intent only lists it then).
@@ -81,9 +83,11 @@ def _build(profile: DatasetProfile, intent: Intent, recommendation: Recommendati
     """The built pipeline, and the catalog's ids by service name that storing it needs."""
     with session_scope(settings) as session:
         catalog = {entry.name: entry for entry in _entries(session, recommendation.mode)}
+        learned = search_winners(session) if recommendation.mode is RankingMode.FULL else []
     spec = builder.build(profile, intent, recommendation, catalog, owner=user, dataset=str(Path(data).resolve()),
                          choices=choices, reasoner=model_reasoner(settings),
-                         search_seconds=(settings or Settings.from_env()).search_seconds)
+                         search_seconds=(settings or Settings.from_env()).search_seconds,
+                         winners=[*learned, *portfolio.shipped()])
     return spec, {name: entry.id for name, entry in catalog.items()}
 
 

@@ -32,6 +32,8 @@ from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import service_names, step_at, tries_of
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import METRICS_FILE
+from dagsmith_kit.portfolio import clean
+from dagsmith_kit.search import SEARCH_FILE
 
 
 def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: Runtime, settings: Settings,
@@ -66,6 +68,15 @@ def _validation(output: Path) -> dict:
     return {key: float(value) for key, value in metrics.items() if key in
             ("validation_score", "validation_baseline", "search_trials", "search_seconds")
             and isinstance(value, int | float) and math.isfinite(value)}
+
+
+def _chosen_params(output: Path) -> dict | None:
+    """The configuration a candidate's search chose, as execution history keeps it (read from its untrusted output:
+    only a few plain values survive, ``dagsmith_kit.portfolio.clean``)."""
+    try:
+        return clean(json.loads((output / SEARCH_FILE).read_text(encoding="utf-8")).get("params"))
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _table(search: ModelSearch, rows: list[dict], winner: str, blend: Blend | None) -> str:
@@ -103,8 +114,10 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
         rows: list[dict[str, Any]] = []
         for attempt in tried:
             output = workspace.attempt_output(position, attempt.attempt)
+            completed = attempt.status == StepStatus.COMPLETED
             rows.append({"name": names[attempt.microservice_id], "attempt": attempt, "output": output,
-                         "validation": _validation(output) if attempt.status == StepStatus.COMPLETED else {},
+                         "validation": _validation(output) if completed else {},
+                         "params": _chosen_params(output) if completed else None,
                          "error": telling_line(attempt.error_text or "") if attempt.status == StepStatus.FAILED
                          else None})
         finished = sorted((r for r in rows if r["attempt"].status == StepStatus.COMPLETED),  # stable: plan order
@@ -149,7 +162,9 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
         summary = {"metric": search.metric, "winner": winner, "reason": reason,
                    "threshold": line.at if line else None,
                    "blend": mixed.weights if mixed else None, "model": mixed.label() if mixed else winner,
-                   "candidates": [{"name": r["name"], "error": r["error"], **r["validation"]} for r in rows]}
+                   "table": search.table,  # with each candidate's chosen params: what later searches start from
+                   "candidates": [{"name": r["name"], "error": r["error"], "params": r["params"], **r["validation"]}
+                                  for r in rows]}
         execution.trace = {**execution.trace, "search": {**execution.trace.get("search", {}), str(position): summary}}
     if not finished:
         raise CandidatesExhausted(reason)

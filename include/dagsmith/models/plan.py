@@ -95,11 +95,16 @@ class ModelSearch(BaseModel):
     blend: bool = Field(default=True, description="hand on a weighted average of the candidates when it validates "
                                                   "better than the best alone (execution.blending)")
     reason: str
+    table: dict[str, Any] | None = Field(default=None, description="the table's meta-features "
+                                                                   "(dagsmith_kit.portfolio.Table), for history")
+    warm_start: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict, description="per candidate, configurations that won on similar tables, nearest first")
 
     def params_for(self, candidate: str) -> dict[str, Any]:
         """A candidate's params, with the search that makes it validate and tune itself."""
+        warm = {"warm_start": self.warm_start[candidate]} if self.warm_start.get(candidate) else {}
         return {**self.params.get(candidate, {}),
-                "search": {"budget_seconds": self.budget_seconds, "metric": self.metric}}
+                "search": {"budget_seconds": self.budget_seconds, "metric": self.metric, **warm}}
 
 
 class PlannedStep(BaseModel):
