@@ -97,7 +97,7 @@ bench-executors: install
 
 ## Scoring new rows with a model version: rows/s for 10,000 and 100,000 rows, against predict in one process.
 bench-score: install
-	$(PYTHON) -m dagsmith.bench.scoring --rows 10000 100000
+	$(PYTHON) -m dagsmith.bench.scoring --rows 10000 100000 1000000
 
 ## Goal reading on the labelled goal set's dev and test parts (tables the suite never uses).
 bench-goals: install

@@ -28,7 +28,7 @@ from dagsmith import datasets
 from dagsmith_kit import Bundle, transforms
 from dagsmith_kit.freeze import freeze
 
-SIZES = (10_000, 100_000)
+SIZES = (10_000, 100_000, 1_000_000)
 CHAIN = ("train_test_splitter", "median_imputer", "onehot_encoder", "standard_scaler", "logistic_regression")
 
 
