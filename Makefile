@@ -95,7 +95,7 @@ bench-executors: install
 	scripts/setup-celery.sh
 	$(PYTHON) -m dagsmith.bench.executors --runs 100 --workers 2
 
-## Scoring new rows with a model version: rows/s for 10,000 and 100,000 rows, against predict in one process.
+## Scoring new rows with a model version: rows/s for 10,000, 100,000 and 1,000,000 rows, against predict in one process.
 bench-score: install
 	$(PYTHON) -m dagsmith.bench.scoring --rows 10000 100000 1000000
 
