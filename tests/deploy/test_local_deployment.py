@@ -220,9 +220,9 @@ def test_an_unclear_goal_is_asked_in_airflow_and_the_answer_is_built_and_remembe
 def test_the_deployment_listens_on_this_machine_only(deployment):
     """By default every service of the deployment listens on the loopback address only: the api-server at the
     address it reports, and no log or health server at all; the machine's other addresses are refused."""
-    listening = {service: listening(pid) for service, pid in deployment.pids.items()}
-    assert listening["api-server"] == {("127.0.0.1", deployment.port)}, listening
-    assert not set().union(*(found for service, found in listening.items() if service != "api-server")), listening
+    found = {service: listening(pid) for service, pid in deployment.pids.items()}
+    assert found["api-server"] == {("127.0.0.1", deployment.port)}, found
+    assert not set().union(*(addresses for service, addresses in found.items() if service != "api-server")), found
     assert deployment.url == f"http://127.0.0.1:{deployment.port}"
     assert deployment.listening == f"127.0.0.1:{deployment.port} (this machine only)"
     others = [a.address for addresses in psutil.net_if_addrs().values() for a in addresses
