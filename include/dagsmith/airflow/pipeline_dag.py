@@ -54,13 +54,14 @@ def _heal_on_retry(context) -> None:
         log.error("self-healing: %s", exc)
 
 
-def build(spec: DagSpec, known: dict[str, str] | None = None, queue: str = Settings.queue) -> DAG:
+def build(spec: DagSpec, known: dict[str, str] | None = None, settings: Settings | None = None) -> DAG:
     """The child DAG for one pipeline spec; with ``known`` logins (under FAB) granted to its owner only if they are
-    one of them (``ownership.pipeline_access``). Its steps go to the Celery ``queue`` (``DAGSMITH_QUEUE``; other
-    executors ignore it), its bookkeeping tasks to Airflow's default queue."""
+    one of them (``ownership.pipeline_access``). Its steps run as the ``settings``' runtime makes them and go to its
+    Celery queue (``DAGSMITH_QUEUE``; other executors ignore it), its bookkeeping tasks to Airflow's default queue."""
+    settings = settings or Settings.from_env()
     steps = spec.steps
     retries = healing.retries_for([s.alternatives for s in steps])
-    operator = _step_operator()
+    operator, queue = _step_operator(settings.runtime), settings.queue
     source = assets.dataset_asset(spec.dataset)
     with DAG(
         dag_id=dag_id(spec.pipeline_id),
@@ -125,10 +126,10 @@ def build(spec: DagSpec, known: dict[str, str] | None = None, queue: str = Setti
     return dag
 
 
-def _step_operator() -> type[StepTask]:
+def _step_operator(runtime: str) -> type[StepTask]:
     """The operator of every step: a pod where the DAGs are parsed for the kubernetes runtime (imported only then),
     else a container, whose task also runs the local runtime."""
-    if Settings.from_env().runtime == "kubernetes":
+    if runtime == "kubernetes":
         from dagsmith.airflow.pod_operator import StepPodOperator
 
         return StepPodOperator
@@ -174,7 +175,7 @@ def load_dags(specs: list[Path]) -> dict[str, DAG]:
     for path in specs:
         try:
             spec = read_spec(path)
-            built = [build(spec, known, settings.queue), build_scoring(spec, known)]
+            built = [build(spec, known, settings), build_scoring(spec, known)]
         except Exception as exc:  # noqa: BLE001 - a spec's fault is its pipeline's alone, whatever it is
             log.error("skipping pipeline spec %s: %s", path, exc)
             continue
