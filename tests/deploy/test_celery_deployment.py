@@ -1,7 +1,8 @@
 """dagsmith on Airflow's CeleryExecutor on one machine (`dagsmith serve --executor celery --workers 2`): a real Redis
 broker, two real Celery workers with names of their own, a real scheduler. A pipeline's steps land on both workers
-(each try records its worker), its model search's candidates run at once, and a worker killed mid-step has its
-try retried on the other; a worker that does not see the shared workspace root refuses to start."""
+(each try records its worker), its model search's candidates run at once, a broker killed while they run is
+restarted and loses none of them, and a worker killed mid-step has its try retried on the other; a worker that does
+not see the shared workspace root refuses to start."""
 
 from __future__ import annotations
 
@@ -62,6 +63,15 @@ def _kill_tree(pid: int) -> None:
             process.send_signal(signal.SIGKILL)
 
 
+def _restart_broker(deployment) -> None:
+    """Kill the broker as a crash would, and wait for the deployment's watch (what ``dagsmith serve`` runs every few
+    seconds) to start it again."""
+    killed = deployment.pids["redis"]
+    os.kill(killed, signal.SIGKILL)
+    wait_until(lambda: deployment.check_alive() or deployment.pids["redis"] != killed, timeout=60,
+               what=lambda: f"the broker to be restarted: {service_logs(deployment)}")
+
+
 def _execution(settings, run_id: str) -> int | None:
     with session_scope(settings) as session:
         return session.scalar(select(schema.Execution.id).where(schema.Execution.airflow_run_id == run_id))
@@ -84,8 +94,12 @@ def test_steps_run_on_both_workers_and_a_killed_workers_step_is_retried_on_the_o
     triggered = time.monotonic()
     run = api.trigger(child, {"dataset": str(data), "user": "celery-owner"})
 
-    # A step after the search is killed with its worker mid-try, as a lost machine would be.
+    # The broker is killed while the search's candidates run; then a step after the search is killed with its
+    # worker mid-try, as a lost machine would be.
     execution_id = wait_until(lambda: _execution(settings, run), timeout=300, what="the run to start")
+    wait_until(lambda: _running_try(settings, execution_id, {searched}), timeout=300, first=0.05, longest=0.1,
+               what=lambda: f"a candidate of the search to run: {service_logs(deployment)}")
+    _restart_broker(deployment)
     position, worker = wait_until(lambda: _running_try(settings, execution_id, after), timeout=300, first=0.05,
                                   longest=0.1, what=lambda: f"a step after the search: {service_logs(deployment)}")
     service = {name: service for service, name in deployment.worker_names.items()}[worker]

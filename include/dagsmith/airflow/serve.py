@@ -3,10 +3,10 @@ triggerer as child processes, with dagsmith's DAGs and logins.
 
 The scheduler runs tasks itself (LocalExecutor), or with ``executor="celery"`` hands them to Celery workers started
 beside it (``workers`` of them, each named ``worker-N@<host>``, which each try records) through a Redis broker of its
-own: Debian's ``redis-server`` on a unix socket under the deployment's root, persisted there (append-only file), so
-a broker restart loses no queued task; task results go to the metadata database. The workers take pipeline steps
-from dagsmith's queue (``DAGSMITH_QUEUE``) and everything else from Airflow's default queue, and see one shared
-workspace root, marked so (``execution.workers``) before they start.
+own: Debian's ``redis-server`` on a unix socket under the deployment's root, persisted there (append-only file,
+written through), so a broker that exits is restarted and loses no queued task; task results go to the metadata
+database. The workers take pipeline steps from dagsmith's queue (``DAGSMITH_QUEUE``) and everything else from
+Airflow's default queue, and see one shared workspace root, marked so (``execution.workers``) before they start.
 
 Logins are the simple auth manager's (one person on their machine: every login sees every DAG) or the FAB auth
 manager's, under which each pipeline's DAG is seen and triggered by its owner, everyone when it is shared, and
@@ -62,6 +62,8 @@ EXECUTORS = {"local": "LocalExecutor", "celery": "CeleryExecutor"}
 WORKER_CONCURRENCY = 4
 #: Airflow's default queue, which the workers serve beside dagsmith's.
 DEFAULT_QUEUE = "default"
+#: A broker that exits is restarted, unless it has started more than this many times within the window (seconds).
+BROKER_RESTARTS, BROKER_RESTART_WINDOW = 3, 600
 #: Each service's own options: the api-server's address is added in ``start``; no log server listens.
 SERVICE_OPTIONS = {"scheduler": ["--skip-serve-logs"], "triggerer": ["--skip-serve-logs"]}
 #: Where the api-server listens unless told otherwise: this machine only.
@@ -118,6 +120,7 @@ class LocalDeployment:
         self._metadata_url = metadata_url
         self._processes: dict[str, subprocess.Popen] = {}
         self._broker: subprocess.Popen | None = None
+        self._broker_starts: list[float] = []
 
     @property
     def url(self) -> str:
@@ -135,8 +138,9 @@ class LocalDeployment:
 
     @property
     def pids(self) -> dict[str, int]:
-        """Each running service's process id (its process group's)."""
-        return {service: process.pid for service, process in self._processes.items()}
+        """Each running service's process id (its process group's), the broker's included."""
+        broker = {"redis": self._broker} if self._broker is not None else {}
+        return {service: process.pid for service, process in {**self._processes, **broker}.items()}
 
     @property
     def logs(self) -> Path:
@@ -276,7 +280,8 @@ class LocalDeployment:
                                     start_new_session=True)
 
     def _start_broker(self) -> None:
-        """Redis on a unix socket only this user can open, its queue kept in an append-only file under the root."""
+        """Redis on a unix socket only this user can open, its queue kept in an append-only file under the root,
+        written through on every change so that even a killed broker gives back every task it had taken."""
         if importlib.util.find_spec("airflow.providers.celery") is None:
             raise DeploymentError("--executor celery needs Airflow's Celery provider: pip install -r requirements.txt")
         if shutil.which("redis-server") is None:
@@ -284,15 +289,18 @@ class LocalDeployment:
                                   "apt-get install redis-server)")
         folder = self.root / "redis"
         folder.mkdir(parents=True, exist_ok=True)
+        self.broker_socket.unlink(missing_ok=True)  # a killed broker leaves its socket behind
         self._broker = self._spawn("redis", [
             "redis-server", "--port", "0", "--unixsocket", str(self.broker_socket), "--unixsocketperm", "700",
-            "--dir", str(folder), "--appendonly", "yes", "--save", "", "--daemonize", "no"], dict(os.environ))
+            "--dir", str(folder), "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+            "--daemonize", "no"], dict(os.environ))
         deadline = time.monotonic() + 30
         while not self.broker_socket.exists():
             if self._broker.poll() is not None or time.monotonic() > deadline:
                 tail = (self.logs / "redis.log").read_text(errors="replace")[-2000:]
                 raise DeploymentError(f"redis-server did not start:\n{tail}")
             time.sleep(0.1)
+        self._broker_starts.append(time.monotonic())
 
     def _make_fab_logins(self, env: dict[str, str]) -> None:
         """FAB's logins and roles, made before the dag-processor parses the DAGs that name the roles."""
@@ -321,10 +329,19 @@ class LocalDeployment:
         except (urllib.error.URLError, OSError, ValueError):
             return {}
 
-    def check_alive(self) -> None:
-        """Raise with the log's tail when a service has exited."""
-        broker = {"redis": self._broker} if self._broker is not None else {}
-        for service, process in {**self._processes, **broker}.items():
+    def check_alive(self, progress: Callable[[str], None] = lambda _: None) -> None:
+        """Restart the broker when it has exited (its queue is on disk, so no run is lost), unless it keeps exiting;
+        raise with the log's tail when any other service has exited."""
+        if self._broker is not None and self._broker.poll() is not None:
+            recent = [started for started in self._broker_starts if started > time.monotonic() - BROKER_RESTART_WINDOW]
+            if len(recent) > BROKER_RESTARTS:
+                tail = (self.logs / "redis.log").read_text(errors="replace")[-3000:]
+                raise DeploymentError(f"the Redis broker exited {len(recent)} times within "
+                                      f"{BROKER_RESTART_WINDOW // 60} minutes (last code {self._broker.returncode}):"
+                                      f"\n{tail}")
+            progress(f"the Redis broker exited with code {self._broker.returncode}: restarting it")
+            self._start_broker()
+        for service, process in self._processes.items():
             if process.poll() is not None:
                 tail = (self.logs / f"{service}.log").read_text(errors="replace")[-3000:]
                 raise DeploymentError(f"{service} exited with code {process.returncode}:\n{tail}")

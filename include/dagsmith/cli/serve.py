@@ -90,7 +90,7 @@ def serve_command(
             f"  executor     {escape(executor_line(deployment))}\n"
             f"Ctrl-C stops every service.", highlight=False, soft_wrap=True)  # addresses stay whole, to copy
         while True:
-            deployment.check_alive()
+            deployment.check_alive(progress)
             time.sleep(WATCH_SECONDS)
     except DeploymentError as exc:
         fail(str(exc), code=3)
