@@ -36,9 +36,11 @@ from dagsmith.store.db import session_scope
 from dagsmith.store.pipelines import insert_pipeline
 from dagsmith_kit import portfolio
 
-#: Optional stages a pipeline gets unless the person says otherwise: plots, a report, and removing
-#: duplicates when the profiler found some (the intent only lists it then).
-DEFAULT_OPTIONAL = {Stage.VISUALISATION, Stage.REPORTING, Stage.DEDUPLICATION}
+#: Optional stages a pipeline gets unless the person says otherwise: plots, and removing duplicates when the
+#: profiler found some (the intent only lists it then). Not a reporting step: the run's answer (``answer.md``)
+#: already composes every step's report, plots and metrics, and a report step beside the plotting one would
+#: repeat it without the plots.
+DEFAULT_OPTIONAL = {Stage.VISUALISATION, Stage.DEDUPLICATION}
 
 
 class EmptyCatalog(InputError, RuntimeError):
