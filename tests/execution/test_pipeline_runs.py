@@ -205,7 +205,7 @@ def test_when_every_candidate_fails_the_pipeline_fails_with_diagnostics(store, e
 
 def test_rerun_on_new_data_through_the_dataset_parameter(store, embedder, churn_csv, tmp_path):
     """A run on a newer file named by the DAG's parameter, its workspace under the configured root (a shared volume
-    on a deployment), each try recording the worker that ran it."""
+    on a deployment), each try recording the worker that ran it and the most memory it held."""
     shared = tmp_path / "shared-workspaces"
     store = dataclasses.replace(store, workspace_root=shared)
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
@@ -221,10 +221,11 @@ def test_rerun_on_new_data_through_the_dataset_parameter(store, embedder, churn_
     with session_scope(store) as session:
         execution = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == planned.id))
         assert execution.dataset == str(newer)
-        workers = set(session.scalars(select(schema.StepAttempt.worker)
-                                      .where(schema.StepAttempt.execution_id == execution.id)))
+        tries = session.execute(select(schema.StepAttempt.worker, schema.StepAttempt.peak_mb)
+                                .where(schema.StepAttempt.execution_id == execution.id)).all()
     assert outcome["workspace"].parent == shared
-    assert workers == {socket.gethostname()}
+    assert {worker for worker, _ in tries} == {socket.gethostname()}
+    assert all(peak and 0 < peak < store.step_limits.memory_mb for _, peak in tries), tries
 
 
 def _cli_env(settings) -> dict:

@@ -143,6 +143,13 @@ def test_a_steps_processes_together_are_held_to_its_memory(home, tmp_path, memor
     assert not left, "the step's cgroup was left behind"
 
 
+def test_a_step_within_its_memory_reports_the_most_it_held(home, tmp_path, memory_cgroups):
+    """Two interpreters of 100 MB each: the step's peak counts both, and stays under its 400 MB."""
+    result, _ = _run(LocalRuntime(), home, "memory_spreader", tmp_path, SMALL, {"processes": 2, "mb_each": 100})
+    assert result.ok and "held 200 MB" in result.stdout, result.stderr
+    assert result.peak_mb is not None and 200 <= result.peak_mb <= 400, result.peak_mb
+
+
 def test_files_in_tmp_and_dev_shm_count_towards_the_steps_memory(home, tmp_path, memory_cgroups):
     """Both are in memory: 300 MB in each is 600 MB, over the step's 400 MB although each fits its own size."""
     result, _ = _run(LocalRuntime(), home, "scratch_filler", tmp_path, SMALL, {"mb_each": 300})

@@ -201,7 +201,7 @@ def _record_attempt(attempt: Try, result: InvocationResult, diagnosis: Diagnosis
     with session_scope(settings) as session:
         row = stored(session, schema.StepAttempt, attempt.attempt_id)
         step = stored(session, schema.PipelineStep, row.step_id)
-        row.finished_at = datetime.now(UTC)
+        row.finished_at, row.peak_mb = datetime.now(UTC), result.peak_mb
         if result.isolation:  # what contained the services, in the run's trace (loud when nothing did)
             execution = stored(session, schema.Execution, row.execution_id, with_for_update=True)
             seen = set(execution.trace.get("isolation", [])) | {result.isolation}
@@ -221,7 +221,8 @@ def _record_attempt(attempt: Try, result: InvocationResult, diagnosis: Diagnosis
     log = attempt.workspace.root / "logs" / f"{position:02d}-{number}.log"
     try:
         log.parent.mkdir(exist_ok=True)
-        log.write_text(f"exit code {result.exit_code} in {result.seconds} s, "
+        peak = f"peak memory {result.peak_mb} MB, " if result.peak_mb else ""
+        log.write_text(f"exit code {result.exit_code} in {result.seconds} s, {peak}"
                        f"isolation: {result.isolation or 'unknown'}\n"
                        f"--- stdout\n{result.stdout}\n"
                        f"--- stderr\n{result.stderr}\n", encoding="utf-8")

@@ -47,8 +47,8 @@ def pipeline_rows(session: Session, visible: ColumnElement[bool] | None = None) 
 
 
 def run_tries(session: Session, execution_ids: list[int], names: dict[int | None, str]) -> dict[int, list[dict]]:
-    """Every try of these runs by run, in step order and then as they started: what ran, how it ended and the worker
-    that ran it."""
+    """Every try of these runs by run, in step order and then as they started: what ran, how it ended, the worker
+    that ran it and the most memory it held (MB, where measured)."""
     tries: dict[int, list[dict]] = {execution_id: [] for execution_id in execution_ids}
     rows = session.execute(select(schema.StepAttempt, schema.PipelineStep.position, schema.PipelineStep.stage)
                            .join(schema.PipelineStep, schema.PipelineStep.id == schema.StepAttempt.step_id)
@@ -58,8 +58,8 @@ def run_tries(session: Session, execution_ids: list[int], names: dict[int | None
         tries[attempt.execution_id].append({
             "position": position, "stage": stage, "attempt": attempt.attempt,
             "microservice": names.get(attempt.microservice_id), "status": attempt.status,
-            "error_class": attempt.error_class, "worker": attempt.worker, "started_at": attempt.started_at,
-            "finished_at": attempt.finished_at})
+            "error_class": attempt.error_class, "worker": attempt.worker, "peak_mb": attempt.peak_mb,
+            "started_at": attempt.started_at, "finished_at": attempt.finished_at})
     return tries
 
 

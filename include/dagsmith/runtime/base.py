@@ -81,6 +81,9 @@ class InvocationResult:
     isolation: str = ""
     #: The step's limit it went over and was killed for, in words ("" when none was).
     exceeded: str = ""
+    #: The most memory the step held at once, in MB: its memory cgroup's peak (its processes and the files it kept
+    #: in memory), None where the runtime cannot tell.
+    peak_mb: int | None = None
 
     @property
     def ok(self) -> bool:

@@ -159,6 +159,7 @@ def _execute(command: list[str], environment: dict[str, str], invocation: Invoca
         exit_code=process.returncode, stdout=stdout.decode(errors="replace")[-OUTPUT_TAIL:], stderr=text_err,
         seconds=round(time.monotonic() - started, 3), timed_out=timed_out, out_of_memory=out_of_memory,
         isolation=isolation, exceeded="" if timed_out else exceeded,
+        peak_mb=round(watch.peak_bytes / guard.MIB) if watch.peak_bytes else None,
     )
 
 

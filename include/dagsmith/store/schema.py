@@ -196,6 +196,8 @@ class StepAttempt(Base):
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     #: The worker that ran the try (``execution.workers.worker_name``): which machine or Celery worker to look at.
     worker: Mapped[str | None] = mapped_column(String(255))
+    #: The most memory the try held at once, in MB, where the runtime measures it (``InvocationResult.peak_mb``).
+    peak_mb: Mapped[int | None] = mapped_column(Integer)
     error_class: Mapped[str | None] = mapped_column(String(60))
     error_text: Mapped[str | None] = mapped_column(Text)
     decision: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
