@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score bench-executors calibrate-goals portfolio bench-portfolio clean
+.PHONY: install run serve test test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score bench-scale bench-executors calibrate-goals portfolio bench-portfolio clean
 
 install: $(STAMP)
 
@@ -98,6 +98,10 @@ bench-executors: install
 ## Scoring new rows with a model version: rows/s for 10,000, 100,000 and 1,000,000 rows, against predict in one process.
 bench-score: install
 	$(PYTHON) -m dagsmith.bench.scoring --rows 10000 100000 1000000
+
+## A run's time and every step's peak memory at 10,000, 100,000 and 1,000,000 rows of the same task.
+bench-scale: install
+	$(PYTHON) -m dagsmith.bench.scale --rows 10000 100000 1000000
 
 ## Goal reading on the labelled goal set's dev and test parts (tables the suite never uses).
 bench-goals: install

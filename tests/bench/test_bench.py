@@ -229,3 +229,31 @@ def test_flaml_results_saved_before_there_were_two_peers_are_still_reported(tmp_
     (tmp_path / "results" / "peers.jsonl").write_text(legacy.model_dump_json() + "\n")
     assert load_results(tmp_path) == {}  # not taken for an experiment's results
     assert load_peers(tmp_path) == [legacy]
+
+
+def test_the_scale_tables_customers_are_all_distinct_and_their_churn_has_causes():
+    """Nothing for deduplication to remove at any size, and a target a model can learn but no column decides."""
+    from dagsmith.bench.scale import TARGET, customers
+
+    table = customers(20_000)
+    assert not table.drop(columns="customer_id").duplicated().any()
+    churned = table[TARGET].eq("yes")
+    assert 0.2 < churned.mean() < 0.6
+    by_contract = churned.groupby(table["contract"]).mean()
+    assert by_contract["month-to-month"] > by_contract["two year"] + 0.2
+    assert roc_auc_score(churned, -table["tenure_months"]) < 0.8
+
+
+def test_the_scale_curve_counts_copies_by_what_a_step_grew_beyond_its_smallest_run():
+    from dagsmith.bench.scale import markdown as curve
+
+    def run(rows, table_mb, model_s, model_mb):
+        return {"rows": rows, "table_mb": table_mb, "status": "completed", "seconds": model_s + 5,
+                "steps": [{"position": 0, "stage": "loading", "service": "loader", "peak_mb": 70, "seconds": 2},
+                          {"position": 1, "stage": "modelling", "service": "model", "peak_mb": model_mb,
+                           "seconds": model_s}]}
+
+    lines = curve([run(1_000, 0.5, 3, 150), run(1_000_000, 200.5, 90, 950)]).splitlines()
+    assert lines[2] == "| 1,000 | 0.5 | completed | 8 | 3.0 | 2.0 | model | 150 | — |"
+    assert lines[3] == "| 1,000,000 | 200.5 | completed | 95 | 90.0 | 2.0 | model | 950 | 4.0 |"
+    assert "| 1. modelling: model | 3 s, 150 MB | 90 s, 950 MB |" in lines

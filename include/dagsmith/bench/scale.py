@@ -1,0 +1,153 @@
+"""Benchmark: how a run's time and memory grow with its table, for one task at 10k, 100k and 1M rows.
+
+Run with ``python -m dagsmith.bench.scale`` (``make bench-scale``). A customer table of each size is made (numbers,
+categories and an identifier; whether a customer churned depends on some of them; no two rows alike, so nothing is
+deduplicated away), written as Parquet and run the way a person runs it, ``dagsmith run DATA GOAL --target churned
+--json`` in a process of its own, on a scratch database holding the shipped catalog. Reported per size: time to
+results, the model step's seconds beside every other step's, and each step's seconds and peak memory (its try's
+memory cgroup, ``step_attempts.peak_mb``) against the table's own size in memory: how many copies of the table the
+hungriest step holds at once, counted as what its peak grew by over the same step's on the smallest table (an
+interpreter and its libraries cost the same at every size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select
+
+from dagsmith.catalog.upload import sync
+from dagsmith.config import Settings
+from dagsmith.embeddings import default_embedder
+from dagsmith.models.catalog import Stage
+from dagsmith.models.execution import StepStatus
+from dagsmith.store import schema
+from dagsmith.store.databases import scratch_database
+from dagsmith.store.db import session_scope
+
+SIZES = (10_000, 100_000, 1_000_000)
+GOAL = "predict which customers will churn"
+TARGET = "churned"
+MIB = 1 << 20
+
+
+def customers(rows: int, seed: int = 0) -> pd.DataFrame:
+    """A churn table of ``rows`` customers: churn is likelier on monthly contracts, short tenures, high charges and
+    many support calls, with noise, so a model has something to find and nothing decides it alone."""
+    rng = np.random.default_rng(seed)
+    tenure = rng.integers(0, 73, rows)
+    monthly = rng.normal(65, 30, rows).clip(18, 120).round(2)
+    calls = rng.poisson(1.5, rows)
+    contract = rng.choice(["month-to-month", "one year", "two year"], rows, p=[0.55, 0.25, 0.2])
+    logit = (-1.0 + 1.4 * (contract == "month-to-month") - 0.04 * tenure + 0.015 * (monthly - 65) + 0.35 * calls
+             + rng.normal(0, 1, rows))
+    return pd.DataFrame({
+        "customer_id": [f"C{number:08d}" for number in range(rows)],
+        "age": rng.integers(18, 90, rows),
+        "tenure_months": tenure,
+        "monthly_charges": monthly,
+        "total_charges": (tenure * monthly * rng.uniform(0.9, 1.1, rows)).round(2),
+        "support_calls": calls,
+        "contract": contract,
+        "payment_method": rng.choice(["card", "bank transfer", "electronic check", "mailed check"], rows),
+        "region": rng.choice([f"region {number}" for number in range(12)], rows),
+        TARGET: np.where(rng.random(rows) < 1 / (1 + np.exp(-logit)), "yes", "no"),
+    })
+
+
+def _run(data: Path, settings: Settings, home: Path, time_budget: int | None) -> dict:
+    """``dagsmith run`` on ``data`` as a process of its own; its JSON summary."""
+    command = [sys.executable, "-m", "dagsmith.cli.app", "run", str(data), GOAL, "--target", TARGET, "--json"]
+    command += ["--time-budget", str(time_budget)] if time_budget else []
+    env = {**os.environ, "DAGSMITH_DATABASE_URL": settings.database_url, "DAGSMITH_HOME": str(home)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if done.returncode not in (0, 1):  # 1: the run itself failed, which the summary says
+        raise RuntimeError(f"dagsmith run exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout)
+
+
+def _steps(settings: Settings, execution_id: int) -> list[dict]:
+    """Each step's completed try: stage, service, seconds and peak memory."""
+    with session_scope(settings) as session:
+        rows = session.execute(select(schema.PipelineStep.position, schema.PipelineStep.stage, schema.StepAttempt)
+                               .join(schema.StepAttempt, schema.StepAttempt.step_id == schema.PipelineStep.id)
+                               .join(schema.Microservice, schema.Microservice.id == schema.StepAttempt.microservice_id)
+                               .add_columns(schema.Microservice.name)
+                               .where(schema.StepAttempt.execution_id == execution_id,
+                                      schema.StepAttempt.status == StepStatus.COMPLETED)
+                               .order_by(schema.PipelineStep.position, schema.StepAttempt.started_at)).all()
+        return [{"position": position, "stage": stage, "service": name, "peak_mb": attempt.peak_mb,
+                 "seconds": round((attempt.finished_at - attempt.started_at).total_seconds(), 2)}
+                for position, stage, attempt, name in rows]
+
+
+def measure(sizes: tuple[int, ...], time_budget: int | None = None) -> list[dict]:
+    results = []
+    with (scratch_database() as settings, tempfile.TemporaryDirectory(prefix="dagsmith-bench-scale-") as folder):
+        sync("microservices", settings, default_embedder())
+        for size in sizes:
+            table = customers(size)
+            data = Path(folder) / f"customers-{size}.parquet"
+            table.to_parquet(data, index=False)
+            summary = _run(data, settings, Path(folder) / "home", time_budget)
+            results.append({"rows": size, "table_mb": round(table.memory_usage(deep=True).sum() / MIB, 1),
+                            "status": summary["status"], "seconds": summary["time_to_results_seconds"],
+                            "quality": summary.get("quality"), "steps": _steps(settings, summary["execution_id"])})
+            print(json.dumps(results[-1]), flush=True)
+    return results
+
+
+def markdown(results: list[dict]) -> str:
+    """The curve as two tables: the whole run per size, then every step per size."""
+    smallest = {_name(s): s["peak_mb"] or 0 for s in results[0]["steps"]} if results else {}
+    lines = [("| rows | table in memory MB | status | time to results s | model steps s | other steps s "
+              "| hungriest step | its peak MB | copies of the table |"), "|---|---|---|---|---|---|---|---|---|"]
+    for result in results:
+        steps = result["steps"]
+        model = sum(s["seconds"] for s in steps if s["stage"] == Stage.MODELLING)
+        hungriest = max(steps, key=lambda s: s["peak_mb"] or 0, default=None)
+        peak = hungriest["peak_mb"] if hungriest else None
+        grown = peak - smallest.get(_name(hungriest), peak) if peak and hungriest else 0
+        copies = f"{grown / (result['table_mb'] - results[0]['table_mb']):.1f}" if grown > 0 else "—"
+        lines.append(f"| {result['rows']:,} | {result['table_mb']} | {result['status']} | {result['seconds']} "
+                     f"| {model:.1f} | {sum(s['seconds'] for s in steps) - model:.1f} "
+                     f"| {hungriest['service'] if hungriest else '—'} | {peak or '—'} | {copies} |")
+    sizes = [result["rows"] for result in results]
+    lines += ["", "| step | " + " | ".join(f"{size:,} rows: s, MB" for size in sizes) + " |",
+              "|---|" + "---|" * len(sizes)]
+    names = list(dict.fromkeys(_name(s) for result in results for s in result["steps"]))
+    for name in names:
+        cells = []
+        for result in results:
+            found = [s for s in result["steps"] if _name(s) == name]
+            cells.append(", ".join(f"{s['seconds']} s, {s['peak_mb'] or '—'} MB" for s in found) or "—")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _name(step: dict) -> str:
+    return f"{step['position']}. {step['stage']}: {step['service']}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--time-budget", type=int, help="seconds for the model search (the goal's default otherwise)")
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    results = measure(tuple(args.rows), args.time_budget)
+    print(markdown(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
