@@ -142,6 +142,7 @@ BUNDLE_READS = {
     "analysis_table": "data or train/test tables", "data_matrix": "data table",
     "regression_results": "test.parquet and predictions.parquet",
     "classification_results": "test.parquet and predictions.parquet",
+    "binary_results": "test.parquet and predictions.parquet",
     "predicted_table": "predictions.parquet and the data or test table",
 }
 BUNDLE_WRITES = {
