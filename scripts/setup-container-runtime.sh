@@ -8,8 +8,8 @@
 # Idempotent and safe to run concurrently (flock): every phase checks before it acts, so a re-run takes seconds.
 # The runtime image is rebuilt only when its fingerprint (runtime/, dagsmith_kit sources) changes.
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SOCKET="${DAGSMITH_PODMAN_SOCKET:-/run/dagsmith/podman.sock}"
 CACHE="${DAGSMITH_CACHE_DIR:-/var/cache/dagsmith}"
 RUNTIME_IMAGE="dagsmith-runtime:py311"
@@ -19,7 +19,6 @@ HOST_CA="/etc/ssl/certs/ca-certificates.crt"
 SERVICE_LOG="$(dirname "$SOCKET")/podman-service.log"
 SERVICE_PID="$(dirname "$SOCKET")/podman-service.pid"
 
-log() { printf '[setup-container-runtime] %s\n' "$*"; }
 die() { log "error: $*" >&2; exit 1; }
 
 # Run one phase and print how long it took.

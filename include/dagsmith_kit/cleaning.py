@@ -150,6 +150,17 @@ def report_dropped_columns(out: Bundle, reasons: dict[str, str], title: str) -> 
     out.append_report(f"## {title}\n\n{lines}")
 
 
+
+def drop_columns(inp: Bundle, out: Bundle, choose: Callable[[pd.DataFrame], dict[str, str]], what: str,
+                 title: str) -> dict[str, str]:
+    """A column filter's whole work: ``choose`` names the columns to drop with a reason each, from the training table;
+    unless that would leave no feature column (each would be ``what``), every table loses them, and the metric and
+    a report section under ``title`` name them. Returns ``{column: reason}``."""
+    reasons = transform_tables(inp, out, lambda train: checked_drop(inp, train, choose(train), what), without_columns)
+    report_dropped_columns(out, reasons, title)
+    return reasons
+
+
 # ---------------------------------------------------------------- outliers
 def continuous_features(inp: Bundle, frame: pd.DataFrame) -> list[str]:
     """Numeric feature columns that are not boolean or binary (outlier rules make no sense for 0/1 flags)."""

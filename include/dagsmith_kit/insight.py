@@ -146,6 +146,13 @@ def binary_scores(y_true: np.ndarray, predictions: pd.DataFrame, pos_label: Any,
     return y_true == positive, proba[:, labels.index(positive)], positive
 
 
+def binary_results(bundle: Bundle, pos_label: Any, what: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """:func:`binary_scores` of a classifier's test predictions (:func:`classification_results`): what a binary
+    curve or threshold is drawn from."""
+    y_true, predictions = classification_results(bundle)
+    return binary_scores(y_true, predictions, pos_label, what)
+
+
 def regression_results(bundle: Bundle) -> tuple[pd.Series, pd.Series]:
     """The test target and a regressor's predictions as floats (gaps kept as NaN), checked to line up."""
     target = bundle.require_target()

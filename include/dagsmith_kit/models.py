@@ -5,6 +5,7 @@ Unlike the rest of dagsmith_kit this module needs scikit-learn; only model servi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -12,7 +13,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.pipeline import Pipeline
 
 from dagsmith_kit.bundle import Bundle
-from dagsmith_kit.service import ServiceError
+from dagsmith_kit.service import ServiceError, Step
+from dagsmith_kit.supervised import tune_fit_and_predict
 
 
 def require_split(inp: Bundle) -> str:
@@ -173,3 +175,17 @@ def forest_space(trial: Any) -> dict[str, Any]:
     return {"min_samples_leaf": trial.suggest_int("min_samples_leaf", 1, 20, log=True),
             "max_features": trial.suggest_categorical("max_features", ["sqrt", 0.5, 1.0]),
             "max_depth": trial.suggest_categorical("max_depth", [None, 8, 16])}
+
+
+def forest_step(forest: Callable[[dict[str, Any]], Any], title: str, *, regression: bool = False) -> Step:
+    """The step of a random or extra trees service, which declares its parameters in ``forest(params)``: on numeric,
+    complete features, fit the forest it builds (tuned over :func:`forest_space` under a model search), predict the
+    test table and report the most important features under ``title``."""
+
+    def train(inp: Bundle, out: Bundle, params: dict[str, Any]) -> None:
+        features = numeric_features(inp, regression=regression)
+        model, features = tune_fit_and_predict(inp, out, forest, params, features, space=forest_space)
+        out.append_report(f"## {title}\n\nMost important features:\n"
+                          + ranked(features, model.feature_importances_, top=5))
+
+    return train

@@ -11,7 +11,7 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.insight import binary_scores, classification_results, markdown_table
+from dagsmith_kit.insight import binary_results, markdown_table
 
 
 def evaluate_reliability(inp, out, params):
@@ -22,8 +22,7 @@ def evaluate_reliability(inp, out, params):
         raise ServiceError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
     if n_bins < 2:
         raise ServiceError(f"n_bins must be at least 2, got {n_bins}")
-    y_true, predictions = classification_results(inp)
-    is_positive, scores, positive = binary_scores(y_true, predictions, pos_label, "the reliability curve")
+    is_positive, scores, positive = binary_results(inp, pos_label, "the reliability curve")
     observed, predicted = calibration_curve(is_positive, scores, n_bins=n_bins, strategy=strategy)
     gaps = np.abs(observed - predicted)
     metrics = {

@@ -10,14 +10,13 @@ import numpy as np
 from sklearn.metrics import f1_score, precision_recall_curve, precision_score, recall_score, roc_curve
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.insight import binary_scores, classification_results, markdown_table
+from dagsmith_kit.insight import binary_results, markdown_table
 
 
 def evaluate_thresholds(inp, out, params):
     pos_label = params.get("pos_label", None)
     default_threshold = float(params.get("default_threshold", 0.5))
-    y_true, predictions = classification_results(inp)
-    is_positive, scores, positive = binary_scores(y_true, predictions, pos_label, "threshold tuning")
+    is_positive, scores, positive = binary_results(inp, pos_label, "threshold tuning")
     if is_positive.all() or not is_positive.any():
         raise ServiceError("the test labels hold a single class; thresholds cannot be tuned on them")
     precision, recall, pr_thresholds = precision_recall_curve(is_positive, scores)

@@ -6,8 +6,8 @@ Missing values are allowed (pairwise complete rows are used); binary flags count
 Non-numeric columns, the target and id columns are never touched.
 """
 
-from dagsmith_kit import ServiceError, run_service, transform_tables
-from dagsmith_kit.cleaning import checked_drop, report_dropped_columns, without_columns
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.cleaning import drop_columns
 
 
 def drop_redundant(inp, out, params):
@@ -18,7 +18,7 @@ def drop_redundant(inp, out, params):
     if method not in ("pearson", "spearman"):
         raise ServiceError(f"method must be 'pearson' or 'spearman', got {method!r}")
 
-    def fit(train):
+    def redundant(train):
         columns = inp.feature_columns(train, numeric=True)
         correlation = train[columns].astype(float).corr(method=method).abs()
         reasons = {}
@@ -26,10 +26,9 @@ def drop_redundant(inp, out, params):
             partners = [c for c in columns[:i] if c not in reasons and correlation.loc[c, column] > threshold]
             if partners:
                 reasons[column] = f"|r| = {correlation.loc[partners[0], column]:.3f} with `{partners[0]}`"
-        return checked_drop(inp, train, reasons, "redundant")
+        return reasons
 
-    reasons = transform_tables(inp, out, fit, without_columns)
-    report_dropped_columns(out, reasons, f"Correlated features (|{method} r| > {threshold})")
+    drop_columns(inp, out, redundant, "redundant", f"Correlated features (|{method} r| > {threshold})")
 
 
 if __name__ == "__main__":

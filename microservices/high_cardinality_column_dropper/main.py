@@ -4,8 +4,8 @@
 target and id columns stay; refuses when every feature column would go.
 """
 
-from dagsmith_kit import ServiceError, run_service, transform_tables
-from dagsmith_kit.cleaning import checked_drop, report_dropped_columns, without_columns
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.cleaning import drop_columns
 
 
 def drop_high_cardinality(inp, out, params):
@@ -14,16 +14,16 @@ def drop_high_cardinality(inp, out, params):
     if max_categories < 2:
         raise ServiceError(f"max_categories must be at least 2, got {max_categories}")
 
-    def fit(train):
+    def high_cardinality(train):
         reasons = {}
         for column in inp.feature_columns(train, numeric=False):
             distinct = train[column].nunique()
             if distinct > max_categories or (len(train) >= 20 and distinct > max_unique_fraction * len(train)):
                 reasons[column] = f"{distinct} distinct values in {len(train)} rows"
-        return checked_drop(inp, train, reasons, "a high-cardinality categorical column")
+        return reasons
 
-    reasons = transform_tables(inp, out, fit, without_columns)
-    report_dropped_columns(out, reasons, f"High-cardinality columns (more than {max_categories} categories)")
+    drop_columns(inp, out, high_cardinality, "a high-cardinality categorical column",
+                 f"High-cardinality columns (more than {max_categories} categories)")
 
 
 if __name__ == "__main__":

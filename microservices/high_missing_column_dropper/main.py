@@ -3,8 +3,8 @@ values missing. Decided on the training table, applied to every table; the targe
 Refuses when every feature column would go.
 """
 
-from dagsmith_kit import ServiceError, run_service, transform_tables
-from dagsmith_kit.cleaning import checked_drop, report_dropped_columns, without_columns
+from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.cleaning import drop_columns
 
 
 def drop_sparse_columns(inp, out, params):
@@ -12,13 +12,12 @@ def drop_sparse_columns(inp, out, params):
     if not 0.0 <= max_missing_fraction < 1.0:
         raise ServiceError(f"max_missing_fraction must be in [0, 1), got {max_missing_fraction}")
 
-    def fit(train):
+    def sparse(train):
         shares = train[inp.feature_columns(train)].isna().mean()
-        reasons = {column: f"{share:.0%} missing" for column, share in shares.items() if share > max_missing_fraction}
-        return checked_drop(inp, train, reasons, f"more than {max_missing_fraction:.0%} missing")
+        return {column: f"{share:.0%} missing" for column, share in shares.items() if share > max_missing_fraction}
 
-    reasons = transform_tables(inp, out, fit, without_columns)
-    report_dropped_columns(out, reasons, f"Columns more than {max_missing_fraction:.0%} missing")
+    drop_columns(inp, out, sparse, f"more than {max_missing_fraction:.0%} missing",
+                 f"Columns more than {max_missing_fraction:.0%} missing")
 
 
 if __name__ == "__main__":

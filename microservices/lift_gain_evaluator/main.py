@@ -10,14 +10,13 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.insight import binary_scores, classification_results, markdown_table
+from dagsmith_kit.insight import binary_results, markdown_table
 
 
 def evaluate_lift(inp, out, params):
     pos_label = params.get("pos_label", None)
     n_bins = int(params.get("n_bins", 10))
-    y_true, predictions = classification_results(inp)
-    is_positive, scores, positive = binary_scores(y_true, predictions, pos_label, "lift and gain")
+    is_positive, scores, positive = binary_results(inp, pos_label, "lift and gain")
     if not 2 <= n_bins <= len(scores):
         raise ServiceError(f"n_bins must be between 2 and the {len(scores)} test rows, got {n_bins}")
     if not is_positive.any():

@@ -11,13 +11,11 @@ import numpy as np
 from sklearn.metrics import average_precision_score, precision_recall_curve
 
 from dagsmith_kit import run_service
-from dagsmith_kit.insight import binary_scores, classification_results, save_figure
+from dagsmith_kit.insight import binary_results, save_figure
 
 
 def plot_precision_recall(inp, out, params):
-    pos_label = params.get("pos_label", None)
-    y_true, predictions = classification_results(inp)
-    is_positive, scores, positive = binary_scores(y_true, predictions, pos_label, "the precision-recall curve")
+    is_positive, scores, positive = binary_results(inp, params.get("pos_label", None), "the precision-recall curve")
     precision, recall, thresholds = precision_recall_curve(is_positive, scores)
     average_precision = average_precision_score(is_positive, scores)
     prevalence = float(is_positive.mean())

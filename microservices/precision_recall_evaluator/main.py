@@ -10,7 +10,7 @@ from sklearn.metrics import (auc, average_precision_score, f1_score, precision_r
                              recall_score)
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.insight import binary_scores, classification_results
+from dagsmith_kit.insight import binary_results
 
 
 def evaluate_precision_recall(inp, out, params):
@@ -18,8 +18,7 @@ def evaluate_precision_recall(inp, out, params):
     threshold = float(params.get("threshold", 0.5))
     if not 0.0 <= threshold <= 1.0:
         raise ServiceError(f"threshold must be a probability between 0 and 1, got {threshold}")
-    y_true, predictions = classification_results(inp)
-    is_positive, scores, positive = binary_scores(y_true, predictions, pos_label, "precision-recall evaluation")
+    is_positive, scores, positive = binary_results(inp, pos_label, "precision-recall evaluation")
     if not is_positive.any():
         raise ServiceError(f"no test row has the positive class {positive!r}; precision and recall are undefined")
     precision, recall, _ = precision_recall_curve(is_positive, scores)

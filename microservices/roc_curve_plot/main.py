@@ -1,5 +1,5 @@
-"""Plot the ROC curve (with its AUC) of a binary classifier from its ``proba_<label>`` prediction columns.
-Fails for multiclass targets and for models that gave no probabilities.
+"""Plot the ROC curve of a binary classifier from the positive class's ``proba_`` column, with its AUC and the
+chance diagonal. Fails for multiclass targets and for models that gave no probabilities.
 """
 
 import matplotlib
@@ -9,13 +9,11 @@ import matplotlib.pyplot as plt
 from sklearn.metrics import auc, roc_curve
 
 from dagsmith_kit import run_service
-from dagsmith_kit.insight import binary_scores, classification_results, save_figure
+from dagsmith_kit.insight import binary_results, save_figure
 
 
 def plot_roc(inp, out, params):
-    pos_label = params.get("pos_label", None)
-    y_true, predictions = classification_results(inp)
-    is_positive, scores, positive = binary_scores(y_true, predictions, pos_label, "the ROC curve")
+    is_positive, scores, positive = binary_results(inp, params.get("pos_label", None), "the ROC curve")
     fpr, tpr, _ = roc_curve(is_positive, scores)
     area = auc(fpr, tpr)
     fig, ax = plt.subplots(figsize=(5.5, 5))

@@ -107,6 +107,8 @@ def test_io_is_read_from_bundle_calls():
     evaluator = analysis("classification_evaluator")
     assert "predictions.parquet" in evaluator.inputs and "metrics.json" in evaluator.outputs
     assert "a train/test split" in evaluator.requirements_on_input
+    for name in ("correlated_feature_dropper", "extra_trees_regressor"):  # kit helpers that append the report
+        assert "report.md" in analysis(name).outputs and analysis(name).tags.writes_report, name
 
 
 @pytest.mark.parametrize("name, claimed, actual", [

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from dagsmith.airflow.local import DAGS_FOLDER
 from dagsmith.airflow.pipeline_shards import SHARDS, dag_file_name
+from dagsmith.bench.stats import table
 from dagsmith.execution.specs import dag_id, spec_file
 from dagsmith.models.plan import DagSpec, DagStep, ModelSearch
 
@@ -103,11 +104,9 @@ def main() -> None:
     parser.add_argument("--pipelines", type=int, nargs="+", default=list(COUNTS))
     args = parser.parse_args()
     rows = run(tuple(args.pipelines))
-    print(f"| pipelines | one file s | slowest of {SHARDS} files s | all {SHARDS} files s | one DAG s |")
-    print("|---|---|---|---|---|")
-    for row in rows:
-        print(f"| {row['pipelines']:,} | {row['one_file_s']} | {row['slowest_file_s']} | {row['all_files_s']} "
-              f"| {row['one_dag_s']} |")
+    print(table(["pipelines", "one file s", f"slowest of {SHARDS} files s", f"all {SHARDS} files s", "one DAG s"],
+                [[f"{row['pipelines']:,}", str(row["one_file_s"]), str(row["slowest_file_s"]), str(row["all_files_s"]),
+                  str(row["one_dag_s"])] for row in rows]))
 
 
 if __name__ == "__main__":

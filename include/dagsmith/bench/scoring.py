@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from dagsmith import datasets
+from dagsmith.bench.stats import table
 from dagsmith_kit import Bundle, transforms
 from dagsmith_kit.freeze import freeze
 
@@ -98,12 +99,11 @@ def main() -> None:
     parser.add_argument("--catalog", type=Path, default=Path("microservices"), help="shipped catalog folder")
     args = parser.parse_args()
     rows = run(tuple(args.rows), args.catalog)
-    print("| rows | scorer process s | rows/s | inside the scorer s | of which loading s | in one process s | rows/s "
-          "| scorer peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['rows']:,} | {r['scorer_s']} | {r['scorer_rows_per_s']:,} | {r['scorer_inner_s']} "
-              f"| {r['scorer_load_s']} | {r['in_process_s']} | {r['in_process_rows_per_s']:,} | {r['peak_rss_mb']} |")
+    print(table(["rows", "scorer process s", "rows/s", "inside the scorer s", "of which loading s", "in one process s",
+                 "rows/s", "scorer peak RSS MB"],
+                [[f"{r['rows']:,}", str(r["scorer_s"]), f"{r['scorer_rows_per_s']:,}", str(r["scorer_inner_s"]),
+                  str(r["scorer_load_s"]), str(r["in_process_s"]), f"{r['in_process_rows_per_s']:,}",
+                  str(r["peak_rss_mb"])] for r in rows]))
 
 
 if __name__ == "__main__":

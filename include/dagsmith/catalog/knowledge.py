@@ -25,6 +25,8 @@ SYMBOLS: dict[str, Meaning] = {
                              REDUCTION),
     "without_columns": Meaning(Stage.COLUMN_FILTERING, "drops the feature columns chosen on the training table from "
                                                        "every table", 3.0),
+    "drop_columns": Meaning(Stage.COLUMN_FILTERING, "drops the feature columns chosen on the training table from "
+                                                    "every table", 3.0),
     "save_text_artifact": Meaning(Stage.REPORTING, "writes a results file (JSON or CSV) into artifacts/", 2.5),
     "write_explanation": Meaning(Stage.EXPLANATION, "names the features that drive the model's predictions and their "
                                  "direction, from permutation importance on held-out rows", 4.0,
@@ -124,8 +126,9 @@ LITERALS: dict[str, Meaning] = {
                          3.0),
 }
 
-#: The kit's functions that fit a model on ``train`` and predict ``test`` (the second also validates and tunes).
-FITS_AND_PREDICTS = ("fit_and_predict", "tune_fit_and_predict")
+#: The kit's functions that fit a model on ``train`` and predict ``test`` (the second also validates and tunes; the
+#: third is the step of a forest service, which does both on numeric features).
+FITS_AND_PREDICTS = ("fit_and_predict", "tune_fit_and_predict", "forest_step")
 
 #: Methods of a dagsmith_kit Bundle, mapped to the bundle files they read or write.
 BUNDLE_READS = {
@@ -134,11 +137,12 @@ BUNDLE_READS = {
     "source_file": "source file (raw dataset)", "transform_tables": "data or train/test tables",
     **dict.fromkeys(FITS_AND_PREDICTS, "train.parquet and test.parquet"),
     "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
-    "clip_tables": "data or train/test tables",
+    "clip_tables": "data or train/test tables", "drop_columns": "data or train/test tables",
     "reduce_tables": "data or train/test tables", "require_source": "source file (raw dataset)",
     "analysis_table": "data or train/test tables", "data_matrix": "data table",
     "regression_results": "test.parquet and predictions.parquet",
     "classification_results": "test.parquet and predictions.parquet",
+    "binary_results": "test.parquet and predictions.parquet",
     "predicted_table": "predictions.parquet and the data or test table",
 }
 BUNDLE_WRITES = {
@@ -147,7 +151,7 @@ BUNDLE_WRITES = {
     "transform_tables": "data or train/test tables",
     **dict.fromkeys(FITS_AND_PREDICTS, "model.joblib, predictions.parquet"),
     "impute_tables": "data or train/test tables", "fit_replace": "data or train/test tables",
-    "clip_tables": "data or train/test tables",
+    "clip_tables": "data or train/test tables", "drop_columns": "data or train/test tables",
     "reduce_tables": "data or train/test tables", "write_loaded": "data.parquet",
     "write_clusters": "predictions.parquet (cluster)", "write_anomalies": "predictions.parquet (anomaly_score, "
                                                                           "is_anomaly)",
@@ -182,9 +186,12 @@ USE_CASES: dict[Stage, list[str]] = {
 }
 
 #: dagsmith_kit helpers that refuse missing values in the columns they are given (unless allow_missing=True).
-REJECTS_MISSING = {"require_complete", "numeric_features", "data_matrix"}
+REJECTS_MISSING = {"require_complete", "numeric_features", "data_matrix", "forest_step"}
 #: dagsmith_kit helpers that fit on the training table only and apply to every table.
-FITS_ON_TRAIN = {"transform_tables", "impute_tables", "clip_tables", "fit_replace", "reduce_tables", "fit_table"}
+FITS_ON_TRAIN = {"transform_tables", "impute_tables", "clip_tables", "fit_replace", "reduce_tables", "fit_table",
+                 "drop_columns"}
+#: dagsmith_kit helpers that write the step's report section themselves, as a call to ``append_report`` would.
+WRITES_REPORT = {"forest_step", "drop_columns"}
 #: Row splitters that draw rows at random, and those that do so when called with ``shuffle=True``.
 SHUFFLES_ROWS = {"train_test_split", "ShuffleSplit", "StratifiedShuffleSplit", "GroupShuffleSplit", "permutation"}
 SHUFFLES_WHEN_ASKED = {"KFold", "StratifiedKFold", "RepeatedKFold", "RepeatedStratifiedKFold"}

@@ -40,7 +40,9 @@ Choose = Annotated[list[str], typer.Option(
          "target, a TARGET: prefix chooses for that target's pipeline only, e.g. 'price: modelling=ridge_regression'; "
          "a choice without one applies to every pipeline.")]
 EachTarget = Annotated[bool, typer.Option("--each-target", help="Build one pipeline per named target.")]
-#: The goal, and the fields ``plan`` and ``run`` take instead of words (``GivenFields``): each wins over the goal's.
+#: The data, the goal, and the fields ``plan`` and ``run`` take instead of words (``GivenFields``): each wins over the
+#: goal's.
+Data = Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")]
 Goal = Annotated[str | None, typer.Argument(help='What you want, in plain language, e.g. "predict customer churn"; '
                                                  'may be left out when --target (or a --task that predicts nothing, '
                                                  'such as clustering) says it.')]
@@ -212,7 +214,7 @@ def _show_which(result: Plan, i: int, count: int) -> None:
 
 
 def plan_command(
-    data: Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")],
+    data: Data,
     goal: Goal = None,
     target: Target = None,
     task: Task = None,

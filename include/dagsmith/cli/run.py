@@ -21,6 +21,7 @@ from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.cli.plan import (
     Choose,
     Columns,
+    Data,
     EachTarget,
     Exclude,
     Goal,
@@ -66,7 +67,7 @@ def require_reachable(runtime: str) -> None:
 
 
 def run_command(
-    data: Annotated[Path, typer.Argument(help="The dataset: CSV, TSV, Parquet, JSON or Excel.")],
+    data: Data,
     goal: Goal = None,
     target: Target = None,
     task: Task = None,

@@ -33,40 +33,26 @@ NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
 #: What a service may not call, and why: new namespaces, mounts, other processes' memory, the kernel's modules,
 #: keyrings, BPF and performance counters, page-fault handling in user space, rebooting and swap, io_uring (a
 #: large, often-patched surface), file handles that bypass paths, the accounting and logging calls.
-REFUSED = (
-    "unshare", "setns",
-    "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick",
-    "mount_setattr", "chroot",
-    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
-    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff",
-    "add_key", "request_key", "keyctl",
-    "bpf", "perf_event_open", "userfaultfd",
-    "io_uring_setup", "io_uring_enter", "io_uring_register",
-    "open_by_handle_at", "name_to_handle_at", "acct", "quotactl", "syslog", "lookup_dcookie",
-)
-#: The calls' numbers: x86-64's own table and the generic one AArch64 uses.
-_NUMBERS = {
-    "x86_64": {
-        "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "move_mount": 429,
-        "open_tree": 428, "fsopen": 430, "fsmount": 432, "fsconfig": 431, "fspick": 433, "mount_setattr": 442,
-        "chroot": 161, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "pidfd_getfd": 438,
-        "init_module": 175, "finit_module": 313, "delete_module": 176, "kexec_load": 246, "kexec_file_load": 320,
-        "reboot": 169, "swapon": 167, "swapoff": 168, "add_key": 248, "request_key": 249, "keyctl": 250,
-        "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
-        "io_uring_register": 427, "open_by_handle_at": 304, "name_to_handle_at": 303, "acct": 163,
-        "quotactl": 179, "syslog": 103, "lookup_dcookie": 212, "clone": 56, "clone3": 435,
-    },
-    "aarch64": {
-        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "move_mount": 429,
-        "open_tree": 428, "fsopen": 430, "fsmount": 432, "fsconfig": 431, "fspick": 433, "mount_setattr": 442,
-        "chroot": 51, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "pidfd_getfd": 438,
-        "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294,
-        "reboot": 142, "swapon": 224, "swapoff": 225, "add_key": 217, "request_key": 218, "keyctl": 219,
-        "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "io_uring_setup": 425, "io_uring_enter": 426,
-        "io_uring_register": 427, "open_by_handle_at": 265, "name_to_handle_at": 264, "acct": 89,
-        "quotactl": 60, "syslog": 116, "lookup_dcookie": 18, "clone": 220, "clone3": 435,
-    },
+#: Each with its number on x86-64 (that architecture's own table) and on AArch64 (the generic table).
+_REFUSED_NUMBERS = {
+    "unshare": (272, 97), "setns": (308, 268),
+    "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41), "move_mount": (429, 429),
+    "open_tree": (428, 428), "fsopen": (430, 430), "fsmount": (432, 432), "fsconfig": (431, 431), "fspick": (433, 433),
+    "mount_setattr": (442, 442), "chroot": (161, 51),
+    "ptrace": (101, 117), "process_vm_readv": (310, 270), "process_vm_writev": (311, 271), "pidfd_getfd": (438, 438),
+    "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106), "kexec_load": (246, 104),
+    "kexec_file_load": (320, 294), "reboot": (169, 142), "swapon": (167, 224), "swapoff": (168, 225),
+    "add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219),
+    "bpf": (321, 280), "perf_event_open": (298, 241), "userfaultfd": (323, 282),
+    "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
+    "open_by_handle_at": (304, 265), "name_to_handle_at": (303, 264), "acct": (163, 89), "quotactl": (179, 60),
+    "syslog": (103, 116), "lookup_dcookie": (212, 18),
 }
+REFUSED = tuple(_REFUSED_NUMBERS)
+#: clone and clone3, which the filter looks at apart (a namespace flag, and ENOSYS), with their numbers likewise.
+_CLONE_NUMBERS = {"clone": (56, 220), "clone3": (435, 435)}
+_NUMBERS = {machine: {name: pair[i] for name, pair in (_REFUSED_NUMBERS | _CLONE_NUMBERS).items()}
+            for i, machine in enumerate(("x86_64", "aarch64"))}
 _ARCHITECTURES = {"x86_64": _AUDIT_ARCH_X86_64, "aarch64": _AUDIT_ARCH_AARCH64}
 SUPPORTED = frozenset(_ARCHITECTURES)
 

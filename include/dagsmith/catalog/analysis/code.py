@@ -29,6 +29,7 @@ from dagsmith.catalog.knowledge import (
     SYMBOLS,
     TERMINAL_STAGES,
     USE_CASES,
+    WRITES_REPORT,
     Meaning,
 )
 from dagsmith.catalog.source import ServiceSource
@@ -51,7 +52,8 @@ _STAGE_WORDS = {
 
 
 _CHOICE_PARAMS = {"strategy", "method", "kernel", "linkage", "metric", "covariance_type", "score_func"}
-_TABLE_WRITERS = ("transform_tables", "impute_tables", "clip_tables", "fit_replace", "reduce_tables", "write_loaded")
+_TABLE_WRITERS = ("transform_tables", "impute_tables", "clip_tables", "fit_replace", "reduce_tables", "write_loaded",
+                  "drop_columns")
 
 
 class _Evidence:
@@ -331,6 +333,8 @@ def _describe_parameters(parameters: list[Parameter]) -> str:
 def analyze_code(source: ServiceSource) -> Analysis:
     """Analyse a microservice from its code (``main.py``) alone."""
     facts = extract_facts(source.code)
+    if facts.uses(*WRITES_REPORT):
+        facts.methods.add("append_report")  # the kit helper appends the service's report section
     evidence = _collect(facts)
     stages = _stages(evidence)
     primary = stages[0]

@@ -1,9 +1,4 @@
-"""Initial schema: catalog (versions, analyses, embeddings), pipelines, executions, learned patterns.
-
-Revision ID: 0001
-Revises:
-Create Date: 2026-11-21 23:40:00.756574
-"""
+"""Initial schema: catalog (versions, analyses, embeddings), pipelines, executions, learned patterns."""
 
 from alembic import op
 import sqlalchemy as sa
@@ -12,8 +7,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = '0001'
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

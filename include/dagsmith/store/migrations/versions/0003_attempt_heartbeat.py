@@ -1,17 +1,10 @@
-"""A try's heartbeat: the worker running a step stamps it every few seconds, so a dead worker's try is found.
-
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-11-22 13:40:00
-"""
+"""A try's heartbeat: the worker running a step stamps it every few seconds, so a dead worker's try is found."""
 
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0003'
 down_revision = '0002'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,9 +1,4 @@
-"""A modelling step's search: the candidates fitted side by side, their budget and the metric that picks one.
-
-Revision ID: 0004
-Revises: 0003
-Create Date: 2026-11-24 19:30:00
-"""
+"""A modelling step's search: the candidates fitted side by side, their budget and the metric that picks one."""
 
 from alembic import op
 import sqlalchemy as sa
@@ -11,8 +6,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = '0004'
 down_revision = '0003'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,17 +1,10 @@
-"""Answers people gave to the goal reader's questions, read again for the same words on a table of the same shape.
-
-Revision ID: 0005
-Revises: 0004
-Create Date: 2026-11-26 20:00:00
-"""
+"""Answers people gave to the goal reader's questions, read again for the same words on a table of the same shape."""
 
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0005'
 down_revision = '0004'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,9 +1,4 @@
-"""The versions of pipelines' models, champion and challengers, and the scoring runs made with them.
-
-Revision ID: 0006
-Revises: 0005
-Create Date: 2026-11-26 23:00:00
-"""
+"""The versions of pipelines' models, champion and challengers, and the scoring runs made with them."""
 
 from alembic import op
 import sqlalchemy as sa
@@ -11,8 +6,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = '0006'
 down_revision = '0005'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

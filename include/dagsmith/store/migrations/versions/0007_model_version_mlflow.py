@@ -1,9 +1,4 @@
-"""What became of a model version in MLflow: its run and registered version, or why it is not there.
-
-Revision ID: 0007
-Revises: 0006
-Create Date: 2026-11-27 02:30:00
-"""
+"""What became of a model version in MLflow: its run and registered version, or why it is not there."""
 
 from alembic import op
 import sqlalchemy as sa
@@ -11,8 +6,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = '0007'
 down_revision = '0006'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

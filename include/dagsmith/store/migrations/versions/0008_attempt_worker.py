@@ -1,17 +1,10 @@
-"""The worker that ran each try: with several workers (Celery), which one to look at.
-
-Revision ID: 0008
-Revises: 0007
-Create Date: 2026-11-27 02:10:00
-"""
+"""The worker that ran each try: with several workers (Celery), which one to look at."""
 
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0008'
 down_revision = '0007'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
