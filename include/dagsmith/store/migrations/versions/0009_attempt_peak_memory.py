@@ -1,17 +1,10 @@
-"""The most memory each try held at once: which steps a table's size strains, and how close to its limit.
-
-Revision ID: 0009
-Revises: 0008
-Create Date: 2026-11-27 05:30:00
-"""
+"""The most memory each try held at once: which steps a table's size strains, and how close to its limit."""
 
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0009'
 down_revision = '0008'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
