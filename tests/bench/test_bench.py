@@ -254,6 +254,6 @@ def test_the_scale_curve_counts_copies_by_what_a_step_grew_beyond_its_smallest_r
                            "seconds": model_s}]}
 
     lines = curve([run(1_000, 0.5, 3, 150), run(1_000_000, 200.5, 90, 950)]).splitlines()
-    assert lines[2] == "| 1,000 | 0.5 | completed | 8 | 3.0 | 2.0 | model | 150 | — |"
-    assert lines[3] == "| 1,000,000 | 200.5 | completed | 95 | 90.0 | 2.0 | model | 950 | 4.0 |"
+    assert lines[2] == "| 1,000 | 0.5 | completed | 8 | 3.0 | 2.0 | 3.0 | model | 150 | — |"
+    assert lines[3] == "| 1,000,000 | 200.5 | completed | 95 | 90.0 | 2.0 | 3.0 | model | 950 | 4.0 (model) |"
     assert "| 1. modelling: model | 3 s, 150 MB | 90 s, 950 MB |" in lines

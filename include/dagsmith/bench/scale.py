@@ -4,10 +4,11 @@ Run with ``python -m dagsmith.bench.scale`` (``make bench-scale``). A customer t
 categories and an identifier; whether a customer churned depends on some of them; no two rows alike, so nothing is
 deduplicated away), written as Parquet and run the way a person runs it, ``dagsmith run DATA GOAL --target churned
 --json`` in a process of its own, on a scratch database holding the shipped catalog. Reported per size: time to
-results, the model step's seconds beside every other step's, and each step's seconds and peak memory (its try's
-memory cgroup, ``step_attempts.peak_mb``) against the table's own size in memory: how many copies of the table the
-hungriest step holds at once, counted as what its peak grew by over the same step's on the smallest table (an
-interpreter and its libraries cost the same at every size).
+results, the model steps' seconds beside every other step's and beside what is spent outside the steps (planning,
+Airflow, judging the result), and each step's seconds and peak memory (its try's
+memory cgroup, ``step_attempts.peak_mb``) against the table's own size in memory: the most copies of the table one
+step holds at once, counted as what its peak grew by over the same step's on the smallest table (an interpreter and
+its libraries cost the same at every size), or over the leanest step's there for a step the smallest run lacks.
 """
 
 from __future__ import annotations
@@ -107,19 +108,25 @@ def measure(sizes: tuple[int, ...], time_budget: int | None = None) -> list[dict
 
 def markdown(results: list[dict]) -> str:
     """The curve as two tables: the whole run per size, then every step per size."""
-    smallest = {_name(s): s["peak_mb"] or 0 for s in results[0]["steps"]} if results else {}
+    first = results[0] if results else {"steps": [], "table_mb": 0}
+    fixed = {_name(s): s["peak_mb"] for s in first["steps"] if s["peak_mb"]}
+    leanest = min(fixed.values(), default=0)
     lines = [("| rows | table in memory MB | status | time to results s | model steps s | other steps s "
-              "| hungriest step | its peak MB | copies of the table |"), "|---|---|---|---|---|---|---|---|---|"]
+              "| outside the steps s | hungriest step | its peak MB | most copies of the table in one step |"),
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for result in results:
-        steps = result["steps"]
-        model = sum(s["seconds"] for s in steps if s["stage"] == Stage.MODELLING)
-        hungriest = max(steps, key=lambda s: s["peak_mb"] or 0, default=None)
-        peak = hungriest["peak_mb"] if hungriest else None
-        grown = peak - smallest.get(_name(hungriest), peak) if peak and hungriest else 0
-        copies = f"{grown / (result['table_mb'] - results[0]['table_mb']):.1f}" if grown > 0 else "—"
+        steps = [s for s in result["steps"] if s["peak_mb"]]
+        model = sum(s["seconds"] for s in result["steps"] if s["stage"] == Stage.MODELLING)
+        other = sum(s["seconds"] for s in result["steps"]) - model
+        hungriest = max(steps, key=lambda s: s["peak_mb"], default=None)
+        grown = result["table_mb"] - first["table_mb"]
+        copies = max(((s["peak_mb"] - fixed.get(_name(s), leanest)) / grown, s["service"]) for s in steps) \
+            if steps and grown > 0 else None
         lines.append(f"| {result['rows']:,} | {result['table_mb']} | {result['status']} | {result['seconds']} "
-                     f"| {model:.1f} | {sum(s['seconds'] for s in steps) - model:.1f} "
-                     f"| {hungriest['service'] if hungriest else '—'} | {peak or '—'} | {copies} |")
+                     f"| {model:.1f} | {other:.1f} | {result['seconds'] - model - other:.1f} "
+                     f"| {hungriest['service'] if hungriest else '—'} "
+                     f"| {hungriest['peak_mb'] if hungriest else '—'} "
+                     f"| {f'{copies[0]:.1f} ({copies[1]})' if copies else '—'} |")
     sizes = [result["rows"] for result in results]
     lines += ["", "| step | " + " | ".join(f"{size:,} rows: s, MB" for size in sizes) + " |",
               "|---|" + "---|" * len(sizes)]
@@ -133,6 +140,31 @@ def markdown(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def plot(results: list[dict], path: Path) -> None:
+    """The curve on log-log axes: seconds (whole run, model steps, the other steps) and the hungriest step's MB."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    rows = [result["rows"] for result in results]
+    model = [sum(s["seconds"] for s in r["steps"] if s["stage"] == Stage.MODELLING) for r in results]
+    figure, (left, right) = pyplot.subplots(1, 2, figsize=(10, 4))
+    left.loglog(rows, [r["seconds"] for r in results], "o-", label="time to results")
+    left.loglog(rows, model, "s-", label="model steps")
+    left.loglog(rows, [sum(s["seconds"] for s in r["steps"]) - m for r, m in zip(results, model)], "^-",
+                label="every other step")
+    left.set(xlabel="rows", ylabel="seconds", title="Time")
+    left.legend()
+    right.loglog(rows, [max((s["peak_mb"] or 0 for s in r["steps"]), default=0) for r in results], "o-",
+                 label="hungriest step's peak")
+    right.loglog(rows, [r["table_mb"] for r in results], "--", label="the table in memory")
+    right.set(xlabel="rows", ylabel="MB", title="Memory")
+    right.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+
+
 def _name(step: dict) -> str:
     return f"{step['position']}. {step['stage']}: {step['service']}"
 
@@ -142,11 +174,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--time-budget", type=int, help="seconds for the model search (the goal's default otherwise)")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    parser.add_argument("--plot", type=Path, help="also draw the curve into this PNG file")
+    parser.add_argument("--from-json", type=Path, help="report the figures of an earlier --json instead of measuring")
     args = parser.parse_args(argv)
-    results = measure(tuple(args.rows), args.time_budget)
+    results = (json.loads(args.from_json.read_text()) if args.from_json
+               else measure(tuple(args.rows), args.time_budget))
     print(markdown(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
+    if args.plot:
+        plot(results, args.plot)
 
 
 if __name__ == "__main__":
