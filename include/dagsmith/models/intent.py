@@ -80,7 +80,7 @@ class Count(_Constraint):
 class Share(_Constraint):
     """The share of rows an anomaly detection flags."""
 
-    kind: ShareKind = ConstraintKind.ANOMALY_FRACTION
+    kind: ShareKind
     value: float = Field(gt=0, le=0.5)
 
 
