@@ -4,11 +4,16 @@ modules small enough to hold one idea, and no import cycles among our own module
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
+import pkgutil
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from dagsmith.errors import UserFacingError
 from dagsmith.models.catalog import CLASSIFICATION_TASKS, SUPERVISED_TASKS, TaskType
@@ -65,6 +70,28 @@ def test_states_and_decisions_are_spelled_by_their_enums():
         spelled += [f"{name}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
                     if isinstance(node, ast.Constant) and node.value in words and id(node) not in prose]
     assert not spelled, f"status or action strings outside their enums: {spelled}"
+
+
+def _fields(holder: type) -> dict[str, object]:
+    """A model's or a dataclass' fields with their types (nothing for any other class)."""
+    if issubclass(holder, BaseModel):
+        return {name: field.annotation for name, field in holder.model_fields.items()}
+    return typing.get_type_hints(holder) if dataclasses.is_dataclass(holder) else {}
+
+
+def test_task_types_and_stages_are_held_by_their_enums():
+    """A task type or a stage held as a bare ``str`` takes any typo and is compared by hand; its enum refuses a wrong
+    one where the spec is read (a pipeline's spec file, the store, a REST body)."""
+    names = {"task_type", "task_types", "stage", "stages"}
+    loose_kinds = {str, str | None, list[str]}
+    modules = [importlib.import_module(f"dagsmith.{package}.{found.name}") for package in ("models", "execution")
+               for found in pkgutil.iter_modules([str(PACKAGE / package)])]
+    holders = [holder for module in modules for holder in vars(module).values()
+               if isinstance(holder, type) and holder.__module__ == module.__name__]
+    assert len(holders) > 30, "the scan found the models"
+    loose = [f"{holder.__module__}.{holder.__qualname__}.{name}: {kind}" for holder in holders
+             for name, kind in _fields(holder).items() if name in names and kind in loose_kinds]
+    assert not loose, f"task types or stages held as bare strings: {loose}"
 
 
 def test_the_scan_finds_what_it_looks_for():

@@ -4,12 +4,13 @@ out; and words inside a model's name never decide the task."""
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from dagsmith.agents.planner import plan
 from dagsmith.agents.intent.understanding import understand_targets
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import GivenFields, IssueLevel
+from dagsmith.models.intent import ConstraintKind, Count, Flag, GivenFields, Intent, IssueLevel, Name, Names, Share
 from tests.agents.test_intent import intent, profile
 
 
@@ -128,3 +129,27 @@ def test_a_given_field_replaces_the_words_and_the_words_give_the_rest():
     assert sorted(v for c in found.constraints if c.kind == "exclude_columns" for v in c.value) == ["island", "year"]
     assert found.reasons["constraint.metric.accuracy"] == "metric given: --metric accuracy"
     assert "constraint.metric.recall" not in found.reasons
+
+
+def test_each_constraint_keeps_its_stored_shape_and_a_value_of_the_wrong_type_for_its_kind_is_refused():
+    """A plan stores and the meta-DAG hands on constraints as ``{kind, value, reason}``: read back, each is its kind's
+    model with its value typed; a stored value its kind cannot hold is refused, not handed on to a step."""
+    found = intent("penguins", "group the penguins into 4 clusters, as plots, dedupe first, within 2 minutes")
+    stored = found.model_dump(mode="json")["constraints"]
+    assert all(list(c) == ["kind", "value", "reason"] for c in stored)
+    assert {(c["kind"], c["value"]) for c in stored} >= {("n_clusters", 4), ("visualise", True),
+                                                         ("time_budget_seconds", 120)}
+    again = Intent.model_validate_json(found.model_dump_json())
+    assert again == found and again.asks(ConstraintKind.N_CLUSTERS) == 4
+
+    def read(kind: str, value) -> list:
+        return Intent.model_validate({**found.model_dump(), "constraints": [
+            {"kind": kind, "value": value, "reason": "said"}]}).constraints
+
+    assert [type(read(kind, value)[0]) for kind, value in (
+        ("deduplicate", True), ("max_features", 5), ("anomaly_fraction", 0.02), ("focus", "bill_length_mm"),
+        ("each_target", ["species", "sex"]))] == [Flag, Count, Share, Name, Names]
+    for kind, wrong in (("n_clusters", "four"), ("model", "random forest"), ("anomaly_fraction", 2.0),
+                        ("metric", ["recall"]), ("shape", 3)):
+        with pytest.raises(ValidationError):
+            read(kind, wrong)

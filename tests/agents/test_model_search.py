@@ -14,7 +14,7 @@ from dagsmith.agents.model_search import (
     plan_search,
 )
 from dagsmith.models.catalog import Stage, TaskType
-from dagsmith.models.intent import Constraint, Intent, IntentIssue, IssueLevel
+from dagsmith.models.intent import Constraint, ConstraintKind, Count, Intent, IntentIssue, IssueLevel, Name
 from dagsmith.models.plan import Candidate, Signals, StageRecommendation
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
 from dagsmith_kit.portfolio import Table, Winner
@@ -67,14 +67,14 @@ def test_the_budget_is_sized_to_the_table(rows, columns, expected):
 
 
 def test_the_goals_time_budget_wins_over_the_setting_and_the_size():
-    stated = Constraint(kind="time_budget_seconds", value=120, reason="the goal says 'within 2 minutes'")
+    stated = Count(kind=ConstraintKind.TIME_BUDGET, value=120, reason="the goal says 'within 2 minutes'")
     seconds, why = budget(profile(7_043, 20), intent(TaskType.BINARY_CLASSIFICATION, stated), configured=5)
     assert seconds == pytest.approx(72) and "within 2 minutes" in why
     assert budget(profile(7_043, 20), intent(), configured=5) == (5, "DAGSMITH_SEARCH_SECONDS")
 
 
 def test_the_goals_metric_decides_else_the_tasks_usual_one():
-    recall = Constraint(kind="metric", value="recall", reason="the goal mentions 'recall'")
+    recall = Name(kind=ConstraintKind.METRIC, value="recall", reason="the goal mentions 'recall'")
     assert metric(intent(TaskType.BINARY_CLASSIFICATION, recall))[0] == "recall"
     assert metric(intent(TaskType.MULTICLASS_CLASSIFICATION))[0] == "roc_auc"
     assert metric(intent(TaskType.REGRESSION))[0] == "r2"
@@ -88,7 +88,7 @@ def test_the_goals_metric_decides_else_the_tasks_usual_one():
 ])
 def test_imbalanced_classes_are_weighted_only_for_a_metric_that_weighs_them_alike(task, named, weighted):
     """Weighting skews probabilities towards the rare classes: worth it for recall or macro F1, not for AUC."""
-    said = [Constraint(kind="metric", value=named, reason=f"the goal mentions '{named}'")] if named else []
+    said = [Name(kind=ConstraintKind.METRIC, value=named, reason=f"the goal mentions '{named}'")] if named else []
     imbalanced = intent(task, *said).model_copy(update={"issues": [
         IntentIssue(level=IssueLevel.WARNING, code="class_imbalance", message="'churn' is imbalanced")]})
     assert bool(class_weighting(imbalanced)) is weighted

@@ -81,7 +81,10 @@ def test_a_broken_spec_hides_only_its_own_pipeline(specs):
     spec = json.loads(spec_file(specs, 9).read_text())
     del spec["steps"]
     spec_file(specs, 9).write_text(json.dumps(spec))
-    assert _pipeline_dags(DAGS_FOLDER / dag_file_name(9)) == {dag_id(1), dag_id(17), dag_id(25), dag_id(33)}
+    misspelt = json.loads(spec_file(specs, 17).read_text())  # "modelling" misspelt: no stage of that name
+    misspelt["steps"][0]["stage"] = "modeling"
+    spec_file(specs, 17).write_text(json.dumps(misspelt))
+    assert _pipeline_dags(DAGS_FOLDER / dag_file_name(9)) == {dag_id(1), dag_id(25), dag_id(33)}
 
 
 def test_under_fab_a_pipeline_of_no_login_is_granted_to_admins_and_its_shard_loads_whole(specs, monkeypatch):

@@ -3,6 +3,8 @@ way Airflow's tries and retries do (without Airflow)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from sqlalchemy import select
 
@@ -10,6 +12,7 @@ from dagsmith import datasets
 from dagsmith.config import Settings
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.models.catalog import Stage
+from dagsmith.models.execution import StepResult
 from dagsmith.models.plan import PipelineSpec
 from dagsmith.runtime.base import Runtime
 from dagsmith.store import schema
@@ -31,6 +34,7 @@ def service_id(session, name: str) -> int:
     return session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == name))
 
 
-def run_in_process(planned: PipelineSpec, dataset, runtime: Runtime, settings: Settings) -> dict:
+def run_in_process(planned: PipelineSpec, dataset, runtime: Runtime, settings: Settings,
+                   on_step: Callable[[StepResult], None] | None = None) -> dict:
     """Run the stored pipeline step by step with the tries its DAG would give; returns summary and trace."""
-    return run_pipeline(planned.id, str(dataset), runtime=runtime, settings=settings, user="ana")
+    return run_pipeline(planned.id, str(dataset), runtime=runtime, settings=settings, user="ana", on_step=on_step)

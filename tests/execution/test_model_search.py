@@ -15,6 +15,7 @@ from sqlalchemy import select
 from dagsmith.agents.planner import plan
 from dagsmith.execution.workspace import Workspace
 from dagsmith.learning.configurations import search_winners
+from dagsmith.models.execution import SearchSummary, StepResult
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
@@ -75,10 +76,17 @@ def test_a_failed_candidate_is_one_fewer_to_choose_from(store, embedder, churn_c
                    choices=NUMERIC_PREPARATION).pipeline
     position = _search_exactly(store, planned, ["svm_classifier", "logistic_regression"],
                                {"svm_classifier": {"max_rows": 50}})  # refuses 1,125 training rows
-    outcome = run_in_process(planned, churn_csv, LocalRuntime(), store)
+    results: list[StepResult] = []
+    outcome = run_in_process(planned, churn_csv, LocalRuntime(), store, on_step=results.append)
     assert outcome["status"] == "completed", outcome["error"]
     search = outcome["trace"]["search"][str(position)]
     assert search["winner"] == "logistic_regression"
+    # each step's result is typed, the search's selection with the summary the trace keeps, and JSON for Airflow
+    assert [r.position for r in results] == [s.position for s in planned.steps]
+    chosen = results[position]
+    assert chosen.search == SearchSummary.model_validate(search) and chosen.search.model_dump(mode="json") == search
+    assert all(r.microservice and r.attempt and r.seconds > 0 and not r.skipped for r in results if r is not chosen)
+    assert [StepResult.model_validate_json(json.dumps(r.model_dump(mode="json"))) for r in results] == results
     assert outcome["trace"]["answer"].startswith("Predicts churn (binary classification) with logistic_regression")
     assert "max_rows" in search["candidates"][0]["error"] or "too slow" in search["candidates"][0]["error"]
     assert [t["status"] for t in _modelling_tries(outcome)] == ["failed", "completed"]

@@ -78,7 +78,7 @@ def build(
             expected_outputs=entry.analysis.outputs, alternatives=alternatives, chosen_by=by, search=search,
         ))
     spec = PipelineSpec(name=pipeline_name(intent.goal), goal=intent.goal, owner=owner,
-                        task_type=intent.task_type.value, target=intent.target, dataset=dataset, steps=steps)
+                        task_type=intent.task_type, target=intent.target, dataset=dataset, steps=steps)
     spec.checks = validate(spec, profile, intent, catalog)
 
     def by_model(model: ModelReasoner) -> tuple[PipelineSpec, Provenance]:

@@ -155,7 +155,7 @@ def _search_tasks(step: DagStep, started, operator: type[StepTask], queue: str) 
             # Imported here: the search's blending loads scikit-learn, which a parse of the DAG file need not pay.
             from dagsmith.execution.search import select_model
 
-            return select_model(execution_id, position, settings=Settings.from_env())
+            return select_model(execution_id, position, settings=Settings.from_env()).model_dump(mode="json")
         except healing.CandidatesExhausted as exc:
             raise AirflowFailException(str(exc)) from None
 

@@ -50,6 +50,7 @@ class StepTask:
         """Let ``runtime`` run its service as this operator's own, when it is the operator's kind of runtime."""
 
     def execute(self, context: Any) -> dict:
+        """The step's result as its XCom (JSON: Airflow stores it in its database)."""
         settings = Settings.from_env()
         execution_id = context["ti"].xcom_pull(task_ids="start")
         try:
@@ -62,16 +63,18 @@ class StepTask:
                 # Imported here: the search's blending loads scikit-learn, which a parse of the DAG file need not pay.
                 from dagsmith.execution.search import run_candidate
 
-                return run_candidate(execution_id, self.position, self.candidate, runtime=runtime,
-                                     settings=settings, observe=self._note)
-            return attempts.run_step(execution_id, self.position, runtime=runtime, settings=settings,
-                                      observe=self._note)
+                result = run_candidate(execution_id, self.position, self.candidate, runtime=runtime,
+                                       settings=settings, observe=self._note)
+            else:
+                result = attempts.run_step(execution_id, self.position, runtime=runtime, settings=settings,
+                                           observe=self._note)
         except attempts.StepFailed as exc:
             if self.candidate:  # one fewer model to choose from; no retry runs another
                 raise AirflowFailException(str(exc)) from None
             raise
         except (healing.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
             raise AirflowFailException(str(exc)) from None
+        return result.model_dump(mode="json")
 
     def _note(self, attempt: Try, diagnosis: Diagnosis | None) -> None:
         self._tried = (attempt, diagnosis)

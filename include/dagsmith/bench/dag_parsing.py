@@ -25,11 +25,12 @@ from dagsmith.airflow.local import DAGS_FOLDER
 from dagsmith.airflow.pipeline_shards import SHARDS, dag_file_name
 from dagsmith.bench.stats import table
 from dagsmith.execution.specs import dag_id, spec_file
+from dagsmith.models.catalog import Stage
 from dagsmith.models.plan import DagSpec, DagStep, ModelSearch
 
 COUNTS = (0, 100, 1_000, 5_000)
-_STAGES = ("loading", "validation", "imputation", "splitting", "encoding", "scaling", "modelling", "evaluation",
-           "visualisation")
+_STAGES = (Stage.LOADING, Stage.VALIDATION, Stage.IMPUTATION, Stage.SPLITTING, Stage.ENCODING, Stage.SCALING,
+           Stage.MODELLING, Stage.EVALUATION, Stage.VISUALISATION)
 _MODELS = ("gradient_boosting_classifier", "random_forest_classifier", "logistic_regression")
 
 # Runs a parse as the dag-processor's child does (Airflow imported first), optionally for one DAG.
@@ -57,7 +58,7 @@ def synthetic_spec(pipeline_id: int) -> DagSpec:
                          reason="three model families suit a binary target")
     steps = [DagStep(position=position, stage=stage, microservice=f"{stage}_service",
                      depends_on=[position - 1] if position else [], alternatives=3,
-                     search=search if stage == "modelling" else None)
+                     search=search if stage is Stage.MODELLING else None)
              for position, stage in enumerate(_STAGES)]
     return DagSpec(pipeline_id=pipeline_id, name=f"churn-{pipeline_id}", goal="predict customer churn", owner="bench",
                    dataset="/data/churn.csv", steps=steps,

@@ -51,7 +51,7 @@ def peer_tasks(ours: list[TaskResult], peers: list[PeerResult]) -> list[dict[str
         ran = {name: tasks[result.task] for name, tasks in by_peer.items() if result.task in tasks}
         if not ran:
             continue
-        metric = "roc_auc" if "classification" in result.task_type else "r2"
+        metric = "roc_auc" if result.task_type.classification else "r2"
         rows.append({"task": result.task, "metric": metric, "seconds": result.seconds,
                      "ours": result.quality.get(metric) if result.success and result.intent_ok else None,
                      "peers": {name: {"value": peer.quality.get(metric) if peer.success else None,

@@ -42,6 +42,7 @@ from dagsmith.data.sniffing import DatasetError
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.execution.driver import run_pipeline
 from dagsmith.learning.patterns import load_history
+from dagsmith.models.catalog import TaskType
 from dagsmith.models.execution import Decision, StepStatus, TryAction
 from dagsmith.models.intent import Intent, Question
 from dagsmith.models.plan import PipelineSpec, PipelineStatus
@@ -62,7 +63,7 @@ class TaskResult(BaseModel):
 
     task: str
     experiment: str
-    task_type: str
+    task_type: TaskType
     cohort: int
     user: str
     success: bool
@@ -206,7 +207,7 @@ def _cold(settings: Settings, steps: list[tuple[str, str]]) -> bool:
 def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings: Settings) -> TaskResult:
     """One automation attempt of one task; never raises (a crash is recorded as a failure with its cause)."""
     task = scheduled.task
-    result = TaskResult(task=task.id, experiment=experiment.name, task_type=task.task_type.value,
+    result = TaskResult(task=task.id, experiment=experiment.name, task_type=task.task_type,
                         cohort=scheduled.cohort, user=scheduled.user, success=False)
     path = bench.dataset(task)
     started = time.perf_counter()

@@ -12,7 +12,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from dagsmith.cli.output import console, errors, fail, print_json
 from dagsmith.cli.run import require_runtime
 from dagsmith.config import Settings
-from dagsmith.models.catalog import TaskType
 
 GROUPS = ("configurations", "degradation", "faults", "all")
 
@@ -148,7 +147,7 @@ def _run(suite, chosen: set[str], experiments, out: Path, settings: Settings, ru
             results = run_experiment(experiment, scheduled, bench, workers=workers, on_result=advance)
             if experiment.name != "full":
                 continue
-            supervised = [r for r in results if r.task in chosen and TaskType(r.task_type).supervised]
+            supervised = [r for r in results if r.task in chosen and r.task_type.supervised]
             for name in peers:
                 peer_id = bar.add_task(f"peer {name}", total=len(supervised), last="")
                 try:

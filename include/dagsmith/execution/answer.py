@@ -37,7 +37,7 @@ class StepOutcome:
     """One step of the finished run as the answer reads it: its stage, the service that ran, and its output."""
 
     position: int
-    stage: str
+    stage: Stage
     service: str
     output: Path
     depends_on: list[int] = field(default_factory=list)
@@ -99,7 +99,7 @@ def _exploration(found: dict) -> str:
         f". {body[0].upper()}{body[1:]}" if body else "") + "."
 
 
-def _supervised(task: TaskType, target: str | None, by_stage: dict[str, StepOutcome], quality: Quality | None) -> str:
+def _supervised(task: TaskType, target: str | None, by_stage: dict[Stage, StepOutcome], quality: Quality | None) -> str:
     model = by_stage[Stage.MODELLING]
     bundle = model.bundle()
     rows = len(bundle.table("test")) if bundle is not None and "test" in bundle.table_names() else None

@@ -23,7 +23,7 @@ from dagsmith.execution.workers import worker_name
 from dagsmith.execution.workspace import Workspace, promote_output
 from dagsmith.healing.classify import Diagnosis, ErrorClass, diagnose
 from dagsmith.healing.policy import heal
-from dagsmith.models.execution import Decision, StepStatus, TryAction
+from dagsmith.models.execution import Decision, StepResult, StepStatus, TryAction
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, Runtime, RuntimeUnavailable
 from dagsmith.store import schema
@@ -164,7 +164,7 @@ def run_try(attempt: Try, position: int, *, runtime: Runtime, settings: Settings
 
 
 def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Settings,
-             limits: Limits | None = None, self_healing: bool = True, observe: TryObserver | None = None) -> dict:
+             limits: Limits | None = None, self_healing: bool = True, observe: TryObserver | None = None) -> StepResult:
     """Run one try of a step: close tries a dead worker left open, heal if the previous try failed, then run,
     record and check the output.
 
@@ -178,14 +178,13 @@ def run_step(execution_id: int, position: int, *, runtime: Runtime, settings: Se
         step = step_at(session, execution.pipeline_id, position)
         attempts = tries_of(session, execution_id, step.id)
         if step_outcome(attempts) == StepStatus.COMPLETED:
-            return {"position": position, "status": StepStatus.COMPLETED, StepStatus.SKIPPED: True}
+            return StepResult(position=position, skipped=True)
         attempt = _substitution(session, attempts, open_try(session, execution, step, *_next_try(step, attempts)))
     result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits,
                                 observe=observe)
     if diagnosis:
         raise StepFailed(f"step {position} ({attempt.service}) failed: {diagnosis}")
-    return {"position": position, "status": StepStatus.COMPLETED, "microservice": attempt.service,
-            "attempt": attempt.attempt, "seconds": result.seconds}
+    return StepResult(position=position, microservice=attempt.service, attempt=attempt.attempt, seconds=result.seconds)
 
 
 def _contract_diagnosis(problems: list[str]) -> Diagnosis | None:

@@ -97,7 +97,7 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
     workspace = Workspace.of(execution)
     winners = {int(position): found.get("model") or found["winner"]  # runs before blending have no "model"
                for position, found in execution.trace.get("search", {}).items() if found.get("winner")}
-    outcomes = [StepOutcome(s.position, s.stage, winners.get(s.position) or names.get(s.microservice_id, "?"),
+    outcomes = [StepOutcome(s.position, Stage(s.stage), winners.get(s.position) or names.get(s.microservice_id, "?"),
                             workspace.step_output(s.position), list(s.depends_on)) for s in steps]
     summary = summarise(task_of(pipeline), pipeline.target, outcomes, quality, execution.error)
     chosen = explanation(pipeline, [DagStep(position=o.position, stage=o.stage, microservice=o.service,

@@ -15,6 +15,7 @@ from dagsmith.execution import attempts, closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.search import run_search
 from dagsmith.healing import policy as healing
+from dagsmith.models.execution import StepResult
 from dagsmith.runtime.base import Runtime, RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope, stored
@@ -25,7 +26,7 @@ RETRY_ONLY_TRIES = 4
 
 
 def run_pipeline(pipeline_id: int, dataset: str, *, runtime: Runtime, settings: Settings, user: str = "anonymous",
-                 self_healing: bool = True, on_step: Callable[[dict], None] | None = None) -> dict:
+                 self_healing: bool = True, on_step: Callable[[StepResult], None] | None = None) -> dict:
     """Run every step of the pipeline; returns ``finish``'s summary plus the execution id and its trace."""
     with session_scope(settings) as session:
         steps = [(s.position, list(s.depends_on), len(s.alternatives), s.search.get("candidates"))
@@ -49,7 +50,7 @@ def run_pipeline(pipeline_id: int, dataset: str, *, runtime: Runtime, settings: 
 
 
 def _step(execution_id: int, position: int, tries: int, runtime: Runtime, settings: Settings,
-          self_healing: bool) -> dict | None:
+          self_healing: bool) -> StepResult | None:
     """A step's tries until one completes; None when none did."""
     for _ in range(tries):
         try:
@@ -63,7 +64,7 @@ def _step(execution_id: int, position: int, tries: int, runtime: Runtime, settin
 
 
 def _search(execution_id: int, position: int, candidates: list[str], runtime: Runtime,
-            settings: Settings) -> dict | None:
+            settings: Settings) -> StepResult | None:
     """A model search's candidates, then its selection; None when no candidate completed."""
     try:
         return run_search(execution_id, position, candidates, runtime=runtime, settings=settings)

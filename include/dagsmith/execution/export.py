@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from dagsmith.config import Settings
 from dagsmith.errors import InputError
+from dagsmith.models.catalog import Stage
 from dagsmith.models.plan import ModelSearch
 from dagsmith.registry import versions
 from dagsmith.runtime import seccomp
@@ -56,7 +57,7 @@ main(["--model", "/model", "--input", str(rows), "--output", args["--output"]])
 
 class ExportedStep(BaseModel):
     position: int
-    stage: str
+    stage: Stage
     service: str
     code_hash: str
     depends_on: list[int]

@@ -24,7 +24,7 @@ from dagsmith.execution.blending import Blend
 from dagsmith.execution.workspace import Workspace, promote_output
 from dagsmith.healing.classify import telling_line
 from dagsmith.healing.policy import CandidatesExhausted
-from dagsmith.models.execution import Decision, StepStatus, TryAction
+from dagsmith.models.execution import Decision, SearchSummary, StepResult, StepStatus, TryAction
 from dagsmith.models.plan import ModelSearch
 from dagsmith.runtime.base import Limits, Runtime
 from dagsmith.store import schema
@@ -37,7 +37,7 @@ from dagsmith_kit.search import SEARCH_FILE
 
 
 def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: Runtime, settings: Settings,
-                  limits: Limits | None = None, observe: TryObserver | None = None) -> dict:
+                  limits: Limits | None = None, observe: TryObserver | None = None) -> StepResult:
     """Run one candidate of the step's search as a try of the step; its output waits for the selection.
 
     Raises ``StepFailed`` when the candidate failed (it is then out of the running) and ``RuntimeUnavailable``
@@ -55,8 +55,7 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
                                 observe=observe)
     if diagnosis:
         raise StepFailed(f"candidate {candidate} of step {position} failed: {diagnosis}")
-    return {"position": position, "candidate": candidate, "status": StepStatus.COMPLETED,
-            "seconds": result.seconds}
+    return StepResult(position=position, microservice=candidate, attempt=attempt.attempt, seconds=result.seconds)
 
 
 def _validation(output: Path) -> dict:
@@ -96,7 +95,7 @@ def _table(search: ModelSearch, rows: list[dict], winner: str, blend: Blend | No
     return "\n".join(lines)
 
 
-def select_model(execution_id: int, position: int, *, settings: Settings) -> dict:
+def select_model(execution_id: int, position: int, *, settings: Settings) -> StepResult:
     """Choose the step's model among this run's completed candidates by validation score (the recommender's
     order breaks ties and ranks candidates that report none), make its output the step's output, and record why.
 
@@ -159,20 +158,21 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> dic
             promote_output(best["output"], workspace.step_output(position))
             step.status = StepStatus.COMPLETED
         winner = finished[0]["name"] if finished else None
-        summary = {"metric": search.metric, "winner": winner, "reason": reason,
-                   "threshold": line.at if line else None,
-                   "blend": mixed.weights if mixed else None, "model": mixed.label() if mixed else winner,
-                   "table": search.table,  # with each candidate's chosen params: what later searches start from
-                   "candidates": [{"name": r["name"], "error": r["error"], "params": r["params"], **r["validation"]}
-                                  for r in rows]}
-        execution.trace = {**execution.trace, "search": {**execution.trace.get("search", {}), str(position): summary}}
+        summary = SearchSummary(
+            metric=search.metric, winner=winner, reason=reason, threshold=line.at if line else None,
+            blend=mixed.weights if mixed else None, model=mixed.label() if mixed else winner,
+            table=search.table,  # with each candidate's chosen params: what later searches start from
+            candidates=[{"name": r["name"], "error": r["error"], "params": r["params"], **r["validation"]}
+                        for r in rows])
+        execution.trace = {**execution.trace, "search": {**execution.trace.get("search", {}),
+                                                         str(position): summary.model_dump(mode="json")}}
     if not finished:
         raise CandidatesExhausted(reason)
-    return {"position": position, "status": StepStatus.COMPLETED, **summary}
+    return StepResult(position=position, search=summary)
 
 
 def run_search(execution_id: int, position: int, candidates: list[str], *, runtime: Runtime,
-               settings: Settings) -> dict:
+               settings: Settings) -> StepResult:
     """Every candidate one after another, then the selection: the search without Airflow (the benchmark's driver)."""
     for candidate in candidates:
         try:

@@ -97,7 +97,7 @@ def explanation(pipeline: schema.Pipeline, steps: list[DagStep]) -> str:
     intent = pipeline.plan.get("intent", {})
     reasons = intent.get("reasons", {})
     stored = pipeline.plan.get("recommendation")
-    ranked = {stage.stage.value: stage for stage in Recommendation.model_validate(stored).stages} if stored else {}
+    ranked = {stage.stage: stage for stage in Recommendation.model_validate(stored).stages} if stored else {}
     lines = [f"**{pipeline.name}** (owner {plain(pipeline.owner)}): {plain(pipeline.goal)}", "",
              f"- task: {pipeline.task_type}" + (f" of {plain(pipeline.target)}" if pipeline.target else ""),
              *(f"- {field.replace('_', ' ')}: {plain(reasons[field])}" for field in ("task_type", "target")

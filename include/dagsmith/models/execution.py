@@ -59,6 +59,35 @@ class Decision(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+class SearchSummary(BaseModel):
+    """A model search's outcome, as the run's trace keeps it under ``search.<position>``: the run page, the run's
+    answer and the configurations later searches start from read it there."""
+
+    metric: str = Field(description="the validation metric that picked the winner")
+    winner: str | None = Field(description="the best candidate that completed; None when none did")
+    reason: str
+    threshold: float | None = Field(None, description="the probability a rare class is labelled from, when tuned")
+    blend: dict[str, float] | None = Field(None, description="the blended candidates' weights, when a blend won")
+    model: str | None = Field(None, description="the model handed on: the winner, or the blend's members")
+    table: dict[str, Any] | None = Field(None, description="the table's meta-features (dagsmith_kit.portfolio.Table)")
+    candidates: list[dict[str, Any]] = Field(
+        default_factory=list, description="each candidate's name, error and chosen params, and the validation "
+                                          "figures it reported (a figure it did not report is absent)")
+
+
+class StepResult(BaseModel):
+    """What a step's task did when it completed (a failed try raises instead): the try that ran, a retry that found
+    the step done by an earlier try of the run, a candidate of a model search, or the search's selection. Operators
+    hand it to Airflow as the task's XCom, dumped to JSON."""
+
+    position: int
+    skipped: bool = Field(False, description="an earlier try of this run had completed the step; nothing ran")
+    microservice: str | None = Field(None, description="the service that ran (a search's candidate)")
+    attempt: int | None = Field(None, description="the try's number within the step")
+    seconds: float | None = None
+    search: SearchSummary | None = Field(None, description="a model search's selection")
+
+
 class RunSummary(BaseModel):
     """One run's outcome as people read it (``dagsmith run``, the run page, the REST API): its status, the answer to
     the goal, every step's metrics, held-out quality beside a trivial predictor's, the model search, plots,

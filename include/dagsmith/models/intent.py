@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, Field
 
@@ -45,12 +45,62 @@ class ConstraintKind(StrEnum):
     EACH_TARGET = "each_target"  # the targets a goal asks a model of each: one pipeline per target
 
 
-class Constraint(BaseModel):
-    """A limit the goal states, with the words that state it."""
+#: The kinds of constraint by what their value is (each kind's value has one type, its model's below).
+FlagKind = Literal[ConstraintKind.INTERPRETABLE, ConstraintKind.VISUALISE, ConstraintKind.DEDUPLICATE]
+CountKind = Literal[ConstraintKind.TIME_BUDGET, ConstraintKind.MAX_FEATURES, ConstraintKind.N_CLUSTERS,
+                    ConstraintKind.N_COMPONENTS]
+ShareKind = Literal[ConstraintKind.ANOMALY_FRACTION]
+NameKind = Literal[ConstraintKind.METRIC, ConstraintKind.EXCLUDE_FAMILY, ConstraintKind.FOCUS]
+NamesKind = Literal[ConstraintKind.MODEL, ConstraintKind.ANALYSES, ConstraintKind.EXCLUDE_COLUMNS,
+                    ConstraintKind.ONLY_COLUMNS, ConstraintKind.EACH_TARGET]
+
+
+class _Constraint(BaseModel):
+    """A limit the goal states, with the words that state it; stored and sent as ``{kind, value, reason}``."""
 
     kind: ConstraintKind
     value: Any
     reason: str
+
+
+class Flag(_Constraint):
+    """Something asked for: a model a person can read, plots, deduplication."""
+
+    kind: FlagKind
+    value: bool = True
+
+
+class Count(_Constraint):
+    """A whole number: the seconds of the time budget, the most features, the clusters or components wanted."""
+
+    kind: CountKind
+    value: int
+
+
+class Share(_Constraint):
+    """The share of rows an anomaly detection flags."""
+
+    kind: ShareKind
+    value: float = Field(gt=0, le=0.5)
+
+
+class Name(_Constraint):
+    """One name: the metric to optimise, a model family ruled out, the column an exploration relates the others to."""
+
+    kind: NameKind
+    value: str
+
+
+class Names(_Constraint):
+    """Several names: the models asked for, the analyses of an exploration, the columns left out or the only ones
+    used, the targets the goal asks a model of each."""
+
+    kind: NamesKind
+    value: list[str]
+
+
+#: A constraint is one of the above, told apart by its kind (a value of the wrong type for its kind is refused).
+Constraint = Annotated[Flag | Count | Share | Name | Names, Field(discriminator="kind")]
 
 
 def find_constraint(constraints: Iterable[Constraint], kind: ConstraintKind) -> Constraint | None:
@@ -106,7 +156,18 @@ class Intent(BaseModel):
     def warnings(self) -> list[IntentIssue]:
         return [i for i in self.issues if i.level is IssueLevel.WARNING]
 
-    def asks(self, kind: ConstraintKind) -> Any:
+    @overload
+    def asks(self, kind: FlagKind) -> bool | None: ...
+    @overload
+    def asks(self, kind: CountKind) -> int | None: ...
+    @overload
+    def asks(self, kind: ShareKind) -> float | None: ...
+    @overload
+    def asks(self, kind: NameKind) -> str | None: ...
+    @overload
+    def asks(self, kind: NamesKind) -> list[str] | None: ...
+
+    def asks(self, kind: ConstraintKind) -> bool | int | float | str | list[str] | None:
         """The value of the goal's constraint of this kind, or None when the goal states none."""
         found = find_constraint(self.constraints, kind)
         return found.value if found else None

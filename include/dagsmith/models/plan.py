@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from dagsmith.models.catalog import Stage
+from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import Intent
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.models.reasoning import Provenance
@@ -138,7 +138,7 @@ class PipelineSpec(BaseModel):
     owner: str
     shared: bool = Field(default=False, description="visible to every user of the UI, not only its owner")
     status: PipelineStatus = PipelineStatus.DRAFT
-    task_type: str
+    task_type: TaskType
     target: str | None
     dataset: str
     schedule: str | None = Field(default=None, description=f"cron expression for retraining runs, or '{ON_NEW_DATA}'")
@@ -163,7 +163,7 @@ class DagStep(BaseModel):
     """A step as its pipeline's DAG needs it: task names, edges, retries and the models a search fits."""
 
     position: int
-    stage: str
+    stage: Stage
     microservice: str
     depends_on: list[int] = Field(default_factory=list)
     alternatives: int = Field(0, description="how many services self-healing may swap in")

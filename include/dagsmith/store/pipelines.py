@@ -46,7 +46,7 @@ def service_names(session: Session) -> dict[int | None, str]:
 def insert_pipeline(session: Session, spec: PipelineSpec, service_ids: dict[str, int], plan: dict) -> int:
     """Add the pipeline and its steps in the caller's transaction (all or nothing); returns its id."""
     row = schema.Pipeline(name=spec.name, goal=spec.goal, owner=spec.owner, shared=spec.shared,
-                          status=spec.status.value, task_type=spec.task_type, target=spec.target,
+                          status=spec.status.value, task_type=spec.task_type.value, target=spec.target,
                           dataset=spec.dataset, schedule=spec.schedule, plan=plan)
     session.add(row)
     session.flush()

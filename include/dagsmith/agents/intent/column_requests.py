@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from dagsmith.models.intent import Constraint, ConstraintKind
+from dagsmith.models.intent import Constraint, ConstraintKind, Names
 
 _EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|leav(?:e|ing) out|"
                       r"drop(?:ping)?|"
@@ -48,7 +48,7 @@ def column_constraints(goal: str, column_of: Callable[[str], str | None]) -> lis
                     named.setdefault(column or phrase, phrase)
         if named:
             said = ", ".join(f"'{phrase}'" for phrase in named.values())
-            found.append(Constraint(kind=kind, value=list(named), reason=f"the goal says to {verb} {said}"))
+            found.append(Names(kind=kind, value=list(named), reason=f"the goal says to {verb} {said}"))
     return found
 
 

@@ -10,7 +10,7 @@ import re
 from dagsmith.agents.intent.lexicon import CLAUSE_BREAKS, NEGATIONS
 from dagsmith.agents.intent.model_mentions import mentions
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import Constraint, ConstraintKind
+from dagsmith.models.intent import Constraint, ConstraintKind, Count, Flag, Name, Names, Share
 from dagsmith.text import stem, words
 from dagsmith_kit.metrics import METRICS as KIT_METRICS
 
@@ -99,7 +99,7 @@ def _anomaly_share(goal: str, task: TaskType) -> list[Constraint]:
     share = _SHARE.search(goal)
     if not share or task is not TaskType.ANOMALY_DETECTION or not 0 < float(share.group(1)) <= 50:
         return []
-    return [Constraint(kind=ConstraintKind.ANOMALY_FRACTION, value=float(share.group(1)) / 100,
+    return [Share(kind=ConstraintKind.ANOMALY_FRACTION, value=float(share.group(1)) / 100,
                        reason=f"the goal says '{share.group(0)}'")]
 
 
@@ -109,10 +109,10 @@ def _time_budget(text: str) -> list[Constraint]:
         amount, unit = found.group(1), found.group(2)
         value = 0.5 if amount.startswith("half") else _number(amount)
         seconds = int(value * _UNIT_SECONDS[unit[0]])
-        return [Constraint(kind=ConstraintKind.TIME_BUDGET, value=seconds, reason=f"the goal says '{found.group(0)}'")]
+        return [Count(kind=ConstraintKind.TIME_BUDGET, value=seconds, reason=f"the goal says '{found.group(0)}'")]
     quick = _QUICK.search(text)
     if quick:
-        return [Constraint(kind=ConstraintKind.TIME_BUDGET, value=QUICK_BUDGET_SECONDS,
+        return [Count(kind=ConstraintKind.TIME_BUDGET, value=QUICK_BUDGET_SECONDS,
                            reason=f"'{quick.group(0)}' read as a {QUICK_BUDGET_SECONDS // 60}-minute budget")]
     return []
 
@@ -128,12 +128,12 @@ def _ruled_out(text: str, at: int) -> bool:
 def _interpretability(text: str) -> list[Constraint]:
     black_box = _BLACK_BOX.search(text)
     if black_box and _ruled_out(text, black_box.start()):
-        return [Constraint(kind=ConstraintKind.INTERPRETABLE, value=True,
+        return [Flag(kind=ConstraintKind.INTERPRETABLE, value=True,
                            reason=f"the goal rules out black boxes ('{black_box.group(0)}')")]
     said = next((m for m in _INTERPRETABLE.finditer(text) if not _ruled_out(text, m.start())), None)
     if not said:
         return []
-    return [Constraint(kind=ConstraintKind.INTERPRETABLE, value=True, reason=f"the goal says '{said.group(0)}'")]
+    return [Flag(kind=ConstraintKind.INTERPRETABLE, value=True, reason=f"the goal says '{said.group(0)}'")]
 
 
 def _model_requests(text: str) -> list[Constraint]:
@@ -145,11 +145,11 @@ def _model_requests(text: str) -> list[Constraint]:
             excluded.setdefault(mention.name.family, mention.said)
         else:
             requested.setdefault(mention.label, mention.said)
-    found = [Constraint(kind=ConstraintKind.EXCLUDE_FAMILY, value=family, reason=f"the goal rules out '{said}'")
+    found = [Name(kind=ConstraintKind.EXCLUDE_FAMILY, value=family, reason=f"the goal rules out '{said}'")
              for family, said in excluded.items()]
     if requested:
         said = ", ".join(f"'{s}'" for s in requested.values())
-        found.append(Constraint(kind=ConstraintKind.MODEL, value=list(requested), reason=f"the goal asks for {said}"))
+        found.append(Names(kind=ConstraintKind.MODEL, value=list(requested), reason=f"the goal asks for {said}"))
     return found
 
 
@@ -158,12 +158,12 @@ def _max_features(text: str) -> list[Constraint]:
     if not found:
         return []
     limit = int(_number(found.group(2))) - (1 if found.group(1) in {"fewer than", "less than"} else 0)
-    return [Constraint(kind=ConstraintKind.MAX_FEATURES, value=limit, reason=f"the goal says '{found.group(0)}'")]
+    return [Count(kind=ConstraintKind.MAX_FEATURES, value=limit, reason=f"the goal says '{found.group(0)}'")]
 
 
 def _metrics(text: str) -> list[Constraint]:
     hits = sorted((m.start(), name, m.group(0)) for name, pattern in METRICS.items() if (m := re.search(pattern, text)))
-    return [Constraint(kind=ConstraintKind.METRIC, value=name, reason=f"the goal mentions '{said}'")
+    return [Name(kind=ConstraintKind.METRIC, value=name, reason=f"the goal mentions '{said}'")
             for _, name, said in hits]
 
 
@@ -172,15 +172,15 @@ def _shape_requests(text: str, task: TaskType) -> list[Constraint]:
     clusters = _N_CLUSTERS.search(text)
     if clusters and task is TaskType.CLUSTERING:
         count = int(_number(clusters.group(1) or clusters.group(2)))
-        found.append(Constraint(kind=ConstraintKind.N_CLUSTERS, value=count,
+        found.append(Count(kind=ConstraintKind.N_CLUSTERS, value=count,
                                 reason=f"the goal says '{clusters.group(0)}'"))
     components = _N_COMPONENTS.search(text)
     if components and task in {TaskType.DIMENSIONALITY_REDUCTION, TaskType.CLUSTERING}:
-        found.append(Constraint(kind=ConstraintKind.N_COMPONENTS, value=int(_number(components.group(1))),
+        found.append(Count(kind=ConstraintKind.N_COMPONENTS, value=int(_number(components.group(1))),
                                 reason=f"the goal says '{components.group(0)}'"))
     visual = _VISUALISE.search(text)
     if visual:
-        found.append(Constraint(kind=ConstraintKind.VISUALISE, value=True, reason=f"the goal says '{visual.group(0)}'"))
+        found.append(Flag(kind=ConstraintKind.VISUALISE, value=True, reason=f"the goal says '{visual.group(0)}'"))
     return found
 
 
@@ -192,11 +192,11 @@ def _analyses(text: str, task: TaskType) -> list[Constraint]:
     if not named:
         return []
     said = ", ".join(f"'{word}'" for word in named.values())
-    return [Constraint(kind=ConstraintKind.ANALYSES, value=list(named), reason=f"the goal asks for {said}")]
+    return [Names(kind=ConstraintKind.ANALYSES, value=list(named), reason=f"the goal asks for {said}")]
 
 
 def _deduplication_request(text: str) -> list[Constraint]:
     said = next((m for m in _DEDUPLICATE.finditer(text) if not _ruled_out(text, m.start())), None)
     if not said:
         return []
-    return [Constraint(kind=ConstraintKind.DEDUPLICATE, value=True, reason=f"the goal says '{said.group(0)}'")]
+    return [Flag(kind=ConstraintKind.DEDUPLICATE, value=True, reason=f"the goal says '{said.group(0)}'")]

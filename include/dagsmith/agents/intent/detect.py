@@ -30,7 +30,7 @@ from dagsmith.agents.intent.task import (
     vague_goal_question,
 )
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import AmbiguousGoal, Constraint, ConstraintKind, Intent
+from dagsmith.models.intent import AmbiguousGoal, Constraint, ConstraintKind, Intent, Name
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
 from dagsmith.text import words
 
@@ -80,7 +80,7 @@ def read_with_evidence(goal: str, profile: DatasetProfile, *, target: str | None
         focus = focus_column(read, matches) if family is Family.EXPLORATION else None
     reasons["target"] = choice.reason
     reasons["task_type"] = f"{task.value.replace('_', ' ')}: {family_evidence(scores, family)}; {why}"
-    asked = Constraint(kind=ConstraintKind.FOCUS, value=focus.column,
+    asked = Name(kind=ConstraintKind.FOCUS, value=focus.column,
                        reason=f"the goal asks what goes with {target_reason(focus)}") if focus else None
     rival = any(m.column != choice.column and m.score >= choice.confidence and not read.among_inputs(m.start)
                 for m in matches) if choice.column else False

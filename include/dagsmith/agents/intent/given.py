@@ -16,7 +16,7 @@ from dagsmith.agents.intent.validation import missing_column_message, type_issue
 from dagsmith.agents.intent.wording import shortlist
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import Constraint, ConstraintKind, GivenFields, Intent, InvalidIntent
+from dagsmith.models.intent import Constraint, ConstraintKind, Count, GivenFields, Intent, InvalidIntent, Name, Names
 from dagsmith.models.profile import DatasetProfile
 
 #: Every metric a task is judged by, as ``--metric`` takes it.
@@ -39,14 +39,14 @@ def stated_constraints(given: GivenFields) -> list[Constraint]:
     """The constraints the fields state, each saying it was given."""
     found = []
     if given.metric:
-        found.append(Constraint(kind=ConstraintKind.METRIC, value=given.metric,
+        found.append(Name(kind=ConstraintKind.METRIC, value=given.metric,
                                 reason=f"metric given: --metric {given.metric}"))
     if given.time_budget:
-        found.append(Constraint(kind=ConstraintKind.TIME_BUDGET, value=given.time_budget,
+        found.append(Count(kind=ConstraintKind.TIME_BUDGET, value=given.time_budget,
                                 reason=f"time budget given: --time-budget {given.time_budget}"))
     if given.exclude:
         columns = list(dict.fromkeys(given.exclude))
-        found.append(Constraint(kind=ConstraintKind.EXCLUDE_COLUMNS, value=columns,
+        found.append(Names(kind=ConstraintKind.EXCLUDE_COLUMNS, value=columns,
                                 reason="columns given to leave out: " + ", ".join(f"--exclude {c}" for c in columns)))
     return found
 

@@ -36,11 +36,11 @@ from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import (
     AmbiguousGoal,
-    Constraint,
     ConstraintKind,
     GivenFields,
     Intent,
     InvalidIntent,
+    Names,
     Question,
     Reading,
     SeveralTargets,
@@ -210,7 +210,7 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
         listed = ", ".join(several.columns)
         why = (f"the goal asks for a model of each of {listed} ('{several.asked}')" if several.asked
                else f"a model of each target the goal names was asked for: {listed}")
-        each = Constraint(kind=ConstraintKind.EACH_TARGET, value=several.columns,
+        each = Names(kind=ConstraintKind.EACH_TARGET, value=several.columns,
                           reason=f"{why}; one pipeline per target")
         intents = [validate_intent(detect_intent(goal, profile, target=column, each=each), profile)
                    for column in several.columns]
