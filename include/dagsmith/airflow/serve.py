@@ -26,12 +26,10 @@ scheduler's health server (the API's health report reads the services' heartbeat
 
 from __future__ import annotations
 
-import importlib.util
 import ipaddress
 import json
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -48,12 +46,11 @@ from sqlalchemy.engine import make_url
 
 from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
 from dagsmith.airflow.ownership import AUTH_MANAGERS, LOGIN_NAME
+from dagsmith.airflow.services import Broker, DeploymentError, log_tail, signal_group, spawn, stop
 from dagsmith.config import Settings
-from dagsmith.errors import ServiceUnavailable
 from dagsmith.execution.workers import WORKER_VARIABLE, mark_shared
 from dagsmith.runtime import check_runtime
 from dagsmith.store.databases import named_database
-import contextlib
 
 SERVICES = ("api-server", "scheduler", "dag-processor", "triggerer")
 #: Who runs the tasks the scheduler sends: the scheduler itself, or Celery workers (``workers``).
@@ -62,8 +59,6 @@ EXECUTORS = {"local": "LocalExecutor", "celery": "CeleryExecutor"}
 WORKER_CONCURRENCY = 4
 #: Airflow's default queue, which the workers serve beside dagsmith's.
 DEFAULT_QUEUE = "default"
-#: A broker that exits is restarted, unless it has started more than this many times within the window (seconds).
-BROKER_RESTARTS, BROKER_RESTART_WINDOW = 3, 600
 #: Each service's own options: the api-server's address is added in ``start``; no log server listens.
 SERVICE_OPTIONS = {"scheduler": ["--skip-serve-logs"], "triggerer": ["--skip-serve-logs"]}
 #: Where the api-server listens unless told otherwise: this machine only.
@@ -82,10 +77,6 @@ METADATA_DATABASE = "airflow"
 REFRESH_SECONDS = 10
 START_TIMEOUT = 300.0
 STOP_TIMEOUT = 30.0
-
-
-class DeploymentError(ServiceUnavailable, RuntimeError):
-    """The deployment could not start (with the failing service's log tail)."""
 
 
 @dataclass(frozen=True)
@@ -119,8 +110,7 @@ class LocalDeployment:
         self.root = settings.home / "airflow-serve"
         self._metadata_url = metadata_url
         self._processes: dict[str, subprocess.Popen] = {}
-        self._broker: subprocess.Popen | None = None
-        self._broker_starts: list[float] = []
+        self.broker = Broker(self.root, self.logs) if self.executor == "celery" else None
 
     @property
     def url(self) -> str:
@@ -139,7 +129,7 @@ class LocalDeployment:
     @property
     def pids(self) -> dict[str, int]:
         """Each running service's process id (its process group's), the broker's included."""
-        broker = {"redis": self._broker} if self._broker is not None else {}
+        broker = {"redis": self.broker.process} if self.broker and self.broker.process else {}
         return {service: process.pid for service, process in {**self._processes, **broker}.items()}
 
     @property
@@ -151,10 +141,6 @@ class LocalDeployment:
         """Each Celery worker's service name and the name its tries record (its Celery hostname)."""
         host = socket.gethostname()
         return {f"worker-{number}": f"worker-{number}@{host}" for number in range(1, self.workers + 1)}
-
-    @property
-    def broker_socket(self) -> Path:
-        return self.root / "redis.sock"
 
     # ------------------------------------------------------------------------------------------ secrets
 
@@ -228,7 +214,7 @@ class LocalDeployment:
 
     def _celery_environment(self) -> dict[str, str]:
         """The broker (this deployment's Redis, on its unix socket) and the result backend (the metadata database)."""
-        return {"AIRFLOW__CELERY__BROKER_URL": f"redis+socket://{self.broker_socket}",
+        return {"AIRFLOW__CELERY__BROKER_URL": self.broker.url if self.broker else "",
                 "AIRFLOW__CELERY__RESULT_BACKEND": f"db+{self.metadata_url()}",
                 "AIRFLOW__CELERY__WORKER_CONCURRENCY": os.environ.get("AIRFLOW__CELERY__WORKER_CONCURRENCY")
                 or str(WORKER_CONCURRENCY)}
@@ -249,21 +235,21 @@ class LocalDeployment:
             progress("making the logins and their roles")
             self._make_fab_logins(env)
         try:
-            if self.executor == "celery":
+            if self.broker:
                 progress("starting the Redis broker")
-                self._start_broker()
+                self.broker.start()
                 mark_shared(self.settings.workspaces_dir)  # the workers check for it before they start
             for service in SERVICES:
                 progress(f"starting {service}")
                 command = [sys.executable, "-m", "airflow", service, *SERVICE_OPTIONS.get(service, [])]
                 if service == "api-server":
                     command += ["--host", self.host, "--port", str(self.port)]
-                self._processes[service] = self._spawn(service, command, env)
+                self._processes[service] = spawn(self.logs, service, command, env)
             for service, name in self.worker_names.items():
                 progress(f"starting {service}")
                 command = [sys.executable, "-m", "dagsmith.airflow.worker", "--celery-hostname", name,
                            "--skip-serve-logs", "--queues", f"{self.settings.queue},{DEFAULT_QUEUE}"]
-                self._processes[service] = self._spawn(service, command, {**env, WORKER_VARIABLE: name})
+                self._processes[service] = spawn(self.logs, service, command, {**env, WORKER_VARIABLE: name})
             progress("waiting for the services to report healthy")
             self._wait_healthy()
         except DeploymentError:
@@ -272,35 +258,6 @@ class LocalDeployment:
         extra_roots = [str(root) for root in Settings.from_env().extra_data_roots]  # the services' DAGSMITH_DATA_ROOTS
         _write_private(self.root / STATE_FILE, json.dumps({"url": self.url, "port": self.port, "pid": os.getpid(),
                                                           "extra_data_roots": extra_roots}))
-
-    def _spawn(self, service: str, command: list[str], env: dict[str, str]) -> subprocess.Popen:
-        """Start a service in a process group of its own, its output appended to its log."""
-        with (self.logs / f"{service}.log").open("a", encoding="utf-8") as log:  # the service keeps its own copy
-            return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
-
-    def _start_broker(self) -> None:
-        """Redis on a unix socket only this user can open, its queue kept in an append-only file under the root,
-        written through on every change so that even a killed broker gives back every task it had taken."""
-        if importlib.util.find_spec("airflow.providers.celery") is None:
-            raise DeploymentError("--executor celery needs Airflow's Celery provider: pip install -r requirements.txt")
-        if shutil.which("redis-server") is None:
-            raise DeploymentError("--executor celery needs redis-server: run scripts/setup-celery.sh (Debian/Ubuntu: "
-                                  "apt-get install redis-server)")
-        folder = self.root / "redis"
-        folder.mkdir(parents=True, exist_ok=True)
-        self.broker_socket.unlink(missing_ok=True)  # a killed broker leaves its socket behind
-        self._broker = self._spawn("redis", [
-            "redis-server", "--port", "0", "--unixsocket", str(self.broker_socket), "--unixsocketperm", "700",
-            "--dir", str(folder), "--appendonly", "yes", "--appendfsync", "always", "--save", "",
-            "--daemonize", "no"], dict(os.environ))
-        deadline = time.monotonic() + 30
-        while not self.broker_socket.exists():
-            if self._broker.poll() is not None or time.monotonic() > deadline:
-                tail = (self.logs / "redis.log").read_text(errors="replace")[-2000:]
-                raise DeploymentError(f"redis-server did not start:\n{tail}")
-            time.sleep(0.1)
-        self._broker_starts.append(time.monotonic())
 
     def _make_fab_logins(self, env: dict[str, str]) -> None:
         """FAB's logins and roles, made before the dag-processor parses the DAGs that name the roles."""
@@ -332,33 +289,24 @@ class LocalDeployment:
     def check_alive(self, progress: Callable[[str], None] = lambda _: None) -> None:
         """Restart the broker when it has exited (its queue is on disk, so no run is lost), unless it keeps exiting;
         raise with the log's tail when any other service has exited."""
-        if self._broker is not None and self._broker.poll() is not None:
-            recent = [started for started in self._broker_starts if started > time.monotonic() - BROKER_RESTART_WINDOW]
-            if len(recent) > BROKER_RESTARTS:
-                tail = (self.logs / "redis.log").read_text(errors="replace")[-3000:]
-                raise DeploymentError(f"the Redis broker exited {len(recent)} times within "
-                                      f"{BROKER_RESTART_WINDOW // 60} minutes (last code {self._broker.returncode}):"
-                                      f"\n{tail}")
-            progress(f"the Redis broker exited with code {self._broker.returncode}: restarting it")
-            self._start_broker()
+        if self.broker:
+            self.broker.restart_if_exited(progress)
         for service, process in self._processes.items():
             if process.poll() is not None:
-                tail = (self.logs / f"{service}.log").read_text(errors="replace")[-3000:]
+                tail = log_tail(self.logs, service)
                 raise DeploymentError(f"{service} exited with code {process.returncode}:\n{tail}")
 
     def stop(self) -> None:
         """Stop every service (its whole process group: task runners included)."""
         (self.root / STATE_FILE).unlink(missing_ok=True)
         for process in self._processes.values():
-            _signal(process, signal.SIGTERM)
+            signal_group(process, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT
         for process in self._processes.values():
-            _stop(process, deadline)
+            stop(process, deadline)
         self._processes.clear()
-        if self._broker is not None:  # last: the workers hand back their tasks through it as they stop
-            _signal(self._broker, signal.SIGTERM)
-            _stop(self._broker, time.monotonic() + STOP_TIMEOUT)
-            self._broker = None
+        if self.broker:  # last: the workers hand back their tasks through it as they stop
+            self.broker.stop(STOP_TIMEOUT)
 
     def __enter__(self) -> LocalDeployment:
         self.start()
@@ -366,20 +314,6 @@ class LocalDeployment:
 
     def __exit__(self, *_) -> None:
         self.stop()
-
-
-def _signal(process: subprocess.Popen, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, sig)
-
-
-def _stop(process: subprocess.Popen, deadline: float) -> None:
-    """Wait for a signalled process until ``deadline``, then kill its group."""
-    try:
-        process.wait(timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        _signal(process, signal.SIGKILL)
-        process.wait()
 
 
 def _loopback(host: str) -> bool:

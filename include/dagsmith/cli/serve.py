@@ -39,10 +39,10 @@ def isolation_line(name: str, settings: Settings) -> str:
 
 def executor_line(deployment: LocalDeployment) -> str:
     """Who runs the tasks, and with Celery where the workers share their workspaces."""
-    if deployment.executor != "celery":
+    if deployment.broker is None:
         return "local: the scheduler runs every task on this machine"
     return (f"celery: {', '.join(deployment.worker_names.values())} on queues {deployment.settings.queue} and "
-            f"default, broker {deployment.broker_socket}, workspaces {deployment.settings.workspaces_dir}")
+            f"default, broker {deployment.broker.socket}, workspaces {deployment.settings.workspaces_dir}")
 
 
 def serve_command(
