@@ -193,7 +193,7 @@ def _numeric_task(target: ColumnProfile, said: set[str], hinted: set[str],
         votes = (len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
                  + ("classification" in hinted) - ("regression" in hinted))
         suggested = next((c.suggested_task for c in profile.target_candidates if c.column == target.name), None)
-        if votes > 0 or (votes == 0 and suggested.classification):
+        if votes > 0 or (votes == 0 and suggested is not None and suggested.classification):
             return TaskType.MULTICLASS_CLASSIFICATION, ", few enough to be classes, as the goal or profile says"
         return TaskType.REGRESSION, ", numeric and ordered, so its value is predicted"
     return TaskType.REGRESSION, ": a continuous number, so its value is predicted"
