@@ -199,5 +199,16 @@ def _numeric_task(target: ColumnProfile, said: set[str], hinted: set[str],
     return TaskType.REGRESSION, ": a continuous number, so its value is predicted"
 
 
+def asks_other_kind(goal: Goal, task: TaskType) -> bool:
+    """The goal's own words (inputs aside) hint at an amount ("how many") while ``task`` predicts classes, or at a
+    class ("whether") while it predicts an amount: the target's values give another kind of answer than the one asked
+    for, a sign that the target is not what the goal means."""
+    said = {s for i, s in enumerate(goal.stems) if not goal.among_inputs(i)}
+    amount, kind = bool(said & REGRESSION_HINTS), bool(said & CLASSIFICATION_HINTS)
+    if task.classification:
+        return amount and not kind
+    return task.supervised and kind and not amount
+
+
 def _classes(column: ColumnProfile) -> TaskType:
     return TaskType.BINARY_CLASSIFICATION if column.unique <= 2 else TaskType.MULTICLASS_CLASSIFICATION
