@@ -120,9 +120,9 @@ def test_a_given_field_that_cannot_be_used_is_refused_naming_what_fits(goal, giv
 def test_a_given_field_replaces_the_words_and_the_words_give_the_rest():
     """"in 10 minutes" and recall are the words'; the fields' budget and metric replace them, columns left out add
     up, and the task the words do not settle is still read from them (a few classes, asked 'which')."""
-    [found] = understand_targets("which species is it, optimise recall, in 10 minutes, without the island column",
-                                 profile("penguins"), given=GivenFields(metric="accuracy", time_budget=30,
-                                                                       exclude=["year"]))
+    goal = "predict which species it is, optimise recall, in 10 minutes, without the island column"
+    [found] = understand_targets(goal, profile("penguins"), given=GivenFields(metric="accuracy", time_budget=30,
+                                                                             exclude=["year"]))
     assert (found.target, found.task_type) == ("species", TaskType.MULTICLASS_CLASSIFICATION)
     assert [(c.kind, c.value) for c in found.constraints if c.kind in {"metric", "time_budget_seconds"}] == [
         ("metric", "accuracy"), ("time_budget_seconds", 30)]

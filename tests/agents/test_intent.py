@@ -4,6 +4,7 @@ every validation issue, constraints and stages."""
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,10 @@ import pytest
 import yaml
 
 from dagsmith import datasets
-from dagsmith.agents.intent import detect_intent, read_goal, validate_intent
+from dagsmith.agents.intent import detect_intent, read_goal, supervised_type, validate_intent
 from dagsmith.agents.intent.calibration import calibration
+from dagsmith.agents.intent.column_meaning import meaning_lead
+from dagsmith.agents.intent.detect import read_with_evidence
 from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.models.catalog import Stage, TaskType
@@ -560,7 +563,8 @@ def test_contract_checks_catch_intents_from_any_reasoner():
 
 def test_a_target_named_in_other_words_is_found_by_meaning(embedder):
     undocumented = profile_frame(_frame("boston"), source="boston")
-    found = understand("predict nitric oxide concentration", undocumented, embedder=embedder)
+    # found, whether or not it is sure enough to go ahead without a question
+    found = understand("predict nitric oxide concentration", undocumented, embedder=embedder, proceed=0.0)
     assert found.target == "nox" and "closest in meaning to the goal's 'nitric'" in found.reasons["target"]
 
 
@@ -596,6 +600,33 @@ def test_a_reading_unlikely_to_be_right_is_asked_with_it_offered_first(embedder)
     assert "right only about" in str(asked.value) and len(asked.value.candidates) == 3
     first = asked.value.candidates[0]
     assert (first.task_type, first.target) == (guess.task_type, guess.target) and "names no column" in first.evidence
+
+
+PLANTS = pd.DataFrame({"fruits": [i * 7 % 90 for i in range(200)], "nutrient": ["low", "high"] * 100,
+                       "clipped": ["yes", "no", "no", "yes"] * 50, "height": [10 + i * 3 % 50 for i in range(200)]})
+
+
+def test_a_target_whose_values_answer_another_question_is_asked_about(embedder):
+    """"How much" asks for an amount; the column the words name holds two classes: the reading is unlikely, so the
+    question offers the amount the goal means instead of planning a classifier of the treatment."""
+    with pytest.raises(AmbiguousGoal) as asked:
+        understand("how much will each plant yield under the nutrient treatment?", profile_frame(PLANTS),
+                   embedder=embedder)
+    offered = [(c.task_type, c.target) for c in asked.value.candidates]
+    assert offered[0] == (TaskType.BINARY_CLASSIFICATION, "nutrient") and (TaskType.REGRESSION, "fruits") in offered
+
+
+def test_a_column_other_words_mean_more_lowers_the_confidence(embedder):
+    """The target's lead in meaning over the other columns: negative when the goal's words mean another column more;
+    a column the goal rules out is no rival."""
+    plants = profile_frame(PLANTS)
+    assert meaning_lead("predict the fruits of each plant", plants, "height", embedder) < 0
+    assert meaning_lead("predict the fruits of each plant", plants, "fruits", embedder) > 0.2
+    goal = "predict the fruits, not the height column"
+    assert meaning_lead(goal, plants, "fruits", embedder, ruled={"height"}) > meaning_lead(goal, plants, "fruits",
+                                                                                           embedder)
+    evidence = read_with_evidence("predict the fruits of each plant", plants, embedder=embedder)[1]
+    assert calibration().chance_right(replace(evidence, lead=-0.2)) < calibration().chance_right(evidence)
 
 
 # ------------------------------------------------------------------------------------------------ validation warnings
@@ -635,3 +666,11 @@ def test_small_tables_and_gappy_targets_are_flagged():
 def test_a_metric_that_does_not_fit_the_task_is_flagged():
     assert "'recall' does not fit regression" in _issue(intent("diamonds", "predict price, optimise recall"),
                                                          "metric_mismatch")
+
+
+def test_a_few_valued_number_the_profile_does_not_suggest_is_predicted_as_a_value():
+    """A question may offer any column; one with a few numbers that is no target candidate of the profile (the
+    profile leaves out columns whose values give no target) is read as ordered values, not refused."""
+    plants = profile_frame(PLANTS.assign(rack=[i % 4 for i in range(200)]))
+    unsuggested = plants.model_copy(update={"target_candidates": []})
+    assert supervised_type(read_goal("predict the rack", unsuggested), unsuggested, "rack")[0] is TaskType.REGRESSION

@@ -74,6 +74,7 @@ def test_reliability_counts_what_went_ahead_per_confidence_band():
             (churn, Reading(ASK, None, offered=(("regression", "tenure"), ("binary_classification", "churn"))))]
     report = reliability(rows)
     assert report["asked"] == 0.25 and report["asked_offering_right"] == 1.0
+    assert report["right_or_asked_usefully"] == 0.5
     assert report["went_ahead_right"] == round(1 / 3, 3)
     assert report["reliability"] == {"0.5+": {"readings": 1, "confidence": 0.55, "right": 0.0},
                                      "0.9+": {"readings": 1, "confidence": 0.92, "right": 0.0},
@@ -82,19 +83,30 @@ def test_reliability_counts_what_went_ahead_per_confidence_band():
 
 
 def test_the_calibration_maps_evidence_to_the_chance_of_being_right_and_sets_the_threshold(tmp_path):
-    from dagsmith.agents.intent.calibration import Evidence, calibration, load
-    from dagsmith.bench.calibrate import fit
+    from dagsmith.agents.intent.calibration import Evidence, calibration
+    from dagsmith.bench.calibrate import Observation, fit
 
-    strong, weak = Evidence(True, 2.5, 2.5, 0.95, False), Evidence(True, 1.5, 0.0, 0.3, True)
-    seen = [(strong, True)] * 70 + [(weak, True), (weak, False)] * 10 + [None] * 2
+    strong, weak = Evidence(True, 2.5, 2.5, 0.95, False, 0.5), Evidence(True, 1.5, 0.0, 0.3, True, -0.1, True)
+    # ten tables, each with seven strong readings (right) and two weak ones (one right): held out by table
+    seen = ([Observation(f"t{i % 10}", strong, True) for i in range(70)]
+            + [Observation(f"t{i % 10}", weak, i < 10) for i in range(20)] + [Observation("t0", None)] * 2)
     fitted = fit(seen)
-    assert fitted["fitted_on"] == {"part": "dev", "goals": 92, "readings": 90, "right": 80, "asked": 0.239,
-                                   "right_at_threshold": 1.0}
-    (tmp_path / "calibration.json").write_text(json.dumps(fitted))
-    fitted = load(tmp_path / "calibration.json")
-    assert fitted.chance_right(weak) < fitted.proceed <= fitted.chance_right(strong)
-    assert fitted.chance_right(weak) == pytest.approx(0.5, abs=0.1) and fitted.chance_right(strong) > 0.9
+    assert {k: fitted["fitted_on"][k] for k in ("goals", "readings", "right", "held_out_asked",
+                                                 "held_out_right_at_threshold")} == {
+        "goals": 92, "readings": 90, "right": 80, "held_out_asked": 0.239, "held_out_right_at_threshold": 1.0}
+    mapped = _loaded(tmp_path, fitted)
+    assert mapped.chance_right(weak) < mapped.proceed <= mapped.chance_right(strong)
+    assert mapped.chance_right(weak) == pytest.approx(0.5, abs=0.1) and mapped.chance_right(strong) > 0.9
     # asking about the weak readings too would ask about more than a quarter of the goals: they go ahead
-    assert fit(seen + [None] * 20)["fitted_on"]["asked"] == round(22 / 112, 3)
+    more = fit(seen + [Observation("t1", None)] * 20)
+    assert more["fitted_on"]["held_out_asked"] <= 0.25 and more["proceed"] < mapped.proceed
     shipped = calibration()
     assert 0.5 < shipped.proceed < 1 and shipped.weights["target"] > 0
+
+
+def _loaded(folder: Path, fitted: dict):
+    """The map ``fit`` made, as planning would load it."""
+    from dagsmith.agents.intent.calibration import load
+
+    (folder / "calibration.json").write_text(json.dumps(fitted))
+    return load(folder / "calibration.json")

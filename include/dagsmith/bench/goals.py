@@ -122,9 +122,13 @@ def reliability(rows: list[tuple[LabelledGoal, Reading]]) -> dict:
     """What a user meets: the share of goals asked back, the share of readings that went ahead that were right, that
     share per band of the reader's confidence ([low, next band's low)) beside the band's mean confidence, the expected
     calibration error over those bands (how far, weighted by readings, a band's confidence is from its share right),
-    and the share of questions about a goal with an answer that offered the right reading among their candidates."""
+    the share of questions about a goal with an answer that offered the right reading among their candidates, and the
+    share of goals that were either read right or asked usefully (a goal meant as a question, or the right reading
+    offered)."""
     went = [(g, got) for g, got in rows if got.task_type != ASK]
     asked = [(g, got) for g, got in rows if got.task_type == ASK and g.task_type != ASK]
+    useful = sum(got.pair == (g.task_type, g.target) if got.task_type != ASK
+                 else g.task_type == ASK or (g.task_type, g.target) in got.offered for g, got in rows)
     bands = {}
     gap = 0.0
     for low, high in zip(BANDS, (*BANDS[1:], float("inf")), strict=True):
@@ -139,6 +143,7 @@ def reliability(rows: list[tuple[LabelledGoal, Reading]]) -> dict:
             if went else None,
             "asked_offering_right": round(sum((g.task_type, g.target) in got.offered for g, got in asked)
                                           / len(asked), 3) if asked else None,
+            "right_or_asked_usefully": round(useful / len(rows), 3),
             "reliability": bands, "calibration_error": round(gap / len(went), 3) if went else None}
 
 

@@ -1,6 +1,8 @@
 """How sure a reading of the rules is, as the chance that it is right: a logistic map from the evidence the rules
 weigh (how strongly the goal's words ask for the task and how far ahead of another task, how surely the target was
-found, whether another column is named as surely) to a probability, fitted on the goal set's dev part.
+found and whether the goal names it outright, whether another column is named as surely) and from evidence the words
+alone do not give (how far ahead of the other columns the target is in meaning, whether the goal's words ask for the
+kind of answer the target's values give) to a probability, fitted on the goal set's dev part.
 
 A confidence that is the chance of being right is what a threshold can be set on: a reading below ``proceed`` is
 asked about, not planned. The map and the threshold live in ``calibration.json``, refitted by ``make
@@ -17,9 +19,13 @@ from pathlib import Path
 
 CALIBRATION_FILE = Path(__file__).resolve().with_name("calibration.json")
 #: The version of the map's format (and of the evidence it reads): a map of another version is refused.
-VERSION = 1
+VERSION = 2
 #: Family totals above this say nothing more: a goal repeating "predict" is no surer for it.
 MAX_TASK_WEIGHT = 4.0
+#: A mention scoring this names its column outright (its name as written, or designated as the target).
+NAMED_OUTRIGHT = 0.95
+#: Leads in meaning beyond this (either way) say nothing more: the phrase naming a column is as close as it gets.
+MAX_LEAD = 0.25
 
 
 @dataclass(frozen=True)
@@ -31,12 +37,16 @@ class Evidence:
     task_margin: float  # how far that is ahead of the next task the words ask for
     target: float  # how surely the target was found (the mention's score; 1.0 with nothing to predict)
     rival: bool  # another column, not among the inputs, is named at least as surely as the target
+    lead: float = 0.0  # how much closer in meaning to the goal's words the target is than any other column
+    mismatch: bool = False  # the goal's words ask for an amount and the target holds classes, or the other way round
 
     def features(self) -> dict[str, float]:
         return {"supervised": float(self.supervised),
                 "task_words": min(self.task_words, MAX_TASK_WEIGHT) / MAX_TASK_WEIGHT,
                 "task_margin": min(self.task_margin, MAX_TASK_WEIGHT) / MAX_TASK_WEIGHT,
-                "target": self.target, "rival": float(self.rival)}
+                "target": self.target, "rival": float(self.rival),
+                "named": float(self.supervised and self.target >= NAMED_OUTRIGHT),
+                "lead": max(-MAX_LEAD, min(self.lead, MAX_LEAD)) / MAX_LEAD, "mismatch": float(self.mismatch)}
 
 
 FEATURES = tuple(Evidence(False, 0.0, 0.0, 0.0, False).features())
@@ -53,13 +63,13 @@ class Calibration:
 
     def chance_right(self, evidence: Evidence) -> float:
         features = evidence.features()
-        logit = self.intercept + sum(self.weights[name] * features[name] for name in FEATURES)
+        logit = self.intercept + sum(weight * features[name] for name, weight in self.weights.items())
         return 1 / (1 + math.exp(-logit))
 
 
 def load(path: Path = CALIBRATION_FILE) -> Calibration:
     stored = json.loads(path.read_text(encoding="utf-8"))
-    if stored.get("version") != VERSION or set(stored["weights"]) != set(FEATURES):
+    if stored.get("version") != VERSION or not set(stored["weights"]) <= set(FEATURES):
         raise ValueError(f"{path} holds a calibration of another version or other features; refit it with "
                          f"`make calibrate-goals`")
     return Calibration(stored["weights"], stored["intercept"], stored["proceed"])

@@ -8,9 +8,10 @@ several are, the error names them with the phrases that brought them up, so a gu
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from dagsmith.agents.intent import read_goal
+from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.lexicon import STOPWORDS, TASK_STEMS
 from dagsmith.embeddings import Embedder
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
@@ -67,17 +68,33 @@ def phrases(goal: str, profile: DatasetProfile) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def read_by_meaning(goal: str, profile: DatasetProfile, embedder: Embedder) -> Reading | None:
-    """Each column's best phrase of the goal; None when no column is close to any phrase."""
+def closest_in_meaning(goal: str, profile: DatasetProfile, embedder: Embedder) -> list[Meaning]:
+    """Every column with the goal's phrase closest to it in meaning, closest first; none when the goal has no
+    phrase to compare."""
     said, names = phrases(goal, profile), profile.column_names
     if not said or not names:
-        return None
+        return []
     vectors = embedder.embed(said + [_readable(column) for column in profile.columns])
     similarity = vectors[: len(said)] @ vectors[len(said):].T
     best = similarity.argmax(axis=0)
-    ranked = sorted((Meaning(name, said[best[i]], float(similarity[best[i], i])) for i, name in enumerate(names)),
-                    key=lambda m: -m.similarity)
-    close = [m for m in ranked if m.similarity >= MIN_SIMILARITY]
+    return sorted((Meaning(name, said[best[i]], float(similarity[best[i], i])) for i, name in enumerate(names)),
+                  key=lambda m: -m.similarity)
+
+
+def meaning_lead(goal: str, profile: DatasetProfile, target: str, embedder: Embedder,
+                 ruled: Collection[str] = ()) -> float:
+    """How much closer in meaning to the goal's words ``target`` is than any other column but those the goal rules in
+    or out (``ruled``): negative when another is closer, 0 when there is nothing to compare. A reading whose target the
+    goal's words do not single out by meaning is less likely to be right, however the words named it."""
+    ranked = closest_in_meaning(goal, profile, embedder)
+    mine = next((m.similarity for m in ranked if m.column == target), None)
+    others = [m.similarity for m in ranked if m.column != target and m.column not in ruled]
+    return mine - others[0] if mine is not None and others else 0.0
+
+
+def read_by_meaning(goal: str, profile: DatasetProfile, embedder: Embedder) -> Reading | None:
+    """Each column's best phrase of the goal; None when no column is close to any phrase."""
+    close = [m for m in closest_in_meaning(goal, profile, embedder) if m.similarity >= MIN_SIMILARITY]
     if not close:
         return None
     return Reading(close)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from dagsmith.agents.intent.calibration import Evidence, chance_right
+from dagsmith.agents.intent.column_meaning import meaning_lead
 from dagsmith.agents.intent.column_requests import column_constraints, excluded_columns
 from dagsmith.agents.intent.columns import NEVER_FEATURES
 from dagsmith.agents.intent.constraints import parse_constraints
@@ -23,12 +24,14 @@ from dagsmith.agents.intent.target import (
 )
 from dagsmith.agents.intent.task import (
     FAMILY_TASK,
+    asks_other_kind,
     choose_family,
     family_evidence,
     family_scores,
     supervised_type,
     vague_goal_question,
 )
+from dagsmith.embeddings import Embedder
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import AmbiguousGoal, Constraint, ConstraintKind, Intent, Name
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
@@ -38,19 +41,20 @@ from dagsmith.text import words
 TEMPLATE_MARKUP = re.compile(r"\{\{.*?(?:\}\}|$)|\{%.*?(?:%\}|$)|\{#.*?(?:#\}|$)", re.DOTALL)
 
 
-def detect_intent(goal: str, profile: DatasetProfile, *, target: str | None = None, each: Constraint | None = None
-                  ) -> Intent:
+def detect_intent(goal: str, profile: DatasetProfile, *, target: str | None = None, each: Constraint | None = None,
+                  embedder: Embedder | None = None) -> Intent:
     """Read the task, target, stages and constraints from the goal and the profile, with a reason for each, and the
     chance that the reading is right as its confidence (``calibration``).
 
     ``target`` is one of the columns a goal naming several targets asks a model of each of (``each``, their
-    constraint): the goal is read as it is, with that column as what it predicts.
+    constraint): the goal is read as it is, with that column as what it predicts. ``embedder`` weighs how far the
+    target is ahead of the other columns in meaning; without it the confidence takes no column to be ahead.
     """
-    return read_with_evidence(goal, profile, target=target, each=each)[0]
+    return read_with_evidence(goal, profile, target=target, each=each, embedder=embedder)[0]
 
 
 def read_with_evidence(goal: str, profile: DatasetProfile, *, target: str | None = None,
-                       each: Constraint | None = None) -> tuple[Intent, Evidence]:
+                       each: Constraint | None = None, embedder: Embedder | None = None) -> tuple[Intent, Evidence]:
     """``detect_intent``'s reading and the evidence its confidence was calibrated from."""
     text = TEMPLATE_MARKUP.sub(" ", goal)  # template expressions are code, never words of the goal
     if not any(w.isalpha() for w in words(text)):
@@ -84,7 +88,10 @@ def read_with_evidence(goal: str, profile: DatasetProfile, *, target: str | None
                        reason=f"the goal asks what goes with {target_reason(focus)}") if focus else None
     rival = any(m.column != choice.column and m.score >= choice.confidence and not read.among_inputs(m.start)
                 for m in matches) if choice.column else False
-    evidence = Evidence(family is Family.SUPERVISED, task_words, task_margin, choice.confidence, rival)
+    lead = meaning_lead(text, profile, choice.column, embedder, ruled) \
+        if embedder and choice.column in profile.column_names else 0.0
+    evidence = Evidence(family is Family.SUPERVISED, task_words, task_margin, choice.confidence, rival, lead,
+                        asks_other_kind(read, task))
     return compose_intent(goal, profile, task, choice.column, reasons, chance_right(evidence),
                           added=[c for c in (asked, each) if c]), evidence
 

@@ -193,10 +193,21 @@ def _numeric_task(target: ColumnProfile, said: set[str], hinted: set[str],
         votes = (len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
                  + ("classification" in hinted) - ("regression" in hinted))
         suggested = next((c.suggested_task for c in profile.target_candidates if c.column == target.name), None)
-        if votes > 0 or (votes == 0 and suggested.classification):
+        if votes > 0 or (votes == 0 and suggested is not None and suggested.classification):
             return TaskType.MULTICLASS_CLASSIFICATION, ", few enough to be classes, as the goal or profile says"
         return TaskType.REGRESSION, ", numeric and ordered, so its value is predicted"
     return TaskType.REGRESSION, ": a continuous number, so its value is predicted"
+
+
+def asks_other_kind(goal: Goal, task: TaskType) -> bool:
+    """The goal's own words (inputs aside) hint at an amount ("how many") while ``task`` predicts classes, or at a
+    class ("whether") while it predicts an amount: the target's values give another kind of answer than the one asked
+    for, a sign that the target is not what the goal means."""
+    said = {s for i, s in enumerate(goal.stems) if not goal.among_inputs(i)}
+    amount, kind = bool(said & REGRESSION_HINTS), bool(said & CLASSIFICATION_HINTS)
+    if task.classification:
+        return amount and not kind
+    return task.supervised and kind and not amount
 
 
 def _classes(column: ColumnProfile) -> TaskType:

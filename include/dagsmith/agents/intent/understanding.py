@@ -159,7 +159,7 @@ def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | Non
         return fields_intent(goal, profile, given)
     with offering_readings(goal, profile, embedder):
         intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
-                                    lambda: validate_intent(_by_rules(goal, profile, ruled), profile))
+                                    lambda: validate_intent(_by_rules(goal, profile, ruled, embedder), profile))
         check_column_names(goal, profile, intent.target)
         if {issue.code for issue in intent.errors} == {"target_missing"}:
             intent = _target_by_meaning(intent, profile, embedder or default_embedder())
@@ -201,7 +201,7 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
         return [fields_intent(goal, profile, given)]
     with offering_readings(goal, profile, embedder):
         try:
-            ruled: Intent | AmbiguousGoal = detect_intent(goal, profile)
+            ruled: Intent | AmbiguousGoal = detect_intent(goal, profile, embedder=embedder or default_embedder())
         except AmbiguousGoal as question:
             ruled = question
         several = ruled if isinstance(ruled, SeveralTargets) else None
@@ -237,11 +237,13 @@ def offering_readings(goal: str, profile: DatasetProfile, embedder: Embedder | N
         raise
 
 
-def _by_rules(goal: str, profile: DatasetProfile, ruled: Intent | AmbiguousGoal | None) -> Intent:
-    """The rules' reading of the goal: ``ruled`` when the caller read it already (its question raised), else read."""
+def _by_rules(goal: str, profile: DatasetProfile, ruled: Intent | AmbiguousGoal | None,
+              embedder: Embedder | None) -> Intent:
+    """The rules' reading of the goal: ``ruled`` when the caller read it already (its question raised), else read,
+    its confidence weighing the target's lead in meaning (``embedder``, by default the shipped model)."""
     if isinstance(ruled, AmbiguousGoal):
         raise ruled
-    return detect_intent(goal, profile) if ruled is None else ruled
+    return detect_intent(goal, profile, embedder=embedder or default_embedder()) if ruled is None else ruled
 
 
 def _target_by_meaning(intent: Intent, profile: DatasetProfile, embedder: Embedder) -> Intent:
