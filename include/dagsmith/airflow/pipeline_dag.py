@@ -23,6 +23,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from dagsmith.airflow import assets
 from dagsmith.airflow.ownership import fab, logins, pipeline_access
 from dagsmith.airflow.pipeline_shards import shard_specs
+from dagsmith.airflow.stopping import refuse_if_stopping
 from dagsmith.airflow.run_params import run_dataset, run_user, runtime_param
 from dagsmith.airflow.scoring_dag import build_scoring
 from dagsmith.airflow.step_operator import StepOperator
@@ -113,6 +114,7 @@ def build(spec: DagSpec, known: dict[str, str] | None = None, settings: Settings
         def finish(execution_id: int | None, outlet_events=None) -> dict:
             if execution_id is None:  # start refused the run (a dataset outside the roots, say): nothing to close
                 raise AirflowFailException(f"pipeline {spec.pipeline_id} did not start; see the start task's log")
+            refuse_if_stopping()  # the stop records the run; closing it here would race that
             summary = closing.finish(execution_id, settings=Settings.from_env())
             if summary["status"] != PipelineStatus.COMPLETED:
                 raise AirflowFailException(f"pipeline {spec.pipeline_id} failed; see the execution's trace")
@@ -151,6 +153,7 @@ def _search_tasks(step: DagStep, started, operator: type[StepTask], queue: str) 
     def select(execution_id: int | None) -> dict:
         if execution_id is None:
             raise AirflowFailException("the run did not start; see the start task's log")
+        refuse_if_stopping()
         try:
             # Imported here: the search's blending loads scikit-learn, which a parse of the DAG file need not pay.
             from dagsmith.execution.search import select_model

@@ -19,6 +19,7 @@ from airflow.providers.docker.exceptions import DockerContainerFailedException
 from airflow.providers.docker.operators.docker import DockerOperator
 from airflow.sdk.exceptions import AirflowFailException
 
+from dagsmith.airflow.stopping import refuse_if_stopping
 from dagsmith.config import Settings
 from dagsmith.execution import attempts
 from dagsmith.execution.attempts import Try
@@ -51,6 +52,7 @@ class StepTask:
 
     def execute(self, context: Any) -> dict:
         """The step's result as its XCom (JSON: Airflow stores it in its database)."""
+        refuse_if_stopping()
         settings = Settings.from_env()
         execution_id = context["ti"].xcom_pull(task_ids="start")
         try:

@@ -20,6 +20,7 @@ import signal
 import threading
 from pathlib import Path
 
+from dagsmith.airflow.stopping import STOPPING
 from dagsmith.config import EXECUTION_VARIABLE, Settings
 from dagsmith.execution.reaper import INTERRUPTED, interrupt
 from dagsmith.scratch import SCRATCH_VARIABLE, remove_root
@@ -45,6 +46,7 @@ def end_with_parent(fd: int) -> None:
 
 def _watch(fd: int) -> None:
     reason = STOPPED_REASON if os.read(fd, 1) == STOP else ORPHANED_REASON
+    STOPPING.set()  # before recording it: no task starts while the database is slow to answer
     threading.Timer(STOP_SECONDS, _exit).start()  # a database that does not answer must not keep the run alive
     try:
         _record(reason)

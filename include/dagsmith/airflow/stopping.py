@@ -1,0 +1,20 @@
+"""Whether the Airflow run in this process is being stopped by the `dagsmith run` that started it.
+
+``airflow.watch`` sets it the moment the CLI says stop or dies, before it records the run interrupted, which can take
+a while on a busy database. Every task checks it before it starts, so no step, selection or ``finish`` begins
+meanwhile: a run stopped near its end is recorded as stopped, not completed by the tasks racing the recording.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from airflow.sdk.exceptions import AirflowFailException
+
+STOPPING = threading.Event()
+
+
+def refuse_if_stopping() -> None:
+    """Fail the task about to start (no retry) when the run is being stopped."""
+    if STOPPING.is_set():
+        raise AirflowFailException("the run is being stopped: the `dagsmith run` that started it was stopped or died")
