@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import threading
 
-from airflow.sdk.exceptions import AirflowFailException
-
 STOPPING = threading.Event()
 
 
 def refuse_if_stopping() -> None:
     """Fail the task about to start (no retry) when the run is being stopped."""
     if STOPPING.is_set():
+        # Imported only to raise: the CLI imports this module (through ``airflow.watch``), and importing Airflow's
+        # SDK there would set up Airflow's logging in the CLI, whose output must stay the CLI's own.
+        from airflow.sdk.exceptions import AirflowFailException
+
         raise AirflowFailException("the run is being stopped: the `dagsmith run` that started it was stopped or died")
