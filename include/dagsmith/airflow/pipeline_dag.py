@@ -23,10 +23,10 @@ from airflow.sdk.exceptions import AirflowFailException
 from dagsmith.airflow import assets
 from dagsmith.airflow.ownership import fab, logins, pipeline_access
 from dagsmith.airflow.pipeline_shards import shard_specs
-from dagsmith.airflow.stopping import refuse_if_stopping
 from dagsmith.airflow.run_params import run_dataset, run_user, runtime_param
 from dagsmith.airflow.scoring_dag import build_scoring
 from dagsmith.airflow.step_operator import StepOperator
+from dagsmith.airflow.stopping import refuse_if_stopping
 from dagsmith.config import EXECUTION_VARIABLE, Settings
 from dagsmith.execution import closing
 from dagsmith.execution import run as execution
