@@ -16,12 +16,11 @@ from dagsmith.agents.planner import plan
 from dagsmith.execution.workspace import Workspace
 from dagsmith.learning.configurations import search_winners
 from dagsmith.models.plan import ModelSearch
-from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import REPORT_FILE
-from tests.execution.conftest import NUMERIC_PREPARATION, run_in_process
+from tests.execution.conftest import NUMERIC_PREPARATION, run_dag
 
 
 def _search_exactly(settings, planned, candidates: list[str], params: dict[str, dict], blend: bool = False) -> int:
@@ -46,7 +45,7 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
     position = _search_exactly(store, planned, ["decision_tree_classifier", "gradient_boosting_classifier"],
                                {"decision_tree_classifier": {"max_depth": 1},  # a stump, ranked first
                                 "gradient_boosting_classifier": {"max_iter": 100}})
-    outcome = run_in_process(planned, churn_csv, LocalRuntime(), store)
+    outcome = run_dag(store, planned.id, churn_csv)
     assert outcome["status"] == "completed", outcome["error"]
     search = outcome["trace"]["search"][str(position)]
     stump, booster = search["candidates"]
@@ -75,7 +74,7 @@ def test_a_failed_candidate_is_one_fewer_to_choose_from(store, embedder, churn_c
                    choices=NUMERIC_PREPARATION).pipeline
     position = _search_exactly(store, planned, ["svm_classifier", "logistic_regression"],
                                {"svm_classifier": {"max_rows": 50}})  # refuses 1,125 training rows
-    outcome = run_in_process(planned, churn_csv, LocalRuntime(), store)
+    outcome = run_dag(store, planned.id, churn_csv)
     assert outcome["status"] == "completed", outcome["error"]
     search = outcome["trace"]["search"][str(position)]
     assert search["winner"] == "logistic_regression"
@@ -92,7 +91,7 @@ def test_a_table_nothing_learns_from_fails_the_run_saying_so(store, embedder, tm
     noise.to_csv(path, index=False)
     planned = plan(path, "predict the crop yield", settings=store, embedder=embedder).pipeline
     assert planned.task_type == "regression" and planned.valid
-    outcome = run_in_process(planned, path, LocalRuntime(), store)
+    outcome = run_dag(store, planned.id, path)
     assert outcome["status"] == "failed"
     assert "no better than the trivial baseline" in outcome["error"], outcome["error"]
     assert {t["error_class"] for t in _modelling_tries(outcome)} == {"no_better_than_baseline"}
@@ -109,7 +108,7 @@ def test_models_that_each_see_part_of_the_signal_are_handed_on_as_their_blend(st
     table.to_csv(path, index=False)
     planned = plan(path, "predict the output_kw", settings=store, embedder=embedder).pipeline
     position = _search_exactly(store, planned, ["ridge_regression", "random_forest_regressor"], {}, blend=True)
-    outcome = run_in_process(planned, path, LocalRuntime(), store)
+    outcome = run_dag(store, planned.id, path)
     assert outcome["status"] == "completed", outcome["error"]
     search = outcome["trace"]["search"][str(position)]
     assert set(search["blend"]) == {"ridge_regression", "random_forest_regressor"}, search
@@ -142,7 +141,7 @@ def test_a_rare_class_is_labelled_where_validation_draws_the_line_not_at_even_od
     frame.to_csv(path, index=False)
     planned = plan(path, "predict whether a ride is tipped", settings=store, embedder=embedder).pipeline
     position = _search_exactly(store, planned, ["logistic_regression"], {})
-    outcome = run_in_process(planned, path, LocalRuntime(), store)
+    outcome = run_dag(store, planned.id, path)
     assert outcome["status"] == "completed", outcome["error"]
     line = outcome["trace"]["search"][str(position)]["threshold"]
     assert line is not None and 0 < line < 0.5
