@@ -52,8 +52,9 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
     assert search["winner"] == "gradient_boosting_classifier", search
     assert booster["validation_score"] > stump["validation_score"] > stump["validation_baseline"]
     assert search["metric"] == "roc_auc" and "best validation roc_auc" in search["reason"]
-    assert [t["status"] for t in _modelling_tries(outcome)] == ["skipped", "completed"]
-    assert _modelling_tries(outcome)[0]["decision"]["action"] == "outperformed"
+    tries = _modelling_tries(outcome)  # in the order Airflow ran the candidates' tasks
+    assert sorted(t["status"] for t in tries) == ["completed", "skipped"]
+    assert next(t for t in tries if t["status"] == "skipped")["decision"]["action"] == "outperformed"
     # what each candidate's search chose is history now: the next search on a table like this one starts there
     assert stump["params"]["max_depth"] and booster["params"]["max_iter"]
     assert search["table"]["task_type"] == "binary_classification"
@@ -80,7 +81,7 @@ def test_a_failed_candidate_is_one_fewer_to_choose_from(store, embedder, churn_c
     assert search["winner"] == "logistic_regression"
     assert outcome["trace"]["answer"].startswith("Predicts churn (binary classification) with logistic_regression")
     assert "max_rows" in search["candidates"][0]["error"] or "too slow" in search["candidates"][0]["error"]
-    assert [t["status"] for t in _modelling_tries(outcome)] == ["failed", "completed"]
+    assert sorted(t["status"] for t in _modelling_tries(outcome)) == ["completed", "failed"]
 
 
 def test_a_table_nothing_learns_from_fails_the_run_saying_so(store, embedder, tmp_path):
