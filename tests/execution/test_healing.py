@@ -5,18 +5,22 @@ uploaded through the normal upload path (tests/data/faulty) or real catalog serv
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import pytest
 from sqlalchemy import select
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
 from dagsmith.catalog.upload import add
-from dagsmith.runtime.base import Invocation, InvocationResult
-from dagsmith.runtime.local import LocalRuntime
+from dagsmith.runtime import WRAPPER_VARIABLE
+from dagsmith.runtime.base import Invocation, InvocationResult, Runtime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from tests.conftest import ROOT
-from tests.execution.conftest import NUMERIC_PREPARATION, run_in_process, service_id
+from tests.execution.conftest import NUMERIC_PREPARATION, run_dag, service_id
 
 FAULTY = ROOT / "tests" / "data" / "faulty"
 
@@ -59,7 +63,7 @@ def test_an_uploaded_scaler_that_fails_is_replaced_by_the_next_candidate(store, 
     planned = plan(tumours_csv, "group the tumours into clusters", settings=store, embedder=embedder).pipeline
     assert "scaling" in [s.stage for s in planned.steps]
     _set_step(store, planned, "scaling", faulty, ["standard_scaler", "robust_scaler"])
-    outcome = run_in_process(planned, tumours_csv, LocalRuntime(), store)
+    outcome = run_dag(store, planned.id, tumours_csv)
     assert outcome["status"] == "completed"
     attempts = _attempts(outcome, "scaling")
     assert [(a["status"], a["error_class"]) for a in attempts] == [("failed", error_class), ("completed", None)]
@@ -73,7 +77,7 @@ def test_a_type_mismatch_is_healed_by_a_model_that_reads_text(store, embedder, c
                    choices=NUMERIC_PREPARATION).pipeline
     _set_step(store, planned, "modelling", "random_forest_classifier", ["gradient_boosting_classifier"],
               params={"n_estimators": 50}, depends_on_stage="encoding")
-    outcome = run_in_process(planned, churn_csv, LocalRuntime(), store)
+    outcome = run_dag(store, planned.id, churn_csv)
     assert outcome["status"] == "completed"
     attempts = _attempts(outcome, "modelling")
     assert [a["error_class"] for a in attempts] == ["type_shape_mismatch", None]
@@ -81,17 +85,27 @@ def test_a_type_mismatch_is_healed_by_a_model_that_reads_text(store, embedder, c
     assert "n_estimators" not in attempts[0]["decision"]["params"]  # the substitute reads no such parameter
 
 
-class _DroppedConnection:
-    """Fault injection: the container API drops the connection on the first ``drops`` invocations of a service."""
+#: What ``dropping`` drops, as JSON: the service, how many of its invocations and the folder counting them.
+DROPS_VARIABLE = "DAGSMITH_TEST_DROPS"
 
+
+def dropping(inner: Runtime) -> Runtime:
+    """Fault injection in the run's process (``runtime.WRAPPER_VARIABLE``): the container API drops the connection
+    on the first invocations of a service; each task try makes its runtime anew, so a folder counts them."""
+    given = json.loads(os.environ[DROPS_VARIABLE])
+    return _DroppedConnection(inner, given["service"], given["drops"], Path(given["folder"]))
+
+
+class _DroppedConnection:
     name = "local"
 
-    def __init__(self, inner: LocalRuntime, service: str, drops: int):
-        self.inner, self.service, self.drops = inner, service, drops
+    def __init__(self, inner: Runtime, service: str, drops: int, folder: Path):
+        self.inner, self.service, self.drops, self.folder = inner, service, drops, folder
 
     def run(self, invocation: Invocation) -> InvocationResult:
-        if invocation.service == self.service and self.drops:
-            self.drops -= 1
+        dropped = len(list(self.folder.glob("drop-*")))
+        if invocation.service == self.service and dropped < self.drops:
+            (self.folder / f"drop-{dropped}").touch()
             return InvocationResult(1, "", "ConnectionResetError: [Errno 104] Connection reset by peer", 0.01)
         return self.inner.run(invocation)
 
@@ -100,11 +114,14 @@ class _DroppedConnection:
     (1, [("failed", "retry"), ("completed", None)]),                   # the same service runs again
     (2, [("failed", "retry"), ("failed", "substitute"), ("completed", None)]),  # twice the same: move on
 ])
-def test_transient_errors_retry_the_same_service_then_stop_early(store, embedder, tumours_csv, drops, expected):
+def test_transient_errors_retry_the_same_service_then_stop_early(store, embedder, tumours_csv, drops, expected,
+                                                                  tmp_path):
     planned = plan(tumours_csv, "group the tumours into clusters", settings=store, embedder=embedder).pipeline
     _set_step(store, planned, "scaling", "robust_scaler", ["standard_scaler"])
-    runtime = _DroppedConnection(LocalRuntime(), "robust_scaler", drops)
-    outcome = run_in_process(planned, tumours_csv, runtime, store)
+    drops = {DROPS_VARIABLE: json.dumps({"service": "robust_scaler", "drops": drops, "folder": str(tmp_path)}),
+             WRAPPER_VARIABLE: f"{__name__}:{dropping.__name__}",
+             "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # this module, there
+    outcome = run_dag(store, planned.id, tumours_csv, variables=drops)
     assert outcome["status"] == "completed"
     attempts = _attempts(outcome, "scaling")
     assert [(a["status"], (a["decision"] or {}).get("action")) for a in attempts] == expected

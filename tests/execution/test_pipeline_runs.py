@@ -18,17 +18,16 @@ from sqlalchemy import select
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
-from dagsmith.airflow.local import dag_test_result, start_dag_test
 from dagsmith.airflow.pipeline_shards import SHARDS
 from dagsmith.execution.doubt import origins
 from dagsmith.execution.history import execution_summary
-from dagsmith.execution.specs import spec_file, specs_dir, write_spec
+from dagsmith.execution.specs import spec_file, specs_dir
 from dagsmith.learning.patterns import load_history
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith_kit import Bundle
 from tests.agents.test_each_target import houses
-from tests.execution.conftest import NUMERIC_PREPARATION, service_id
+from tests.execution.conftest import NUMERIC_PREPARATION, run_dag, service_id
 from tests.reasoning.chat_server import Reply, chat_server
 
 
@@ -44,22 +43,6 @@ def _break_modelling(settings, planned, *, keep_alternatives: bool) -> list[dict
         return step.alternatives
 
 
-def _run_dag(settings, pipeline_id: int, dataset: Path, tmp_path: Path, runtime: str = "local") -> dict:
-    write_spec(pipeline_id, settings, retry_delay_seconds=0.1)
-    log = tmp_path / f"airflow-{pipeline_id}.log"
-    with open(log, "w") as output:
-        process = start_dag_test(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": "ana"},
-                                 settings, output)
-        process.wait(timeout=900)
-    result = dag_test_result(log)
-    assert result is not None, log.read_text()[-4000:]
-    with session_scope(settings) as session:
-        execution = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id)
-                                   .order_by(schema.Execution.id.desc()).limit(1))
-        return {"state": result["state"], "status": execution.status, "trace": execution.trace,
-                "workspace": Path(execution.workspace), "error": execution.error, "log": log}
-
-
 def _metrics(workspace: Path) -> dict:
     metrics = {}
     for file in sorted(workspace.glob("steps/*/metrics.json")):
@@ -69,7 +52,7 @@ def _metrics(workspace: Path) -> dict:
 
 def test_classification_runs_end_to_end_and_feeds_history(store, embedder, churn_csv, tmp_path):
     planned = plan(churn_csv, "predict customer churn", user="ana", settings=store, embedder=embedder).pipeline
-    outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
+    outcome = run_dag(store, planned.id, churn_csv)
     assert outcome["state"] == "success" and outcome["status"] == "completed", outcome["error"]
     metrics = _metrics(outcome["workspace"])
     assert metrics["roc_auc"] > 0.6 and 0 < metrics["accuracy"] <= 1
@@ -118,7 +101,7 @@ def test_failing_service_is_substituted_and_the_run_succeeds(store, embedder, ch
     expected_substitute = alternatives[0]["name"]
     events = tmp_path / "openlineage"
     monkeypatch.setenv("AIRFLOW__OPENLINEAGE__TRANSPORT", json.dumps({"type": "file", "log_file_path": str(events)}))
-    outcome = _run_dag(store, planned.id, churn_csv, tmp_path, runtime=runtime)
+    outcome = run_dag(store, planned.id, churn_csv, runtime=runtime)
     assert outcome["status"] == "completed", outcome["error"]
     if runtime == "docker":  # each try is the step operator's own container, its output in the task's log
         log = outcome["log"].read_text()
@@ -180,7 +163,7 @@ def test_a_configured_model_reads_the_failure_and_chooses_the_substitute(store, 
         for name, value in {"DAGSMITH_REASONER": "openai", "DAGSMITH_LLM_MODEL": "scripted-model",
                             "OPENAI_BASE_URL": model.url, "OPENAI_API_KEY": "sk-canary-run"}.items():
             monkeypatch.setenv(name, value)
-        outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
+        outcome = run_dag(store, planned.id, churn_csv)
     assert outcome["status"] == "completed", outcome["error"]
     decision = next(s for s in outcome["trace"]["steps"] if s["stage"] == "modelling")["attempts"][0]["decision"]
     assert decision["to_name"] == pick and decision["reason"].startswith("the SVM refuses more rows")
@@ -194,7 +177,7 @@ def test_when_every_candidate_fails_the_pipeline_fails_with_diagnostics(store, e
                    choices=NUMERIC_PREPARATION).pipeline
     modelling = next(s for s in planned.steps if s.stage == "modelling")
     _break_modelling(store, planned, keep_alternatives=False)
-    outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
+    outcome = run_dag(store, planned.id, churn_csv)
     assert outcome["state"] == "failed" and outcome["status"] == "failed"
     assert "modelling" in outcome["error"]
     failed = next(s for s in outcome["trace"]["steps"] if s["stage"] == "modelling")
@@ -215,7 +198,7 @@ def test_rerun_on_new_data_through_the_dataset_parameter(store, embedder, churn_
     for other in others:
         other.parent.mkdir(parents=True, exist_ok=True)
         other.write_text("not json")  # reading one would log it, skipped
-    outcome = _run_dag(store, planned.id, newer, tmp_path)
+    outcome = run_dag(store, planned.id, newer)
     assert outcome["status"] == "completed", outcome["error"]
     assert "skipping pipeline spec" not in outcome["log"].read_text(), "a run parses its own pipeline's spec alone"
     with session_scope(store) as session:
@@ -326,7 +309,7 @@ def test_an_anomaly_run_flags_about_the_planted_share_and_says_why(store, embedd
     payments.to_csv(path, index=False)
     planned = plan(path, "find anomalous payments", settings=store, embedder=embedder).pipeline
     assert planned.task_type == "anomaly_detection" and planned.valid
-    outcome = _run_dag(store, planned.id, path, tmp_path)
+    outcome = run_dag(store, planned.id, path)
     assert outcome["status"] == "completed", (outcome["error"], outcome["log"].read_text()[-3000:])
     predictions = pd.read_parquet(next(f for f in sorted(outcome["workspace"].glob("steps/*/predictions.parquet"))
                                        if "anomaly_score" in pd.read_parquet(f).columns))
@@ -346,7 +329,7 @@ def test_every_task_type_runs_end_to_end(store, embedder, tmp_path, runtime, tas
     datasets.load(name).drop(columns=drop or []).to_csv(path, index=False)
     planned = plan(path, goal, settings=store, embedder=embedder).pipeline
     assert planned.task_type == task and planned.valid
-    outcome = _run_dag(store, planned.id, path, tmp_path, runtime=runtime)
+    outcome = run_dag(store, planned.id, path, runtime=runtime)
     assert outcome["status"] == "completed", (outcome["error"], outcome["log"].read_text()[-3000:])
     metrics = _metrics(outcome["workspace"])
     assert metric in metrics and all(isinstance(v, (int, float)) for v in metrics.values())
@@ -372,7 +355,7 @@ def test_an_exploration_answers_the_analyses_it_was_asked_for(store, embedder, t
     eda = next(s for s in planned.steps if s.stage == "eda")
     assert planned.task_type == "exploratory_analysis" and eda.microservice == "exploratory_analysis"
     assert eda.params == {"focus": "weekly_hours", "analyses": ["correlations", "outliers"]}
-    outcome = _run_dag(store, planned.id, path, tmp_path)
+    outcome = run_dag(store, planned.id, path)
     assert outcome["status"] == "completed", (outcome["error"], outcome["log"].read_text()[-3000:])
     answer = outcome["trace"]["answer"]
     assert answer.startswith("Explored 600 rows and 5 columns. What goes most with weekly_hours: overtime_pay "), answer
@@ -387,7 +370,7 @@ def test_the_requested_model_is_fitted_without_the_columns_ruled_out(store, embe
                    embedder=embedder).pipeline
     modelling = next(s for s in planned.steps if s.stage == "modelling")
     assert modelling.search.candidates == ["random_forest_classifier"]
-    outcome = _run_dag(store, planned.id, churn_csv, tmp_path)
+    outcome = run_dag(store, planned.id, churn_csv)
     assert outcome["status"] == "completed", (outcome["error"], outcome["log"].read_text()[-3000:])
     fitted = Bundle.open(outcome["workspace"] / "steps" / f"{modelling.position:02d}")
     assert type(fitted.load_model()).__name__ == "RandomForestClassifier"

@@ -19,18 +19,21 @@ from sqlalchemy.pool import NullPool
 
 from dagsmith import scratch
 from dagsmith.agents.planner import plan
-from dagsmith.airflow.local import dag_test_result, start_dag_test
+from dagsmith.airflow.local import start_dag_test
 from dagsmith.airflow.watch import ORPHANED_REASON, STOPPED_REASON
+from dagsmith.config import Settings
 from dagsmith.execution import attempts, closing
 from dagsmith.execution import run as execution
-from dagsmith.execution.driver import run_pipeline
 from dagsmith.execution.heartbeat import beating
 from dagsmith.execution.reaper import ATTEMPT_LABEL, STALE_BEATS, reap
 from dagsmith.execution.specs import write_spec
 from dagsmith.healing.classify import ErrorClass
-from dagsmith.runtime import runtime_named
+from dagsmith.runtime import WRAPPER_VARIABLE, runtime_named
+from dagsmith.runtime.base import Invocation, InvocationResult, Runtime
 from dagsmith.store import schema
 from dagsmith.store.db import get_engine, session_scope
+from tests.conftest import ROOT
+from tests.execution.conftest import run_dag
 from tests.runtime.test_docker_runtime import HOSTILE, penguins  # noqa: F401 (a fixture)
 from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
 
@@ -85,7 +88,7 @@ def test_a_worker_killed_mid_step_leaves_no_try_running_and_the_run_resumes(stor
             except attempts.StepFailed:
                 continue
     summary = closing.finish(execution_id, settings=store)
-    assert summary["status"] == "completed", summary
+    assert summary.completed, summary
     with session_scope(store) as session:
         lost = session.get(schema.StepAttempt, killed.id)
         assert (lost.status, lost.error_class) == ("failed", ErrorClass.TRANSIENT.value)
@@ -113,7 +116,7 @@ def test_a_run_whose_worker_died_between_steps_is_closed_after_an_hour(store, ch
         closed = session.get(schema.Execution, abandoned)
         assert closed.status == "failed" and closed.error.startswith("abandoned: no activity for over 60 minutes")
         assert session.get(schema.Pipeline, planned.id).status == "failed"
-    rerun = run_pipeline(planned.id, str(churn_csv), runtime=runtime, settings=store)  # rerunning is safe
+    rerun = run_dag(store, planned.id, churn_csv)  # rerunning is safe
     assert rerun["status"] == "completed" and rerun["execution_id"] != abandoned
 
 
@@ -141,15 +144,40 @@ def _restart(settings, downtime: float) -> tuple[int, threading.Thread]:
     return dropped, reopen
 
 
-def test_a_database_restart_after_every_step_delays_the_run_but_does_not_fail_it(store, churn_csv, embedder):
+#: Where ``restarting`` counts the restarts it made (the run's process, ``runtime.WRAPPER_VARIABLE``).
+RESTARTS_VARIABLE = "DAGSMITH_TEST_RESTARTS"
+
+
+def restarting(inner: Runtime) -> Runtime:
+    """In the run's process: the database restarts before each service runs, between two transactions of its try
+    (the try opened, then recorded after the service), each restart counted in a folder."""
+    return _Restarting(inner, Path(os.environ[RESTARTS_VARIABLE]))
+
+
+class _Restarting:
+    name = "local"
+
+    def __init__(self, inner: Runtime, folder: Path):
+        self.inner, self.folder = inner, folder
+
+    def run(self, invocation: Invocation) -> InvocationResult:
+        dropped, reopen = _restart(Settings.from_env(), downtime=2.0)
+        (self.folder / f"restart-{len(list(self.folder.glob('restart-*')))}-{dropped}").touch()
+        try:
+            return self.inner.run(invocation)
+        finally:
+            reopen.join()
+
+
+def test_a_database_restart_before_every_service_delays_the_run_but_does_not_fail_it(store, churn_csv, embedder,
+                                                                                     tmp_path):
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
-    restarts: list[tuple[int, threading.Thread]] = []
-    outcome = run_pipeline(planned.id, str(churn_csv), runtime=runtime_named("local", store), settings=store,
-                           on_step=lambda _outcome: restarts.append(_restart(store, downtime=2.0)))
-    for _, reopen in restarts:
-        reopen.join()
+    restarts = {RESTARTS_VARIABLE: str(tmp_path), WRAPPER_VARIABLE: f"{__name__}:{restarting.__name__}",
+                "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # this module, there
+    outcome = run_dag(store, planned.id, churn_csv, variables=restarts)
     assert outcome["status"] == "completed", outcome
-    assert len(restarts) == len(planned.steps) and all(dropped > 0 for dropped, _ in restarts)
+    dropped = [int(path.name.rsplit("-", 1)[1]) for path in tmp_path.glob("restart-*")]
+    assert len(dropped) >= len(planned.steps) and all(n > 0 for n in dropped)
     with session_scope(store) as session:  # every try recorded whole: an outcome and an end
         attempts = session.scalars(select(schema.StepAttempt).where(
             schema.StepAttempt.execution_id == outcome["execution_id"])).all()
@@ -166,8 +194,7 @@ def test_a_full_disk_fails_the_step_as_a_resource_error(store, churn_csv, embedd
     if mounted.returncode != 0:
         pytest.skip(f"a small filesystem cannot be mounted here: {mounted.stderr.strip()}")
     try:
-        settings = dataclasses.replace(store, home=small)
-        outcome = run_pipeline(planned.id, str(churn_csv), runtime=runtime_named("local", settings), settings=settings)
+        outcome = run_dag(dataclasses.replace(store, workspace_root=small), planned.id, churn_csv)
     finally:
         subprocess.run(["umount", "-l", str(small)], check=False)
     assert outcome["status"] == "failed"
@@ -291,8 +318,8 @@ def test_a_killed_dagsmith_run_is_reaped_with_the_reason_and_the_pipeline_reruns
         assert session.get(schema.Pipeline, planned.id).status == "failed"
         assert session.scalar(select(schema.StepAttempt).where(schema.StepAttempt.status == "running")) is None
         killed_workspace = run.workspace
-    rerun = run_pipeline(planned.id, str(churn_csv), runtime=runtime_named("local", store), settings=store)
-    assert rerun["status"] == "completed" and rerun["workspace"] != killed_workspace
+    rerun = run_dag(store, planned.id, churn_csv)
+    assert rerun["status"] == "completed" and str(rerun["workspace"]) != killed_workspace
 
 
 def _descendants(pid: int) -> list[int]:
@@ -423,7 +450,7 @@ def test_a_container_engine_that_is_down_stops_the_run_at_once_with_how_to_fix_i
         airflow = start_dag_test(planned.id, {"dataset": str(churn_csv), "runtime": "docker", "user": "ana"},
                                  store, output)
         assert airflow.wait(timeout=600) == 0
-    assert dag_test_result(log)["state"] == "failed"
+    assert airflow.result().state == "failed"
     with session_scope(store) as session:
         run = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == planned.id))
         attempts = session.scalars(select(schema.StepAttempt).where(schema.StepAttempt.execution_id == run.id)).all()

@@ -15,6 +15,7 @@ from typing import Any
 
 from airflow.sdk import Asset
 
+from dagsmith.models.execution import RunSummary
 from dagsmith.models.plan import ON_NEW_DATA, DagSpec
 
 #: The key of an asset event's extra that names the file a triggered run reads.
@@ -57,6 +58,7 @@ def triggered_dataset(events: Any) -> str | None:
     return named[-1].extra[DATASET_KEY] if named else None
 
 
-def produced(summary: dict[str, Any]) -> dict[str, Any]:
-    """The extra of a completed run's model and predictions events: which run, on what, how good."""
-    return {key: summary.get(key) for key in ("execution_id", "dataset", "workspace", "metrics")}
+def produced(summary: RunSummary) -> dict[str, Any]:
+    """The extra of a completed run's model and predictions events: which run, on what, how good (held out)."""
+    return {"execution_id": summary.execution_id, "dataset": summary.dataset, "workspace": summary.workspace,
+            "metrics": (summary.quality or {}).get("metrics", {})}

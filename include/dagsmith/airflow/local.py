@@ -1,6 +1,8 @@
 """An embedded Airflow for one machine: its home and SQLite metadata under DAGSMITH_HOME/airflow.
 
-``dagsmith run`` uses it to run a pipeline's DAG in-process (``dag.test()``), no scheduler needed.
+``dagsmith run`` uses it to run a pipeline's DAG in-process (``dag.test()``), no scheduler needed, and so does
+``dagsmith bench`` for each attempt. The run's outcome comes back through Airflow: the summary its ``finish`` task
+returned (XCom), which the child writes to a result file for ``DagTest.result``.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+from pydantic import BaseModel
+
 from dagsmith import scratch
 from dagsmith.airflow import watch
 from dagsmith.airflow.pipeline_shards import dag_file_name
 from dagsmith.config import EXECUTION_VARIABLE, LOCAL_CLI_VARIABLE, WORKSPACE_ROOT_VARIABLE, Settings
 from dagsmith.execution.specs import dag_id
+from dagsmith.models.execution import RunSummary
 
 DAGS_FOLDER = Path(__file__).resolve().parents[3] / "dags"
 
@@ -75,22 +80,42 @@ def _migrate_once(marker: Path, env: dict[str, str]) -> None:
 
 # Parsing for this DAG alone, as a worker does, builds just its pipeline: the run's own parse and dag.test()'s
 # re-parse of the DAGs folder each read one spec file (``pipeline_shards``). The run ends with its CLI (``watch``).
+# Its outcome goes to the result file (argv 4): the run's state and the summary its ``finish`` task left in XCom.
 _RUN_DAG = """
 import json, os, runpy, shutil, sys
 from pathlib import Path
+from airflow.models.xcom import XComModel
 from airflow.sdk.definitions._internal.dag_parsing_context import _airflow_parsing_context_manager
+from airflow.utils.session import create_session
 from dagsmith.airflow.watch import end_with_parent
+from dagsmith.models.airflow import SUMMARY_XCOM
 from dagsmith.scratch import SCRATCH_VARIABLE, remove_root
-end_with_parent(int(sys.argv[4]))
+end_with_parent(int(sys.argv[5]))
 try:
     with _airflow_parsing_context_manager(dag_id=sys.argv[2]):
         dag = runpy.run_path(sys.argv[1])[sys.argv[2]]
         run = dag.test(run_conf=json.loads(sys.argv[3]))
-    print("DAGSMITH_RESULT " + json.dumps({"state": str(run.state), "run_id": run.run_id}))
+    with create_session() as session:
+        summary = session.scalar(XComModel.get_many(run_id=run.run_id, dag_ids=dag.dag_id, task_ids="finish",
+                                                    key=SUMMARY_XCOM, limit=1))
+        summary = XComModel.deserialize_value(summary) if summary is not None else None
+    result = Path(sys.argv[4])
+    result.with_suffix(".partial").write_text(json.dumps({"state": str(run.state), "run_id": run.run_id,
+                                                          "summary": summary}))
+    result.with_suffix(".partial").rename(result)
 finally:
     shutil.rmtree(os.environ["AIRFLOW_HOME"], ignore_errors=True)  # the run's own metadata: done with it
     remove_root(Path(os.environ[SCRATCH_VARIABLE]))
 """
+
+
+class DagTestResult(BaseModel):
+    """How a ``dag.test()`` run ended: its Airflow state and run id, and the summary its ``finish`` task returned
+    (None when the run ended before ``finish`` closed it)."""
+
+    state: str
+    run_id: str
+    summary: RunSummary | None
 
 
 def _private_home(settings: Settings, env: dict[str, str]) -> dict[str, str]:
@@ -106,10 +131,12 @@ def _private_home(settings: Settings, env: dict[str, str]) -> dict[str, str]:
 
 class DagTest(subprocess.Popen):
     """The child process running one pipeline's ``dag.test()``; it stops the run when ``stop`` is called or when
-    this process dies (``watch``)."""
+    this process dies (``watch``), and leaves its outcome in ``result_file``."""
 
-    def __init__(self, args: list[str], *, pipe: tuple[int, int], lock_fd: int, **options) -> None:
-        super().__init__([*args, str(pipe[0])], pass_fds=(pipe[0], lock_fd), **options)
+    def __init__(self, args: list[str], *, result_file: Path, pipe: tuple[int, int], lock_fd: int,
+                 **options) -> None:
+        super().__init__([*args, str(result_file), str(pipe[0])], pass_fds=(pipe[0], lock_fd), **options)
+        self.result_file = result_file
         self._stop_end = os.fdopen(pipe[1], "wb", buffering=0)  # closed with this object: the run then stops
 
     def stop(self) -> None:
@@ -119,13 +146,22 @@ class DagTest(subprocess.Popen):
                 self._stop_end.write(watch.STOP)
             self._stop_end.close()
 
+    def result(self) -> DagTestResult | None:
+        """Once the run has exited, how it ended; None when it did not get to say (killed, or it crashed)."""
+        if not self.result_file.is_file():
+            return None
+        result = DagTestResult.model_validate_json(self.result_file.read_text(encoding="utf-8"))
+        self.result_file.unlink()
+        return result
+
 
 def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[str],
-                   execution_id: int | None = None) -> DagTest:
+                   execution_id: int | None = None, variables: dict[str, str] | None = None) -> DagTest:
     """Run a pipeline's DAG once with ``dag.test()`` in a child process writing its log to ``output``; with
-    ``execution_id``, the run carries on the execution the caller recorded instead of starting its own. The run
-    stages its steps' files under a scratch root of its own, and ends when this process does."""
-    env = _private_home(settings, ensure_metadata_db(settings))
+    ``execution_id``, the run carries on the execution the caller recorded instead of starting its own; with
+    ``variables``, its environment has them too. The run stages its steps' files under a scratch root of its own,
+    and ends when this process does."""
+    env = {**_private_home(settings, ensure_metadata_db(settings)), **(variables or {})}
     if execution_id is not None:
         env[EXECUTION_VARIABLE] = str(execution_id)
     scratch.sweep(settings.home)  # the roots of runs killed with their CLI
@@ -136,7 +172,8 @@ def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[
         return DagTest(
             [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER / dag_file_name(pipeline_id)), dag_id(pipeline_id),
              json.dumps(conf)],
-            pipe=pipe, lock_fd=root.lock_fd, env=env, stdout=output, stderr=subprocess.STDOUT, text=True,
+            result_file=Path(env["AIRFLOW_HOME"]).with_suffix(".json"), pipe=pipe, lock_fd=root.lock_fd, env=env,
+            stdout=output, stderr=subprocess.STDOUT, text=True,
         )
     except BaseException:
         os.close(pipe[1])
@@ -145,10 +182,3 @@ def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[
     finally:
         os.close(pipe[0])
         os.close(root.lock_fd)  # the run holds the root's lock from here on
-
-
-def dag_test_result(log_file: Path) -> dict | None:
-    for line in reversed(log_file.read_text(encoding="utf-8", errors="replace").splitlines()):
-        if line.startswith("DAGSMITH_RESULT "):
-            return json.loads(line.removeprefix("DAGSMITH_RESULT "))
-    return None

@@ -23,7 +23,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from dagsmith.airflow import assets
 from dagsmith.airflow.ownership import fab, logins, pipeline_access
 from dagsmith.airflow.pipeline_shards import shard_specs
-from dagsmith.airflow.run_params import run_dataset, run_user, runtime_param
+from dagsmith.airflow.run_params import run_dataset, run_user, runtime_param, self_healing_param
 from dagsmith.airflow.scoring_dag import build_scoring
 from dagsmith.airflow.step_operator import StepOperator
 from dagsmith.airflow.stopping import refuse_if_stopping
@@ -32,7 +32,8 @@ from dagsmith.execution import closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.specs import dag_id, read_spec, specs_dir
 from dagsmith.healing import policy as healing
-from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus
+from dagsmith.models.airflow import SUMMARY_XCOM
+from dagsmith.models.plan import DagSpec, DagStep
 
 if TYPE_CHECKING:
     from dagsmith.airflow.pod_operator import StepPodOperator
@@ -48,7 +49,8 @@ def _heal_on_retry(context) -> None:
     execution_id = ti.xcom_pull(task_ids="start")
     position = int(ti.task_id.split("_", 2)[1])
     try:
-        decision = healing.heal(execution_id, position, settings=Settings.from_env())
+        decision = healing.heal(execution_id, position, settings=Settings.from_env(),
+                                self_healing=context["params"]["self_healing"])
         if decision:
             log.info("self-healing: %s", decision.reason)
     except healing.CandidatesExhausted as exc:
@@ -76,6 +78,7 @@ def build(spec: DagSpec, known: dict[str, str] | None = None, settings: Settings
                              description="Path of the dataset to run on, under DAGSMITH_HOME/datasets or a "
                                          "DAGSMITH_DATA_ROOTS folder."),
             "runtime": runtime_param(),
+            "self_healing": self_healing_param(),
             "user": Param(spec.owner, type="string",
                           description="Whose run this is (for learning) when no login triggers it: a run triggered "
                                       "from the UI or the REST API is that login's."),
@@ -111,16 +114,18 @@ def build(spec: DagSpec, known: dict[str, str] | None = None, settings: Settings
         model, predictions = assets.model_asset(spec.pipeline_id), assets.predictions_asset(spec.pipeline_id)
 
         @task(task_id="finish", trigger_rule="all_done", outlets=[model, predictions])
-        def finish(execution_id: int | None, outlet_events=None) -> dict:
+        def finish(execution_id: int | None, ti=None, outlet_events=None) -> dict:
             if execution_id is None:  # start refused the run (a dataset outside the roots, say): nothing to close
                 raise AirflowFailException(f"pipeline {spec.pipeline_id} did not start; see the start task's log")
             refuse_if_stopping()  # the stop records the run; closing it here would race that
             summary = closing.finish(execution_id, settings=Settings.from_env())
-            if summary["status"] != PipelineStatus.COMPLETED:
+            result = summary.model_dump(mode="json")  # what whoever ran the DAG reads back (``SUMMARY_XCOM``)
+            if not summary.completed:
+                ti.xcom_push(SUMMARY_XCOM, result)  # a failed task returns nothing: the summary is read all the same
                 raise AirflowFailException(f"pipeline {spec.pipeline_id} failed; see the execution's trace")
             for produced in (model, predictions):  # emitted only when the task succeeds
                 outlet_events[produced].extra = assets.produced(summary)
-            return summary
+            return result
 
         done = finish(started)
         for position, node in exits.items():

@@ -19,6 +19,14 @@ def runtime_param() -> Param:
                  description="Where each step runs: local subprocesses, docker containers or kubernetes pods.")
 
 
+def self_healing_param() -> Param:
+    """The ``self_healing`` run parameter of every pipeline DAG: off, a failed step is retried as plain Airflow
+    retries are (``healing.policy.PLAIN_RETRIES``)."""
+    return Param(True, type="boolean",
+                 description="Let self-healing swap a failing step's service for the next-ranked candidate; off, "
+                             "a failed step runs the same service again, three more times at most.")
+
+
 def run_dataset(given: str, settings: Settings) -> str:
     """The ``dataset`` a run names, held to the data roots unless the local CLI runs it (``Settings.local_cli``,
     from the worker's environment, never from the run's params). A refused path fails the task at once."""

@@ -35,9 +35,10 @@ class StepTask:
     """What a step's task does whichever operator runs its service (a container's or a pod's): one step of a
     pipeline, or with ``candidate`` one candidate model of the step's search.
 
-    A step's failed try raises, so Airflow retries it (healing picks what the next try runs); a candidate's
-    failure is final (one fewer model for the selection); a step with no candidate left, or a runtime that
-    cannot run anything here, fails without retries.
+    A step's failed try raises, so Airflow retries it (healing picks what the next try runs; with the run's
+    ``self_healing`` off, the same service runs again, ``PLAIN_RETRIES`` times); a candidate's failure is final (one
+    fewer model for the selection); a step with no candidate left, or a runtime that cannot run anything here,
+    fails without retries.
     """
 
     position: int
@@ -69,10 +70,12 @@ class StepTask:
                                        settings=settings, observe=self._note)
             else:
                 result = attempts.run_step(execution_id, self.position, runtime=runtime, settings=settings,
-                                           observe=self._note)
+                                           self_healing=context["params"]["self_healing"], observe=self._note)
         except attempts.StepFailed as exc:
             if self.candidate:  # one fewer model to choose from; no retry runs another
                 raise AirflowFailException(str(exc)) from None
+            if not context["params"]["self_healing"] and context["ti"].try_number > healing.PLAIN_RETRIES:
+                raise AirflowFailException(str(exc)) from None  # the task's other retries are self-healing's
             raise
         except (healing.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
             raise AirflowFailException(str(exc)) from None

@@ -6,12 +6,17 @@ column the service needs (missing column), gains infinities (numerical instabili
 one-second budget on a busy machine (resource exhaustion). The fault follows the first-chosen service, as a
 service/data mismatch would: a substitute gets the clean input, a plain retry meets the same fault again,
 except for the resource fault, which only hits the first try (a busy moment passes).
+
+The run is a real Airflow run in its own process (``airflow.local``), so the fault travels in its environment
+(``variables``) and wraps the runtime each step task makes there (``runtime.WRAPPER_VARIABLE``); the tries it
+met are counted in its scratch folder, which outlives each task.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import json
+import os
 from enum import StrEnum
 from pathlib import Path
 
@@ -20,6 +25,7 @@ from sqlalchemy import select
 
 from dagsmith.config import Settings
 from dagsmith.models.catalog import Stage
+from dagsmith.runtime import WRAPPER_VARIABLE
 from dagsmith.runtime.base import Invocation, InvocationResult, Runtime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -27,6 +33,8 @@ from dagsmith_kit import Bundle
 
 #: Every fifth run gets a fault (20%, as the protocol says), the kinds taking turns.
 EVERY = 5
+#: The fault a run's steps meet, as JSON: service, fault and scratch folder (``variables``).
+FAULT_VARIABLE = "DAGSMITH_BENCH_FAULT"
 MAIN_STAGES = (Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION, Stage.EDA)
 
 
@@ -61,18 +69,29 @@ def single_model(settings: Settings, pipeline_id: int) -> None:
             step.search = {}
 
 
+def variables(service: str, fault: Fault, scratch: Path) -> dict[str, str]:
+    """The environment of a run whose invocations of ``service`` meet ``fault``."""
+    return {WRAPPER_VARIABLE: f"{__name__}:{injecting.__name__}",
+            FAULT_VARIABLE: json.dumps({"service": service, "fault": fault.value, "scratch": str(scratch)})}
+
+
+def injecting(runtime: Runtime) -> FaultInjectingRuntime:
+    """``runtime`` with the fault this process's environment names (``variables``)."""
+    given = json.loads(os.environ[FAULT_VARIABLE])
+    return FaultInjectingRuntime(runtime, given["service"], Fault(given["fault"]), Path(given["scratch"]))
+
+
 class FaultInjectingRuntime:
     """Wraps a runtime; invocations of ``service`` meet ``fault`` (see the module docstring)."""
 
     def __init__(self, inner: Runtime, service: str, fault: Fault, scratch: Path):
         self.inner, self.service, self.fault, self.scratch = inner, service, fault, scratch
         self.name = inner.name
-        self._tries = itertools.count(1)
 
     def run(self, invocation: Invocation) -> InvocationResult:
         if invocation.service != self.service:
             return self.inner.run(invocation)
-        attempt = next(self._tries)
+        attempt = self._next_try()
         if self.fault is Fault.RESOURCE:
             if attempt > 1:
                 return self.inner.run(invocation)
@@ -80,6 +99,13 @@ class FaultInjectingRuntime:
             return self.inner.run(dataclasses.replace(invocation, limits=tight))
         corrupted = self._corrupt(Bundle.open(invocation.input_dir), self.scratch / f"input-{attempt}")
         return self.inner.run(dataclasses.replace(invocation, input_dir=corrupted.path))
+
+    def _next_try(self) -> int:
+        """This try's number among the service's tries in the run: each task try makes its runtime anew."""
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        attempt = sum(1 for _ in self.scratch.glob("try-*")) + 1
+        (self.scratch / f"try-{attempt}").touch()
+        return attempt
 
     def _corrupt(self, bundle: Bundle, destination: Path) -> Bundle:
         copy = bundle.copy_into(destination)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -30,7 +29,7 @@ from sqlalchemy import select
 
 from dagsmith import datasets
 from dagsmith.agents.planner import plan
-from dagsmith.airflow.local import dag_test_result, start_dag_test
+from dagsmith.airflow.local import start_dag_test
 from dagsmith.airflow.rest import AirflowClient
 from dagsmith.airflow.serve import LocalDeployment, free_port
 from dagsmith.bench.stats import percentile
@@ -84,23 +83,20 @@ def _one_run(path: Path, goal: str, runtime: str, settings, embedder, logs: Path
     planned = time.perf_counter()
     write_spec(pipeline.id, settings)
     log = logs / f"{pipeline.id}.log"
-    unsandboxed = runtime == "local-unsandboxed"
-    if unsandboxed:
-        os.environ[UNSANDBOXED_VARIABLE] = "1"  # read by the Airflow run's process, which inherits it
-    try:
-        with open(log, "w", encoding="utf-8") as output:
-            start_dag_test(pipeline.id, {"dataset": str(path), "runtime": runtime.split("-")[0], "user": "bench"},
-                           settings, output).wait()
-    finally:
-        os.environ.pop(UNSANDBOXED_VARIABLE, None)
+    variables = {UNSANDBOXED_VARIABLE: "1"} if runtime == "local-unsandboxed" else {}  # read by the run's process
+    with open(log, "w", encoding="utf-8") as output:
+        process = start_dag_test(pipeline.id, {"dataset": str(path), "runtime": runtime.split("-")[0], "user": "bench"},
+                                 settings, output, variables=variables)
+        process.wait()
     total = time.perf_counter() - started
-    outcome = dag_test_result(log) or {"state": "no result"}
+    ended = process.result()
     with session_scope(settings) as session:
         execution = session.scalar(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline.id))
         execution_id, status = execution.id, execution.status
     invocations = _invocations(settings, execution_id)
     return {"total": total, "plan": planned - started, "invocations": invocations,
-            "airflow": total - (planned - started) - invocations, "status": status, "state": outcome["state"]}
+            "airflow": total - (planned - started) - invocations, "status": status,
+            "state": ended.state if ended else "no result"}
 
 
 def _warm_run(path: Path, goal: str, runtime: str, deployment: Deployment, client: AirflowClient) -> dict:

@@ -1,9 +1,10 @@
 """Running the suite under one experiment: one automation attempt per task, each result persisted at once.
 
 An attempt is the product's own path, timed from goal submission to final output: profile, intent,
-recommendation and build (agents A1-A4), then the executor's steps with self-healing, in this process
-(:mod:`dagsmith.execution.driver`). Results go to ``<out>/results/<experiment>.jsonl`` as they finish, so an
-interrupted benchmark resumes where it stopped.
+recommendation and build (agents A1-A4), then the pipeline's Airflow DAG run with ``dag.test()`` in a child
+process, as ``dagsmith run`` runs it (:func:`dagsmith.airflow.local.start_dag_test`): its steps, retries and
+self-healing are Airflow's. Results go to ``<out>/results/<experiment>.jsonl`` as they finish, so an interrupted
+benchmark resumes where it stopped; each run's Airflow log to ``<out>/logs/<experiment>/<task>.log``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import dataclasses
 import hashlib
 import multiprocessing
 import random
+import shutil
 import threading
 import time
 import traceback
@@ -30,7 +32,9 @@ from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.stages import ordered
 from dagsmith.bench.degrade import degraded_catalog
 from dagsmith.bench.experiments import Degradation, Experiment
-from dagsmith.bench.faults import FaultInjectingRuntime, fault_for, main_step, single_model
+from dagsmith.airflow.local import start_dag_test
+from dagsmith.bench import faults
+from dagsmith.bench.faults import fault_for, main_step, single_model
 from dagsmith.bench.autogluon_peer import AutoGluon, venv_path
 from dagsmith.bench.peers import PEERS, Flaml, Peer, PeerResult, run_peer
 from dagsmith.bench.quality import assess
@@ -40,17 +44,16 @@ from dagsmith.config import Settings
 from dagsmith.data.dictionary import write_sidecar
 from dagsmith.data.sniffing import DatasetError
 from dagsmith.embeddings import Embedder, default_embedder
-from dagsmith.execution.driver import run_pipeline
+from dagsmith.execution.specs import write_spec
 from dagsmith.learning.patterns import load_history
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.execution import Decision, StepStatus, TryAction
+from dagsmith.models.execution import Decision, RunSummary, StepStatus, TryAction
 from dagsmith.models.intent import Intent, Question
-from dagsmith.models.plan import PipelineSpec, PipelineStatus
+from dagsmith.models.plan import PipelineSpec
 from dagsmith.models.reasoning import Provenance
-from dagsmith.runtime import runtime_named
 from dagsmith.store import schema
 from dagsmith.store.databases import drop_database, named_database
-from dagsmith.store.db import session_scope
+from dagsmith.store.db import session_scope, stored
 
 USERS = ("ana", "ben", "chen")
 COHORTS = 5
@@ -128,6 +131,7 @@ class Bench:
     settings: Settings  # the server the experiment databases live on
     embedder: Embedder | None  # None in what is sent to worker processes, which load their own
     runtime: str = "local"
+    retry_delay_seconds: float | None = None  # before a step's first retry (then backing off); None: the spec's own
 
     def results(self, experiment: Experiment) -> ResultStore:
         return ResultStore(self.out / "results" / f"{experiment.slug}.jsonl")
@@ -239,42 +243,63 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
         result.failure = "the pipeline did not validate: " + "; ".join(c.detail for c in spec.checks if not c.passed)
         return result
     result.cold = _cold(settings, steps)
-    runtime = runtime_named(bench.runtime, settings)
+    variables: dict[str, str] = {}
     fault, target = fault_for(scheduled.index) if experiment.inject_faults else None, None
     if fault and (target := main_step([(step.stage, step.microservice) for step in spec.steps])):
         single_model(settings, spec.id)
-        runtime = FaultInjectingRuntime(runtime, target[1], fault, bench.out / "faults" / experiment.slug / task.id)
+        scratch = bench.out / "faults" / experiment.slug / task.id
+        shutil.rmtree(scratch, ignore_errors=True)  # the tries an interrupted attempt counted
+        variables = faults.variables(target[1], fault, scratch)
         result.fault = fault.value
     try:
-        outcome = run_pipeline(spec.id, str(path), runtime=runtime, settings=settings, user=scheduled.user,
-                               self_healing=experiment.self_healing)
+        summary, trace = _run_dag(spec.id, path, scheduled, experiment, bench, settings, variables)
     except Exception as exc:  # noqa: BLE001
         result.failure = f"crash while running: {type(exc).__name__}: {exc}"
         result.seconds = round(time.perf_counter() - started, 3)
         _log_crash(bench, experiment, task)
         return result
     result.seconds = round(time.perf_counter() - started, 3)
-    attempts = [a for step in outcome["trace"]["steps"] for a in step["attempts"]]
+    attempts = [a for step in trace["steps"] for a in step["attempts"]]
     result.substitutions = sum(1 for a in attempts if Decision.action_of(a["decision"]) is TryAction.SUBSTITUTE)
     if result.fault:
-        main = next(s for s in outcome["trace"]["steps"] if s["stage"] == target[0].value)
+        main = next(s for s in trace["steps"] if s["stage"] == target[0].value)
         result.fault_provoked = bool(main["attempts"]) and main["attempts"][0]["status"] == StepStatus.FAILED
-    if outcome["status"] != PipelineStatus.COMPLETED:
-        result.failure = execution_failure(outcome)
+    if not summary.completed:
+        result.failure = execution_failure(trace, summary.error)
         return result
-    quality = assess(Path(outcome["workspace"]), task.task_type, *task.frame_and_labels())
+    quality = assess(Path(summary.workspace), task.task_type, *task.frame_and_labels())
     result.quality = quality.metrics
     result.success = quality.valid
     result.failure = None if quality.valid else f"invalid output: {quality.problem}"
     return result
 
 
-def execution_failure(outcome: dict) -> str:
+def _run_dag(pipeline_id: int, path: Path, scheduled: Scheduled, experiment: Experiment, bench: Bench,
+             settings: Settings, variables: dict[str, str]) -> tuple[RunSummary, dict]:
+    """Run the pipeline's Airflow DAG as ``dagsmith run`` does in-process; its summary (from ``finish``'s XCom) and
+    the execution's trace."""
+    write_spec(pipeline_id, settings, retry_delay_seconds=bench.retry_delay_seconds)
+    log = bench.out / "logs" / experiment.slug / f"{scheduled.task.id}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    conf = {"dataset": str(path), "runtime": bench.runtime, "user": scheduled.user,
+            "self_healing": experiment.self_healing}
+    with open(log, "w", encoding="utf-8") as output:
+        process = start_dag_test(pipeline_id, conf, settings, output, variables=variables)
+        process.wait()
+    ended = process.result()
+    if ended is None or ended.summary is None:
+        raise RuntimeError(f"the Airflow run ended before the pipeline finished; its log is {log}")
+    with session_scope(settings) as session:
+        trace = stored(session, schema.Execution, ended.summary.execution_id).trace
+    return ended.summary, trace
+
+
+def execution_failure(trace: dict, error: str | None) -> str:
     """Why a run did not complete: its first step that did not, with that step's last error; else the run's own error
     (every step ran, but the model is no better than the trivial predictor)."""
-    failed = next((s for s in outcome["trace"]["steps"] if s["status"] != StepStatus.COMPLETED), None)
+    failed = next((s for s in trace["steps"] if s["status"] != StepStatus.COMPLETED), None)
     if failed is None:
-        return f"execution: {outcome['error']}"
+        return f"execution: {error}"
     last = failed["attempts"][-1] if failed["attempts"] else {}
     why = f": {last['error_class']}: {last['error']}" if last.get("error") else ""
     return f"execution: step {failed['position']} ({failed['stage']}) did not complete{why}"

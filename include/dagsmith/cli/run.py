@@ -15,7 +15,7 @@ from typing import Annotated, NoReturn
 import typer
 from rich.markup import escape
 
-from dagsmith.airflow.local import DagTest, dag_test_result, start_dag_test
+from dagsmith.airflow.local import DagTest, start_dag_test
 from dagsmith.airflow.watch import STOP_SECONDS, STOPPED_REASON
 from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.cli.plan import (
@@ -183,16 +183,18 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
             _stop(process, pipeline_id, execution_id, log_file, settings)
     for line in ([] if json else progress_lines(settings, execution_id, seen)):
         console.print(line, highlight=False)
-    outcome = dag_test_result(log_file)
-    execution.abandon(execution_id, f"the Airflow run ended before the pipeline finished; its log is {log_file}",
-                      settings=settings)  # a run Airflow left unfinished is not left running
-    with session_scope(settings) as session:
-        summary = execution_summary(session, session.get(schema.Execution, execution_id))
+    ended = process.result()
+    summary = ended.summary if ended else None
+    if summary is None:  # the run ended before its finish task closed it: it is not left running
+        execution.abandon(execution_id, f"the Airflow run ended before the pipeline finished; its log is {log_file}",
+                          settings=settings)
+        with session_scope(settings) as session:
+            summary = execution_summary(session, session.get(schema.Execution, execution_id))
     seconds = round(time.monotonic() - started, 2)
     if not json:
         show(summary, seconds, log_file)
     return {**summary.model_dump(mode="json"), "airflow_log": str(log_file), "time_to_results_seconds": seconds,
-            "airflow_state": outcome["state"] if outcome else "did not finish"}
+            "airflow_state": ended.state if ended else "did not finish"}
 
 
 @contextmanager

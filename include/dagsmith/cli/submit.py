@@ -14,6 +14,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field, replace
+from http import HTTPStatus
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,7 +32,8 @@ from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.errors import InputError, ServiceUnavailable, UserFacingError
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import dag_id
-from dagsmith.models.airflow import AirflowState
+from dagsmith.models.airflow import SUMMARY_XCOM, AirflowState
+from dagsmith.models.execution import RunSummary
 from dagsmith.models.intent import GivenFields
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.store import schema
@@ -244,14 +246,26 @@ class _Follow:
     def report(self, pipeline_id: int, seconds: float) -> dict:
         """The pipeline's run summary, printed unless ``json``; with its Airflow run's address and final state."""
         with session_scope(self.settings) as session:
-            execution = session.get(schema.Execution, self.executions[pipeline_id])
-            summary, airflow_run = execution_summary(session, execution), execution.airflow_run_id
+            airflow_run = session.get(schema.Execution, self.executions[pipeline_id]).airflow_run_id
         link = self.link(dag_id(pipeline_id), airflow_run)
         deadline, airflow_state = time.monotonic() + AIRFLOW_END_SECONDS, None
         while not AirflowState.run_finished(airflow_state) and time.monotonic() < deadline:  # closing after finish
             airflow_state = self.client.run(dag_id(pipeline_id), airflow_run)["state"]
             time.sleep(0 if AirflowState.run_finished(airflow_state) else POLL_SECONDS)
+        summary = self._summary(pipeline_id, airflow_run)
         if not self.json:
             show(summary, seconds, link)
         return {**summary.model_dump(mode="json"), "airflow_log": link, "time_to_results_seconds": seconds,
                 "airflow_state": airflow_state}
+
+    def _summary(self, pipeline_id: int, airflow_run: str) -> RunSummary:
+        """The summary the run's ``finish`` task returned (its XCom); the store's record of a run that ended before
+        ``finish`` closed it."""
+        try:
+            return RunSummary.model_validate(self.client.xcom(dag_id(pipeline_id), airflow_run, "finish",
+                                                              key=SUMMARY_XCOM))
+        except AirflowError as exc:
+            if exc.status != HTTPStatus.NOT_FOUND:
+                raise
+        with session_scope(self.settings) as session:
+            return execution_summary(session, session.get(schema.Execution, self.executions[pipeline_id]))

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
 from dagsmith.config import Settings
 from dagsmith.execution.attempts import step_outcome
+from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import write_spec
 from dagsmith.execution.workspace import Workspace
 from dagsmith.healing.classify import telling_line
 from dagsmith.learning.record import record_execution
 from dagsmith.models.catalog import Stage
-from dagsmith.models.execution import StepStatus
+from dagsmith.models.execution import RunSummary, StepStatus
 from dagsmith.models.plan import DagStep, PipelineStatus
 from dagsmith.registry.runs import register_run
 from dagsmith.store import schema
@@ -109,10 +109,10 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
     return summary
 
 
-def finish(execution_id: int, *, settings: Settings) -> dict:
+def finish(execution_id: int, *, settings: Settings) -> RunSummary:
     """Close the execution: its status, the trace of what ran, the held-out quality of a supervised model beside a
     trivial predictor's (a model no better than it fails the run), the answer to the goal (``answer.md``) and the
-    patterns learned from it."""
+    patterns learned from it; returns the run's summary as people read it."""
     with session_scope(settings) as session:
         execution = stored(session, schema.Execution, execution_id)
         pipeline = stored(session, schema.Pipeline, execution.pipeline_id)
@@ -143,14 +143,9 @@ def finish(execution_id: int, *, settings: Settings) -> dict:
         execution.finished_at = datetime.now(UTC)
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
         record_execution(session, execution, steps)
-        final = Path(execution.workspace or "") / "steps"
-        result = {"execution_id": execution_id, "status": execution.status, "error": execution.error,
-                  "seconds": execution.seconds, "workspace": execution.workspace, "dataset": execution.dataset,
-                  "metrics": quality.metrics if quality is not None else {},
-                  "review": quality.review if quality is not None else None,
-                  "outputs": sorted(str(p) for p in final.glob("*"))}
-        pipeline_id = pipeline.id
-    if result["status"] == PipelineStatus.COMPLETED:  # the pipeline's DAG docs open with its latest answer
-        result["model_version"] = register_run(execution_id, settings=settings)
-        write_spec(pipeline_id, settings)
-    return result
+        session.flush()
+        summary = execution_summary(session, execution)
+    if summary.completed:  # the pipeline's DAG docs open with its latest answer
+        register_run(execution_id, settings=settings)
+        write_spec(summary.pipeline_id, settings)
+    return summary

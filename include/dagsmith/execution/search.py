@@ -169,14 +169,3 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> Ste
     if not finished:
         raise CandidatesExhausted(reason)
     return StepResult(position=position, search=summary)
-
-
-def run_search(execution_id: int, position: int, candidates: list[str], *, runtime: Runtime,
-               settings: Settings) -> StepResult:
-    """Every candidate one after another, then the selection: the search without Airflow (the benchmark's driver)."""
-    for candidate in candidates:
-        try:
-            run_candidate(execution_id, position, candidate, runtime=runtime, settings=settings)
-        except StepFailed:
-            continue
-    return select_model(execution_id, position, settings=settings)

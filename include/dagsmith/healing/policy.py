@@ -23,6 +23,10 @@ from dagsmith.store.pipelines import step_at, tries_of
 MAX_SAME_FAILURES = 2
 
 
+#: Retries a failed step gets with self-healing off: the same service three more times, as plain Airflow retries.
+PLAIN_RETRIES = 3
+
+
 def retries_for(alternative_counts: list[int]) -> int:
     """Retries a step task gets: one per alternative, plus one for a transient error of the first service."""
     return max(alternative_counts, default=-1) + 1

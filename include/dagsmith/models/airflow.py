@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+#: The XCom of a pipeline DAG's ``finish`` task that holds the run's summary (``RunSummary``): its return value, also
+#: pushed when the run failed.
+SUMMARY_XCOM = "return_value"
+
 
 class AirflowState(StrEnum):
     SUCCESS = "success"

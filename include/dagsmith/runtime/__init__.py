@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -9,6 +11,9 @@ if TYPE_CHECKING:
     from dagsmith.runtime.base import Runtime
 
 RUNTIMES = ("local", "docker", "kubernetes")
+#: ``module:function`` that wraps every runtime a process makes, to provoke failures on purpose: the benchmark's
+#: injected faults (``bench.faults``) and fault tests reach the steps of a real Airflow run this way.
+WRAPPER_VARIABLE = "DAGSMITH_RUNTIME_WRAPPER"
 
 
 def check_runtime(name: str) -> str:
@@ -19,7 +24,16 @@ def check_runtime(name: str) -> str:
 
 
 def runtime_named(name: str, settings: Settings) -> Runtime:
-    """The runtime called ``name``; the local one sandboxed unless the settings opt out."""
+    """The runtime called ``name``; the local one sandboxed unless the settings opt out. ``WRAPPER_VARIABLE``, when
+    set, wraps it."""
+    runtime = _runtime_named(name, settings)
+    if wrapper := os.environ.get(WRAPPER_VARIABLE):
+        module, _, function = wrapper.partition(":")
+        return getattr(importlib.import_module(module), function)(runtime)
+    return runtime
+
+
+def _runtime_named(name: str, settings: Settings) -> Runtime:
     if check_runtime(name) == "docker":
         from dagsmith.runtime.docker import DockerRuntime
 
