@@ -20,8 +20,6 @@ RESPONSE_FORMATS = ("json_schema", "json_object")
 DATA_ROOTS_VARIABLE = "DAGSMITH_DATA_ROOTS"
 #: Set to ``1`` only in the environment the local CLI gives its own Airflow runs (``airflow.local.airflow_env``).
 LOCAL_CLI_VARIABLE = "DAGSMITH_LOCAL_CLI"
-#: The execution the local CLI recorded before starting its Airflow run, which that run's start task takes over.
-EXECUTION_VARIABLE = "DAGSMITH_EXECUTION_ID"
 #: The model search's budget for pipelines built from now on (``agents.model_search``); unset: sized to the table.
 SEARCH_SECONDS_VARIABLE = "DAGSMITH_SEARCH_SECONDS"
 #: Where the versions of pipelines' models are kept (``registry``); unset: ``DAGSMITH_HOME/models``.

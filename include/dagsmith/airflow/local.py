@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from dagsmith import scratch
 from dagsmith.airflow import watch
 from dagsmith.airflow.pipeline_shards import dag_file_name
-from dagsmith.config import EXECUTION_VARIABLE, LOCAL_CLI_VARIABLE, WORKSPACE_ROOT_VARIABLE, Settings
+from dagsmith.config import LOCAL_CLI_VARIABLE, WORKSPACE_ROOT_VARIABLE, Settings
 from dagsmith.execution.specs import dag_id
 from dagsmith.models.execution import RunSummary
 
@@ -37,11 +37,11 @@ def airflow_env(settings: Settings, *, local_cli: bool = False) -> dict[str, str
     ``local_cli`` marks the local CLI's own runs (``DAGSMITH_LOCAL_CLI=1``), whose datasets may lie outside the
     data roots (``dagsmith.data.roots``). The mark lives in the process environment, which no trigger's conf
     reaches, and is set here only: an inherited one is dropped, so a deployment built on this (``dagsmith serve``)
-    always confines datasets. So is an inherited recorded execution (``start_dag_test`` sets its own).
+    always confines datasets.
     """
     home = settings.home / "airflow"
     env = {
-        **{name: value for name, value in os.environ.items() if name not in (LOCAL_CLI_VARIABLE, EXECUTION_VARIABLE)},
+        **{name: value for name, value in os.environ.items() if name != LOCAL_CLI_VARIABLE},
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -156,14 +156,12 @@ class DagTest(subprocess.Popen):
 
 
 def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[str],
-                   execution_id: int | None = None, variables: dict[str, str] | None = None) -> DagTest:
+                   variables: dict[str, str] | None = None) -> DagTest:
     """Run a pipeline's DAG once with ``dag.test()`` in a child process writing its log to ``output``; with
-    ``execution_id``, the run carries on the execution the caller recorded instead of starting its own; with
-    ``variables``, its environment has them too. The run stages its steps' files under a scratch root of its own,
-    and ends when this process does."""
+    ``variables``, its environment has them too. Its ``start`` task records the execution, announced by a ``started``
+    run event from the child's pid (``store.events``): dag.test() runs its tasks in its own process. The run stages
+    its steps' files under a scratch root of its own, and ends when this process does."""
     env = {**_private_home(settings, ensure_metadata_db(settings)), **(variables or {})}
-    if execution_id is not None:
-        env[EXECUTION_VARIABLE] = str(execution_id)
     scratch.sweep(settings.home)  # the roots of runs killed with their CLI
     root = scratch.new_root(settings.home)
     env[scratch.SCRATCH_VARIABLE] = str(root.folder)

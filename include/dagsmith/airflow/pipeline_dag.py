@@ -12,7 +12,6 @@ modelling step with a search is one task per candidate model and a selection tas
 from __future__ import annotations
 
 import logging
-import os
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,8 +25,8 @@ from dagsmith.airflow.pipeline_shards import shard_specs
 from dagsmith.airflow.run_params import run_dataset, run_user, runtime_param, self_healing_param
 from dagsmith.airflow.scoring_dag import build_scoring
 from dagsmith.airflow.step_operator import StepOperator
-from dagsmith.airflow.stopping import refuse_if_stopping
-from dagsmith.config import EXECUTION_VARIABLE, Settings
+from dagsmith.airflow.stopping import STARTED, refuse_if_stopping
+from dagsmith.config import Settings
 from dagsmith.execution import closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.specs import dag_id, read_spec, specs_dir
@@ -90,13 +89,14 @@ def build(spec: DagSpec, known: dict[str, str] | None = None, settings: Settings
         @task(task_id="start", inlets=[source])
         def start(params: dict | None = None, run_id: str | None = None, triggering_asset_events=None,
                   dag_run=None) -> int:
+            refuse_if_stopping()
             settings = Settings.from_env()
-            if recorded := os.environ.get(EXECUTION_VARIABLE):  # the local CLI's run, recorded before it began
-                return execution.take_over(int(recorded), spec.pipeline_id, run_id, settings=settings)
             given = assets.triggered_dataset(triggering_asset_events) or params["dataset"]
             dataset = run_dataset(given, settings)  # before anything is recorded or copied
             user = run_user(dag_run.run_type, dag_run.triggering_user_name, params["user"])
-            return execution.start(spec.pipeline_id, dataset, user=user, run_id=run_id, settings=settings)
+            execution_id = execution.start(spec.pipeline_id, dataset, user=user, run_id=run_id, settings=settings)
+            STARTED.append(execution_id)  # what a stop of this process's run records interrupted (``watch``)
+            return execution_id
 
         started = start()
         entries, exits = {}, {}  # per step position: the tasks its inputs feed, and the task its output comes from

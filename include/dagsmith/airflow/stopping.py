@@ -1,4 +1,5 @@
-"""Whether the Airflow run in this process is being stopped by the `dagsmith run` that started it.
+"""Whether the Airflow run in this process is being stopped by the `dagsmith run` that started it, and which
+execution that run recorded (its ``start`` task creates it, and the stop records it interrupted).
 
 ``airflow.watch`` sets it the moment the CLI says stop or dies, before it records the run interrupted, which can take
 a while on a busy database. Every task checks it before it starts, so no step, selection or ``finish`` begins
@@ -10,6 +11,8 @@ from __future__ import annotations
 import threading
 
 STOPPING = threading.Event()
+#: The executions the Airflow run in this process recorded (a ``dag.test()`` run has one per run).
+STARTED: list[int] = []
 
 
 def refuse_if_stopping() -> None:

@@ -20,8 +20,8 @@ import signal
 import threading
 from pathlib import Path
 
-from dagsmith.airflow.stopping import STOPPING
-from dagsmith.config import EXECUTION_VARIABLE, Settings
+from dagsmith.airflow.stopping import STARTED, STOPPING
+from dagsmith.config import Settings
 from dagsmith.execution.reaper import INTERRUPTED, interrupt
 from dagsmith.scratch import SCRATCH_VARIABLE, remove_root
 from dagsmith.store.embedded import leave
@@ -56,9 +56,8 @@ def _watch(fd: int) -> None:
 
 
 def _record(reason: str) -> None:
-    execution = os.environ.get(EXECUTION_VARIABLE)
-    if execution:
-        interrupt(int(execution), reason, Settings.from_env())
+    for execution_id in STARTED:
+        interrupt(execution_id, reason, Settings.from_env())
     leave()
 
 

@@ -43,9 +43,11 @@ from dagsmith.models.intent import GivenFields
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
+from dagsmith.store.db import get_engine, session_scope
+from dagsmith.store.events import RunEvent, run_events
 
-POLL_SECONDS = 0.5
+#: How long to wait for a run event before checking that the run's process is still going.
+WAIT_SECONDS = 1.0
 
 
 def require_runtime(runtime: str) -> None:
@@ -168,33 +170,55 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     log_file = settings.home / "logs" / f"pipeline-{pipeline_id}-{stamp}-{os.getpid()}.log"  # one per run, always
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    execution_id = execution.start(pipeline_id, str(dataset), user=user, run_id=None, settings=settings)
-    seen: set = set()
-    with open(log_file, "w", encoding="utf-8") as output:
+    follow = _Follow(settings, json)
+    with run_events(get_engine(settings)) as events, open(log_file, "w", encoding="utf-8") as output:
         process = start_dag_test(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": user},
-                                 settings, output, execution_id=execution_id)
+                                 settings, output)
         try:
             with _terminate_as_interrupt():
                 while process.poll() is None:
-                    time.sleep(POLL_SECONDS)
-                    for line in ([] if json else progress_lines(settings, execution_id, seen)):
-                        console.print(line, highlight=False)
+                    follow.hear(events.wait(timeout=WAIT_SECONDS), process.pid)
         except KeyboardInterrupt:
-            _stop(process, pipeline_id, execution_id, log_file, settings)
-    for line in ([] if json else progress_lines(settings, execution_id, seen)):
-        console.print(line, highlight=False)
+            _stop(process, pipeline_id, follow.execution_id, log_file, settings)
+    follow.show()
     ended = process.result()
     summary = ended.summary if ended else None
+    if summary is None and follow.execution_id is None:
+        fail(f"the run of pipeline {pipeline_id} ended before it started; its log is {log_file}")
     if summary is None:  # the run ended before its finish task closed it: it is not left running
-        execution.abandon(execution_id, f"the Airflow run ended before the pipeline finished; its log is {log_file}",
-                          settings=settings)
+        execution.abandon(follow.execution_id, "the Airflow run ended before the pipeline finished; its log is "
+                          f"{log_file}", settings=settings)
         with session_scope(settings) as session:
-            summary = execution_summary(session, session.get(schema.Execution, execution_id))
+            summary = execution_summary(session, session.get(schema.Execution, follow.execution_id))
     seconds = round(time.monotonic() - started, 2)
     if not json:
         show(summary, seconds, log_file)
     return {**summary.model_dump(mode="json"), "airflow_log": str(log_file), "time_to_results_seconds": seconds,
             "airflow_state": ended.state if ended else "did not finish"}
+
+
+class _Follow:
+    """What a local run has shown so far: it learns the run's execution from the ``started`` event its child
+    announces, and reads the store only when an event says the execution changed."""
+
+    def __init__(self, settings: Settings, json: bool) -> None:
+        self.settings, self.json = settings, json
+        self.execution_id: int | None = None
+        self._seen: set = set()
+
+    def hear(self, events: list[RunEvent], child: int) -> None:
+        for event in events:
+            if self.execution_id is None and event.kind == "started" and event.pid == child:
+                self.execution_id = event.execution_id
+        if any(event.execution_id == self.execution_id for event in events):
+            self.show()
+
+    def show(self) -> None:
+        """Print the run's step events not shown yet (none with ``--json``)."""
+        if self.json or self.execution_id is None:
+            return
+        for line in progress_lines(self.settings, self.execution_id, self._seen):
+            console.print(line, highlight=False)
 
 
 @contextmanager
@@ -210,7 +234,8 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _stop(process: DagTest, pipeline_id: int, execution_id: int, log_file: Path, settings: Settings) -> NoReturn:
+def _stop(process: DagTest, pipeline_id: int, execution_id: int | None, log_file: Path,
+          settings: Settings) -> NoReturn:
     """Stop the run on Ctrl-C or SIGTERM: it records itself interrupted and cleans up (``airflow.watch``); it is
     killed if it has not ended in time. Exits 130, as a shell reports an interrupted command."""
     from dagsmith.execution import run as execution
@@ -223,6 +248,7 @@ def _stop(process: DagTest, pipeline_id: int, execution_id: int, log_file: Path,
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-    execution.abandon(execution_id, STOPPED_REASON, settings=settings)  # when the run could not record it
+    if execution_id is not None:
+        execution.abandon(execution_id, STOPPED_REASON, settings=settings)  # when the run could not record it
     fail(f"interrupted: the run of pipeline {pipeline_id} was stopped and is recorded as interrupted; its log is "
          f"{log_file}", code=130)

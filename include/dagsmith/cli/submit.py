@@ -37,16 +37,20 @@ from dagsmith.models.execution import RunSummary
 from dagsmith.models.intent import GivenFields
 from dagsmith.models.plan import PipelineStatus
 from dagsmith.store import schema
-from dagsmith.store.db import session_scope
+from dagsmith.store.db import get_engine, session_scope
+from dagsmith.store.events import run_events
 
 URL_VARIABLE = "DAGSMITH_AIRFLOW_URL"
 USER_VARIABLE = "DAGSMITH_AIRFLOW_USER"
 PASSWORD_VARIABLE = "DAGSMITH_AIRFLOW_PASSWORD"
 #: The meta-DAG's tasks that plan, shown as they end.
 PLANNING = ("profile", "intent", "recommend", "build")
-POLL_SECONDS = 0.5
-#: How long a report waits for Airflow to close a pipeline's run once its results are in.
+#: Airflow's REST API pushes nothing: its run is asked again after this long, or at once when the store announces
+#: a change to a run (``store.events``).
+POLL_SECONDS = 2.0
+#: How long a report waits for Airflow to close a pipeline's run once its results are in, asking this often.
 AIRFLOW_END_SECONDS = 30
+AIRFLOW_END_POLL_SECONDS = 0.5
 
 
 class RunFailed(UserFacingError):
@@ -129,8 +133,9 @@ def submit(deployment: Deployment, data: Path, goal: str, *, runtime: str | None
     if not json:
         progress(f"submitted to {deployment.url}: {follow.link(dag, run_id)}")
     try:
-        while not follow.poll(runtime):
-            time.sleep(POLL_SECONDS)
+        with run_events(get_engine(settings)) as events:
+            while not follow.poll(runtime):
+                events.wait(timeout=POLL_SECONDS)
     except KeyboardInterrupt:
         raise RunFailed(f"stopped following; the run goes on: {follow.link(dag, run_id)}") from None
     seconds = round(time.monotonic() - started, 2)
@@ -251,7 +256,7 @@ class _Follow:
         deadline, airflow_state = time.monotonic() + AIRFLOW_END_SECONDS, None
         while not AirflowState.run_finished(airflow_state) and time.monotonic() < deadline:  # closing after finish
             airflow_state = self.client.run(dag_id(pipeline_id), airflow_run)["state"]
-            time.sleep(0 if AirflowState.run_finished(airflow_state) else POLL_SECONDS)
+            time.sleep(0 if AirflowState.run_finished(airflow_state) else AIRFLOW_END_POLL_SECONDS)
         summary = self._summary(pipeline_id, airflow_run)
         if not self.json:
             show(summary, seconds, link)

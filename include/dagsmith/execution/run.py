@@ -1,10 +1,9 @@
 """Running a stored pipeline: the lifecycle of one run.
 
-Airflow calls these from a pipeline's child DAG: ``start`` creates the execution and its workspace (or
-``take_over`` carries on one the local CLI recorded), each step's task runs its tries (``execution.attempts``),
-healing between them (``healing.policy``), and ``finish`` closes the run (``execution.finish``); ``abandon``
-fails a run whose Airflow run ended before that. Everything is recorded in PostgreSQL; files live in the
-execution's workspace.
+Airflow calls these from a pipeline's child DAG: ``start`` creates the execution and its workspace, each step's
+task runs its tries (``execution.attempts``), healing between them (``healing.policy``), and ``finish`` closes the
+run (``execution.finish``); ``abandon`` fails a run whose Airflow run ended before that. Everything is recorded in
+PostgreSQL; files live in the execution's workspace.
 """
 
 from __future__ import annotations
@@ -22,17 +21,6 @@ from dagsmith.store import schema
 from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import steps_of
 from dagsmith_kit import Bundle
-
-
-def take_over(execution_id: int, pipeline_id: int, run_id: str | None, *, settings: Settings) -> int:
-    """The Airflow run ``run_id`` carries on an execution recorded before it began (the local CLI's), which must be
-    this pipeline's and not yet taken over by another run."""
-    with session_scope(settings) as session:
-        recorded = session.get(schema.Execution, execution_id, with_for_update=True)
-        if recorded is None or recorded.pipeline_id != pipeline_id or recorded.airflow_run_id is not None:
-            raise LookupError(f"execution {execution_id} is not a run of pipeline {pipeline_id} waiting to begin")
-        recorded.airflow_run_id = run_id
-        return execution_id
 
 
 def abandon(execution_id: int, reason: str, *, settings: Settings) -> None:

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from dagsmith.config import Settings
 from dagsmith.errors import ServiceUnavailable
 from dagsmith.store.embedded import embedded_url
+from dagsmith.store.events import announce
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 # Any constant works: it only has to be the same in every dagsmith process.
@@ -99,6 +100,9 @@ def _reconnect_patiently(engine: Engine) -> None:
                 continue
             answered.set()
             return connection
+
+
+event.listen(Session, "after_flush", announce)  # every session's committed run changes are announced
 
 
 @cache
