@@ -34,6 +34,7 @@ from dagsmith.store import schema
 from dagsmith.store.db import get_engine, session_scope
 from tests.conftest import ROOT
 from tests.execution.conftest import run_dag
+from tests.records import one_running_try
 from tests.runtime.test_docker_runtime import HOSTILE, penguins  # noqa: F401 (a fixture)
 from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
 
@@ -207,22 +208,6 @@ def test_a_full_disk_fails_the_step_as_a_resource_error(store, churn_csv, embedd
                    for a in attempts), [(a.error_class, (a.error_text or "")[-200:]) for a in attempts]
 
 
-def _one_running_try(settings) -> tuple[int, int]:
-    """A run with one try running, as ``run_step`` records it (ids of the run and the try)."""
-    with session_scope(settings) as session:
-        pipeline = schema.Pipeline(name="beats", goal="predict y", owner="ana", dataset="d.csv", status="running")
-        session.add(pipeline)
-        session.flush()
-        step = schema.PipelineStep(pipeline_id=pipeline.id, position=0, stage="modelling", status="running")
-        run = schema.Execution(pipeline_id=pipeline.id, owner="ana", status="running", dataset="d.csv")
-        session.add_all([step, run])
-        session.flush()
-        attempt = schema.StepAttempt(execution_id=run.id, step_id=step.id, attempt=1, status="running")
-        session.add(attempt)
-        session.flush()
-        return run.id, attempt.id
-
-
 def _drop_connections(settings) -> int:
     """Terminate every other connection to the store, as a database restart or a failover does."""
     outsider = create_engine(get_engine(settings).url, poolclass=NullPool)
@@ -233,7 +218,7 @@ def _drop_connections(settings) -> int:
 
 def test_a_beating_try_is_never_reaped_and_a_silent_one_is_within_six_beats(settings):
     fast = dataclasses.replace(settings, heartbeat_seconds=0.5)
-    run_id, attempt_id = _one_running_try(fast)
+    run_id, attempt_id = one_running_try(fast)
     beats = []
     with beating(attempt_id, fast):
         for tick in range(12):  # 6 s: twice the silence after which a try is taken for dead
@@ -489,7 +474,7 @@ DockerRuntime(sys.argv[1]).run(Invocation(service.name, files, Path(sys.argv[3])
 def test_the_container_of_a_killed_worker_is_removed_with_its_try(settings, container_runtime, penguins,  # noqa: F811
                                                                    tmp_path, monkeypatch):
     fast = dataclasses.replace(settings, heartbeat_seconds=0.5)
-    _, attempt_id = _one_running_try(fast)
+    _, attempt_id = one_running_try(fast)
     worker = subprocess.Popen([sys.executable, "-c", CONTAINER_WORKER, container_runtime.base_url,
                                str(HOSTILE / "sleeper"), str(penguins), str(tmp_path / "out"), str(attempt_id)],
                               start_new_session=True)

@@ -18,6 +18,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from dagsmith.execution.quality import Quality
 from dagsmith_kit import Bundle
+from dagsmith_kit.metrics import label
 
 #: A held-out ROC AUC or R² (macro F1 for a classifier without probabilities) at least this is too good to trust.
 TOO_GOOD = 0.995
@@ -30,7 +31,8 @@ DECIDES = 0.98
 MAX_ROWS, MAX_COLUMNS = 20_000, 200
 #: How deep the one-column tree may grow: enough for a band of values or a handful of categories, not to memorise.
 DEPTH = 6
-HEADLINE = (("roc_auc", "ROC AUC"), ("r2", "R²"), ("f1", "macro F1"))
+#: The score a doubt speaks of: the first of these the run's quality reports.
+HEADLINE = ("roc_auc", "r2", "f1")
 
 
 def review(quality: Quality, model: Bundle, columns: list[str], drivers: list[dict], *,
@@ -41,7 +43,7 @@ def review(quality: Quality, model: Bundle, columns: list[str], drivers: list[di
     model's features were made from), ``drivers`` the explanation's ranked features.
     """
     target = model.require_target()
-    name, score = next(((label, quality.metrics[key]) for key, label in HEADLINE if key in quality.metrics),
+    name, score = next(((label(key), quality.metrics[key]) for key in HEADLINE if key in quality.metrics),
                        (None, None))
     too_good = score is not None and score >= TOO_GOOD
     dominant = _dominant(drivers)
