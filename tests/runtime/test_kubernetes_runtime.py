@@ -13,6 +13,7 @@ from kubernetes.client import models as k8s
 
 from dagsmith.airflow.pipeline_dag import build
 from dagsmith.config import Settings
+from dagsmith.execution.reaper import ATTEMPT_LABEL
 from dagsmith.healing.classify import ErrorClass, diagnose
 from dagsmith.models.plan import DagSpec, DagStep, ModelSearch
 from dagsmith.runtime.base import Invocation, InvocationResult, Limits, RuntimeUnavailable
@@ -210,3 +211,30 @@ def test_the_runtime_refuses_what_it_cannot_run_with_a_reason(settings, tmp_path
     monkeypatch.delenv("DAGSMITH_POD_CLAIM")
     with pytest.raises(RuntimeUnavailable, match="needs DAGSMITH_POD_CLAIM"):
         KubernetesRuntime(Settings.from_env().pods, settings.home).check()
+
+
+class _Cluster:
+    """A stand-in for a cluster's CoreV1Api (none runs here): the pods it holds, listed by label selector as the
+    API server selects them, and deleted by name."""
+
+    def __init__(self, pods: dict[str, dict[str, str]]):
+        self.pods, self.selectors = pods, []
+
+    def list_namespaced_pod(self, namespace: str, label_selector: str) -> k8s.V1PodList:
+        self.selectors.append((namespace, label_selector))
+        key, _, values = label_selector.partition(" in ")
+        wanted = values.strip("()").split(",")
+        return k8s.V1PodList(items=[k8s.V1Pod(metadata=k8s.V1ObjectMeta(name=name, labels=labels))
+                                    for name, labels in self.pods.items() if labels.get(key) in wanted])
+
+    def delete_namespaced_pod(self, name: str, namespace: str) -> None:
+        del self.pods[name]
+
+
+def test_the_pods_of_lost_tries_are_deleted_and_no_other(settings):
+    cluster = _Cluster({"lost-1": {ATTEMPT_LABEL: "7"}, "lost-2": {ATTEMPT_LABEL: "9"},
+                        "alive": {ATTEMPT_LABEL: "8"}, "unrelated": {"app": "web"}})
+    runtime = KubernetesRuntime(settings.pods, settings.home)
+    assert runtime.remove_labelled(ATTEMPT_LABEL, ["7", "9"], core=cluster) == 2
+    assert set(cluster.pods) == {"alive", "unrelated"}
+    assert cluster.selectors == [("airflow", f"{ATTEMPT_LABEL} in (7,9)")]  # the step pods' namespace

@@ -95,7 +95,7 @@ def reap(
         return
     runs = f": {', '.join(map(str, reaped.runs))}" if reaped.runs else ""
     console.print(f"closed {len(reaped.tries)} lost try(s) and {len(reaped.runs)} abandoned run(s){runs}; removed "
-                  f"{reaped.containers} container(s)", highlight=False)
+                  f"{reaped.containers} container(s) or pod(s)", highlight=False)
 
 
 @app.command()

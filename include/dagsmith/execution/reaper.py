@@ -1,4 +1,4 @@
-"""Closing what a dead worker left 'running': its tries, its run, and the containers it started.
+"""Closing what a dead worker left 'running': its tries, its run, and the containers or pods it started.
 
 A try is alive while its worker beats: the process running a step stamps the try's ``heartbeat_at`` every
 ``heartbeat_seconds`` (``heartbeat.beating``). A try silent for ``STALE_BEATS`` beats was left by a worker that
@@ -52,7 +52,7 @@ ATTEMPT_LABEL = "dagsmith.attempt"
 class Reaped:
     tries: list[int]  # step attempt ids closed as lost
     runs: list[int]  # execution ids failed
-    containers: int  # containers of lost tries removed
+    containers: int  # containers and pods of lost tries removed
 
 
 def lost_reason(attempt: schema.StepAttempt) -> str:
@@ -85,7 +85,7 @@ def interrupt(execution_id: int, reason: str, settings: Settings) -> bool:
             tries.append(attempt.id)
         fail_run(session, run, now, reason)
     if tries:
-        _remove_containers(tries)
+        _remove_leftovers(tries, settings)
     return True
 
 
@@ -114,7 +114,7 @@ def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:
                   f"abandoned: no activity for over {minutes} minutes (the worker running it stopped)")
         result = Reaped([a.id for a in lost], [r.id for r in runs], 0)
     if lost:
-        return Reaped(result.tries, result.runs, _remove_containers(result.tries))
+        return Reaped(result.tries, result.runs, _remove_leftovers(result.tries, settings))
     return result
 
 
@@ -146,13 +146,21 @@ def fail_run(session: Session, run: schema.Execution, now: datetime, reason: str
         pipeline.status = PipelineStatus.FAILED
 
 
-def _remove_containers(attempt_ids: list[int]) -> int:
-    """Remove the containers the lost tries started (still running, or stopped and never removed), when the
-    container engine answers; the local runtime's services die with their worker instead."""
+def _remove_leftovers(attempt_ids: list[int], settings: Settings) -> int:
+    """Remove the containers the lost tries started (still running, or stopped and never removed) when the container
+    engine answers, and their pods when the kubernetes runtime is set up; the local runtime's services die with
+    their worker instead. Returns how many were removed."""
     from dagsmith.runtime.docker import DockerRuntime
+    from dagsmith.runtime.kubernetes import KubernetesRuntime
 
+    labels, removed = [str(i) for i in attempt_ids], 0
     try:
-        return DockerRuntime().remove_labelled(ATTEMPT_LABEL, [str(i) for i in attempt_ids])
+        removed += DockerRuntime().remove_labelled(ATTEMPT_LABEL, labels)
     except RuntimeUnavailable as exc:
         logger.info("no container of a lost try removed: %s", exc)
-        return 0
+    if settings.pods.claim:
+        try:
+            removed += KubernetesRuntime(settings.pods, settings.home).remove_labelled(ATTEMPT_LABEL, labels)
+        except Exception:  # a cluster that does not answer, or no credentials here: the pods' deadlines end them
+            logger.warning("the pods of lost tries %s could not be deleted", labels, exc_info=True)
+    return removed

@@ -190,6 +190,28 @@ class KubernetesRuntime:
             raise RuntimeUnavailable(f"the volume claim {self.pods.claim} is not mounted at {self.claim_root} "
                                      "(DAGSMITH_POD_CLAIM_PATH)")
 
+    def remove_labelled(self, label: str, values: list[str], core: Any = None) -> int:
+        """Delete the pods whose ``label`` is one of ``values`` (those of tries whose worker died: their operator
+        never deleted them, and they would run to their deadline); returns how many. ``core`` is the cluster's
+        ``CoreV1Api``, by default the one of Airflow's ``kubernetes_default`` connection, as the step operator's."""
+        namespace = self.pods.namespace
+        if core is None:
+            from airflow.providers.cncf.kubernetes.hooks.kubernetes import KubernetesHook
+
+            hook = KubernetesHook()
+            core, namespace = hook.core_v1_client, namespace or hook.get_namespace()
+        from kubernetes.client.exceptions import ApiException
+
+        namespace = namespace or "default"
+        found = core.list_namespaced_pod(namespace, label_selector=f"{label} in ({','.join(values)})").items
+        for pod in found:
+            try:
+                core.delete_namespaced_pod(pod.metadata.name, namespace)
+            except ApiException as exc:
+                if exc.status != 404:  # gone meanwhile: its deadline passed, or a person deleted it
+                    raise
+        return len(found)
+
     def run(self, invocation: Invocation) -> InvocationResult:
         if missing := unavailable(invocation.requirements):
             return InvocationResult(exit_code=NOT_RUN_EXIT_CODE, stdout="", stderr=f"error: {not_provided(missing)}",
