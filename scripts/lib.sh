@@ -44,7 +44,7 @@ free_port() {
 }
 
 # serve LOG URL COMMAND...: start the server COMMAND in the background (its output in LOG, its pid in SERVER) and
-# wait up to 120 s for URL to answer; if the server dies first, show the end of LOG and exit.
+# wait up to 120 s for URL to answer; if the server dies first or never answers, show the end of LOG and exit.
 serve() {
     local log_file="$1" url="$2"
     shift 2
@@ -55,6 +55,9 @@ serve() {
         kill -0 "$SERVER" 2>/dev/null || { log "the server failed to start; see $log_file"; tail -20 "$log_file" >&2; exit 1; }
         sleep 1
     done
+    log "the server did not answer at $url within 120 s; see $log_file"
+    tail -20 "$log_file" >&2
+    exit 1
 }
 
 # stop_server: stop the server `serve` started, if it did; for the calling script's EXIT trap, set before `serve`.

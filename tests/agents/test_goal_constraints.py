@@ -149,7 +149,17 @@ def test_each_constraint_keeps_its_stored_shape_and_a_value_of_the_wrong_type_fo
     assert [type(read(kind, value)[0]) for kind, value in (
         ("deduplicate", True), ("max_features", 5), ("anomaly_fraction", 0.02), ("focus", "bill_length_mm"),
         ("each_target", ["species", "sex"]))] == [Flag, Count, Share, Name, Names]
-    for kind, wrong in (("n_clusters", "four"), ("model", "random forest"), ("anomaly_fraction", 2.0),
-                        ("metric", ["recall"]), ("shape", 3)):
+    for kind, wrong in (("n_clusters", "four"), ("n_clusters", 0), ("model", "random forest"),
+                        ("anomaly_fraction", 2.0), ("metric", ["recall"]), ("shape", 3)):
         with pytest.raises(ValidationError):
             read(kind, wrong)
+
+
+@pytest.mark.parametrize("ref, goal, said", [
+    ("wa_churn", "predict churn using fewer than 1 feature", "'fewer than 1 feature', which is 0 features"),
+    ("wa_churn", "predict churn in 0 minutes", "'in 0 minutes', which is 0 seconds"),
+    ("penguins", "group the penguins into 0 clusters", "'0 clusters', which is 0 clusters"),
+])
+def test_a_count_no_pipeline_can_meet_is_refused_naming_the_words(ref, goal, said):
+    with pytest.raises(InputError, match=f"the goal says {said}: no pipeline can meet that"):
+        intent(ref, goal)

@@ -74,7 +74,7 @@ class Count(_Constraint):
     """A whole number: the seconds of the time budget, the most features, the clusters or components wanted."""
 
     kind: CountKind
-    value: int
+    value: int = Field(gt=0)
 
 
 class Share(_Constraint):

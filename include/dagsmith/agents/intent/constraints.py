@@ -9,6 +9,7 @@ import re
 
 from dagsmith.agents.intent.lexicon import CLAUSE_BREAKS, NEGATIONS
 from dagsmith.agents.intent.model_mentions import mentions
+from dagsmith.errors import InputError
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import Constraint, ConstraintKind, Count, Flag, Name, Names, Share
 from dagsmith.text import stem, words
@@ -109,12 +110,24 @@ def _time_budget(text: str) -> list[Constraint]:
         amount, unit = found.group(1), found.group(2)
         value = 0.5 if amount.startswith("half") else _number(amount)
         seconds = int(value * _UNIT_SECONDS[unit[0]])
-        return [Count(kind=ConstraintKind.TIME_BUDGET, value=seconds, reason=f"the goal says '{found.group(0)}'")]
+        return [_count(ConstraintKind.TIME_BUDGET, seconds, found.group(0))]
     quick = _QUICK.search(text)
     if quick:
         return [Count(kind=ConstraintKind.TIME_BUDGET, value=QUICK_BUDGET_SECONDS,
                            reason=f"'{quick.group(0)}' read as a {QUICK_BUDGET_SECONDS // 60}-minute budget")]
     return []
+
+
+_COUNTED = {ConstraintKind.TIME_BUDGET: "seconds", ConstraintKind.MAX_FEATURES: "features",
+            ConstraintKind.N_CLUSTERS: "clusters", ConstraintKind.N_COMPONENTS: "components"}
+
+
+def _count(kind: ConstraintKind, value: int, said: str) -> Count:
+    """A count the goal states; none below one can be met, so the goal is refused saying which words ask for it."""
+    if value < 1:
+        raise InputError(f"the goal says '{said}', which is {value} {_COUNTED[kind]}: no pipeline can meet that; "
+                         "ask for at least 1")
+    return Count(kind=kind, value=value, reason=f"the goal says '{said}'")
 
 
 def _ruled_out(text: str, at: int) -> bool:
@@ -158,7 +171,7 @@ def _max_features(text: str) -> list[Constraint]:
     if not found:
         return []
     limit = int(_number(found.group(2))) - (1 if found.group(1) in {"fewer than", "less than"} else 0)
-    return [Count(kind=ConstraintKind.MAX_FEATURES, value=limit, reason=f"the goal says '{found.group(0)}'")]
+    return [_count(ConstraintKind.MAX_FEATURES, limit, found.group(0))]
 
 
 def _metrics(text: str) -> list[Constraint]:
@@ -172,12 +185,10 @@ def _shape_requests(text: str, task: TaskType) -> list[Constraint]:
     clusters = _N_CLUSTERS.search(text)
     if clusters and task is TaskType.CLUSTERING:
         count = int(_number(clusters.group(1) or clusters.group(2)))
-        found.append(Count(kind=ConstraintKind.N_CLUSTERS, value=count,
-                                reason=f"the goal says '{clusters.group(0)}'"))
+        found.append(_count(ConstraintKind.N_CLUSTERS, count, clusters.group(0)))
     components = _N_COMPONENTS.search(text)
     if components and task in {TaskType.DIMENSIONALITY_REDUCTION, TaskType.CLUSTERING}:
-        found.append(Count(kind=ConstraintKind.N_COMPONENTS, value=int(_number(components.group(1))),
-                                reason=f"the goal says '{components.group(0)}'"))
+        found.append(_count(ConstraintKind.N_COMPONENTS, int(_number(components.group(1))), components.group(0)))
     visual = _VISUALISE.search(text)
     if visual:
         found.append(Flag(kind=ConstraintKind.VISUALISE, value=True, reason=f"the goal says '{visual.group(0)}'"))
