@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import secrets
 import shutil
@@ -24,6 +23,7 @@ from pydantic import BaseModel
 from dagsmith import scratch
 from dagsmith.airflow import watch
 from dagsmith.airflow.pipeline_shards import dag_file_name
+from dagsmith.airflow.run_child import RunOrder
 from dagsmith.config import LOCAL_CLI_VARIABLE, WORKSPACE_ROOT_VARIABLE, Settings
 from dagsmith.execution.specs import dag_id
 from dagsmith.models.execution import RunSummary
@@ -78,37 +78,6 @@ def _migrate_once(marker: Path, env: dict[str, str]) -> None:
         marker.touch()
 
 
-# Parsing for this DAG alone, as a worker does, builds just its pipeline: the run's own parse and dag.test()'s
-# re-parse of the DAGs folder each read one spec file (``pipeline_shards``). The run ends with its CLI (``watch``).
-# Its outcome goes to the result file (argv 4): the run's state and the summary its ``finish`` task left in XCom.
-_RUN_DAG = """
-import json, os, runpy, shutil, sys
-from pathlib import Path
-from airflow.models.xcom import XComModel
-from airflow.sdk.definitions._internal.dag_parsing_context import _airflow_parsing_context_manager
-from airflow.utils.session import create_session
-from dagsmith.airflow.watch import end_with_parent
-from dagsmith.models.airflow import SUMMARY_XCOM
-from dagsmith.scratch import SCRATCH_VARIABLE, remove_root
-end_with_parent(int(sys.argv[5]))
-try:
-    with _airflow_parsing_context_manager(dag_id=sys.argv[2]):
-        dag = runpy.run_path(sys.argv[1])[sys.argv[2]]
-        run = dag.test(run_conf=json.loads(sys.argv[3]))
-    with create_session() as session:
-        summary = session.scalar(XComModel.get_many(run_id=run.run_id, dag_ids=dag.dag_id, task_ids="finish",
-                                                    key=SUMMARY_XCOM, limit=1))
-        summary = XComModel.deserialize_value(summary) if summary is not None else None
-    result = Path(sys.argv[4])
-    result.with_suffix(".partial").write_text(json.dumps({"state": str(run.state), "run_id": run.run_id,
-                                                          "summary": summary}))
-    result.with_suffix(".partial").rename(result)
-finally:
-    shutil.rmtree(os.environ["AIRFLOW_HOME"], ignore_errors=True)  # the run's own metadata: done with it
-    remove_root(Path(os.environ[SCRATCH_VARIABLE]))
-"""
-
-
 class DagTestResult(BaseModel):
     """How a ``dag.test()`` run ended: its Airflow state and run id, and the summary its ``finish`` task returned
     (None when the run ended before ``finish`` closed it)."""
@@ -130,14 +99,34 @@ def _private_home(settings: Settings, env: dict[str, str]) -> dict[str, str]:
 
 
 class DagTest(subprocess.Popen):
-    """The child process running one pipeline's ``dag.test()``; it stops the run when ``stop`` is called or when
-    this process dies (``watch``), and leaves its outcome in ``result_file``."""
+    """The child process running one pipeline's ``dag.test()`` (``airflow.run_child``), once ``begin`` gives it the
+    pipeline; it stops the run when ``stop`` is called or when this process dies (``watch``), and leaves its outcome
+    in ``result_file``."""
 
-    def __init__(self, args: list[str], *, result_file: Path, pipe: tuple[int, int], lock_fd: int,
-                 **options) -> None:
-        super().__init__([*args, str(result_file), str(pipe[0])], pass_fds=(pipe[0], lock_fd), **options)
+    def __init__(self, *, result_file: Path, pipe: tuple[int, int], lock_fd: int, **options) -> None:
+        super().__init__([sys.executable, "-m", "dagsmith.airflow.run_child", str(result_file), str(pipe[0])],
+                         pass_fds=(pipe[0], lock_fd), stdin=subprocess.PIPE, **options)
         self.result_file = result_file
         self._stop_end = os.fdopen(pipe[1], "wb", buffering=0)  # closed with this object: the run then stops
+
+    def begin(self, pipeline_id: int, conf: dict) -> None:
+        """Run the pipeline's DAG with ``conf`` (the child may still be getting ready: it starts when it is)."""
+        order = RunOrder(dag_file=str(DAGS_FOLDER / dag_file_name(pipeline_id)), dag_id=dag_id(pipeline_id),
+                         conf=conf)
+        assert self.stdin is not None
+        self.stdin.write(order.model_dump_json() + "\n")
+        self.stdin.close()
+
+    def cancel(self) -> None:
+        """Let a child that was never given a pipeline clean up and exit; wait for it."""
+        assert self.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.stdin.close()
+        try:
+            self.wait(timeout=watch.STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self.wait()
 
     def stop(self) -> None:
         """Ask the run to stop: it records itself interrupted, cleans up and exits (wait for it)."""
@@ -155,24 +144,20 @@ class DagTest(subprocess.Popen):
         return result
 
 
-def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[str],
-                   variables: dict[str, str] | None = None) -> DagTest:
-    """Run a pipeline's DAG once with ``dag.test()`` in a child process writing its log to ``output``; with
-    ``variables``, its environment has them too. Its ``start`` task records the execution, announced by a ``started``
-    run event from the child's pid (``store.events``): dag.test() runs its tasks in its own process. The run stages
-    its steps' files under a scratch root of its own, and ends when this process does."""
+def spawn_dag_test(settings: Settings, output: IO[str], variables: dict[str, str] | None = None) -> DagTest:
+    """A child process for one ``dag.test()`` run, writing its log to ``output``, that gets Airflow ready while the
+    caller decides what it runs (``DagTest.begin``, or ``DagTest.cancel``); with ``variables``, its environment has
+    them too. Its ``start`` task records the execution, announced by a ``started`` run event from the child's pid
+    (``store.events``): dag.test() runs its tasks in its own process. The run stages its steps' files under a
+    scratch root of its own, and ends when this process does."""
     env = {**_private_home(settings, ensure_metadata_db(settings)), **(variables or {})}
     scratch.sweep(settings.home)  # the roots of runs killed with their CLI
     root = scratch.new_root(settings.home)
     env[scratch.SCRATCH_VARIABLE] = str(root.folder)
     pipe = os.pipe()
     try:
-        return DagTest(
-            [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER / dag_file_name(pipeline_id)), dag_id(pipeline_id),
-             json.dumps(conf)],
-            result_file=Path(env["AIRFLOW_HOME"]).with_suffix(".json"), pipe=pipe, lock_fd=root.lock_fd, env=env,
-            stdout=output, stderr=subprocess.STDOUT, text=True,
-        )
+        return DagTest(result_file=Path(env["AIRFLOW_HOME"]).with_suffix(".json"), pipe=pipe, lock_fd=root.lock_fd,
+                       env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
     except BaseException:
         os.close(pipe[1])
         scratch.remove_root(root.folder)
@@ -180,3 +165,11 @@ def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[
     finally:
         os.close(pipe[0])
         os.close(root.lock_fd)  # the run holds the root's lock from here on
+
+
+def start_dag_test(pipeline_id: int, conf: dict, settings: Settings, output: IO[str],
+                   variables: dict[str, str] | None = None) -> DagTest:
+    """Run a pipeline's DAG once with ``dag.test()`` in a child process (``spawn_dag_test``) with ``conf``."""
+    process = spawn_dag_test(settings, output, variables)
+    process.begin(pipeline_id, conf)
+    return process

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -15,7 +15,7 @@ from typing import Annotated, NoReturn
 import typer
 from rich.markup import escape
 
-from dagsmith.airflow.local import DagTest, start_dag_test
+from dagsmith.airflow.local import DagTest, spawn_dag_test
 from dagsmith.airflow.watch import STOP_SECONDS, STOPPED_REASON
 from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.cli.plan import (
@@ -43,7 +43,7 @@ from dagsmith.models.intent import GivenFields
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
-from dagsmith.store.db import get_engine, session_scope
+from dagsmith.store.db import get_engine, session_scope, stored
 from dagsmith.store.events import RunEvent, run_events
 
 #: How long to wait for a run event before checking that the run's process is still going.
@@ -129,23 +129,26 @@ def _run_here(data: Path, goal: str, *, runtime: str, user: str, settings: Setti
               **planning) -> list[dict]:
     """Plan in this process, then run each pipeline with ``dag.test()``; their summaries."""
     require_reachable(runtime)
-    started = time.monotonic()
-    results = plan_or_fail(data, goal, user=user, settings=settings, json=json, **planning)
-    for result in results:
-        spec = result.pipeline
-        if not spec.valid:
-            fail(f"the planned pipeline {spec.id} did not pass its checks: "
-                 + "; ".join(c.detail for c in spec.checks if not c.passed))
-    reports = []
-    for result in results:
-        spec = result.pipeline
-        if not json:
-            gap, target = "\n" if reports else "", f" of '{result.intent.target}'" if result.intent.target else ""
-            console.print(f"{gap}pipeline {spec.id} [bold]{escape(spec.name)}[/]: {result.intent.task_type.value}"
-                          f"{target}, {len(spec.steps)} steps, runtime {runtime}", highlight=False)
-        reports.append(run_and_report(spec.id, Path(data).resolve(), runtime=runtime, user=user, settings=settings,
-                                      json=json, started=started))
-        started = None  # the first run's time to results counts its planning; the next ones' their own run
+    started: float | None = time.monotonic()
+    with closing(RunChild(settings)) as ahead:  # Airflow gets ready in it while the agents plan here
+        results = plan_or_fail(data, goal, user=user, settings=settings, json=json, **planning)
+        for result in results:
+            spec = result.pipeline
+            if not spec.valid:
+                fail(f"the planned pipeline {spec.id} did not pass its checks: "
+                     + "; ".join(c.detail for c in spec.checks if not c.passed))
+        reports: list[dict] = []
+        for result in results:
+            spec = result.pipeline
+            if not json:
+                gap, target = "\n" if reports else "", f" of '{result.intent.target}'" if result.intent.target else ""
+                console.print(f"{gap}pipeline {spec.id} [bold]{escape(spec.name)}[/]: "
+                              f"{result.intent.task_type.value}{target}, {len(spec.steps)} steps, runtime {runtime}",
+                              highlight=False)
+            reports.append(run_and_report(spec.id, Path(data).resolve(), runtime=runtime, user=user,
+                                          settings=settings, json=json, started=started,
+                                          child=None if reports else ahead))
+            started = None  # the first run's time to results counts its planning; the next ones' their own run
     return reports
 
 
@@ -159,21 +162,19 @@ def execute_pipeline(pipeline_id: int, dataset: Path, *, runtime: str, user: str
 
 
 def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, settings: Settings, json: bool,
-                   started: float | None = None) -> dict:
-    """Run a stored pipeline as its Airflow DAG (``dag.test()``), printing progress per stage, then results (unless
-    ``json``); its summary as JSON, with the Airflow log and the time to results."""
+                   started: float | None = None, child: RunChild | None = None) -> dict:
+    """Run a stored pipeline as its Airflow DAG (``dag.test()``; in ``child`` when one was started ahead), printing
+    progress per stage, then results (unless ``json``); its summary as JSON, with the Airflow log and the time to
+    results."""
     from dagsmith.execution import run as execution  # the executor's data stack, loaded only to run
 
     require_reachable(runtime)
     started = started or time.monotonic()
     write_spec(pipeline_id, settings)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    log_file = settings.home / "logs" / f"pipeline-{pipeline_id}-{stamp}-{os.getpid()}.log"  # one per run, always
-    log_file.parent.mkdir(parents=True, exist_ok=True)
     follow = _Follow(settings, json)
-    with run_events(get_engine(settings)) as events, open(log_file, "w", encoding="utf-8") as output:
-        process = start_dag_test(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": user},
-                                 settings, output)
+    with closing(child or RunChild(settings)) as child, run_events(get_engine(settings)) as events:
+        child.begin(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": user})
+        process, log_file = child.process, child.log_file
         try:
             with _terminate_as_interrupt():
                 while process.poll() is None:
@@ -183,18 +184,45 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
     follow.show()
     ended = process.result()
     summary = ended.summary if ended else None
-    if summary is None and follow.execution_id is None:
-        fail(f"the run of pipeline {pipeline_id} ended before it started; its log is {log_file}")
     if summary is None:  # the run ended before its finish task closed it: it is not left running
+        if follow.execution_id is None:
+            fail(f"the run of pipeline {pipeline_id} ended before it started; its log is {log_file}")
         execution.abandon(follow.execution_id, "the Airflow run ended before the pipeline finished; its log is "
                           f"{log_file}", settings=settings)
         with session_scope(settings) as session:
-            summary = execution_summary(session, session.get(schema.Execution, follow.execution_id))
+            summary = execution_summary(session, stored(session, schema.Execution, follow.execution_id))
     seconds = round(time.monotonic() - started, 2)
     if not json:
         show(summary, seconds, log_file)
     return {**summary.model_dump(mode="json"), "airflow_log": str(log_file), "time_to_results_seconds": seconds,
             "airflow_state": ended.state if ended else "did not finish"}
+
+
+class RunChild:
+    """A run's ``dag.test()`` child and its log file, started before its pipeline is known so that Airflow gets
+    ready while the agents plan (``spawn_dag_test``); closing it stops a child that was never given a pipeline."""
+
+    def __init__(self, settings: Settings) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        self.log_file = settings.home / "logs" / f"run-{stamp}-{os.getpid()}.log"  # one per run, always
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        self._output = open(self.log_file, "w", encoding="utf-8")  # noqa: SIM115 (closed by ``close``)
+        self.process = spawn_dag_test(settings, self._output)
+        self._begun = False
+
+    def begin(self, pipeline_id: int, conf: dict) -> None:
+        """Run the pipeline, its log named for it."""
+        self.log_file = self.log_file.rename(self.log_file.with_name(f"pipeline-{pipeline_id}-"
+                                                                     f"{self.log_file.name.removeprefix('run-')}"))
+        self.process.begin(pipeline_id, conf)
+        self._begun = True
+
+    def close(self) -> None:
+        if not self._begun and self.process.returncode is None:
+            self.process.stop()
+            self.process.wait()
+            self.log_file.unlink(missing_ok=True)
+        self._output.close()
 
 
 class _Follow:

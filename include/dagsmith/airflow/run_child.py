@@ -1,0 +1,76 @@
+"""The child process of a local run (``airflow.local``): it gets Airflow ready, then runs one pipeline's DAG with
+``dag.test()``.
+
+It starts before it knows its pipeline, so the CLI can plan meanwhile: it imports Airflow and the tasks' modules
+and builds Airflow's in-process execution API (the first task of a ``dag.test()`` run would otherwise wait
+seconds for it), then reads its order, one JSON line on standard input (end of input: no run is wanted, and it
+cleans up and exits; a CLI whose planning ended in a question stops it as it stops a run). Parsing for the one
+DAG, as a worker does, builds just its pipeline (``pipeline_shards``). The run ends with its CLI (``watch``). Its
+outcome goes to the result file (argv 1): the run's state and the summary its ``finish`` task left in XCom.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import shutil
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from dagsmith.airflow.watch import end_with_parent
+from dagsmith.scratch import SCRATCH_VARIABLE, remove_root
+
+
+class RunOrder(BaseModel):
+    """Which DAG the child runs, from which file, with which run conf."""
+
+    dag_file: str
+    dag_id: str
+    conf: dict
+
+
+def _get_ready() -> None:
+    """Import what the run's tasks import and build the in-process execution API that ``dag.test()`` reuses."""
+    from airflow.sdk.execution_time.supervisor import in_process_api_server
+
+    import dagsmith.airflow.pipeline_dag  # the DAG file's and the tasks' imports
+    import dagsmith.execution.run  # noqa: F401
+
+    in_process_api_server().transport  # noqa: B018 (building it is the point: the server is cached for the process)
+
+
+def _run(order: RunOrder, result: Path) -> None:
+    from airflow.models.xcom import XComModel
+    from airflow.sdk.definitions._internal.dag_parsing_context import _airflow_parsing_context_manager
+    from airflow.utils.session import create_session
+
+    from dagsmith.models.airflow import SUMMARY_XCOM
+
+    with _airflow_parsing_context_manager(dag_id=order.dag_id):
+        dag = runpy.run_path(order.dag_file)[order.dag_id]
+        run = dag.test(run_conf=order.conf)
+    with create_session() as session:
+        summary = session.scalar(XComModel.get_many(run_id=run.run_id, dag_ids=dag.dag_id, task_ids="finish",
+                                                    key=SUMMARY_XCOM, limit=1))
+        summary = XComModel.deserialize_value(summary) if summary is not None else None
+    partial = result.with_suffix(".partial")
+    partial.write_text(json.dumps({"state": str(run.state), "run_id": run.run_id, "summary": summary}))
+    partial.rename(result)
+
+
+def main(result: str, stop_fd: str) -> None:
+    end_with_parent(int(stop_fd))
+    try:
+        _get_ready()
+        if order := sys.stdin.readline():
+            _run(RunOrder.model_validate_json(order), Path(result))
+    finally:
+        shutil.rmtree(os.environ["AIRFLOW_HOME"], ignore_errors=True)  # the run's own metadata: done with it
+        remove_root(Path(os.environ[SCRATCH_VARIABLE]))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
