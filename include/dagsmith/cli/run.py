@@ -171,26 +171,26 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
     require_reachable(runtime)
     started = started or time.monotonic()
     write_spec(pipeline_id, settings)
-    follow = _Follow(settings, json)
+    shown = _Progress(settings, json)
     with closing(child or RunChild(settings)) as child, run_events(get_engine(settings)) as events:
         child.begin(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": user})
         process, log_file = child.process, child.log_file
         try:
             with _terminate_as_interrupt():
                 while process.poll() is None:
-                    follow.hear(events.wait(timeout=WAIT_SECONDS), process.pid)
+                    shown.hear(events.wait(timeout=WAIT_SECONDS), process.pid)
         except KeyboardInterrupt:
-            _stop(process, pipeline_id, follow.execution_id, log_file, settings)
-    follow.show()
+            _stop(process, pipeline_id, shown.execution_id, log_file, settings)
+    shown.show()
     ended = process.result()
     summary = ended.summary if ended else None
     if summary is None:  # the run ended before its finish task closed it: it is not left running
-        if follow.execution_id is None:
+        if shown.execution_id is None:
             fail(f"the run of pipeline {pipeline_id} ended before it started; its log is {log_file}")
-        execution.abandon(follow.execution_id, "the Airflow run ended before the pipeline finished; its log is "
+        execution.abandon(shown.execution_id, "the Airflow run ended before the pipeline finished; its log is "
                           f"{log_file}", settings=settings)
         with session_scope(settings) as session:
-            summary = execution_summary(session, stored(session, schema.Execution, follow.execution_id))
+            summary = execution_summary(session, stored(session, schema.Execution, shown.execution_id))
     seconds = round(time.monotonic() - started, 2)
     if not json:
         show(summary, seconds, log_file)
@@ -225,7 +225,7 @@ class RunChild:
         self._output.close()
 
 
-class _Follow:
+class _Progress:
     """What a local run has shown so far: it learns the run's execution from the ``started`` event its child
     announces, and reads the store only when an event says the execution changed."""
 
