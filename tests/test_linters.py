@@ -32,5 +32,6 @@ def test_both_see_a_planted_fault(tmp_path):
     planted = tmp_path / "planted.py"
     planted.write_text("from dagsmith.store import schema\n\n\ndef workspace(run: schema.Execution) -> str:\n"
                        "    return run.workspace\n")
-    mypy = _run("mypy", str(planted))
+    # a cache of its own: the whole tree's check may be writing the shared one at this moment, from another worker
+    mypy = _run("mypy", "--cache-dir", str(tmp_path / "cache"), str(planted))
     assert mypy.returncode == 1 and "Incompatible return value type" in mypy.stdout, mypy.stdout

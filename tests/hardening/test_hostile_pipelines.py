@@ -30,8 +30,7 @@ from dagsmith.runtime.sandbox import UID_RANGE
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from tests.conftest import catalog_copy
-from tests.execution.conftest import service_id
-from tests.execution.test_pipeline_runs import _run_dag
+from tests.execution.conftest import run_dag, service_id
 from tests.runtime.test_containment import live_processes_naming, planted_secrets
 from tests.runtime.test_docker_runtime import HOSTILE, runtime as container_runtime  # noqa: F401 (a fixture)
 
@@ -153,7 +152,7 @@ def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp
     before = _record(settings, planned.id, planted)
 
     with planted_secrets(settings.home) as secret:
-        outcome = _run_dag(settings, planned.id, data, tmp_path, runtime=runtime)
+        outcome = run_dag(settings, planned.id, data, runtime=runtime)
 
     assert outcome["state"] == "success" and outcome["status"] == "completed", (outcome["error"], [
         (step["position"], [(a["microservice_id"], a["status"], a["error_class"], a["error"])

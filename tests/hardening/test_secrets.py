@@ -111,7 +111,7 @@ def test_a_run_keeps_planted_secrets_out_of_output_logs_store_files_and_prompts(
     assert not _leaks(planned.stdout + planned.stderr + ran.stdout + ran.stderr)
     assert not _leaks(_store_text(store))
     airflow_logs = list((store.home / "logs").glob("pipeline-*.log"))
-    assert airflow_logs and "DAGSMITH_RESULT" in airflow_logs[0].read_text()  # the task logs are among the files
+    assert airflow_logs and "task_id=finish" in airflow_logs[0].read_text()  # the run's task logs, to its end, too
     assert not _leaks(_files_text(store.home))  # Airflow's log of the run, workspaces, bundles, specs, the LLM cache
 
 

@@ -131,6 +131,9 @@ def test_pod_steps_are_retried_and_healed_as_container_steps(settings, tmp_path,
         assert task.upstream_task_ids == twin.upstream_task_ids and task.trigger_rule == twin.trigger_rule
         assert getattr(task, "deferrable", False) is False  # the try itself reads its pod's end
     assert any(task.retries for task in pods.tasks)  # the steps with alternatives are retried, healed in between
+    retried = next(task for task in pods.tasks if task.retries)
+    # backoff doubles the wait, up to a cap: the last of 15 tries waits minutes, not a day
+    assert retried.max_retry_delay == retried.retry_delay * 32
 
 
 def test_the_shipped_network_policy_takes_every_network_from_the_step_pods(settings, tmp_path):

@@ -133,6 +133,11 @@ def build(spec: DagSpec, known: dict[str, str] | None = None, settings: Settings
     return dag
 
 
+#: The longest wait between a step's tries, in retry delays. Backoff doubles the wait at each try: uncapped, a
+#: step's 15th try would wait 2^14 delays (a day at the default 5 s); capped, about 2.5 minutes.
+MAX_BACKOFF = 32
+
+
 def _step_operator(runtime: str) -> type[StepTask]:
     """The operator of every step: a pod where the DAGs are parsed for the kubernetes runtime (imported only then),
     else a container, whose task also runs the local runtime."""
@@ -145,9 +150,10 @@ def _step_operator(runtime: str) -> type[StepTask]:
 
 def _step_task(step: DagStep, retries: int, spec: DagSpec, operator: type[StepTask], queue: str) -> StepTask:
     """One step, healed between tries: each try runs the step's current microservice."""
+    delay = timedelta(seconds=spec.retry_delay_seconds)
     return operator(task_id=f"step_{step.position:02d}_{step.stage}__{step.microservice}", position=step.position,
-                    queue=queue, retries=retries, retry_delay=timedelta(seconds=spec.retry_delay_seconds),
-                    retry_exponential_backoff=True, on_retry_callback=_heal_on_retry)
+                    queue=queue, retries=retries, retry_delay=delay, retry_exponential_backoff=True,
+                    max_retry_delay=delay * MAX_BACKOFF, on_retry_callback=_heal_on_retry)
 
 
 def _search_tasks(step: DagStep, started, operator: type[StepTask], queue: str) -> tuple[list, object]:

@@ -146,6 +146,8 @@ def finish(execution_id: int, *, settings: Settings) -> RunSummary:
         session.flush()
         summary = execution_summary(session, execution)
     if summary.completed:  # the pipeline's DAG docs open with its latest answer
-        register_run(execution_id, settings=settings)
+        if register_run(execution_id, settings=settings) is not None:  # its answer now says which model version
+            with session_scope(settings) as session:
+                summary = execution_summary(session, stored(session, schema.Execution, execution_id))
         write_spec(summary.pipeline_id, settings)
     return summary
