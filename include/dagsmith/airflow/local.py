@@ -117,17 +117,6 @@ class DagTest(subprocess.Popen):
         self.stdin.write(order.model_dump_json() + "\n")
         self.stdin.close()
 
-    def cancel(self) -> None:
-        """Let a child that was never given a pipeline clean up and exit; wait for it."""
-        assert self.stdin is not None
-        with contextlib.suppress(BrokenPipeError):
-            self.stdin.close()
-        try:
-            self.wait(timeout=watch.STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            self.wait()
-
     def stop(self) -> None:
         """Ask the run to stop: it records itself interrupted, cleans up and exits (wait for it)."""
         if not self._stop_end.closed:
@@ -146,10 +135,10 @@ class DagTest(subprocess.Popen):
 
 def spawn_dag_test(settings: Settings, output: IO[str], variables: dict[str, str] | None = None) -> DagTest:
     """A child process for one ``dag.test()`` run, writing its log to ``output``, that gets Airflow ready while the
-    caller decides what it runs (``DagTest.begin``, or ``DagTest.cancel``); with ``variables``, its environment has
-    them too. Its ``start`` task records the execution, announced by a ``started`` run event from the child's pid
-    (``store.events``): dag.test() runs its tasks in its own process. The run stages its steps' files under a
-    scratch root of its own, and ends when this process does."""
+    caller decides what it runs (``DagTest.begin``; ``DagTest.stop`` when nothing); with ``variables``, its
+    environment has them too. Its ``start`` task records the execution, announced by a ``started`` run event from
+    the child's pid (``store.events``): dag.test() runs its tasks in its own process. The run stages its steps'
+    files under a scratch root of its own, and ends when this process does."""
     env = {**_private_home(settings, ensure_metadata_db(settings)), **(variables or {})}
     scratch.sweep(settings.home)  # the roots of runs killed with their CLI
     root = scratch.new_root(settings.home)

@@ -143,11 +143,9 @@ def finish(execution_id: int, *, settings: Settings) -> RunSummary:
         execution.finished_at = datetime.now(UTC)
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
         record_execution(session, execution, steps)
-        session.flush()
-        summary = execution_summary(session, execution)
-    if summary.completed:  # the pipeline's DAG docs open with its latest answer
-        if register_run(execution_id, settings=settings) is not None:  # its answer now says which model version
-            with session_scope(settings) as session:
-                summary = execution_summary(session, stored(session, schema.Execution, execution_id))
-        write_spec(summary.pipeline_id, settings)
-    return summary
+        pipeline_id = pipeline.id
+    if ok:  # the model's version joins the answer, and the pipeline's DAG docs open with its latest answer
+        register_run(execution_id, settings=settings)
+        write_spec(pipeline_id, settings)
+    with session_scope(settings) as session:  # read once everything is recorded
+        return execution_summary(session, stored(session, schema.Execution, execution_id))

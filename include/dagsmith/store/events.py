@@ -8,11 +8,10 @@ commits and drops it when it rolls back, so a follower never hears of a change i
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from sqlalchemy import Engine, text
@@ -27,7 +26,7 @@ class RunEvent(BaseModel):
     """A committed change to one execution: ``started`` when it was recorded (by process ``pid``), else ``changed``
     (one of its tries began, ended or was decided on)."""
 
-    kind: str
+    kind: Literal["started", "changed"]
     execution_id: int
     pipeline_id: int | None = None
     pid: int | None = None
@@ -54,11 +53,9 @@ class RunEvents:
         self._connection = connection
 
     def wait(self, timeout: float) -> list[RunEvent]:
-        """The events that arrive within ``timeout`` seconds (returning at the first, with any queued behind it)."""
-        events = []
-        for notice in self._connection.notifies(timeout=timeout, stop_after=1):
-            events.append(RunEvent.model_validate(json.loads(notice.payload)))
-        return events
+        """The events that arrive within ``timeout`` seconds: it returns at the first (with any that came with it)."""
+        return [RunEvent.model_validate_json(notice.payload)
+                for notice in self._connection.notifies(timeout=timeout, stop_after=1)]
 
 
 @contextmanager
