@@ -4,12 +4,13 @@ A model service names the hyperparameters worth searching as a *space*: a functi
 returns params. When a step's params carry ``search`` (the pipeline's modelling search gives each candidate a
 budget and a metric), the service's own configuration is scored first, then the configurations that won on similar
 tables (``warm_start``, from the portfolio and the deployment's history: ``dagsmith_kit.portfolio``), then Optuna's TPE
-sampler proposes trials, which learn from all of those, until the budget is spent or the score has stopped improving
-for ``PATIENCE`` trials. No trial outlives the budget: one that would not finish is not started, and one that runs
-past it is abandoned between folds. Every configuration is scored by cross-validation on the training table
-(on folds in time order for a forecast, each validated on times after those it learned from), and a trivial
-predictor (the class prior, or the mean) is scored on the same folds: the pipeline compares
-candidates by these scores and refuses a model that learned nothing, without looking at the held-out rows.
+sampler proposes trials, which learn from all of those, until the budget is spent, the score has stopped improving
+for ``PATIENCE`` trials, or the candidate trails the models that finished before it (``dagsmith_kit.halving``).
+No trial outlives the budget: one that would not finish is not started, and one that runs past it is abandoned
+between folds. Every configuration is scored by cross-validation on the training table (on folds in time order for
+a forecast, each validated on times after those it learned from), and a trivial predictor (the class prior, or the
+mean) is scored on the same folds: the pipeline compares candidates by these scores and refuses a model that
+learned nothing, without looking at the held-out rows.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit, TimeSeriesSplit
 
 from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, prediction_frame, probability_columns
+from dagsmith_kit.halving import Rival, Rungs, rivals_of
 from dagsmith_kit.log_target import LogTarget, suits_log
 from dagsmith_kit.metrics import ALIASES, METRICS
 from dagsmith_kit.portfolio import clean
@@ -68,6 +70,7 @@ class Search:
     folds: int = 3
     seed: int = 42
     warm_start: tuple[dict[str, Any], ...] = ()  # configurations that won on similar tables, nearest first
+    rivals: tuple[Rival, ...] = ()  # candidates of the same search that finished before this one started
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Search | None:
@@ -88,7 +91,7 @@ class Search:
         if not isinstance(warm, list):
             raise ServiceError("search.warm_start must be a list of configurations")
         configs = tuple(config for config in map(clean, warm[:MAX_WARM_STARTS]) if config)
-        return cls(float(budget), metric, folds, int(raw.get("seed", 42)), configs)
+        return cls(float(budget), metric, folds, int(raw.get("seed", 42)), configs, rivals_of(raw.get("rivals")))
 
 
 @dataclass
@@ -108,11 +111,13 @@ class Outcome:
     first_useful_seconds: float | None = None  # when a configuration first beat the trivial predictor
     best_seconds: float = 0.0  # when the chosen configuration was found
     stopped: str = "the given parameters only"  # why the search ended
+    progress: list[tuple[float, float]] = field(default_factory=list)  # (seconds, best score) at each improvement
 
     def found(self, started: float) -> None:
         """Note the time since ``started`` at which the current best configuration was found (and, when it is the
         first to beat the trivial predictor, a first useful model)."""
         self.best_seconds = round(time.monotonic() - started, 3)
+        self.progress.append((self.best_seconds, round(self.score, 6)))
         if self.first_useful_seconds is None and self.score > self.baseline + MARGIN:
             self.first_useful_seconds = self.best_seconds
 
@@ -253,6 +258,7 @@ def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]],
     spent = [given_seconds]
     since_best = [0]
     stopped = ["the budget was spent"]
+    rungs = Rungs(search.budget_seconds, search.rivals)
 
     def objective(trial) -> float:
         if time.monotonic() - started + max(spent) > search.budget_seconds:
@@ -262,6 +268,10 @@ def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]],
             stopped[0] = f"the score stopped improving ({PATIENCE} configurations in a row brought nothing)"
             trial.study.stop()
             raise optuna.TrialPruned("the score stopped improving")
+        if behind := rungs.behind(time.monotonic() - started, best.score, search.metric):
+            stopped[0] = behind
+            trial.study.stop()
+            raise optuna.TrialPruned("the candidate trails its rivals")
         before, began = best.score, time.monotonic()
         try:
             result = score(space(trial))
@@ -278,6 +288,8 @@ def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]],
     remaining = search.budget_seconds - (time.monotonic() - started)
     if remaining <= spent[0]:
         return "the budget was spent on the given parameters"
+    if behind := rungs.behind(time.monotonic() - started, best.score, search.metric):
+        return behind
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=search.seed))
     for config in search.warm_start:
@@ -317,7 +329,8 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
         "params": chosen, "trials": outcome.trials, "seconds": outcome.seconds, "features": features,
         "log_target": outcome.log_target, "first_useful_seconds": outcome.first_useful_seconds,
         "best_seconds": outcome.best_seconds,
-        "stopped": outcome.stopped, "warm_starts": len(search.warm_start),
+        "stopped": outcome.stopped, "warm_starts": len(search.warm_start), "progress": outcome.progress,
+        "rivals": [rival.name for rival in search.rivals],
         "history": sorted(outcome.history, key=lambda h: -h["score"])[:10],
     }, default=str, indent=2), encoding="utf-8")
     warm = f", {len(search.warm_start)} of them won on similar tables" if search.warm_start else ""

@@ -19,8 +19,10 @@ from dagsmith.models.execution import SearchSummary
 from dagsmith.models.plan import ModelSearch
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from dagsmith.store.pipelines import service_names
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import REPORT_FILE
+from dagsmith_kit.search import SEARCH_FILE
 from tests.execution.conftest import NUMERIC_PREPARATION, run_dag
 
 
@@ -34,6 +36,15 @@ def _search_exactly(settings, planned, candidates: list[str], params: dict[str, 
         step.search = search.model_copy(update={"candidates": candidates, "params": params, "blend": blend}
                                         ).model_dump(mode="json")
     return modelling.position
+
+
+def _candidate_tries(settings, execution_id: int) -> list[tuple[str, dict, int]]:
+    """The run's candidate tries in the order they started: service, params, attempt number."""
+    with session_scope(settings) as session:
+        names = service_names(session)
+        tries = session.scalars(select(schema.StepAttempt).where(schema.StepAttempt.execution_id == execution_id)
+                                .order_by(schema.StepAttempt.started_at))
+        return [(names[t.microservice_id], t.params, t.attempt) for t in tries if "search" in t.params]
 
 
 def _modelling_tries(outcome: dict) -> list[dict]:
@@ -56,6 +67,11 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
     tries = _modelling_tries(outcome)  # in the order Airflow ran the candidates' tasks
     assert sorted(t["status"] for t in tries) == ["completed", "skipped"]
     assert next(t for t in tries if t["status"] == "skipped")["decision"]["action"] == "outperformed"
+    (first, first_params, _), (_, second_params, second) = _candidate_tries(store, outcome["execution_id"])
+    assert "rivals" not in first_params["search"], "the first candidate (dag.test() runs them in turn) races nobody"
+    assert [r["name"] for r in second_params["search"]["rivals"]] == [first]
+    raced = json.loads((outcome["workspace"] / "attempts" / f"{position:02d}-{second}" / SEARCH_FILE).read_text())
+    assert raced["rivals"] == [first] and raced["progress"], raced
     # what each candidate's search chose is history now: the next search on a table like this one starts there
     assert stump["params"]["max_depth"] and booster["params"]["max_iter"]
     assert search["table"]["task_type"] == "binary_classification"

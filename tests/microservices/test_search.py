@@ -158,3 +158,24 @@ def test_a_configuration_that_runs_past_the_budget_is_abandoned_between_folds():
                    Search(1.0, "roc_auc", warm_start=({"n_estimators": 1_500},)))
     assert [h["params"] for h in outcome.history] == ["as given"], "the large forest was not scored"
     assert outcome.params == {} and outcome.first_useful_seconds is not None
+
+
+@pytest.mark.parametrize("rival_score, halted", [(1.0, True), (0.5, False)])
+def test_a_candidate_trailing_a_finished_rival_stops_at_a_rung(rival_score, halted):
+    """A forest searched for 4 s against a model that finished before it: behind a perfect rival it stops at its first
+    rung (a second in), having kept its best so far; ahead of a poor one it searches on."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from dagsmith import datasets
+    from dagsmith_kit.halving import Rival
+    from dagsmith_kit.search import Search, tune
+
+    cancer = datasets.load("breast_cancer")
+    X, y = cancer.drop(columns=["diagnosis"]), cancer["diagnosis"]
+    outcome = tune(lambda p: RandomForestClassifier(n_estimators=p.get("n_estimators", 5), random_state=0, n_jobs=1),
+                   {}, lambda trial: {"n_estimators": trial.suggest_int("n_estimators", 5, 60)}, X, y,
+                   Search(4.0, "roc_auc", rivals=(Rival("logistic_regression", ((0.3, rival_score),)),)))
+    assert outcome.stopped.startswith("successive halving: ") is halted, outcome.stopped
+    if halted:
+        assert 1.0 <= outcome.seconds < 3.0 and "trailed logistic_regression's at the same point" in outcome.stopped
+    assert outcome.score > outcome.baseline and outcome.progress[0][1] == pytest.approx(outcome.default_score, abs=1e-6)

@@ -2,7 +2,8 @@
 
 The pipeline DAG runs one task per candidate (side by side where the executor allows) and then a selection
 task. Each candidate is a try of the step, tuned by the service itself within its budget and scored on the
-training rows (``dagsmith_kit.search``); a failed candidate is one fewer to choose from. The selection keeps the
+training rows (``dagsmith_kit.search``), raced against the candidates that finished before it started
+(``dagsmith_kit.halving``); a failed candidate is one fewer to choose from. The selection keeps the
 best validation score, hands on a blend of the candidates instead when that validates better
 (``execution.blending``), makes the output the step's output with a table of what was tried, and marks the
 others as outperformed, so execution history credits the winners.
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from dagsmith.config import Settings
 from dagsmith.execution import blending, threshold
@@ -32,6 +34,7 @@ from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import service_names, step_at, tries_of
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import METRICS_FILE
+from dagsmith_kit.halving import Rival
 from dagsmith_kit.portfolio import clean
 from dagsmith_kit.search import SEARCH_FILE
 
@@ -49,13 +52,34 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
         if candidate not in search.candidates:
             raise LookupError(f"'{candidate}' is not a candidate of step {position}'s search")
         service_id = session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == candidate))
-        attempt = open_try(session, execution, step, service_id, search.params_for(candidate),
+        params = search.params_for(candidate)
+        if rivals := _rivals(session, execution, step.id, position):
+            params["search"]["rivals"] = rivals
+        attempt = open_try(session, execution, step, service_id, params,
                            decision=Decision(action=TryAction.CANDIDATE).stored())
     result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits, promote=False,
                                 observe=observe)
     if diagnosis:
         raise StepFailed(f"candidate {candidate} of step {position} failed: {diagnosis}")
     return StepResult(position=position, microservice=candidate, attempt=attempt.attempt, seconds=result.seconds)
+
+
+def _rivals(session: Session, execution: schema.Execution, step_id: int, position: int) -> list[dict[str, Any]]:
+    """The step's candidates that completed before this one starts, each with how its best score grew (read from its
+    untrusted output: only validated points are handed on)."""
+    workspace, names = Workspace.of(execution), service_names(session)
+    rivals = []
+    for attempt in tries_of(session, execution.id, step_id):
+        if Decision.action_of(attempt.decision) is not TryAction.CANDIDATE or attempt.status != StepStatus.COMPLETED:
+            continue
+        try:
+            raw = json.loads((workspace.attempt_output(position, attempt.attempt) / SEARCH_FILE).read_text("utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(raw, dict) and (rival := Rival.of({"name": names[attempt.microservice_id],
+                                                          "progress": raw.get("progress")})):
+            rivals.append({"name": rival.name, "progress": [list(point) for point in rival.progress]})
+    return rivals
 
 
 def _validation(output: Path) -> dict:

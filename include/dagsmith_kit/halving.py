@@ -1,0 +1,83 @@
+"""Successive halving between a search's candidates: a model that trails its rivals at equal time stops early.
+
+Splitting a search's budget equally gives the weakest candidate as long as the strongest. Successive halving
+gives every candidate a first share, then keeps only the better half for the next, twice as long; here each
+candidate checks itself at those rungs (a quarter and a half of its budget) against the candidates that finished
+before it started (the pipeline hands their progress over as ``rivals``): at a rung, it goes on only while it
+ranks in the better half of all of them, each rival judged by the best score it had reached after the same number
+of seconds. Candidates that run side by side race nobody and keep their whole share; candidates that run one
+after another (one machine, ``dag.test()``) stop spending time on a model that is already behind.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+#: Points of a candidate's budget at which it is compared with its rivals.
+RUNGS = (0.25, 0.5)
+#: Progress points and rivals read at most: a rival's progress comes from its output, which is untrusted.
+MAX_POINTS, MAX_RIVALS, MAX_NAME = 200, 8, 80
+
+Progress = tuple[tuple[float, float], ...]  # (seconds since the search started, best score then), in time order
+
+
+@dataclass(frozen=True)
+class Rival:
+    """A candidate that finished before this one started: how its best validation score grew with time."""
+
+    name: str
+    progress: Progress
+
+    def best_at(self, seconds: float) -> float:
+        """The best score it had reached ``seconds`` into its search (-inf before its first)."""
+        return max((score for at, score in self.progress if at <= seconds), default=-math.inf)
+
+    @classmethod
+    def of(cls, raw: Any) -> Rival | None:
+        """A rival as handed over in a search's params, or None when it does not hold up."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("progress"), list):
+            return None
+        points = []
+        for point in raw["progress"][:MAX_POINTS]:
+            if (isinstance(point, list | tuple) and len(point) == 2
+                    and all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                            for v in point) and point[0] >= 0):
+                points.append((float(point[0]), float(point[1])))
+        return cls(str(raw.get("name", "another model"))[:MAX_NAME], tuple(sorted(points))) if points else None
+
+
+def rivals_of(raw: Any) -> tuple[Rival, ...]:
+    """The rivals a search's params name (anything malformed is left out: a rival can only make a search shorter)."""
+    if not isinstance(raw, list):
+        return ()
+    return tuple(rival for rival in map(Rival.of, raw[:MAX_RIVALS]) if rival)
+
+
+@dataclass
+class Rungs:
+    """Where a candidate stands against its rivals as its search goes on (``passed``: the rungs checked so far)."""
+
+    budget_seconds: float
+    rivals: tuple[Rival, ...]
+    passed: int = 0
+
+    def behind(self, seconds: float, best: float, metric: str) -> str | None:
+        """Why the search should stop ``seconds`` in with ``best`` so far, or None while it is in the better half.
+
+        Checked between configurations: once a rung's time has passed, the candidate is compared at the time it
+        has actually reached (a rival's score then), so a slow first configuration is not judged early."""
+        if not self.rivals or self.passed >= len(RUNGS) or seconds < RUNGS[self.passed] * self.budget_seconds:
+            return None
+        while self.passed < len(RUNGS) and seconds >= RUNGS[self.passed] * self.budget_seconds:
+            self.passed += 1
+        ahead = sorted(((rival.best_at(seconds), rival.name) for rival in self.rivals
+                        if rival.best_at(seconds) > best), reverse=True)
+        kept = math.ceil((len(self.rivals) + 1) / 2)
+        if len(ahead) < kept:
+            return None
+        leader, name = ahead[0]
+        shown = f"{best:.4f}" if math.isfinite(best) else "none yet"
+        return (f"successive halving: {seconds:.1f} s in, its best {metric} ({shown}) trailed {name}'s at the "
+                f"same point ({leader:.4f}), so the rest of its budget was not spent")

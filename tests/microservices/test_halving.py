@@ -1,0 +1,52 @@
+"""Successive halving between a search's candidates: a candidate checks itself at its rungs against the candidates
+that finished before it, each judged by the best score it had reached after as many seconds."""
+
+import math
+
+import pytest
+
+from dagsmith_kit.halving import Rival, Rungs, rivals_of
+
+
+def test_a_rival_is_judged_by_what_it_had_reached_at_the_same_time():
+    rival = Rival("lightgbm", ((0.5, 0.80), (3.0, 0.85), (9.0, 0.86)))
+    assert rival.best_at(0.1) == -math.inf and rival.best_at(2.9) == 0.80 and rival.best_at(60) == 0.86
+
+
+def test_nothing_is_checked_before_the_first_rung_or_without_rivals():
+    leader = (Rival("lightgbm", ((0.1, 0.9),)),)
+    assert Rungs(20, leader).behind(4.9, 0.5, "roc_auc") is None, "the first rung is a quarter of the budget"
+    assert Rungs(20, ()).behind(19, 0.5, "roc_auc") is None, "a candidate that races nobody keeps its share"
+
+
+def test_a_candidate_behind_its_only_rival_stops_at_the_rung_saying_why():
+    rungs = Rungs(20, (Rival("lightgbm", ((0.8, 0.849), (12.0, 0.851))),))
+    reason = rungs.behind(5.2, 0.845, "roc_auc")
+    assert reason == ("successive halving: 5.2 s in, its best roc_auc (0.8450) trailed lightgbm's at the same "
+                      "point (0.8490), so the rest of its budget was not spent")
+
+
+def test_a_candidate_ahead_goes_on_and_is_checked_again_at_the_next_rung_only():
+    rungs = Rungs(20, (Rival("lightgbm", ((0.8, 0.80), (8.0, 0.90))),))
+    assert rungs.behind(5.0, 0.85, "r2") is None and rungs.passed == 1
+    assert rungs.behind(7.0, 0.10, "r2") is None, "between rungs nothing is checked"
+    assert rungs.behind(10.0, 0.85, "r2").startswith("successive halving: 10.0 s in")
+    assert rungs.behind(19.0, 0.10, "r2") is None, "after the last rung the candidate runs out its budget"
+
+
+def test_a_candidate_late_past_both_rungs_is_checked_once_where_it_stands():
+    rungs = Rungs(4, (Rival("ridge", ((0.2, 0.9),)),))
+    assert rungs.behind(3.0, 0.95, "r2") is None and rungs.passed == 2
+
+
+@pytest.mark.parametrize("mine, stops", [(0.70, True), (0.82, False), (0.95, False)])
+def test_among_three_a_candidate_goes_on_while_in_the_better_half(mine, stops):
+    rivals = (Rival("a", ((1.0, 0.90),)), Rival("b", ((1.0, 0.80),)))
+    assert (Rungs(8, rivals).behind(2.0, mine, "roc_auc") is not None) is stops
+
+
+def test_a_rival_that_does_not_hold_up_is_left_out():
+    raw = [{"name": "ok", "progress": [[1, 0.7], [0.5, 0.6], ["x", 1], [1, float("nan")], [-1, 0.9], [2, True]]},
+           {"name": "empty", "progress": []}, {"name": "no progress"}, "junk", {"progress": [[0, 0.5]]}]
+    assert rivals_of(raw) == (Rival("ok", ((0.5, 0.6), (1.0, 0.7))), Rival("another model", ((0.0, 0.5),)))
+    assert rivals_of("junk") == ()
