@@ -181,10 +181,14 @@ def _search_tasks(step: DagStep, started, operator: type[StepTask], queue: str) 
                            trigger_rule="all_done_min_one_success" if in_turn and rank else "all_success")
                   for rank, name in enumerate(step.search.candidates)]
     chosen = select(started)
-    started >> candidates >> chosen
+    candidates >> chosen
     if in_turn:
+        # each later candidate waits for the one before: it runs when that one is done, however it ended, and
+        # the step feeding the search (its other upstream) succeeded; start is no upstream of it, or its success
+        # alone would let the candidate run after the steps before it failed
         for before, after in zip(candidates, candidates[1:], strict=False):
             before >> after
+    started >> (candidates[:1] if in_turn and step.depends_on else candidates)
     return candidates, chosen
 
 
