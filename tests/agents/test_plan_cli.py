@@ -12,6 +12,8 @@ import sys
 import pytest
 
 from dagsmith import datasets
+from dagsmith.config import Settings
+from dagsmith.store.databases import scratch_database
 
 
 def _env(settings) -> dict:
@@ -71,6 +73,19 @@ def test_bad_input_gets_one_clear_paragraph(catalog_settings, penguins_csv, tmp_
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert proc.stderr.startswith("error:") and expected in proc.stderr.lower()
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["plan", "run"])
+def test_an_empty_catalog_is_said_before_the_data_is_read(server_home, tmp_path, command):
+    """A new deployment's first mistake: nothing to plan with. Said at once, not after profiling the table (here an
+    unreadable file, which would be the error if the data were read first)."""
+    garbage = tmp_path / "garbage.csv"
+    garbage.write_bytes(os.urandom(4096))
+    with scratch_database(Settings(home=server_home, database_url=None)) as scratch:
+        proc = _cli(Settings(home=tmp_path / "home", database_url=scratch.database_url), command, garbage,
+                    "predict species")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("error: the microservice catalog is empty: run `dagsmith catalog sync` first")
 
 
 @pytest.mark.parametrize("command", ["plan", "run"])

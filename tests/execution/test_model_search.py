@@ -67,11 +67,12 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
     tries = _modelling_tries(outcome)  # in the order Airflow ran the candidates' tasks
     assert sorted(t["status"] for t in tries) == ["completed", "skipped"]
     assert next(t for t in tries if t["status"] == "skipped")["decision"]["action"] == "outperformed"
-    (first, first_params, _), (_, second_params, second) = _candidate_tries(store, outcome["execution_id"])
+    (first, first_params, _), (second, second_params, _) = _candidate_tries(store, outcome["execution_id"])
+    assert (first, second) == ("decision_tree_classifier", "gradient_boosting_classifier"), "in rank order"
     assert "rivals" not in first_params["search"], "the first candidate (dag.test() runs them in turn) races nobody"
     assert [r["name"] for r in second_params["search"]["rivals"]] == [first]
-    raced = json.loads((outcome["workspace"] / "attempts" / f"{position:02d}-{second}" / SEARCH_FILE).read_text())
-    assert raced["rivals"] == [first] and raced["progress"], raced
+    raced = json.loads((outcome["workspace"] / "steps" / f"{position:02d}" / SEARCH_FILE).read_text())  # the winner's
+    assert raced["rivals"] == [first] and raced["progress"] and "successive halving" not in raced["stopped"], raced
     # what each candidate's search chose is history now: the next search on a table like this one starts there
     assert stump["params"]["max_depth"] and booster["params"]["max_iter"]
     assert search["table"]["task_type"] == "binary_classification"

@@ -217,12 +217,17 @@ def _cli_env(settings) -> dict:
 
 
 def test_cli_run_shows_progress_and_results(store, churn_csv):
-    env = _cli_env(store)
+    env = {**_cli_env(store), "COLUMNS": "60"}  # narrower than the paths it prints
     proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "run", str(churn_csv), "predict customer churn",
-                           "--user", "ana"], capture_output=True, text=True, env=env, timeout=900)
+                           "--user", "ana", "--time-budget", "5"], capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "✓" in proc.stdout and "modelling" in proc.stdout and "completed in" in proc.stdout
-    assert "roc_auc" in proc.stdout and "report" in proc.stdout
+    said = re.search(r"This run took (\d+) s, over the time budget of 5 s: the model search took (\d+) s of it",
+                     " ".join(proc.stdout.split()))  # no run of seven steps fits 5 s here: it says so
+    assert said and int(said[2]) < int(said[1]), proc.stdout
+    assert "roc_auc" in proc.stdout
+    [report] = [line.split("report ", 1)[1] for line in proc.stdout.splitlines() if line.startswith("  report ")]
+    assert Path(report).name == "answer.md" and Path(report).is_file(), "a path is printed whole, on one line"
     listed = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "pipelines", "list", "--owner", "ana", "--json"],
                             capture_output=True, text=True, env=env, timeout=120)
     [row] = json.loads(listed.stdout)
@@ -231,7 +236,7 @@ def test_cli_run_shows_progress_and_results(store, churn_csv):
                            capture_output=True, text=True, env=env, timeout=120)
     detail = json.loads(shown.stdout)
     assert [run["status"] for run in detail["runs"]] == ["completed"] and detail["steps"][0]["position"] == 0
-    with session_scope(store) as session:  # recorded by the CLI before Airflow began, then taken over by its run
+    with session_scope(store) as session:  # recorded by the run's start task, with its Airflow run's id
         [recorded] = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == row["id"])).all()
         assert recorded.airflow_run_id and recorded.airflow_run_id.startswith("manual__")
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -44,3 +46,13 @@ def test_a_run_and_its_tries_are_announced_when_committed_and_never_when_rolled_
             session.flush()
             raise RuntimeError("the try could not be recorded")
         assert _heard(events, timeout=1.0) == []
+
+
+def test_a_wait_ends_when_the_followed_process_does(settings):
+    """The CLI waits on its run's child too (its pidfd): the results show when the child ends, not at the next
+    timeout."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    with run_events(get_engine(settings)) as events, os.fdopen(os.pidfd_open(child.pid)) as ended:
+        began = time.monotonic()
+        assert events.wait(30, until=ended.fileno()) == []
+        assert time.monotonic() - began < 10 and child.wait(timeout=5) == 0

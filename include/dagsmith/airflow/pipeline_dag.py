@@ -6,12 +6,14 @@ pipeline on new data (inside the data roots: ``run_dataset``); a spec may carry 
 retraining, or retrain whenever its dataset's asset is updated (``airflow.assets``). Each step task resolves its
 microservice from the step's row when it runs, which is what lets healing swap services between tries. A
 modelling step with a search is one task per candidate model and a selection task after them
-(``execution.search``).
+(``execution.search``), side by side, or one after another in the recommender's order where tasks run one at a
+time anyway (``IN_TURN_VARIABLE``).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,7 +33,7 @@ from dagsmith.execution import closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.specs import dag_id, read_spec, specs_dir
 from dagsmith.healing import policy as healing
-from dagsmith.models.airflow import SUMMARY_XCOM
+from dagsmith.models.airflow import IN_TURN_VARIABLE, SUMMARY_XCOM
 from dagsmith.models.plan import DagSpec, DagStep
 
 if TYPE_CHECKING:
@@ -173,10 +175,20 @@ def _search_tasks(step: DagStep, started, operator: type[StepTask], queue: str) 
         except healing.CandidatesExhausted as exc:
             raise AirflowFailException(str(exc)) from None
 
+    in_turn = bool(os.environ.get(IN_TURN_VARIABLE))
     candidates = [operator(task_id=f"step_{position:02d}_{stage}__{name}", position=position, candidate=name,
-                           queue=queue, retries=0) for name in step.search.candidates]
+                           queue=queue, retries=0,  # in turn, a candidate runs whether the one before failed or not
+                           trigger_rule="all_done_min_one_success" if in_turn and rank else "all_success")
+                  for rank, name in enumerate(step.search.candidates)]
     chosen = select(started)
-    started >> candidates >> chosen
+    candidates >> chosen
+    if in_turn:
+        # each later candidate waits for the one before: it runs when that one is done, however it ended, and
+        # the step feeding the search (its other upstream) succeeded; start is no upstream of it, or its success
+        # alone would let the candidate run after the steps before it failed
+        for before, after in zip(candidates, candidates[1:], strict=False):
+            before >> after
+    started >> (candidates[:1] if in_turn and step.depends_on else candidates)
     return candidates, chosen
 
 

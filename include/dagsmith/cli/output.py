@@ -49,4 +49,4 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 def progress(message: str) -> None:
-    errors.print(f"[dim]{escape(message)}[/]", highlight=False)
+    errors.print(f"[dim]{escape(message)}[/]", highlight=False, soft_wrap=True)

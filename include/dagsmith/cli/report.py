@@ -83,10 +83,10 @@ def show(summary: RunSummary, seconds: float, airflow_log: Path | str) -> None:
             console.print(f"  {key:<28} {value:.4f}", highlight=False)
     for item in summary.substitutions:
         console.print(f"  [yellow]substituted[/] {item['stage']}: {item['from']} -> {item['to']}", highlight=False)
-    for artifact in summary.artifacts:
-        console.print(f"  [dim]plot[/] {artifact}", highlight=False)
+    for artifact in summary.artifacts:  # a path is never wrapped: it must stay one line to copy or to parse
+        console.print(f"  [dim]plot[/] {artifact}", highlight=False, soft_wrap=True)
     if summary.report:
-        console.print(f"  [dim]report[/] {summary.report}", highlight=False)
+        console.print(f"  [dim]report[/] {summary.report}", highlight=False, soft_wrap=True)
     if summary.error:
         console.print(f"  [red]{escape(summary.error)}[/] (Airflow log: {airflow_log})", highlight=False)
     for isolation in summary.isolation:

@@ -176,9 +176,9 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
         child.begin(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": user})
         process, log_file = child.process, child.log_file
         try:
-            with _terminate_as_interrupt():
+            with _terminate_as_interrupt(), _exit_of(process.pid) as ended:
                 while process.poll() is None:
-                    shown.hear(events.wait(timeout=WAIT_SECONDS), process.pid)
+                    shown.hear(events.wait(WAIT_SECONDS, until=ended), process.pid)
         except KeyboardInterrupt:
             _stop(process, pipeline_id, shown.execution_id, log_file, settings)
     shown.show()
@@ -247,6 +247,17 @@ class _Progress:
             return
         for line in progress_lines(self.settings, self.execution_id, self._seen):
             console.print(line, highlight=False)
+
+
+@contextmanager
+def _exit_of(pid: int) -> Iterator[int]:
+    """A descriptor that becomes readable when the child ``pid`` exits (Linux's pidfd), so that the results show as
+    soon as the run ends rather than at the next wait's timeout."""
+    descriptor = os.pidfd_open(pid)
+    try:
+        yield descriptor
+    finally:
+        os.close(descriptor)
 
 
 @contextmanager

@@ -7,6 +7,7 @@ the run's workspace is the whole report.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,12 +16,15 @@ import pandas as pd
 
 from dagsmith.execution.history import artifact_paths
 from dagsmith.models.catalog import Stage, TaskType
+from dagsmith.store import schema
 from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.explanation import read_explanation
 from dagsmith_kit.exploration import read_exploration
 from dagsmith_kit.insight import readable_number
 from dagsmith_kit.metrics import label as metric_label
 from dagsmith_kit.unsupervised import describe_clusters
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # scikit-learn's metrics: loaded only where a supervised model is assessed
     from dagsmith.execution.quality import Quality
@@ -177,14 +181,20 @@ def write_answer(workspace: Path, goal: str, summary: str, steps: list[StepOutco
     return path
 
 
-def add_to_answer(workspace: Path, text: str) -> Path:
-    """``text`` at the end of the summary of ``answer.md``, for what is decided once the answer is written (the model
-    version the run made), so the document opens with the run's whole answer."""
-    path = workspace / ANSWER_FILE
-    lines = path.read_text(encoding="utf-8").split("\n")
-    lines[2] = f"{lines[2]} {text}"  # after the goal and a blank line, the summary
-    path.write_text("\n".join(lines), encoding="utf-8")
-    return path
+def add_to_answer(execution: schema.Execution, text: str) -> None:
+    """``text`` at the end of the run's answer, in its trace and in the summary of ``answer.md``, for what is decided
+    once the answer is written (how long the run took, the model version it made), so the document opens with the
+    run's whole answer. A disk that does not take it loses the line from the file, not from the trace."""
+    execution.trace = {**execution.trace, "answer": f"{execution.trace.get('answer', '')} {text}".strip()}
+    if not execution.workspace:
+        return
+    path = Path(execution.workspace) / ANSWER_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+        lines[2] = f"{lines[2]} {text}"  # after the goal and a blank line, the summary
+        path.write_text("\n".join(lines), encoding="utf-8")
+    except OSError as exc:
+        logger.warning("could not add to the report of execution %s: %s", execution.id, exc)
 
 
 def _report(folder: Path) -> str:

@@ -19,6 +19,7 @@ from dagsmith.healing.classify import telling_line
 from dagsmith.learning.record import record_execution
 from dagsmith.models.catalog import Stage
 from dagsmith.models.execution import RunSummary, StepStatus
+from dagsmith.models.intent import ConstraintKind, Count, Intent, find_constraint
 from dagsmith.models.plan import DagStep, PipelineStatus
 from dagsmith.registry.runs import register_run
 from dagsmith.store import schema
@@ -109,6 +110,20 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
     return summary
 
 
+def _over_budget(pipeline: schema.Pipeline, execution: schema.Execution) -> str | None:
+    """What a run that took longer than its goal's time budget says of it, or None: a broken promise is never silent.
+    The run's own seconds are counted (planning came before it), and how much of them the model search took."""
+    stated = find_constraint(Intent.model_validate(pipeline.plan["intent"]).constraints, ConstraintKind.TIME_BUDGET) \
+        if pipeline.plan.get("intent") else None
+    if not isinstance(stated, Count) or not execution.seconds or execution.seconds <= stated.value:
+        return None
+    searched = sum(candidate.get("search_seconds", 0.0) for found in execution.trace.get("search", {}).values()
+                   for candidate in found.get("candidates", []))
+    where = (f"the model search took {searched:.0f} s of it, the other steps and Airflow's own work the "
+             "rest" if searched else "its steps and Airflow's own work took it")
+    return f"This run took {execution.seconds:.0f} s, over the time budget of {stated.value} s: {where}."
+
+
 def finish(execution_id: int, *, settings: Settings) -> RunSummary:
     """Close the execution: its status, the trace of what ran, the held-out quality of a supervised model beside a
     trivial predictor's (a model no better than it fails the run), the answer to the goal (``answer.md``) and the
@@ -142,6 +157,10 @@ def finish(execution_id: int, *, settings: Settings) -> RunSummary:
         execution.status = pipeline.status = PipelineStatus.COMPLETED if ok else PipelineStatus.FAILED
         execution.finished_at = datetime.now(UTC)
         execution.seconds = (execution.finished_at - execution.started_at).total_seconds()
+        if execution.workspace and (over := _over_budget(pipeline, execution)):
+            from dagsmith.execution.answer import add_to_answer  # pandas, loaded only to finish a run
+
+            add_to_answer(execution, over)
         record_execution(session, execution, steps)
         pipeline_id = pipeline.id
     if ok:  # the model's version joins the answer, and the pipeline's DAG docs open with its latest answer

@@ -1,4 +1,5 @@
-"""The states Airflow's REST API reports for DAG runs and task instances, as far as dagsmith reads them."""
+"""The states Airflow's REST API reports for DAG runs and task instances, as far as dagsmith reads them, and what
+passes between dagsmith's Airflow processes."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ from enum import StrEnum
 #: The XCom of a pipeline DAG's ``finish`` task that holds the run's summary (``RunSummary``): its return value, also
 #: pushed when the run failed.
 SUMMARY_XCOM = "return_value"
+#: Set (by ``airflow.run_child``) where a run's tasks run one at a time, as under ``dag.test()``, whose order among
+#: ready tasks is arbitrary: the pipeline DAG then chains a search's candidates in rank order, so the later ones race
+#: the top-ranked (``dagsmith_kit.halving``) instead of the other way round.
+IN_TURN_VARIABLE = "DAGSMITH_CANDIDATES_IN_TURN"
 
 
 class AirflowState(StrEnum):

@@ -100,16 +100,10 @@ def _tell(execution_id: int, registered: dict[str, Any], settings: Settings) -> 
     """The version (or why there is none) in the run's trace, its answer and ``answer.md``."""
     from dagsmith.execution.answer import add_to_answer
 
-    text = version_sentence(registered)
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id, with_for_update=True)
-        execution.trace = {**execution.trace, "model_version": registered,
-                           "answer": f"{execution.trace.get('answer', '')} {text}".strip()}
-        workspace = Path(execution.workspace)
-    try:
-        add_to_answer(workspace, text)
-    except OSError as exc:
-        logger.warning("could not add the model version to the report of execution %s: %s", execution_id, exc)
+        execution.trace = {**execution.trace, "model_version": registered}
+        add_to_answer(execution, version_sentence(registered))
 
 
 def version_sentence(registered: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ commits and drops it when it rolls back, so a follower never hears of a change i
 from __future__ import annotations
 
 import os
+import select
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -52,8 +53,17 @@ class RunEvents:
     def __init__(self, connection: Any) -> None:
         self._connection = connection
 
-    def wait(self, timeout: float) -> list[RunEvent]:
-        """The events that arrive within ``timeout`` seconds: it returns at the first (with any that came with it)."""
+    def wait(self, timeout: float, until: int | None = None) -> list[RunEvent]:
+        """The events that arrive within ``timeout`` seconds: it returns at the first (with any that came with it),
+        or as soon as the file descriptor ``until`` is readable (a child's pidfd: it returns when the child ends)."""
+        if until is None:
+            return self._read(timeout)
+        if waiting := self._read(0):  # heard before this call, or queued behind the last one
+            return waiting
+        select.select([self._connection.fileno(), until], [], [], timeout)
+        return self._read(0)
+
+    def _read(self, timeout: float) -> list[RunEvent]:
         return [RunEvent.model_validate_json(notice.payload)
                 for notice in self._connection.notifies(timeout=timeout, stop_after=1)]
 
