@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -176,9 +177,11 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
         child.begin(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": user})
         process, log_file = child.process, child.log_file
         try:
-            with _terminate_as_interrupt(), _exit_of(process.pid) as ended:
-                while process.poll() is None:
+            with _interrupts() as asked, _exit_of(process.pid) as ended:
+                while process.poll() is None and not asked.is_set():
                     shown.hear(events.wait(WAIT_SECONDS, until=ended), process.pid)
+                if asked.is_set():  # its KeyboardInterrupt was raised where Python swallows it (a finaliser)
+                    raise KeyboardInterrupt
         except KeyboardInterrupt:
             _stop(process, pipeline_id, shown.execution_id, log_file, settings)
     shown.show()
@@ -261,16 +264,22 @@ def _exit_of(pid: int) -> Iterator[int]:
 
 
 @contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops a run as Ctrl-C does (``_stop``) instead of ending this process with the run left going."""
+def _interrupts() -> Iterator[threading.Event]:
+    """Ctrl-C and SIGTERM stop the run (``_stop``) instead of ending this process with the run left going. Each
+    raises KeyboardInterrupt, which ends a wait at once, and is remembered as well: Python drops an exception raised
+    while a finaliser runs (a database connection being collected), and the run would then go on to its end."""
+    asked = threading.Event()
+
     def interrupt(number: int, frame: object) -> None:
+        asked.set()
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {number: signal.signal(number, interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield asked
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _stop(process: DagTest, pipeline_id: int, execution_id: int | None, log_file: Path,
