@@ -72,12 +72,8 @@ def _rivals(session: Session, execution: schema.Execution, step_id: int, positio
     for attempt in tries_of(session, execution.id, step_id):
         if Decision.action_of(attempt.decision) is not TryAction.CANDIDATE or attempt.status != StepStatus.COMPLETED:
             continue
-        try:
-            raw = json.loads((workspace.attempt_output(position, attempt.attempt) / SEARCH_FILE).read_text("utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(raw, dict) and (rival := Rival.of({"name": names[attempt.microservice_id],
-                                                          "progress": raw.get("progress")})):
+        found = _search_file(workspace.attempt_output(position, attempt.attempt))
+        if rival := Rival.of({"name": names[attempt.microservice_id], "progress": found.get("progress")}):
             rivals.append({"name": rival.name, "progress": [list(point) for point in rival.progress]})
     return rivals
 
@@ -93,13 +89,20 @@ def _validation(output: Path) -> dict:
             and isinstance(value, int | float) and math.isfinite(value)}
 
 
-def _chosen_params(output: Path) -> dict | None:
-    """The configuration a candidate's search chose, as execution history keeps it (read from its untrusted output:
-    only a few plain values survive, ``dagsmith_kit.portfolio.clean``)."""
+def _search_file(output: Path) -> dict:
+    """What a candidate's search wrote (``SEARCH_FILE``; its output is untrusted: anything unreadable counts as
+    nothing)."""
     try:
-        return clean(json.loads((output / SEARCH_FILE).read_text(encoding="utf-8")).get("params"))
-    except (OSError, ValueError, AttributeError):
-        return None
+        found = json.loads((output / SEARCH_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _chosen_params(output: Path) -> dict | None:
+    """The configuration a candidate's search chose, as execution history keeps it (only a few plain values
+    survive, ``dagsmith_kit.portfolio.clean``)."""
+    return clean(_search_file(output).get("params"))
 
 
 def _table(search: ModelSearch, rows: list[dict], winner: str, blend: Blend | None) -> str:
