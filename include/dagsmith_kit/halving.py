@@ -72,8 +72,8 @@ class Rungs:
             return None
         while self.passed < len(RUNGS) and seconds >= RUNGS[self.passed] * self.budget_seconds:
             self.passed += 1
-        ahead = sorted(((rival.best_at(seconds), rival.name) for rival in self.rivals
-                        if rival.best_at(seconds) > best), reverse=True)
+        reached = ((rival.best_at(seconds), rival.name) for rival in self.rivals)
+        ahead = sorted(((score, name) for score, name in reached if score > best), reverse=True)
         kept = math.ceil((len(self.rivals) + 1) / 2)
         if len(ahead) < kept:
             return None
