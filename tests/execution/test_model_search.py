@@ -13,9 +13,11 @@ from sklearn.metrics import r2_score
 from sqlalchemy import select
 
 from dagsmith.agents.planner import plan
+from dagsmith.execution.deadline import MIN_CANDIDATE_SECONDS
 from dagsmith.execution.workspace import Workspace
 from dagsmith.learning.configurations import search_winners
 from dagsmith.models.execution import SearchSummary
+from dagsmith.models.intent import GivenFields
 from dagsmith.models.plan import ModelSearch
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -102,6 +104,24 @@ def test_a_failed_candidate_is_one_fewer_to_choose_from(store, embedder, churn_c
     assert outcome["trace"]["answer"].startswith("Predicts churn (binary classification) with logistic_regression")
     assert "max_rows" in search["candidates"][0]["error"] or "too slow" in search["candidates"][0]["error"]
     assert sorted(t["status"] for t in _modelling_tries(outcome)) == ["completed", "failed"]
+
+
+def test_a_spent_time_budget_cuts_the_first_candidate_short_and_runs_no_other(store, embedder, churn_csv):
+    """A one-second budget is spent before the search starts: the first candidate fits with the least budget, so the
+    selection has a model, and the others are not run; each decision says how the time was counted."""
+    planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
+                   choices=NUMERIC_PREPARATION, given=GivenFields(time_budget=1)).pipeline
+    position = _search_exactly(store, planned, ["logistic_regression", "decision_tree_classifier"], {})
+    outcome = run_dag(store, planned.id, churn_csv)
+    assert outcome["status"] == "completed", outcome["error"]
+    [(first, params, _)] = _candidate_tries(store, outcome["execution_id"])
+    assert first == "logistic_regression" and params["search"]["budget_seconds"] == MIN_CANDIDATE_SECONDS
+    report = (outcome["workspace"] / "steps" / f"{position:02d}" / REPORT_FILE).read_text()
+    assert re.search(r"Budgets under the goal's time budget: logistic_regression: 1 s time budget: \d+ s taken, "
+                     r"about \d+ s for the steps after the search, 0 s left for 2 candidate\(s\); the least a "
+                     r"candidate gets\.", report), report
+    assert "| decision_tree_classifier | – | – | – | – | not run: the time budget was spent |" in report
+    assert "over the time budget of 1 s" in outcome["trace"]["answer"]
 
 
 def test_a_table_nothing_learns_from_fails_the_run_saying_so(store, embedder, tmp_path):

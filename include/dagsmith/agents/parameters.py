@@ -14,6 +14,10 @@ from dagsmith.models.intent import ConstraintKind, Intent
 from dagsmith.models.profile import DatasetProfile, SemanticType
 
 
+#: The share of a goal's time budget a service that bounds its own work (``budget_seconds``) may take.
+SERVICE_SHARE_OF_GOAL = 0.1
+
+
 def _has(entry: CatalogEntry, name: str) -> bool:
     return any(p.name == name for p in entry.analysis.parameters)
 
@@ -32,6 +36,10 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
             params[name], reasons[name] = value, why
 
     n = profile.n_rows
+    budget = intent.asks(ConstraintKind.TIME_BUDGET)
+    if budget:
+        put("budget_seconds", max(2, round(budget * SERVICE_SHARE_OF_GOAL)),
+            f"{SERVICE_SHARE_OF_GOAL:.0%} of the goal's time budget ({budget} s)")
     if stage is Stage.SPLITTING:
         size = 0.25 if n < 1_000 else 0.1 if n > 100_000 else 0.2
         put("test_size", size, f"{n:,} rows: {size:.0%} held out keeps enough rows on both sides")
@@ -64,7 +72,6 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
         weighting = class_weighting(intent)
         if weighting:
             put("class_weight", "balanced", weighting)
-        budget = intent.asks(ConstraintKind.TIME_BUDGET)
         trees = 100 if n > 100_000 or (budget and budget < 120) else 200
         put("n_estimators", trees, "fewer trees for a large table or a tight time budget" if trees == 100
             else "enough trees for a stable ensemble")

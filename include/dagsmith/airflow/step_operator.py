@@ -17,12 +17,13 @@ from typing import Any
 from docker.errors import APIError
 from airflow.providers.docker.exceptions import DockerContainerFailedException
 from airflow.providers.docker.operators.docker import DockerOperator
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from dagsmith.airflow.stopping import refuse_if_stopping
 from dagsmith.config import Settings
 from dagsmith.execution import attempts
 from dagsmith.execution.attempts import Try
+from dagsmith.execution.deadline import OutOfTime
 from dagsmith.healing import policy as healing
 from dagsmith.healing.classify import Diagnosis
 from dagsmith.runtime import runtime_named
@@ -77,6 +78,8 @@ class StepTask:
             if not context["params"]["self_healing"] and context["ti"].try_number > healing.PLAIN_RETRIES:
                 raise AirflowFailException(str(exc)) from None  # the task's other retries are self-healing's
             raise
+        except OutOfTime as exc:  # the goal's time budget is spent; the selection chooses among the others
+            raise AirflowSkipException(str(exc)) from None
         except (healing.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
             raise AirflowFailException(str(exc)) from None
         return result.model_dump(mode="json")

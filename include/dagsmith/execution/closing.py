@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from dagsmith.config import Settings
 from dagsmith.execution.attempts import step_outcome
+from dagsmith.execution.deadline import time_budget_of
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import write_spec
 from dagsmith.execution.workspace import Workspace
@@ -19,7 +20,6 @@ from dagsmith.healing.classify import telling_line
 from dagsmith.learning.record import record_execution
 from dagsmith.models.catalog import Stage
 from dagsmith.models.execution import RunSummary, StepStatus
-from dagsmith.models.intent import ConstraintKind, Count, Intent, find_constraint
 from dagsmith.models.plan import DagStep, PipelineStatus
 from dagsmith.registry.runs import register_run
 from dagsmith.store import schema
@@ -113,9 +113,8 @@ def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.Pipe
 def _over_budget(pipeline: schema.Pipeline, execution: schema.Execution) -> str | None:
     """What a run that took longer than its goal's time budget says of it, or None: a broken promise is never silent.
     The run's own seconds are counted (planning came before it), and how much of them the model search took."""
-    stated = find_constraint(Intent.model_validate(pipeline.plan["intent"]).constraints, ConstraintKind.TIME_BUDGET) \
-        if pipeline.plan.get("intent") else None
-    if not isinstance(stated, Count) or not execution.seconds or execution.seconds <= stated.value:
+    stated = time_budget_of(pipeline)
+    if stated is None or not execution.seconds or execution.seconds <= stated.value:
         return None
     searched = sum(candidate.get("search_seconds", 0.0) for found in execution.trace.get("search", {}).values()
                    for candidate in found.get("candidates", []))

@@ -23,6 +23,7 @@ from dagsmith.config import Settings
 from dagsmith.execution import blending, threshold
 from dagsmith.execution.attempts import StepFailed, TryObserver, open_try, run_try
 from dagsmith.execution.blending import Blend
+from dagsmith.execution.deadline import candidate_share
 from dagsmith.execution.workspace import Workspace, promote_output
 from dagsmith.healing.classify import telling_line
 from dagsmith.healing.policy import CandidatesExhausted
@@ -43,8 +44,9 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
                   limits: Limits | None = None, observe: TryObserver | None = None) -> StepResult:
     """Run one candidate of the step's search as a try of the step; its output waits for the selection.
 
-    Raises ``StepFailed`` when the candidate failed (it is then out of the running) and ``RuntimeUnavailable``
-    when nothing can run here."""
+    Raises ``StepFailed`` when the candidate failed (it is then out of the running), ``OutOfTime`` when the goal's
+    time budget is spent and another candidate has completed, and ``RuntimeUnavailable`` when nothing can run
+    here."""
     with session_scope(settings) as session:
         execution = stored(session, schema.Execution, execution_id)
         step = step_at(session, execution.pipeline_id, position)
@@ -53,10 +55,13 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
             raise LookupError(f"'{candidate}' is not a candidate of step {position}'s search")
         service_id = session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == candidate))
         params = search.params_for(candidate)
+        share = candidate_share(session, execution, step, search)
+        if share:
+            params["search"]["budget_seconds"] = share.seconds
         if rivals := _rivals(session, execution, step.id, position):
             params["search"]["rivals"] = rivals
         attempt = open_try(session, execution, step, service_id, params,
-                           decision=Decision(action=TryAction.CANDIDATE).stored())
+                           decision=Decision(action=TryAction.CANDIDATE, reason=share.reason if share else "").stored())
     result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits, promote=False,
                                 observe=observe)
     if diagnosis:
@@ -119,7 +124,12 @@ def _table(search: ModelSearch, rows: list[dict], winner: str, blend: Blend | No
                    else "blended" if blend and row["name"] in blend.weights else TryAction.OUTPERFORMED.value)
         lines.append(f"| {row['name']} | {shown('validation_score')} | {shown('validation_baseline')} | "
                      f"{shown('search_trials', 0)} | {shown('search_seconds', 1)} | {outcome} |")
-    return "\n".join(lines)
+    ran = {row["name"] for row in rows}
+    lines += [f"| {name} | – | – | – | – | not run: the time budget was spent |"
+              for name in search.candidates if name not in ran]
+    budgets = [f"{row['name']}: {row['budget']}" for row in rows if row["budget"]]
+    under = f"\n\nBudgets under the goal's time budget: {'; '.join(budgets)}." if budgets else ""
+    return "\n".join(lines) + under
 
 
 def select_model(execution_id: int, position: int, *, settings: Settings) -> StepResult:
@@ -144,6 +154,7 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> Ste
             rows.append({"name": names[attempt.microservice_id], "attempt": attempt, "output": output,
                          "validation": _validation(output) if completed else {},
                          "params": _chosen_params(output) if completed else None,
+                         "budget": Decision.model_validate(attempt.decision).reason,  # before it is overwritten
                          "error": telling_line(attempt.error_text or "") if attempt.status == StepStatus.FAILED
                          else None})
         finished = sorted((r for r in rows if r["attempt"].status == StepStatus.COMPLETED),  # stable: plan order
