@@ -236,7 +236,8 @@ def build(login: str | None = None) -> DAG:
             "exclude": Param([], type="array", items={"type": "string"},
                              description="Optional: columns no step uses as features, one per line."),
             "time_budget": Param(None, type=["null", "integer"], minimum=1,
-                                 description="Optional: seconds the run may take; the model search gets 60%."),
+                                 description="Optional: seconds the run may take; the model search gets 60%, "
+                                             "or what the steps before it left."),
             "columns": Param({}, type="object", additionalProperties={"type": "string"},
                              description="Optional: what each column holds (column -> description), read beside the "
                                          "data's own dictionary (DATA.columns.yaml, Parquet field metadata)."),

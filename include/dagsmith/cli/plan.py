@@ -57,7 +57,8 @@ Columns = Annotated[Path | None, typer.Option(
                                       "(read over the data's own: DATA.columns.yaml beside it, Parquet field "
                                       "metadata).")]
 TimeBudget = Annotated[int | None, typer.Option("--time-budget", metavar="SECONDS", min=1,
-                                                help="Seconds the run may take; the model search gets 60% of them.")]
+                                                help="Seconds the run may take; the model search gets 60% of them, "
+                                                     "or what the steps before it left.")]
 
 
 def read_choices(choose: list[str], interactive: bool) -> Callable | None:
