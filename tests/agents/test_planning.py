@@ -213,6 +213,15 @@ def test_a_model_that_encodes_and_imputes_itself_gets_the_raw_columns(catalog_se
     assert {Stage.ENCODING, Stage.IMPUTATION} <= {s.stage for s in chosen.pipeline.steps}
 
 
+def test_a_service_that_bounds_its_own_work_gets_a_tenth_of_the_goals_time_budget(catalog_settings, embedder,
+                                                                                   churn_csv):
+    planned = plan(churn_csv, "predict customer churn within 2 minutes", settings=catalog_settings,
+                   embedder=embedder, save=False, choose=["explanation=model_explainer"]).pipeline
+    explainer = next(s for s in planned.steps if s.microservice == "model_explainer")
+    assert explainer.params["budget_seconds"] == 12
+    assert explainer.param_reasons["budget_seconds"] == "10% of the goal's time budget (120 s)"
+
+
 def test_a_share_of_anomalies_in_the_goal_reaches_the_detector(catalog_settings, embedder, tmp_path):
     path = tmp_path / "credit.csv"
     datasets.load("credit_data").to_csv(path, index=False)
