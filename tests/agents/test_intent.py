@@ -15,6 +15,7 @@ import yaml
 from dagsmith import datasets
 from dagsmith.agents.intent import detect_intent, read_goal, supervised_type, validate_intent
 from dagsmith.agents.intent.calibration import calibration
+from dagsmith.agents.intent.candidates import likely_readings
 from dagsmith.agents.intent.column_meaning import meaning_lead
 from dagsmith.agents.intent.detect import read_with_evidence
 from dagsmith.agents.intent.understanding import understand
@@ -285,6 +286,13 @@ def test_a_question_offers_the_likeliest_readings_with_their_evidence(goal, offe
     candidates = raised.value.candidates
     assert 1 <= len(candidates) <= 3 and all(c.evidence for c in candidates)
     assert [(c.task_type.value, c.target) for c in candidates[:len(offered)]] == offered
+
+
+def test_a_question_offers_no_column_the_goal_makes_a_feature_or_rules_out():
+    """Columns the goal names as inputs come after every other candidate; one it rules out is never offered."""
+    goal = "predict it from the hue, ignore the proline column"
+    offered = [r.target for r in likely_readings(goal, profile("wine"), limit=20)]
+    assert offered[0] == "cultivar" and "hue" not in offered[:3] and "proline" not in offered
 
 
 def test_two_different_tasks_ask_which_one():

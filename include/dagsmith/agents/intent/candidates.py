@@ -4,21 +4,23 @@ A question is only useful when the right answer is among the few it offers. The 
 evidence the reading weighs, in the order it trusts them: the columns the goal names (best mentions first), columns
 spelled like a name the goal writes that the table lacks, columns close in meaning to the goal's words (when the
 caller has them), then the profile's target candidates; each with the task its values call for. Columns named among
-the inputs come after the other mentions. A task family the goal's words ask for without a
-column (grouping rows, finding unusual ones) is offered too, ahead of the columns when its words outweigh the
-prediction's.
+the inputs come last, and a column the goal rules in or out as a feature ("without the id", "only from age") is never
+offered. A task family the goal's words ask for without a column (grouping rows, finding unusual ones) is offered
+too, ahead of the columns when its words outweigh the prediction's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from dagsmith.agents.intent.column_requests import column_constraints
 from dagsmith.agents.intent.columns import UNPREDICTABLE
 from dagsmith.agents.intent.lexicon import Family
 from dagsmith.agents.intent.mentions import (
     MatchKind,
     absent_column_names,
     column_matches,
+    column_named,
     explicit_target,
 )
 from dagsmith.agents.intent.reading import read_goal
@@ -37,8 +39,9 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
     """Up to ``limit`` readings of ``goal``, likeliest first, each a different task and target. ``meant`` are columns
     close in meaning to the goal's words, closest first, each with the evidence for it."""
     read = read_goal(goal, profile)
-    matches = sorted(column_matches(read, profile), key=lambda m: (read.among_inputs(m.start), -m.score, m.start))
-    named = [(m.column, target_reason(m)) for m in matches if m.kind is not MatchKind.FUZZY or len(matches) == 1]
+    matches = sorted(column_matches(read, profile), key=lambda m: (-m.score, m.start))
+    mentioned = [m for m in matches if m.kind is not MatchKind.FUZZY or len(matches) == 1]
+    named = [(m.column, target_reason(m)) for m in mentioned if not read.among_inputs(m.start)]
     explicit, designated = explicit_target(goal, profile)
     if explicit:
         named.insert(0, (explicit.column, target_reason(explicit)))
@@ -48,11 +51,13 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
     named += list(meant)
     named += [(c.column, f"{c.column}: the profile's target candidate ({'; '.join(c.reasons[:2])})")
               for c in profile.target_candidates]
+    named += [(m.column, target_reason(m)) for m in mentioned if read.among_inputs(m.start)]
+    ruled = {name for c in column_constraints(goal, lambda phrase: column_named(phrase, profile)) for name in c.value}
 
     supervised: list[Reading] = []
     for column, evidence in named:
         found = profile.column(column)
-        if found is None or found.semantic_type in UNPREDICTABLE or found.unique < 2:
+        if found is None or found.semantic_type in UNPREDICTABLE or found.unique < 2 or column in ruled:
             continue
         task, why = supervised_type(read, profile, column)
         supervised.append(Reading(task_type=task, target=column, evidence=f"{evidence}; {why}"))
