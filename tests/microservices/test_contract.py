@@ -215,13 +215,13 @@ class Contract:
     # ---------------------------------------------------------------- running
     def run(self, name: str, params: dict, bundle: Bundle | None = None) -> Run:
         """Run the service on ``bundle`` (by default the input made for it) into a new output bundle."""
+        source = bundle or self.bundle  # first: finding the input a check starts from finds what it needs
         self.runs += 1
         folder = self.workdir / f"{self.runs:02d}-{name}"
         folder.mkdir()
         (folder / "params.json").write_text(json.dumps({**self.needed, **params}))
         workdir = folder / "cwd"
         workdir.mkdir()
-        source = bundle or self.bundle
         before = digest(source.path)
         outcome = self.runner.run(self.service, ["--input", str(source.path), "--output", str(folder / "out"),
                                                  "--params", str(folder / "params.json")], workdir)
