@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import os
+import secrets
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -129,7 +130,7 @@ class ModelReasoner:
                                  f"{exc.errors()[0]['msg']} ({exc.error_count()} problem(s))", provenance) from None
         if not cached.exists():  # only well-formed answers are kept, so a bad one is asked again next time
             self.cache_dir.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(".tmp")
+            tmp = cached.with_suffix(f".{secrets.token_hex(4)}.tmp")  # its own: runs may keep one answer together
             tmp.write_text(json.dumps(reply), encoding="utf-8")
             tmp.replace(cached)
         return answer, provenance
