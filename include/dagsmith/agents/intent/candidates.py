@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dagsmith.agents.intent.column_requests import column_constraints
+from dagsmith.agents.intent.column_requests import ruled_columns
 from dagsmith.agents.intent.columns import UNPREDICTABLE
 from dagsmith.agents.intent.lexicon import Family
 from dagsmith.agents.intent.mentions import (
     MatchKind,
     absent_column_names,
     column_matches,
-    column_named,
     explicit_target,
 )
 from dagsmith.agents.intent.reading import read_goal
@@ -52,7 +51,7 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
     named += [(c.column, f"{c.column}: the profile's target candidate ({'; '.join(c.reasons[:2])})")
               for c in profile.target_candidates]
     named += [(m.column, target_reason(m)) for m in mentioned if read.among_inputs(m.start)]
-    ruled = {name for c in column_constraints(goal, lambda phrase: column_named(phrase, profile)) for name in c.value}
+    ruled = ruled_columns(goal, profile)
 
     supervised: list[Reading] = []
     for column, evidence in named:

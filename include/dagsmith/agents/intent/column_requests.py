@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from dagsmith.agents.intent.mentions import column_named
 from dagsmith.models.intent import Constraint, ConstraintKind, Names
+from dagsmith.models.profile import DatasetProfile
 
 _EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|leav(?:e|ing) out|"
                       r"drop(?:ping)?|"
@@ -59,3 +61,9 @@ def excluded_columns(constraints: list[Constraint], columns: list[str], keep: se
     only = next((set(c.value) for c in constraints if c.kind is ConstraintKind.ONLY_COLUMNS), None)
     return [name for name in columns if name not in keep and (name in ruled_out or (only is not None
                                                                                   and name not in only))]
+
+
+def ruled_columns(goal: str, profile: DatasetProfile) -> set[str]:
+    """The table's columns the goal rules in or out as features: whichever it is, the goal does not ask to predict
+    them."""
+    return {name for c in column_constraints(goal, lambda phrase: column_named(phrase, profile)) for name in c.value}

@@ -8,7 +8,7 @@ import re
 
 from dagsmith.agents.intent.calibration import Evidence, chance_right
 from dagsmith.agents.intent.column_meaning import meaning_lead
-from dagsmith.agents.intent.column_requests import column_constraints, excluded_columns
+from dagsmith.agents.intent.column_requests import column_constraints, excluded_columns, ruled_columns
 from dagsmith.agents.intent.columns import NEVER_FEATURES
 from dagsmith.agents.intent.constraints import parse_constraints
 from dagsmith.agents.intent.lexicon import Family
@@ -63,7 +63,7 @@ def read_with_evidence(goal: str, profile: DatasetProfile, *, target: str | None
         raise AmbiguousGoal(vague_goal_question(goal, profile, markup))
     read = read_goal(text, profile)
     explicit, absent = explicit_target(text, profile)
-    ruled = {name for c in column_constraints(text, lambda phrase: column_named(phrase, profile)) for name in c.value}
+    ruled = ruled_columns(text, profile)
     matches = [m for m in column_matches(read, profile) if m.column not in ruled] or column_matches(read, profile)
     masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
     named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and not read.among_inputs(m.start) for m in matches)
