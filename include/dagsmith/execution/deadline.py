@@ -18,7 +18,7 @@ from dagsmith.models.execution import StepStatus
 from dagsmith.models.intent import ConstraintKind, Count, Intent, find_constraint
 from dagsmith.models.plan import ModelSearch
 from dagsmith.store import schema
-from dagsmith.store.pipelines import service_names, steps_of
+from dagsmith.store.pipelines import service_names, steps_of, tries_of
 
 #: What a step whose service has never completed here is assumed to take.
 UNKNOWN_STEP_SECONDS = 3.0
@@ -97,7 +97,5 @@ def _usual_seconds(session: Session, wanted: set[int]) -> dict[int | None, float
 def _finished_candidates(session: Session, execution_id: int, step_id: int) -> dict[str, str]:
     """The step's candidates that have finished in this run, with how (completed, failed or skipped)."""
     names = service_names(session)
-    rows = session.execute(select(schema.StepAttempt.microservice_id, schema.StepAttempt.status).where(
-        schema.StepAttempt.execution_id == execution_id, schema.StepAttempt.step_id == step_id,
-        schema.StepAttempt.status != StepStatus.RUNNING)).all()
-    return {names[service]: status for service, status in rows}
+    return {names[attempt.microservice_id]: attempt.status for attempt in tries_of(session, execution_id, step_id)
+            if attempt.status != StepStatus.RUNNING}
