@@ -7,12 +7,12 @@ changed; it is never edited by hand.
 from __future__ import annotations
 
 import re
-import secrets
 from pathlib import Path
 
 from sqlalchemy import select
 
 from dagsmith.config import Settings
+from dagsmith.files import write_whole
 from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus, Recommendation
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope, stored
@@ -82,9 +82,7 @@ def write_spec(pipeline_id: int, settings: Settings, *, retry_delay_seconds: flo
                        retry_delay_seconds=retry_delay_seconds, steps=steps,
                        explanation=latest_answer + explanation(pipeline, steps))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{secrets.token_hex(4)}.tmp")  # its own: reruns of one pipeline may write it together
-    tmp.write_text(spec.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
+    write_whole(path, spec.model_dump_json(indent=2))  # reruns of one pipeline may write it together
     return path
 
 

@@ -16,7 +16,6 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from dagsmith.config import LLMConfig, Settings
+from dagsmith.files import write_whole
 from dagsmith.models.reasoning import DETERMINISTIC, Provenance
 
 if TYPE_CHECKING:
@@ -130,9 +130,7 @@ class ModelReasoner:
                                  f"{exc.errors()[0]['msg']} ({exc.error_count()} problem(s))", provenance) from None
         if not cached.exists():  # only well-formed answers are kept, so a bad one is asked again next time
             self.cache_dir.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(f".{secrets.token_hex(4)}.tmp")  # its own: runs may keep one answer together
-            tmp.write_text(json.dumps(reply), encoding="utf-8")
-            tmp.replace(cached)
+            write_whole(cached, json.dumps(reply))  # runs may keep the same answer together
         return answer, provenance
 
     def _call(self, request: dict, purpose: str) -> dict:
