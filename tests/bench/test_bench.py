@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 import subprocess
@@ -10,21 +11,22 @@ import sys
 
 import numpy as np
 import pandas as pd
+import psutil
 import pytest
 import yaml
 from sklearn.decomposition import PCA
 from sklearn.metrics import f1_score, roc_auc_score
 
 from dagsmith.bench.degrade import degraded_catalog
-from dagsmith.bench.experiments import FAULTS, Degradation
+from dagsmith.bench.experiments import CONFIGURATIONS, FAULTS, Degradation
 from dagsmith.bench.faults import EVERY, Fault, fault_for
 from dagsmith import datasets
 from dagsmith.bench.quality import eda_quality, reconstruction_r2
 from dagsmith.execution.quality import BASELINE_OF, classification_quality, regression_quality
 from dagsmith.bench.peers import PeerResult
 from dagsmith.bench.report import markdown, summarise
-from dagsmith.bench.runner import (Bench, TaskResult, execution_failure, load_peers, load_results, run_experiment,
-                                    schedule)
+from dagsmith.bench.results import TaskResult, load_peers, load_results
+from dagsmith.bench.runner import Bench, execution_failure, run_experiment, schedule
 from dagsmith.bench.suite import load_suite
 from tests.conftest import CATALOG, ROOT
 
@@ -185,6 +187,17 @@ def test_injected_faults_are_recovered_by_self_healing_but_not_by_retries(server
     assert not retried.success and retried.substitutions == 0
     again = run_experiment(FAULTS["faults/self-healing"], [chosen], bench)  # resumes: nothing new to run
     assert again == [healed]
+
+
+def test_a_goal_that_cannot_be_planned_stops_the_run_started_ahead_of_it(server_home, settings, embedder, tmp_path):
+    """The Airflow child starts before planning; a goal planning refuses must not leave it behind."""
+    scheduled = next(s for s in schedule(load_suite()) if s.task.dataset in SMALL and fault_for(s.index) is None)
+    unclear = dataclasses.replace(scheduled, task=scheduled.task.model_copy(update={"goal": "hmm"}))
+    bench = Bench(out=tmp_path / "bench", catalog=CATALOG, settings=settings, embedder=embedder)
+    result = run_experiment(CONFIGURATIONS["full"], [unclear], bench)[0]
+    assert result.failure.startswith("planning: ") and not result.success, result.failure
+    children = [" ".join(p.cmdline()) for p in psutil.Process().children(recursive=True)]
+    assert not [c for c in children if "dagsmith.airflow.run_child" in c], children
 
 
 def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figures(server_home, tmp_path):

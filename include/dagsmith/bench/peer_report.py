@@ -7,7 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 from dagsmith.bench.peers import PeerResult
-from dagsmith.bench.runner import TaskResult
+from dagsmith.bench.results import TaskResult
 from dagsmith.bench.stats import figure, mean, rate_of, table
 
 

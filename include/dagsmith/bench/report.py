@@ -18,7 +18,8 @@ from typing import Any
 from dagsmith.bench.experiments import CONFIGURATIONS, Degradation
 from dagsmith.bench.peers import PeerResult
 from dagsmith.execution.quality import BASELINE_OF
-from dagsmith.bench.runner import COHORTS, TaskResult
+from dagsmith.bench.results import TaskResult
+from dagsmith.bench.runner import COHORTS
 from dagsmith.bench.peer_report import peer_tasks, peers_markdown, peers_summary
 from dagsmith.bench.stats import figure, mean, percentile, rate_of, table
 from dagsmith.models.catalog import Stage

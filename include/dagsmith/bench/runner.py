@@ -2,27 +2,28 @@
 
 An attempt is the product's own path, timed from goal submission to final output: profile, intent,
 recommendation and build (agents A1-A4), then the pipeline's Airflow DAG run with ``dag.test()`` in a child
-process, as ``dagsmith run`` runs it (:func:`dagsmith.airflow.local.start_dag_test`): its steps, retries and
-self-healing are Airflow's. Results go to ``<out>/results/<experiment>.jsonl`` as they finish, so an interrupted
-benchmark resumes where it stopped; each run's Airflow log to ``<out>/logs/<experiment>/<task>.log``.
+process, as ``dagsmith run`` runs it (:func:`dagsmith.airflow.local.spawn_dag_test`): the child starts before
+planning and gets Airflow ready meanwhile (after it when a fault is injected: the fault is in the child's
+environment); its steps, retries and self-healing are Airflow's. Results go to their files (``bench.results``) as
+they finish, so an interrupted benchmark resumes where it stopped; each run's Airflow log to
+``<out>/logs/<experiment>/<task>.log``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import multiprocessing
 import random
 import shutil
-import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field
 from sqlalchemy import select
 
 from dagsmith import datasets
@@ -32,11 +33,12 @@ from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.stages import ordered
 from dagsmith.bench.degrade import degraded_catalog
 from dagsmith.bench.experiments import Degradation, Experiment
-from dagsmith.airflow.local import start_dag_test
+from dagsmith.airflow.local import DagTest, spawn_dag_test
 from dagsmith.bench import faults
 from dagsmith.bench.faults import fault_for, main_step, single_model
 from dagsmith.bench.autogluon_peer import AutoGluon, venv_path
 from dagsmith.bench.peers import PEERS, Flaml, Peer, PeerResult, run_peer
+from dagsmith.bench.results import ResultStore, TaskResult, peer_store
 from dagsmith.bench.quality import assess
 from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
@@ -46,7 +48,6 @@ from dagsmith.data.sniffing import DatasetError
 from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.execution.specs import write_spec
 from dagsmith.learning.patterns import load_history
-from dagsmith.models.catalog import TaskType
 from dagsmith.models.execution import Decision, RunSummary, StepStatus, TryAction
 from dagsmith.models.intent import Intent, Question
 from dagsmith.models.plan import PipelineSpec
@@ -59,28 +60,6 @@ USERS = ("ana", "ben", "chen")
 COHORTS = 5
 ORDER_SEED = 7
 PLANNING_ERRORS = (DatasetError, Question, EmptyCatalog, ChoiceError)
-
-
-class TaskResult(BaseModel):
-    """One attempt's outcome: what was chosen, whether it worked, how long it took, how good it was."""
-
-    task: str
-    experiment: str
-    task_type: TaskType
-    cohort: int
-    user: str
-    success: bool
-    failure: str | None = None
-    seconds: float = 0.0
-    plan_seconds: float = 0.0
-    intent_ok: bool = False
-    chosen: dict[str, str] = Field(default_factory=dict, description="stage -> service the plan chose")
-    selection: dict[str, bool] = Field(default_factory=dict, description="reference stage -> choice acceptable")
-    cold: bool = Field(default=False, description="a chosen service had never run before this attempt")
-    substitutions: int = 0
-    quality: dict[str, float] = Field(default_factory=dict)
-    fault: str | None = None
-    fault_provoked: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,27 +78,6 @@ def schedule(suite: list[BenchTask], only: set[str] | None = None) -> list[Sched
     scheduled = [Scheduled(index, position * COHORTS // len(indexed), USERS[position % len(USERS)], task)
                  for position, (index, task) in enumerate(indexed)]
     return [s for s in scheduled if only is None or s.task.id in only]
-
-
-class ResultStore:
-    """A JSON-lines file of per-task results (the last line for a task wins); appends are serialised between
-    worker threads."""
-
-    def __init__(self, path: Path, model: type[BaseModel] = TaskResult):
-        self.path, self.model = path, model
-        self._lock = threading.Lock()
-
-    def load(self) -> dict[str, BaseModel]:
-        if not self.path.is_file():
-            return {}
-        results = (self.model.model_validate_json(line) for line in self.path.read_text().splitlines() if line)
-        return {result.task: result for result in results}
-
-    def append(self, result: BaseModel) -> None:
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as file:
-                file.write(result.model_dump_json() + "\n")
 
 
 @dataclass
@@ -215,6 +173,18 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
                         cohort=scheduled.cohort, user=scheduled.user, success=False)
     path = bench.dataset(task)
     started = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        try:  # as ``dagsmith run``, Airflow gets ready while the agents plan; a fault must be in its environment
+            ahead = None if experiment.inject_faults else stack.enter_context(_dag_test_child(bench, experiment, task,
+                                                                                              settings))
+        except Exception as exc:  # noqa: BLE001 - a benchmark records crashes instead of stopping
+            return _crashed(result, "starting the run", exc, started, bench, experiment)
+        return _attempt(scheduled, experiment, bench, settings, path, result, started, ahead)
+
+
+def _attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings: Settings, path: Path,
+             result: TaskResult, started: float, ahead: DagTest | None) -> TaskResult:
+    task = scheduled.task
     try:
         if experiment.manual:
             spec = _expert_pipeline(task, path, scheduled.user, experiment, settings, bench.embedder)
@@ -229,11 +199,8 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
         result.seconds = result.plan_seconds = round(time.perf_counter() - started, 3)
         result.failure = f"planning: {exc}"
         return result
-    except Exception as exc:  # noqa: BLE001 - a benchmark records crashes instead of stopping
-        result.failure = f"crash while planning: {type(exc).__name__}: {exc}"
-        result.seconds = round(time.perf_counter() - started, 3)
-        _log_crash(bench, experiment, task)
-        return result
+    except Exception as exc:  # noqa: BLE001
+        return _crashed(result, "planning", exc, started, bench, experiment)
     result.plan_seconds = round(time.perf_counter() - started, 3)
     steps = [(step.stage.value, step.microservice) for step in spec.steps]
     result.chosen = dict(steps)
@@ -252,12 +219,9 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
         variables = faults.variables(target[1], fault, scratch)
         result.fault = fault.value
     try:
-        summary, trace = _run_dag(spec.id, path, scheduled, experiment, bench, settings, variables)
+        summary, trace = _run_dag(spec.id, path, scheduled, experiment, bench, settings, variables, ahead)
     except Exception as exc:  # noqa: BLE001
-        result.failure = f"crash while running: {type(exc).__name__}: {exc}"
-        result.seconds = round(time.perf_counter() - started, 3)
-        _log_crash(bench, experiment, task)
-        return result
+        return _crashed(result, "running the pipeline", exc, started, bench, experiment)
     result.seconds = round(time.perf_counter() - started, 3)
     attempts = [a for step in trace["steps"] for a in step["attempts"]]
     result.substitutions = sum(1 for a in attempts if Decision.action_of(a["decision"]) is TryAction.SUBSTITUTE)
@@ -275,23 +239,45 @@ def attempt(scheduled: Scheduled, experiment: Experiment, bench: Bench, settings
 
 
 def _run_dag(pipeline_id: int, path: Path, scheduled: Scheduled, experiment: Experiment, bench: Bench,
-             settings: Settings, variables: dict[str, str]) -> tuple[RunSummary, dict]:
-    """Run the pipeline's Airflow DAG as ``dagsmith run`` does in-process; its summary (from ``finish``'s XCom) and
-    the execution's trace."""
+             settings: Settings, variables: dict[str, str], ahead: DagTest | None) -> tuple[RunSummary, dict]:
+    """Run the pipeline's Airflow DAG as ``dagsmith run`` does in-process (in ``ahead`` when a child was started
+    before planning, else in one started now with ``variables``); its summary (from ``finish``'s XCom) and the
+    execution's trace."""
     write_spec(pipeline_id, settings, retry_delay_seconds=bench.retry_delay_seconds)
-    log = bench.out / "logs" / experiment.slug / f"{scheduled.task.id}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
     conf = {"dataset": str(path), "runtime": bench.runtime, "user": scheduled.user,
             "self_healing": experiment.self_healing}
-    with open(log, "w", encoding="utf-8") as output:
-        process = start_dag_test(pipeline_id, conf, settings, output, variables=variables)
+    with contextlib.ExitStack() as stack:
+        process = ahead or stack.enter_context(_dag_test_child(bench, experiment, scheduled.task, settings, variables))
+        process.begin(pipeline_id, conf)
         process.wait()
     ended = process.result()
     if ended is None or ended.summary is None:
-        raise RuntimeError(f"the Airflow run ended before the pipeline finished; its log is {log}")
+        raise RuntimeError(f"the Airflow run ended before the pipeline finished; its log is "
+                           f"{_log_file(bench, experiment, scheduled.task)}")
     with session_scope(settings) as session:
         trace = stored(session, schema.Execution, ended.summary.execution_id).trace
     return ended.summary, trace
+
+
+def _log_file(bench: Bench, experiment: Experiment, task: BenchTask) -> Path:
+    return bench.out / "logs" / experiment.slug / f"{task.id}.log"
+
+
+@contextlib.contextmanager
+def _dag_test_child(bench: Bench, experiment: Experiment, task: BenchTask, settings: Settings,
+                    variables: dict[str, str] | None = None) -> Iterator[DagTest]:
+    """A ``dag.test()`` child logging to the task's log, stopped on the way out if it is still running (never given
+    a pipeline because planning failed, or interrupted)."""
+    log = _log_file(bench, experiment, task)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as output:
+        process = spawn_dag_test(settings, output, variables)
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.stop()
+            process.wait()
 
 
 def execution_failure(trace: dict, error: str | None) -> str:
@@ -305,10 +291,15 @@ def execution_failure(trace: dict, error: str | None) -> str:
     return f"execution: step {failed['position']} ({failed['stage']}) did not complete{why}"
 
 
-def _log_crash(bench: Bench, experiment: Experiment, task: BenchTask) -> None:
-    log = bench.out / "crashes" / f"{experiment.slug}--{task.id}.txt"
+def _crashed(result: TaskResult, doing: str, exc: Exception, started: float, bench: Bench,
+             experiment: Experiment) -> TaskResult:
+    """``result`` failed by a crash while ``doing`` it, its traceback kept under ``<out>/crashes``."""
+    result.failure = f"crash while {doing}: {type(exc).__name__}: {exc}"
+    result.seconds = round(time.perf_counter() - started, 3)
+    log = bench.out / "crashes" / f"{experiment.slug}--{result.task}.txt"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(traceback.format_exc(), encoding="utf-8")
+    return result
 
 
 def run_experiment(experiment: Experiment, scheduled: Iterable[Scheduled], bench: Bench, *, workers: int = 1,
@@ -349,31 +340,6 @@ def _start_worker(bench: Bench) -> None:
 
 def _attempt_in_worker(item: Scheduled, experiment: Experiment, settings: Settings) -> TaskResult:
     return attempt(item, experiment, _WORKER_BENCH, settings)
-
-
-def peer_store(out: Path, peer: str) -> ResultStore:
-    path = out / "results" / "peers" / f"{peer}.jsonl"
-    legacy = out / "results" / "peers.jsonl"  # FLAML's results, from when it was the only peer
-    if peer == "flaml" and legacy.is_file() and not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        legacy.rename(path)
-    return ResultStore(path, PeerResult)
-
-
-def load_peers(out: Path) -> list[PeerResult]:
-    """Every peer's results under ``out`` (for the report)."""
-    return [row for peer in PEERS for row in peer_store(out, peer).load().values()]
-
-
-def load_results(out: Path) -> dict[str, list[TaskResult]]:
-    """Every experiment's results under ``out`` (for the report), by experiment name."""
-    peer_store(out, "flaml")  # moves a results file of the single-peer days out of the experiments' way
-    results = {}
-    for file in sorted((out / "results").glob("*.jsonl")):
-        rows = list(ResultStore(file).load().values())
-        if rows:
-            results[rows[0].experiment] = rows
-    return results
 
 
 def run_peers(peer: Peer, results: list[TaskResult], tasks: dict[str, BenchTask], bench: Bench,

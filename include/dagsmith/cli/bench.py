@@ -92,7 +92,7 @@ def bench_command(
         unavailable = _run(whole, {t.id for t in suite_tasks}, _experiments(config), out, settings, runtime, workers,
                            chosen_peers, fresh, quiet=json)
     from dagsmith.bench.report import summarise, write_report
-    from dagsmith.bench.runner import load_peers, load_results
+    from dagsmith.bench.results import load_peers, load_results
 
     chosen = {task.id for task in suite_tasks}
     results = {name: [r for r in rows if r.task in chosen] for name, rows in load_results(out).items()}
