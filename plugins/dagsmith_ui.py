@@ -1,16 +1,30 @@
-"""dagsmith's pages in the Airflow UI: catalog, upload, build and pipelines (see dagsmith.ui)."""
+"""dagsmith's pages in the Airflow UI: catalog, upload, build and pipelines (see dagsmith.ui).
+
+The app is built on its first request (``dagsmith.ui.deferred``): Airflow imports this file in every process it
+starts, each task's included, and only the api-server serves pages. The pipelines' task code is imported here
+instead: the scheduler loads plugins before its LocalExecutor forks task processes, which then start with that code
+loaded rather than importing it each (0.6 s a task); a task that loads plugins itself (on a Celery worker) imports it
+a moment before its DAG file would.
+"""
 
 from airflow.plugins_manager import AirflowPlugin
 
-from dagsmith.ui.app import create_app
-from dagsmith.ui.pages import PREFIX
+import dagsmith.airflow.pipeline_dag  # noqa: F401 - imported for the processes that fork tasks (above)
+from dagsmith.ui import PREFIX
+from dagsmith.ui.deferred import ASGIApp, BuiltOnFirstRequest
 
 PAGES = {"Catalog": "catalog", "Upload": "upload", "Build": "build", "Pipelines": "pipelines"}
 
 
+def _build() -> ASGIApp:
+    from dagsmith.ui.app import create_app
+
+    return create_app()
+
+
 class DagsmithPlugin(AirflowPlugin):
     name = "dagsmith"
-    fastapi_apps = [{"app": create_app(), "url_prefix": PREFIX, "name": "dagsmith"}]
+    fastapi_apps = [{"app": BuiltOnFirstRequest(_build), "url_prefix": PREFIX, "name": "dagsmith"}]
     external_views = [
         {"name": title, "href": f"{PREFIX.lstrip('/')}/{path}", "url_route": f"dagsmith-{path}",
          "destination": "nav", "category": "dagsmith"}

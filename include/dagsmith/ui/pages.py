@@ -12,6 +12,7 @@ from fastapi.responses import Response
 from fastapi.templating import Jinja2Templates
 
 from dagsmith.config import Settings
+from dagsmith.ui import PREFIX
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 
@@ -23,7 +24,6 @@ def metric(value: float) -> str:
 
 templates.env.filters["metric"] = metric
 #: Where the plugin is mounted in Airflow's api-server.
-PREFIX = "/dagsmith"
 
 
 def settings_of(request: Request) -> Settings:
