@@ -8,10 +8,11 @@ a moment before its DAG file would.
 """
 
 from airflow.plugins_manager import AirflowPlugin
+from starlette.types import ASGIApp
 
 import dagsmith.airflow.pipeline_dag  # noqa: F401 - imported for the processes that fork tasks (above)
 from dagsmith.ui import PREFIX
-from dagsmith.ui.deferred import ASGIApp, BuiltOnFirstRequest
+from dagsmith.ui.deferred import BuiltOnFirstRequest
 
 PAGES = {"Catalog": "catalog", "Upload": "upload", "Build": "build", "Pipelines": "pipelines"}
 

@@ -23,7 +23,6 @@ def metric(value: float) -> str:
 
 
 templates.env.filters["metric"] = metric
-#: Where the plugin is mounted in Airflow's api-server.
 
 
 def settings_of(request: Request) -> Settings:
