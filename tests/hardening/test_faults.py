@@ -31,6 +31,7 @@ from dagsmith.healing.classify import ErrorClass
 from dagsmith.runtime import WRAPPER_VARIABLE, runtime_named
 from dagsmith.runtime.base import Invocation, InvocationResult, Runtime
 from dagsmith.store import schema
+from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import get_engine, session_scope
 from tests.conftest import ROOT
 from tests.execution.conftest import run_dag
@@ -471,14 +472,15 @@ DockerRuntime(sys.argv[1]).run(Invocation(service.name, files, Path(sys.argv[3])
 """
 
 
-def test_the_container_of_a_killed_worker_is_removed_with_its_try(settings, container_runtime, penguins,  # noqa: F811
-                                                                   tmp_path, monkeypatch):
+def test_the_container_of_a_killed_worker_is_removed_with_its_try(settings, server_home, container_runtime,  # noqa: F811
+                                                                   penguins, tmp_path, monkeypatch):  # noqa: F811
     fast = dataclasses.replace(settings, heartbeat_seconds=0.5)
     _, attempt_id = one_running_try(fast)
+    label = _container_label(fast, attempt_id)
     worker = subprocess.Popen([sys.executable, "-c", CONTAINER_WORKER, container_runtime.base_url,
-                               str(HOSTILE / "sleeper"), str(penguins), str(tmp_path / "out"), str(attempt_id)],
+                               str(HOSTILE / "sleeper"), str(penguins), str(tmp_path / "out"), label],
                               start_new_session=True)
-    its_containers = {"label": f"{ATTEMPT_LABEL}={attempt_id}"}
+    its_containers = {"label": f"{ATTEMPT_LABEL}={label}"}
     deadline = time.monotonic() + 180
     while not container_runtime.api.containers(filters=its_containers):
         assert worker.poll() is None and time.monotonic() < deadline, "the container never started"
@@ -488,9 +490,24 @@ def test_the_container_of_a_killed_worker_is_removed_with_its_try(settings, cont
     time.sleep(1)
     assert container_runtime.api.containers(filters=its_containers)  # the worker is gone, its container runs on
 
-    monkeypatch.setenv("DOCKER_HOST", container_runtime.base_url)  # where the reaper finds the engine
+    monkeypatch.setenv("DOCKER_HOST", container_runtime.base_url)  # where the reapers find the engine
+    # Another store on the same engine reaps its own lost try of the same id: this store's container runs on.
+    with scratch_database(Settings(home=server_home, database_url=None)) as other:
+        elsewhere = dataclasses.replace(fast, home=tmp_path / "elsewhere", database_url=other.database_url)
+        assert one_running_try(elsewhere)[1] == attempt_id
+        while not (theirs := reap(elsewhere)).tries:
+            assert time.monotonic() < deadline, "the other store's try was never reaped"
+            time.sleep(0.2)
+        assert (theirs.tries, theirs.containers) == ([attempt_id], 0)
+    assert container_runtime.api.containers(filters=its_containers)
+
     while not (reaped := reap(fast)).tries:
         assert time.monotonic() < deadline, "the dead worker's try was never reaped"
         time.sleep(0.2)
     assert (reaped.tries, reaped.containers) == ([attempt_id], 1)
     assert container_runtime.api.containers(all=True, filters=its_containers) == []
+
+
+def _container_label(settings: Settings, attempt_id: int) -> str:
+    with session_scope(settings) as session:
+        return session.get(schema.StepAttempt, attempt_id).container_label

@@ -85,6 +85,8 @@ class Try:
 
     attempt_id: int
     attempt: int
+    #: The ``ATTEMPT_LABEL`` value its containers carry (``StepAttempt.container_label``).
+    label: str
     service: str
     files: dict
     params: dict
@@ -127,8 +129,8 @@ def open_try(session: Session, execution: schema.Execution, step: schema.Pipelin
     source = workspace.step_input(step.depends_on)
     target = stored(session, schema.Pipeline, execution.pipeline_id).target
     version = stored(session, schema.MicroserviceVersion, service.current_version_id).content_hash  # loaded: no query
-    return Try(attempt.id, number, service.name, files, params, analysis.outputs, target, workspace, source,
-               workspace.attempt_output(step.position, number), version)
+    return Try(attempt.id, number, attempt.container_label, service.name, files, params, analysis.outputs, target,
+               workspace, source, workspace.attempt_output(step.position, number), version)
 
 
 def _substitution(session: Session, attempts: list[schema.StepAttempt], attempt: Try) -> Try:
@@ -145,7 +147,7 @@ def run_try(attempt: Try, position: int, *, runtime: Runtime, settings: Settings
     """Run a recorded try (beating, so the reaper knows the worker lives), check its output and record the outcome;
     with ``promote`` a good output becomes the step's output at once."""
     invocation = Invocation(attempt.service, attempt.files, attempt.source, attempt.output, attempt.params,
-                            limits or settings.step_limits, {ATTEMPT_LABEL: str(attempt.attempt_id)})
+                            limits or settings.step_limits, {ATTEMPT_LABEL: attempt.label})
     with beating(attempt.attempt_id, settings):
         try:
             result = runtime.run(invocation)

@@ -44,7 +44,8 @@ STALE_BEATS = 6
 IDLE = timedelta(hours=1)
 #: How the reason of a run stopped with its CLI starts: such a run is over, never resumed.
 INTERRUPTED = "interrupted: "
-#: The container label naming the try a container runs, set by ``attempts.run_try``, read here to remove leftovers.
+#: The container label naming the try a container runs (its ``StepAttempt.container_label``), set by
+#: ``attempts.run_try``, read here to remove leftovers.
 ATTEMPT_LABEL = "dagsmith.attempt"
 
 
@@ -78,14 +79,14 @@ def interrupt(execution_id: int, reason: str, settings: Settings) -> bool:
             return False
         running = session.scalars(select(schema.StepAttempt).where(schema.StepAttempt.execution_id == execution_id,
                                                                    schema.StepAttempt.status == StepStatus.RUNNING))
-        tries = []
+        labels = []
         for attempt in running:
             close_lost(attempt, now, reason)
             stored(session, schema.PipelineStep, attempt.step_id).status = StepStatus.FAILED
-            tries.append(attempt.id)
+            labels.append(attempt.container_label)
         fail_run(session, run, now, reason)
-    if tries:
-        _remove_leftovers(tries, settings)
+    if labels:
+        _remove_leftovers(labels, settings)
     return True
 
 
@@ -112,10 +113,9 @@ def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:
         for run in runs:
             fail_run(session, run, now, reasons.get(run.id) or
                   f"abandoned: no activity for over {minutes} minutes (the worker running it stopped)")
-        result = Reaped([a.id for a in lost], [r.id for r in runs], 0)
-    if lost:
-        return Reaped(result.tries, result.runs, _remove_leftovers(result.tries, settings))
-    return result
+        tries, failed = [a.id for a in lost], [r.id for r in runs]
+        labels = [a.container_label for a in lost]
+    return Reaped(tries, failed, _remove_leftovers(labels, settings) if labels else 0)
 
 
 def _abandoned_runs(session: Session, now: datetime, idle: timedelta, orphaned: set[int]) -> list[schema.Execution]:
@@ -146,14 +146,14 @@ def fail_run(session: Session, run: schema.Execution, now: datetime, reason: str
         pipeline.status = PipelineStatus.FAILED
 
 
-def _remove_leftovers(attempt_ids: list[int], settings: Settings) -> int:
+def _remove_leftovers(labels: list[str], settings: Settings) -> int:
     """Remove the containers the lost tries started (still running, or stopped and never removed) when the container
     engine answers, and their pods when the kubernetes runtime is set up; the local runtime's services die with
     their worker instead. Returns how many were removed."""
     from dagsmith.runtime.docker import DockerRuntime
     from dagsmith.runtime.kubernetes import KubernetesRuntime
 
-    labels, removed = [str(i) for i in attempt_ids], 0
+    removed = 0
     try:
         removed += DockerRuntime().remove_labelled(ATTEMPT_LABEL, labels)
     except RuntimeUnavailable as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -198,6 +199,9 @@ class StepAttempt(Base):
     worker: Mapped[str | None] = mapped_column(String(255))
     #: The most memory the try held at once, in MB, where the runtime measures it (``InvocationResult.peak_mb``).
     peak_mb: Mapped[int | None] = mapped_column(Integer)
+    #: The value of the try's containers' and pods' ``reaper.ATTEMPT_LABEL``: random, because ids repeat across stores
+    #: and several deployments (or tests) may share one container engine, whose reapers must not remove each other's.
+    container_label: Mapped[str] = mapped_column(String(32), default=lambda: uuid.uuid4().hex)
     error_class: Mapped[str | None] = mapped_column(String(60))
     error_text: Mapped[str | None] = mapped_column(Text)
     decision: Mapped[dict[str, Any]] = mapped_column(server_default="{}")
