@@ -5,7 +5,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSTEM_PYTHON ?= python3
 
-.PHONY: install run serve test-setup test test-slow test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score bench-scale bench-executors calibrate-goals portfolio bench-portfolio clean
+.PHONY: install run serve test test-fast test-llm test-mlflow test-peers docs bench bench-catalog bench-plan bench-run bench-parse bench-goals bench-score bench-scale bench-executors calibrate-goals portfolio bench-portfolio clean
 
 install: $(STAMP)
 
@@ -36,20 +36,12 @@ serve: install
 ## Tests run real sandboxes, containers, Celery workers and a real browser: the first run installs bubblewrap, sets
 ## up podman (as root), builds the runtime image (~2 min), installs Debian's redis-server for the Celery deployment
 ## and Debian's chromium for the UI tests (screenshots land in test-artifacts/).
-test-setup: install
+test: install
 	scripts/setup-sandbox.sh
 	scripts/setup-container-runtime.sh
 	scripts/setup-celery.sh
 	scripts/setup-browser.sh
-
-## Every test but the end-to-end scenarios of several minutes each (marked `slow`), which `make test-slow` runs.
-test: test-setup
-	$(PYTHON) -m pytest -n 2 --dist loadgroup -m "not slow" --durations=25 tests
-
-## The end-to-end scenarios: a whole local deployment, twenty concurrent runs, the benchmark's smoke run. CI runs
-## them after `make test`.
-test-slow: test-setup
-	$(PYTHON) -m pytest -n 2 --dist loadgroup -m slow --durations=10 tests
+	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=25 tests
 
 ## The tests that need no database, services, containers or Airflow deployment (lanes: tests/conftest.py).
 test-fast: install

@@ -200,7 +200,6 @@ def test_a_goal_that_cannot_be_planned_stops_the_run_started_ahead_of_it(server_
     assert not [c for c in children if "dagsmith.airflow.run_child" in c], children
 
 
-@pytest.mark.slow
 def test_bench_command_runs_a_smoke_subset_and_reports_beside_the_published_figures(server_home, tmp_path):
     tasks = [_smallest("binary_classification"), _smallest("regression"), _smallest("exploratory_analysis")]
     (tmp_path / "a-file").write_text("")  # AutoGluon's environment cannot be built here: FLAML still runs

@@ -51,8 +51,7 @@ CANARY = "canary_91d4c7"
 CHOICE_TIMEOUT_SECONDS = 60
 
 
-pytestmark = [pytest.mark.xdist_group("local-deployment"),  # one deployment for the module's tests
-              pytest.mark.slow]
+pytestmark = pytest.mark.xdist_group("local-deployment")  # one deployment for the module's tests
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,6 @@ TASKS = [("penguins", "predict the species", "species", "accuracy"),
          ("wa_churn", "predict customer churn", "churn", "roc_auc")]
 
 
-@pytest.mark.slow
 def test_twenty_concurrent_runs_complete_without_mixing(store, embedder, tmp_path):
     pipelines = []
     for name, goal, target, metric in TASKS:
