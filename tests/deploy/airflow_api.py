@@ -71,5 +71,9 @@ class Api(AirflowClient):
         """One try's log: its structured events (messages, exceptions) as JSON text."""
         return json.dumps(self.task_log(dag, run_id, task, try_number), ensure_ascii=False)
 
+    def pause(self, dag: str) -> None:
+        """Stop the DAG's schedule (runs already started go on)."""
+        self.call("PATCH", f"/api/v2/dags/{dag}", {"is_paused": True})
+
     def runs(self, dag: str) -> list[dict]:
         return self.call("GET", f"/api/v2/dags/{dag}/dagRuns?order_by=-start_date")["dag_runs"]
