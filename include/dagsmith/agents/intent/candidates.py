@@ -6,7 +6,8 @@ spelled like a name the goal writes that the table lacks, columns close in meani
 caller has them), then the profile's target candidates; each with the task its values call for. Columns named among
 the inputs come last, and a column the goal rules in or out as a feature ("without the id", "only from age") is never
 offered. A task family the goal's words ask for without a column (grouping rows, finding unusual ones) is offered
-too, ahead of the columns when its words outweigh the prediction's.
+too, ahead of the columns when its words outweigh the prediction's. The kind of task the goal's meaning clearly names
+(when the caller has it) comes first: an unsupervised one as itself, a forecast as forecasts of the columns.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from dagsmith.agents.intent.mentions import (
 )
 from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.target import target_reason
+from dagsmith.agents.intent.task_meaning import TaskMeaning
 from dagsmith.agents.intent.task import FAMILY_TASK, family_evidence, family_scores, family_totals, supervised_type
 from dagsmith.agents.intent.validation import closest_columns
+from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import Reading
 from dagsmith.models.profile import DatasetProfile
 
@@ -34,9 +37,10 @@ OFFERED = 3
 
 
 def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[str, str]] = (),
-                    limit: int = OFFERED) -> list[Reading]:
+                    limit: int = OFFERED, task_meant: TaskMeaning | None = None) -> list[Reading]:
     """Up to ``limit`` readings of ``goal``, likeliest first, each a different task and target. ``meant`` are columns
-    close in meaning to the goal's words, closest first, each with the evidence for it."""
+    close in meaning to the goal's words, closest first, each with the evidence for it; ``task_meant`` the kind of
+    task the goal's meaning names."""
     read = read_goal(goal, profile)
     matches = sorted(column_matches(read, profile), key=lambda m: (-m.score, m.start))
     mentioned = [m for m in matches if m.kind is not MatchKind.FUZZY or len(matches) == 1]
@@ -59,6 +63,9 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
         if found is None or found.semantic_type in UNPREDICTABLE or found.unique < 2 or column in ruled:
             continue
         task, why = supervised_type(read, profile, column)
+        if (task_meant and task_meant.task_type is TaskType.TIME_SERIES_FORECASTING and task is TaskType.REGRESSION
+                and profile.time_column not in {None, column}):
+            task, why = task_meant.task_type, f"{task_meant.evidence}, and '{profile.time_column}' orders the rows"
         supervised.append(Reading(task_type=task, target=column, evidence=f"{evidence}; {why}"))
 
     masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
@@ -69,6 +76,8 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
     ahead = [r for r in unsupervised
              if totals[_family(r)] > totals.get(Family.SUPERVISED, 0.0)] if unsupervised else []
     ordered = ahead + supervised + [r for r in unsupervised if r not in ahead]
+    if task_meant and not task_meant.task_type.supervised:
+        ordered.insert(0, Reading(task_type=task_meant.task_type, evidence=task_meant.evidence))
     unique: dict[tuple[str, str | None], Reading] = {}
     for reading in ordered:
         unique.setdefault((reading.task_type.value, reading.target), reading)

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pydantic import BaseModel, Field
 
 from dagsmith.agents.intent.column_meaning import read_by_meaning
+from dagsmith.agents.intent.task_meaning import task_by_meaning
 from dagsmith.agents.intent import (
     absent_column_names,
     apply_fields,
@@ -228,11 +229,13 @@ def offering_readings(goal: str, profile: DatasetProfile, embedder: Embedder | N
         yield
     except Question as question:
         if len(question.candidates) < OFFERED:
-            found = read_by_meaning(goal, profile, embedder or default_embedder())
+            embedder = embedder or default_embedder()
+            found = read_by_meaning(goal, profile, embedder)
             meant = [(m.column, f"{m.column}: closest in meaning to the goal's '{m.phrase}' ({m.similarity:.2f})")
                      for m in (found.close if found else [])]
             offered = {(r.task_type, r.target) for r in question.candidates}
-            question.candidates += [r for r in likely_readings(goal, profile, meant)
+            likely = likely_readings(goal, profile, meant, task_meant=task_by_meaning(goal, embedder))
+            question.candidates += [r for r in likely
                                     if (r.task_type, r.target) not in offered][: OFFERED - len(question.candidates)]
         raise
 
