@@ -64,6 +64,24 @@ def test_rows_with_no_value_are_no_exclusion_of_that_column():
     assert constraints(intent("wa_churn", "predict churn, no total charges"))["exclude_columns"] == ["total_charges"]
 
 
+@pytest.mark.parametrize("goal, target", [("which customers have no dependents?", "dependents"),
+                                          ("predict whether a customer is without phone service", "phone_service")])
+def test_no_or_without_after_be_or_have_says_what_the_rows_are(goal, target):
+    """"has no dependents" asks about the column, often as the very thing to predict: it rules nothing out."""
+    found = intent("wa_churn", goal)
+    assert found.target == target and "exclude_columns" not in constraints(found)
+
+
+@pytest.mark.parametrize("goal, ruled_out", [
+    ("predict churn, ignoring the tenure which counts months before churn", ["tenure"]),
+    ("predict churn, drop total charges which sum the monthly charges", ["total_charges"]),
+])
+def test_a_relative_clause_after_a_ruled_out_name_names_nothing_more(goal, ruled_out):
+    """What follows "which"/"that" says what the column is: the target or another column named there stays."""
+    found = intent("wa_churn", goal)
+    assert found.target == "churn" and constraints(found)["exclude_columns"] == ruled_out
+
+
 @pytest.mark.parametrize("goal", ["fit a model using tenure and contract to predict churn",
                                   "based on tenure and monthly charges, predict churn",
                                   "from tenure, contract and gender, estimate whether they churn"])

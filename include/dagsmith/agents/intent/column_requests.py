@@ -12,13 +12,18 @@ from dagsmith.agents.intent.mentions import column_named
 from dagsmith.models.intent import Constraint, ConstraintKind, Names
 from dagsmith.models.profile import DatasetProfile
 
-_EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|leav(?:e|ing) out|"
-                      r"drop(?:ping)?|"
+_EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|"
+                      r"leav(?:e|ing) out|drop(?:ping)?|"
                       r"do not use|don'?t use|not using|apart from|other than|(?<!with )no)\s+(?P<what>[^,;.!?()]+)")
+#: "has no insurance", "is without a job": after a form of "be" or "have", "no" and "without" say what the rows are
+#: (often the very thing to predict), not which columns to leave out.
+_STATE = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|having)\s+(?:no|without)\s+$")
 _ONLY = re.compile(r"\b(?:only (?:from|using|use|with|on)|using only|use only|just (?:from|using))\s+"
                    r"(?P<what>[^;.!?()]+)")
-#: Where a list of names ends: the goal goes on to say something else.
-_END = re.compile(r"\s(?:to|for|so|because|when|in|as|but|then|while|if|predict\w*|classify\w*|estimat\w*)\s")
+#: Where a list of names ends: the goal goes on to say something else, or a relative clause says what the names are
+#: ("the id column that identifies each price row").
+_END = re.compile(r"\s(?:to|for|so|because|since|when|in|as|but|then|while|if|that|which|who|whose|"
+                  r"predict\w*|classify\w*|estimat\w*)\s")
 _SPLIT = re.compile(r"\s*(?:,|\band\b|\bor\b|\bnor\b|&)\s*")
 _FILLER = re.compile(r"^(?:the|a|an|any|its|their|his|her|my|our)\s+|\s+(?:columns?|features?|variables?|fields?|"
                      r"attributes?)$")
@@ -43,6 +48,8 @@ def column_constraints(goal: str, column_of: Callable[[str], str | None]) -> lis
                                 (ConstraintKind.ONLY_COLUMNS, _ONLY, "use only")):
         named: dict[str, str] = {}
         for hit in pattern.finditer(text):
+            if _STATE.search(text[: hit.start("what")]):
+                continue
             said_column = bool(_COLUMN_WORD.search(hit.group("what")))
             for phrase in _names(hit.group("what")):
                 column = column_of(phrase)
