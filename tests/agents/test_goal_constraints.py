@@ -65,9 +65,13 @@ def test_rows_with_no_value_are_no_exclusion_of_that_column():
 
 
 @pytest.mark.parametrize("goal, target", [("which customers have no dependents?", "dependents"),
-                                          ("predict whether a customer is without phone service", "phone_service")])
-def test_no_or_without_after_be_or_have_says_what_the_rows_are(goal, target):
-    """"has no dependents" asks about the column, often as the very thing to predict: it rules nothing out."""
+                                          ("predict whether a customer is without phone service", "phone_service"),
+                                          ("predict churn or no churn", "churn"),
+                                          ("yes/no churn prediction", "churn"),
+                                          ("predict churn, yes or no, except when tenure is missing", "churn")])
+def test_no_or_without_saying_what_the_rows_are_rules_nothing_out(goal, target):
+    """"has no dependents", "churn or no churn" and "yes/no" speak of the rows, often of the very thing to predict;
+    "except when" speaks of rows, not of columns."""
     found = intent("wa_churn", goal)
     assert found.target == target and "exclude_columns" not in constraints(found)
 

@@ -13,10 +13,10 @@ from dagsmith.models.intent import Constraint, ConstraintKind, Names
 from dagsmith.models.profile import DatasetProfile
 
 _EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|"
-                      r"leav(?:e|ing) out|drop(?:ping)?|"
-                      r"do not use|don'?t use|not using|apart from|other than|(?<!with )no)\s+(?P<what>[^,;.!?()]+)")
+                      r"leav(?:e|ing) out|drop(?:ping)?|do not use|don'?t use|not using|apart from|other than|"
+                      r"(?<!with )(?<!or )(?<!yes/)no)\s+(?P<what>[^,;.!?()]+)")
 #: "has no insurance", "is without a job": after a form of "be" or "have", "no" and "without" say what the rows are
-#: (often the very thing to predict), not which columns to leave out.
+#: (often the very thing to predict), not which columns to leave out; so do "show or no show" and "yes/no" (above).
 _STATE = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|having)\s+(?:no|without)\s+$")
 _ONLY = re.compile(r"\b(?:only (?:from|using|use|with|on)|using only|use only|just (?:from|using))\s+"
                    r"(?P<what>[^;.!?()]+)")
@@ -32,7 +32,8 @@ _COLUMN_WORD = re.compile(r"\b(?:columns?|features?|variables?|fields?|attribute
 
 
 def _names(what: str) -> list[str]:
-    what = _END.split(f"{what} ", maxsplit=1)[0]
+    """The names listed in ``what``, up to where the goal goes on ("except when humidity is missing" lists none)."""
+    what = _END.split(f" {what} ", maxsplit=1)[0]
     return [name for part in _SPLIT.split(what) if (name := _FILLER.sub("", part.strip()).strip())]
 
 
