@@ -130,17 +130,23 @@ def memory_cgroups() -> Path:
     return parent[0]
 
 
-def test_a_steps_processes_together_are_held_to_its_memory(home, tmp_path, memory_cgroups):
+def test_a_steps_processes_together_are_held_to_its_memory(home, tmp_path, memory_cgroups, monkeypatch):
     """Four interpreters of 150 MB each: every one under the 400 MB per-process limit, 600 MB together."""
-    before = set(memory_cgroups.glob(f"{guard.CGROUP_PREFIX}*"))  # other steps' (a killed worker's, a concurrent one)
+    made: list[guard.Cgroup | None] = []  # this step's own: concurrent tests' steps make theirs beside it
+    create = guard.Cgroup.create
+
+    def record(cls, limits: Limits) -> guard.Cgroup | None:
+        made.append(create(limits))
+        return made[-1]
+
+    monkeypatch.setattr(guard.Cgroup, "create", classmethod(record))
     result, _ = _run(LocalRuntime(), home, "memory_spreader", tmp_path, SMALL, {"processes": 4, "mb_each": 150})
     assert "held" not in result.stdout and not result.ok
     assert result.exceeded == "the step used more than its 400 MB of memory (all its processes and its /tmp together)"
     assert result.stderr.endswith(f"killed: {result.exceeded}") and result.out_of_memory
     assert diagnose(result) == Diagnosis(ErrorClass.RESOURCE, result.exceeded)
-    left = [path for path in set(memory_cgroups.glob(f"{guard.CGROUP_PREFIX}*")) - before
-            if path.exists() and not (path / "cgroup.procs").read_text().strip()]
-    assert not left, "the step's cgroup was left behind"
+    assert len(made) == 1 and made[0] is not None and made[0].path.parent == memory_cgroups, made
+    assert not made[0].path.exists(), "the step's cgroup was left behind"
 
 
 def test_a_step_within_its_memory_reports_the_most_it_held(home, tmp_path, memory_cgroups):
