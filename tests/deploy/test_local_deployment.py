@@ -136,6 +136,15 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
             executions = session.scalars(select(schema.Execution).where(schema.Execution.pipeline_id == pipeline_id))
             assert {e.dataset for e in executions} >= {str(first), str(second)}
 
+        # The schedule runs it every minute: the first scheduled run is seen through, then the schedule paused, as
+        # every further run would only compete with the rest of the scenario and the other tests.
+        scheduled = wait_until(
+            lambda: next((r for r in api.runs(child) if r["run_type"] == "scheduled" and r["state"] in FINISHED),
+                         None),
+            timeout=300, what=lambda: f"a scheduled run to finish: {api.runs(child)}\n{_logs(deployment)}")
+        assert scheduled["state"] == "success", _logs(deployment)
+        api.pause(child)
+
         # Every completed run tells Airflow what it produced: the model and predictions assets, with their run.
         query = urlencode({"source_dag_id": child, "source_run_id": rerun})
         produced = api.call("GET", f"/api/v2/assets/events?{query}")
@@ -174,13 +183,6 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
             latest = session.scalars(select(schema.Execution).where(schema.Execution.airflow_run_id
                                                                     == retrained["dag_run_id"])).one()
             assert latest.dataset == str(second) and latest.status == "completed"
-
-        scheduled = wait_until(
-            lambda: next((r for r in api.runs(child) if r["run_type"] == "scheduled" and r["state"] in FINISHED),
-                         None),
-            timeout=300, what=lambda: f"a scheduled run to finish: {api.runs(child)}\n{_logs(deployment)}")
-        assert scheduled["state"] == "success", _logs(deployment)
-        api.pause(child)  # a run every minute for the rest of the module would only compete with the other tests
 
         # A person triggers from the UI's form, whose params are documented, and then does not answer: after the
         # timeout the top-ranked services are built.
