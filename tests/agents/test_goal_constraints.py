@@ -59,9 +59,12 @@ def test_words_after_without_that_name_no_column_are_no_exclusion():
 
 
 def test_rows_with_no_value_are_no_exclusion_of_that_column():
+    """"with no" speaks of rows, unless it says it means a column."""
     found = intent("wa_churn", "predict churn from tenure; rows with no total charges can be dropped")
     assert "exclude_columns" not in constraints(found)
     assert constraints(intent("wa_churn", "predict churn, no total charges"))["exclude_columns"] == ["total_charges"]
+    found = intent("wa_churn", "predict churn with no total charges column")
+    assert found.target == "churn" and constraints(found)["exclude_columns"] == ["total_charges"]
 
 
 @pytest.mark.parametrize("goal, target", [("which customers have no dependents?", "dependents"),

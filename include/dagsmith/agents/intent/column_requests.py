@@ -15,6 +15,9 @@ from dagsmith.models.profile import DatasetProfile
 _EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|"
                       r"leav(?:e|ing) out|drop(?:ping)?|do not use|don'?t use|not using|apart from|other than|"
                       r"(?<!with )(?<!or )(?<!yes/)no)\s+(?P<what>[^,;.!?()]+)")
+#: "with no region column": "with no" rules a column out only when it says "column" (or field, variable, ...);
+#: "rows with no total charges" speaks of rows.
+_WITH_NO = re.compile(r"\bwith no\s+(?P<what>[^,;.!?()]+?\s(?:columns?|features?|variables?|fields?|attributes?))\b")
 #: "has no insurance", "is without a job": after a form of "be" or "have", "no" and "without" say what the rows are
 #: (often the very thing to predict), not which columns to leave out; so do "show or no show" and "yes/no" (above).
 _STATE = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|having)\s+(?:no|without)\s+$")
@@ -45,10 +48,10 @@ def column_constraints(goal: str, column_of: Callable[[str], str | None]) -> lis
     """
     text = goal.lower()
     found = []
-    for kind, pattern, verb in ((ConstraintKind.EXCLUDE_COLUMNS, _EXCLUDE, "leave out"),
-                                (ConstraintKind.ONLY_COLUMNS, _ONLY, "use only")):
+    for kind, patterns, verb in ((ConstraintKind.EXCLUDE_COLUMNS, (_EXCLUDE, _WITH_NO), "leave out"),
+                                 (ConstraintKind.ONLY_COLUMNS, (_ONLY,), "use only")):
         named: dict[str, str] = {}
-        for hit in pattern.finditer(text):
+        for hit in (hit for pattern in patterns for hit in pattern.finditer(text)):
             if _STATE.search(text[: hit.start("what")]):
                 continue
             said_column = bool(_COLUMN_WORD.search(hit.group("what")))
