@@ -49,9 +49,13 @@ class MiniLM:
         """Unit-length vectors of ``texts``, in their order."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors = np.zeros((len(texts), self.words.shape[1]), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            chosen = order[start : start + BATCH]
-            vectors[chosen] = self._forward([texts[i].strip() for i in chosen])
+        # One BLAS thread: the products are small, and BLAS threads mostly wait for each other on them. On a busy
+        # machine (a worker's other tasks) they took five times the CPU for a batch of short texts, and a fifth more
+        # for long ones.
+        with self.blas.limit(limits=1, user_api="blas"):
+            for start in range(0, len(order), BATCH):
+                chosen = order[start : start + BATCH]
+                vectors[chosen] = self._forward([texts[i].strip() for i in chosen])
         return vectors
 
     def _forward(self, texts: list[str]) -> np.ndarray:
@@ -64,7 +68,7 @@ class MiniLM:
         # padding is never attended to: its scores get the lowest float, as the reference implementation does
         blocked = (1.0 - mask)[:, None, None, :] * np.finfo(np.float32).min
         for layer in self.layers:
-            hidden = layer(hidden, blocked, self.heads, self.eps, self.blas)
+            hidden = layer(hidden, blocked, self.heads, self.eps)
         pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
@@ -82,8 +86,7 @@ class _Layer:
         self.norms = [(weights[f"{prefix}{n}.LayerNorm.weight"], weights[f"{prefix}{n}.LayerNorm.bias"])
                       for n in ("attention.output", "output")]
 
-    def __call__(self, hidden: np.ndarray, blocked: np.ndarray, heads: int, eps: float,
-                 blas: ThreadpoolController) -> np.ndarray:
+    def __call__(self, hidden: np.ndarray, blocked: np.ndarray, heads: int, eps: float) -> np.ndarray:
         batch, length, width = hidden.shape
 
         def split(projection: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -91,15 +94,13 @@ class _Layer:
             return np.ascontiguousarray(heads_first)
 
         query, key, value = split(self.query), split(self.key), split(self.value)
-        # a small product per text and head: BLAS threads only wait on each other there (seconds on a busy machine)
-        with blas.limit(limits=1, user_api="blas"):
-            scores = query @ key.transpose(0, 1, 3, 2)
-            scores *= np.float32(1 / math.sqrt(query.shape[-1]))
-            scores += blocked
-            scores -= scores.max(axis=-1, keepdims=True)
-            np.exp(scores, out=scores)
-            scores /= scores.sum(axis=-1, keepdims=True)
-            context = scores @ value
+        scores = query @ key.transpose(0, 1, 3, 2)
+        scores *= np.float32(1 / math.sqrt(query.shape[-1]))
+        scores += blocked
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = scores @ value
         context = context.transpose(0, 2, 1, 3).reshape(batch, length, width)
         hidden = _layer_norm(_linear(context, self.attended) + hidden, *self.norms[0], eps)
         return _layer_norm(_linear(_gelu(_linear(hidden, self.widened)), self.narrowed) + hidden, *self.norms[1], eps)
