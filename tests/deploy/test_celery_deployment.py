@@ -33,13 +33,18 @@ pytestmark = pytest.mark.xdist_group("celery-deployment")
 
 #: A task whose worker stops answering is failed (and retried) by the scheduler after this many seconds.
 HEARTBEAT_TIMEOUT = 15
+#: A task the killed worker had taken but not yet started stays queued, with no heartbeat to miss, until the scheduler
+#: requeues it after this many seconds (600 by default, more than the test waits).
+QUEUED_TIMEOUT = 120
 
 
 @pytest.fixture(scope="module")
 def deployment(catalog_settings, server_home, tmp_path_factory):
     env = {"AIRFLOW__CELERY__WORKER_CONCURRENCY": "2",
            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(HEARTBEAT_TIMEOUT),
-           "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "2"}
+           "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "2",
+           "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": str(QUEUED_TIMEOUT),
+           "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT_CHECK_INTERVAL": "5"}
     with serving(catalog_settings, server_home, tmp_path_factory.mktemp("celery") / "home", env,
                  executor="celery", workers=2) as served:
         yield served
