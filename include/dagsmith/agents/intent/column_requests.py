@@ -12,12 +12,14 @@ from dagsmith.agents.intent.mentions import column_named
 from dagsmith.models.intent import Constraint, ConstraintKind, Names
 from dagsmith.models.profile import DatasetProfile
 
+#: A noun that says a phrase means a column of the table.
+_COLUMN_NOUN = r"(?:columns?|features?|variables?|fields?|attributes?)"
 _EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|"
                       r"leav(?:e|ing) out|drop(?:ping)?|do not use|don'?t use|not using|apart from|other than|"
                       r"(?<!with )(?<!or )(?<!yes/)no)\s+(?P<what>[^,;.!?()]+)")
 #: "with no region column": "with no" rules a column out only when it says "column" (or field, variable, ...);
 #: "rows with no total charges" speaks of rows.
-_WITH_NO = re.compile(r"\bwith no\s+(?P<what>[^,;.!?()]+?\s(?:columns?|features?|variables?|fields?|attributes?))\b")
+_WITH_NO = re.compile(rf"\bwith no\s+(?P<what>[^,;.!?()]+?\s{_COLUMN_NOUN})\b")
 #: "has no insurance", "is without a job": after a form of "be" or "have", "no" and "without" say what the rows are
 #: (often the very thing to predict), not which columns to leave out; so do "show or no show" and "yes/no" (above).
 _STATE = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|having)\s+(?:no|without)\s+$")
@@ -28,10 +30,9 @@ _ONLY = re.compile(r"\b(?:only (?:from|using|use|with|on)|using only|use only|ju
 _END = re.compile(r"\s(?:to|for|so|because|since|when|in|as|but|then|while|if|that|which|who|whose|"
                   r"predict\w*|classify\w*|estimat\w*)\s")
 _SPLIT = re.compile(r"\s*(?:,|\band\b|\bor\b|\bnor\b|&)\s*")
-_FILLER = re.compile(r"^(?:the|a|an|any|its|their|his|her|my|our)\s+|\s+(?:columns?|features?|variables?|fields?|"
-                     r"attributes?)$")
+_FILLER = re.compile(rf"^(?:the|a|an|any|its|their|his|her|my|our)\s+|\s+{_COLUMN_NOUN}$")
 #: Words that make a phrase a column reference even when no column matches it ("without the foo column").
-_COLUMN_WORD = re.compile(r"\b(?:columns?|features?|variables?|fields?|attributes?)\b")
+_COLUMN_WORD = re.compile(rf"\b{_COLUMN_NOUN}\b")
 
 
 def _names(what: str) -> list[str]:
