@@ -30,8 +30,9 @@ class MiniLM:
         from tokenizers import Tokenizer
 
         config = json.loads((folder / "config.json").read_text())
-        if config["hidden_act"] != "gelu" or config.get("position_embedding_type", "absolute") != "absolute":
-            raise ValueError(f"{folder} is not a BERT encoder this runs: {config['hidden_act']} activation")
+        shape = (config["hidden_act"], config.get("position_embedding_type", "absolute"))
+        if shape != ("gelu", "absolute"):
+            raise ValueError(f"{folder} is not a BERT encoder this runs (GELU, absolute positions): {shape}")
         self.heads, self.eps = config["num_attention_heads"], config["layer_norm_eps"]
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         longest = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
