@@ -2,10 +2,11 @@
 
 Each feature's importance is the drop in the task's score (ROC AUC for a binary classifier with probabilities,
 balanced accuracy for other classifiers, R² for a regressor) when that feature's test values are shuffled
-(scikit-learn's permutation importance). The model is called exactly as the model step called it, so raw text
-columns and gaps are fine whenever the model took them. Above sample_rows test rows a random sample is used, and the
-number of shuffles per feature (up to n_repeats) is cut so the work fits in budget_seconds, judged on a warm call
-to the model so a slow first call does not make the same input explain differently.
+(scikit-learn's permutation importance, with the shuffled copies predicted in batches). The model is called
+exactly as the model step called it, so raw text columns and gaps are fine whenever the model took them. Above
+sample_rows test rows a random sample is used, and the number of shuffles per feature (up to n_repeats) is cut so
+the work fits in budget_seconds, judged on a warm call to the model (one call per shuffle, an upper bound now that
+the shuffles are predicted together) so a slow first call does not make the same input explain differently.
 
 Writes explanation.json (the ranked drivers with their direction), explanation.* metrics, a bar chart and a
 report section naming the drivers in words; then where the model errs on the same rows: a classifier's confusion
@@ -21,13 +22,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.calibration import calibration_curve
-from sklearn.inspection import permutation_importance
 from sklearn.metrics import ConfusionMatrixDisplay, brier_score_loss, confusion_matrix, get_scorer
 
 from dagsmith_kit import ServiceError, run_service
 from dagsmith_kit.explanation import Driver, held_out_model, write_explanation
 from dagsmith_kit.insight import (binary_scores, classification_results, readable_number,
                                   regression_results, save_figure)
+from dagsmith_kit.permutation import permutation_importance
 
 
 def scoring_for(model, predicts_numbers):
@@ -125,9 +126,8 @@ def explain(inp, out, params):
         scorer(model, rows, y)
         per_shuffle = min(per_shuffle, (time.perf_counter() - started) * len(features))
     repeats = int(max(1, min(n_repeats, budget // max(per_shuffle, 1e-9))))
-    result = permutation_importance(model, rows, y, scoring=scorer, n_repeats=repeats, random_state=random_state)
-    drivers = [Driver(name, float(mean), float(std))
-               for name, mean, std in zip(features, result.importances_mean, result.importances_std)]
+    result = permutation_importance(model, rows, y, scorer, n_repeats=repeats, random_state=random_state)
+    drivers = [Driver(name, float(mean), float(std)) for name, mean, std in zip(features, result.means, result.spreads)]
     written = write_explanation(out, model, rows, target, drivers, scoring=scoring, score=score,
                                 method=f"Permutation importance ({repeats} shuffle{'s' * (repeats > 1)} per feature)")
     if written:

@@ -1,20 +1,20 @@
 """Permutation feature importance of the trained model (model.joblib) on the test table: how much the test
-score drops when one feature's values are shuffled (scikit-learn's permutation_importance, n_repeats
-shuffles per feature). The score is "accuracy" for classification and "r2" for regression unless scoring
-names another scikit-learn scorer. Test rows without a target are left out; above max_rows test rows a
-random sample of max_rows rows is used.
+score drops when one feature's values are shuffled (scikit-learn's permutation importance, n_repeats
+shuffles per feature, the shuffled copies predicted in batches). The score is "accuracy" for classification and
+"r2" for regression unless scoring names another scikit-learn scorer. Test rows without a target are left out;
+above max_rows test rows a random sample of max_rows rows is used.
 
 Needs the features the model was trained on to be present, numeric and complete in the test table: text
 columns are refused (encode them first), as are missing values (impute first).
 """
 
 import numpy as np
-from sklearn.inspection import permutation_importance
 from sklearn.metrics import get_scorer
 
 from dagsmith_kit import ServiceError, run_service
 from dagsmith_kit.explanation import held_out_model
 from dagsmith_kit.insight import markdown_table
+from dagsmith_kit.permutation import permutation_importance
 
 
 def evaluate_importance(inp, out, params):
@@ -39,14 +39,14 @@ def evaluate_importance(inp, out, params):
     if len(test) > max_rows:
         test = test.sample(max_rows, random_state=random_state)
     X, y = test[features], test[target]
-    result = permutation_importance(model, X, y, scoring=scoring, n_repeats=n_repeats, random_state=random_state)
-    metrics = {f"permutation_importance.{scoring}": get_scorer(scoring)(model, X, y)}
-    for name, mean, std in zip(features, result.importances_mean, result.importances_std):
+    result = permutation_importance(model, X, y, get_scorer(scoring), n_repeats=n_repeats, random_state=random_state)
+    metrics = {f"permutation_importance.{scoring}": result.baseline}
+    for name, mean, std in zip(features, result.means, result.spreads):
         metrics[f"permutation_importance.{name}.mean"] = mean
         metrics[f"permutation_importance.{name}.std"] = std
     out.write_metrics({k: float(v) for k, v in metrics.items()})
-    order = np.argsort(-result.importances_mean)[:top]
-    rows = [[features[i], result.importances_mean[i], result.importances_std[i]] for i in order]
+    order = np.argsort(-result.means)[:top]
+    rows = [[features[i], result.means[i], result.spreads[i]] for i in order]
     out.append_report(f"## Permutation importance ({scoring} drop, {n_repeats} shuffles, {len(X)} test rows)\n\n"
                       + markdown_table(["feature", "mean drop", "std"], rows))
 

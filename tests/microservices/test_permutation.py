@@ -1,0 +1,60 @@
+"""Permutation importance with the shuffled copies predicted in batches: the importances scikit-learn reports, for
+any scorer, however many batches the copies take."""
+
+import pytest
+from sklearn.compose import make_column_transformer
+from sklearn.inspection import permutation_importance as sklearn_permutation_importance
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.metrics import get_scorer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from dagsmith import datasets
+from dagsmith_kit import permutation
+from dagsmith_kit.permutation import permutation_importance
+
+
+@pytest.fixture(scope="module")
+def churn():
+    frame = datasets.load("wa_churn").sample(600, random_state=0)
+    features = ["contract", "internet_service", "payment_method", "tenure", "monthly_charges", "senior_citizen"]
+    return frame[features], frame["churn"]
+
+
+def churn_model(rows, y):
+    encode = make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["contract", "internet_service", "payment_method"]),
+        remainder=StandardScaler())
+    return make_pipeline(encode, LogisticRegression(max_iter=500)).fit(rows, y)
+
+
+@pytest.mark.parametrize("scoring", ["roc_auc", "balanced_accuracy", "neg_log_loss"])
+@pytest.mark.parametrize("batch_rows", [permutation.MAX_BATCH_ROWS, 1500])  # 1500: three copies of 500 rows a call
+def test_the_importances_are_scikit_learns(churn, scoring, batch_rows, monkeypatch):
+    monkeypatch.setattr(permutation, "MAX_BATCH_ROWS", batch_rows)
+    rows, y = churn[0].iloc[:500], churn[1].iloc[:500]
+    model = churn_model(churn[0].iloc[100:], churn[1].iloc[100:])
+    scorer = get_scorer(scoring)
+    ours = permutation_importance(model, rows, y, scorer, n_repeats=4, random_state=3)
+    theirs = sklearn_permutation_importance(model, rows, y, scoring=scorer, n_repeats=4, random_state=3)
+    assert ours.baseline == pytest.approx(scorer(model, rows, y), abs=1e-12)
+    assert ours.means == pytest.approx(theirs.importances_mean, abs=1e-12)
+    assert ours.spreads == pytest.approx(theirs.importances_std, abs=1e-12)
+    assert ours.means[rows.columns.get_loc("contract")] > 0.01  # a real driver, so the comparison is not of zeros
+
+
+def test_a_regressor_is_called_once_per_batch(churn, monkeypatch):
+    rows = churn[0][["tenure", "senior_citizen"]]
+    model = Ridge().fit(rows, churn[0]["monthly_charges"])
+    calls, answer = [], model.predict
+
+    def predict(frame):
+        calls.append(len(frame))
+        return answer(frame)
+
+    monkeypatch.setattr(model, "predict", predict)
+    monkeypatch.setattr(permutation, "MAX_BATCH_ROWS", 3 * len(rows))
+    result = permutation_importance(model, rows, churn[0]["monthly_charges"], get_scorer("r2"), n_repeats=5,
+                                    random_state=0)
+    assert calls == [len(rows), 3 * len(rows), 3 * len(rows), 3 * len(rows), len(rows)]  # the baseline, then 10 copies
+    assert result.means.shape == result.spreads.shape == (2,)
