@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 
 from dagsmith import datasets
 from dagsmith_kit import Bundle, scoring, transforms
+from tests.microservices.forked import ForkedServices
 
 CATALOG = Path(__file__).resolve().parents[2] / "microservices"
 # One thread per service process: the tests already run services in parallel on a 2-core machine.
@@ -32,10 +31,11 @@ class Result:
 
 
 class ServiceRunner:
-    """Runs ``microservices/<name>/main.py`` exactly as the contract says, in a temporary folder."""
+    """Runs ``microservices/<name>/main.py`` exactly as the contract says, in a temporary folder: each run a process
+    of its own, forked from a server that imported the services' libraries once (``forked``)."""
 
-    def __init__(self, workdir: Path):
-        self.workdir = workdir
+    def __init__(self, workdir: Path, services: ForkedServices):
+        self.workdir, self.services = workdir, services
         self.count = 0
 
     def __call__(self, name: str, bundle: Bundle, params: dict | None = None, *, ok: bool = True) -> Result:
@@ -43,18 +43,15 @@ class ServiceRunner:
         out_dir = self.workdir / f"out-{self.count}-{name}"
         params_file = self.workdir / f"params-{self.count}.json"
         params_file.write_text(json.dumps(params or {}))
-        proc = subprocess.run(
-            [sys.executable, str(CATALOG / name / "main.py"), "--input", str(bundle.path),
-             "--output", str(out_dir), "--params", str(params_file)],
-            capture_output=True, text=True, timeout=300, env=SERVICE_ENV,
-        )
-        output = Bundle.open(out_dir) if proc.returncode == 0 else None
+        ran = self.services.run(name, ["--input", str(bundle.path), "--output", str(out_dir), "--params",
+                                       str(params_file)], self.workdir)
+        output = Bundle.open(out_dir) if ran.exit_code == 0 else None
         if ok:
-            assert proc.returncode == 0, f"{name} failed:\n{proc.stderr[-3000:]}"
+            assert ran.exit_code == 0, f"{name} failed:\n{ran.stderr[-3000:]}"
             assert_replays(bundle, output)
         else:
-            assert proc.returncode != 0, f"{name} was expected to fail but succeeded"
-        return Result(proc.returncode, proc.stderr, output)
+            assert ran.exit_code != 0, f"{name} was expected to fail but succeeded"
+        return Result(ran.exit_code, ran.stderr, output)
 
     def chain(self, bundle: Bundle, *steps: str | tuple[str, dict]) -> Bundle:
         """Run several services one after another, each on the previous output."""
@@ -91,15 +88,23 @@ def assert_replays(before: Bundle, after: Bundle) -> list[dict]:
     return recorded
 
 
+@pytest.fixture(scope="session")
+def forked_services() -> Iterator[ForkedServices]:
+    """The server the services' runs are forked from, one per test process."""
+    services = ForkedServices()
+    yield services
+    services.close()
+
+
 @pytest.fixture
-def run(tmp_path) -> ServiceRunner:
-    return ServiceRunner(tmp_path)
+def run(tmp_path, forked_services) -> ServiceRunner:
+    return ServiceRunner(tmp_path, forked_services)
 
 
 @pytest.fixture(scope="module")
-def module_run(tmp_path_factory) -> ServiceRunner:
+def module_run(tmp_path_factory, forked_services) -> ServiceRunner:
     """A runner whose outputs a whole module shares: for a pipeline run once and examined by several tests."""
-    return ServiceRunner(tmp_path_factory.mktemp("module-run"))
+    return ServiceRunner(tmp_path_factory.mktemp("module-run"), forked_services)
 
 
 def _real(doc: str, load: Callable[[], pd.DataFrame], **roles):

@@ -1,11 +1,11 @@
 """Run shipped microservices' ``main.py`` in processes forked from a server that imported their libraries once.
 
 A service process spends most of its life importing pandas, scikit-learn, LightGBM and matplotlib (about 1.5 s)
-and very little on a table of sixty rows. The contract suite runs every service several times, so a server
-process (``python -m tests.microservices.forked``) imports what the catalog's services import, once, and forks
-each run from itself: each run is still a process of its own running ``main.py`` as ``__main__`` with the
-contract's command line; its exit code and stderr are what the executor would read, and nothing it does reaches
-the test process or the server.
+and very little on a table of sixty rows. The contract suite runs every service several times and the service
+tests run hundreds more, so a server process per test process (``python -m tests.microservices.forked``) imports
+what the catalog's services import, once, and forks each run from itself: each run is still a process of its own
+running ``main.py`` as ``__main__`` with the contract's command line; its exit code and stderr are what the
+executor would read, and nothing it does reaches the test process or the server.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ CATALOG = Path(__file__).resolve().parents[2] / "microservices"
 #: One thread per run (the machine is shared with other tests) and no display.
 SERVER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 #: A run still going after this many seconds is killed (SIGALRM: exit code -14), so a hang fails one test.
-TIMEOUT_SECONDS = 120
+TIMEOUT_SECONDS = 300
 
 
 def imported_modules(catalog: Path = CATALOG) -> list[str]:

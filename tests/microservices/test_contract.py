@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -299,13 +298,6 @@ def comparable(folder: Path) -> dict[str, object]:
 
 
 # ---------------------------------------------------------------- the suite
-
-
-@pytest.fixture(scope="session")
-def forked_services() -> Iterator[ForkedServices]:
-    runner = ForkedServices()
-    yield runner
-    runner.close()
 
 
 @pytest.fixture(scope="session")

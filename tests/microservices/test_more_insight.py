@@ -80,9 +80,10 @@ def penguins_unmodelled(tmp_path_factory) -> Bundle:
 
 
 @pytest.fixture(scope="module")
-def cancer_evaluated(tmp_path_factory, cancer_rf) -> Bundle:
+def cancer_evaluated(tmp_path_factory, cancer_rf, forked_services) -> Bundle:
     """cancer_rf after the shipped classification_evaluator (metrics.json and a lineage step)."""
-    return ServiceRunner(tmp_path_factory.mktemp("evaluated"))("classification_evaluator", cancer_rf).output
+    return ServiceRunner(tmp_path_factory.mktemp("evaluated"), forked_services)("classification_evaluator",
+                                                                              cancer_rf).output
 
 
 @pytest.fixture(scope="module")
