@@ -15,6 +15,7 @@ from dagsmith.execution.specs import write_spec
 from dagsmith.models.catalog import Stage
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from tests.runtime.test_containment import live_processes_naming
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def service_id(session, name: str) -> int:
 def run_dag(settings: Settings, pipeline_id: int, dataset: Path, *, runtime: str = "local",
             variables: dict[str, str] | None = None) -> dict:
     """Run the stored pipeline as its Airflow DAG, retrying after 0.1 s; its summary (the ``finish`` task's XCom)
-    with the execution's trace, the run's Airflow state and its log."""
+    with the execution's trace, the run's Airflow state and its log. The run must leave no process behind."""
     write_spec(pipeline_id, settings, retry_delay_seconds=0.1)
     log = settings.home / "logs" / f"airflow-{pipeline_id}-{len(list(settings.home.glob('logs/*')))}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -44,6 +45,8 @@ def run_dag(settings: Settings, pipeline_id: int, dataset: Path, *, runtime: str
         process = start_dag_test(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": "ana"},
                                  settings, output, variables=variables)
         process.wait(timeout=900)
+    # nothing of the run outlives it: not the pool of a listener (OpenLineage's), nor a step's process
+    assert not live_processes_naming(str(process.result_file)), "the run left processes behind"
     ended = process.result()
     assert ended is not None and ended.summary is not None, log.read_text()[-4000:]
     with session_scope(settings) as session:

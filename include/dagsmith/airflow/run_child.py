@@ -12,6 +12,7 @@ outcome goes to the result file (argv 1): the run's state and the summary its ``
 from __future__ import annotations
 
 import json
+import logging
 import os
 import runpy
 import shutil
@@ -66,12 +67,31 @@ def _run(order: RunOrder, result: Path) -> None:
     partial.rename(result)
 
 
+class DagTestRun:
+    """The component that stops, as Airflow's listeners are told (a scheduler tells them it is the job that stops)."""
+
+
+def _stop_listeners() -> None:
+    """Tell Airflow's listeners the run is over, as its scheduler and workers do when they stop: OpenLineage's then
+    sends the events it holds and stops its process pool, whose workers this process's exit would otherwise leave
+    behind, each waiting for work for ever."""
+    from airflow.listeners.listener import get_listener_manager
+
+    try:
+        get_listener_manager().hook.before_stopping(component=DagTestRun())
+    except Exception:  # a listener's failure is its own: the run is over and is recorded
+        logging.getLogger(__name__).exception("a listener failed as the run ended")
+
+
 def main(result: str, stop_fd: str) -> None:
     end_with_parent(int(stop_fd))
     try:
         _get_ready()
         if order := sys.stdin.readline():
-            _run(RunOrder.model_validate_json(order), Path(result))
+            try:
+                _run(RunOrder.model_validate_json(order), Path(result))
+            finally:
+                _stop_listeners()
     finally:
         shutil.rmtree(os.environ["AIRFLOW_HOME"], ignore_errors=True)  # the run's own metadata: done with it
         remove_root(Path(os.environ[SCRATCH_VARIABLE]))
