@@ -68,10 +68,11 @@ def _shuffled_columns(column: pd.Series, seed: int, n_repeats: int) -> list[np.n
 
 
 def permutation_importance(model: Any, rows: pd.DataFrame, y: pd.Series, scorer: Any, *, n_repeats: int,
-                           random_state: int) -> Importances:
+                           random_state: int, baseline: float | None = None) -> Importances:
     """How much ``scorer`` (a scikit-learn scorer) drops when each column of ``rows`` is shuffled, ``n_repeats``
-    times per column: scikit-learn's ``permutation_importance``, with the shuffled copies predicted in batches."""
-    baseline = float(scorer(model, rows, y))
+    times per column: scikit-learn's ``permutation_importance``, with the shuffled copies predicted in batches.
+    ``baseline`` is the score of the intact rows when the caller has it already."""
+    baseline = float(scorer(model, rows, y)) if baseline is None else baseline
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max + 1)
     copies = [(feature, values) for feature in rows.columns
               for values in _shuffled_columns(rows[feature], seed, n_repeats)]

@@ -126,7 +126,8 @@ def explain(inp, out, params):
         scorer(model, rows, y)
         per_shuffle = min(per_shuffle, (time.perf_counter() - started) * len(features))
     repeats = int(max(1, min(n_repeats, budget // max(per_shuffle, 1e-9))))
-    result = permutation_importance(model, rows, y, scorer, n_repeats=repeats, random_state=random_state)
+    result = permutation_importance(model, rows, y, scorer, n_repeats=repeats, random_state=random_state,
+                                    baseline=score)
     drivers = [Driver(name, float(mean), float(std)) for name, mean, std in zip(features, result.means, result.spreads)]
     written = write_explanation(out, model, rows, target, drivers, scoring=scoring, score=score,
                                 method=f"Permutation importance ({repeats} shuffle{'s' * (repeats > 1)} per feature)")

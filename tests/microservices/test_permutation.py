@@ -58,3 +58,8 @@ def test_a_regressor_is_called_once_per_batch(churn, monkeypatch):
                                     random_state=0)
     assert calls == [len(rows), 3 * len(rows), 3 * len(rows), 3 * len(rows), len(rows)]  # the baseline, then 10 copies
     assert result.means.shape == result.spreads.shape == (2,)
+    calls.clear()
+    given = permutation_importance(model, rows, churn[0]["monthly_charges"], get_scorer("r2"), n_repeats=5,
+                                   random_state=0, baseline=result.baseline)
+    assert calls == [3 * len(rows), 3 * len(rows), 3 * len(rows), len(rows)]  # a baseline given is not scored again
+    assert (given.means == result.means).all()
