@@ -46,8 +46,9 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
     read = read_goal(goal, profile)
     matches = sorted(column_matches(read, profile), key=lambda m: (-m.score, m.start))
     mentioned = [m for m in matches if m.kind is not MatchKind.FUZZY or len(matches) == 1]
-    listed = column_lists(matches, read)
-    inputs = [m for m in mentioned if read.among_inputs(m.start) or any(m.start in span for span in listed)]
+    spans = column_lists(matches, read)
+    listed = [m for m in mentioned if any(m.start in span for span in spans)]
+    inputs = [m for m in mentioned if read.among_inputs(m.start) or m in listed]
     named = [(m.column, target_reason(m)) for m in mentioned if m not in inputs]
     explicit, designated = explicit_target(goal, profile)
     if explicit:
@@ -56,7 +57,7 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
         named += [(column, f"{column}: spelled most like '{absent}', which is not a column")
                   for column in closest_columns(absent, profile)]
     # a column named only in a list is close in meaning for being listed, and no less an input for it
-    fed = {m.column for m in inputs if any(m.start in span for span in listed)} - {column for column, _ in named}
+    fed = {m.column for m in listed} - {column for column, _ in named}
     named += [(column, why) for column, why in meant if column not in fed]
     named += [(c.column, f"{c.column}: the profile's target candidate ({'; '.join(c.reasons[:2])})")
               for c in profile.target_candidates if c.column not in fed]
