@@ -647,6 +647,17 @@ def test_a_target_whose_values_answer_another_question_is_asked_about(embedder):
     assert offered[0] == (TaskType.BINARY_CLASSIFICATION, "nutrient") and (TaskType.REGRESSION, "fruits") in offered
 
 
+def test_how_before_a_verb_asks_in_what_way_not_how_much(embedder):
+    """"How will they vote: yes, no or abstain?" asks which class, as "how much" asks an amount: only the second
+    counts against a target that holds classes."""
+    votes = profile_frame(pd.DataFrame({"vote": ["Y", "N", "A", "U"] * 50, "age": [20 + i % 60 for i in range(200)],
+                                        "income": [1000 + i * 37 % 900 for i in range(200)]}))
+    way = read_with_evidence("how will people vote: yes, no, abstain or undecided?", votes, embedder=embedder)
+    much = read_with_evidence("how much will people vote?", votes, embedder=embedder)
+    assert way[0].target == much[0].target == "vote"
+    assert not way[1].mismatch and much[1].mismatch and way[0].confidence > much[0].confidence
+
+
 def test_a_column_other_words_mean_more_lowers_the_confidence(embedder):
     """The target's lead in meaning over the other columns: negative when the goal's words mean another column more;
     a column the goal rules out is no rival."""

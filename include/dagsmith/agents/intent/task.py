@@ -47,6 +47,9 @@ FORCE_REGRESSION = frozenset(stems_of("regression regressor regress continuous")
 #: Hints that only break a tie when the target is numeric with few distinct values.
 CLASSIFICATION_HINTS = frozenset(stems_of("whether class category which kind label diagnose distinguish grade screen"))
 REGRESSION_HINTS = frozenset(stems_of("how much many amount number quantity level value estimate"))
+HOW = stem("how")
+#: Verbs after which "how" asks in what way ("how will they vote", "how does age affect it"), not how much.
+AUXILIARIES = frozenset(stems_of("is are was were be do does did will would shall should can could may might must"))
 
 #: A numeric target with at most this many values can be classes when the goal hints so.
 FEW_VALUES = 10
@@ -169,7 +172,7 @@ def supervised_task(goal: Goal, target: ColumnProfile | None, profile: DatasetPr
     text = " ".join(goal.words)
     named = mentions(text)
     inside = {text[: m.start].count(" ") + i for m in named for i in range(m.said.count(" ") + 1)}
-    said = {s for i, s in enumerate(goal.stems) if i not in inside}
+    said = {s for i, s in enumerate(goal.stems) if i not in inside and not _asks_a_way(goal, i)}
     hinted = {m.task for m in named if m.task}
     forced = ("classification" if said & FORCE_CLASSIFICATION else "regression" if said & FORCE_REGRESSION else None)
     if target is None:
@@ -203,11 +206,17 @@ def asks_other_kind(goal: Goal, task: TaskType) -> bool:
     """The goal's own words (inputs aside) hint at an amount ("how many") while ``task`` predicts classes, or at a
     class ("whether") while it predicts an amount: the target's values give another kind of answer than the one asked
     for, a sign that the target is not what the goal means."""
-    said = {s for i, s in enumerate(goal.stems) if not goal.among_inputs(i)}
+    said = {s for i, s in enumerate(goal.stems) if not goal.among_inputs(i) and not _asks_a_way(goal, i)}
     amount, kind = bool(said & REGRESSION_HINTS), bool(said & CLASSIFICATION_HINTS)
     if task.classification:
         return amount and not kind
     return task.supervised and kind and not amount
+
+
+def _asks_a_way(goal: Goal, at: int) -> bool:
+    """Whether the word at ``at`` is a "how" that asks in what way, followed by a verb ("how will Chileans vote: yes,
+    no or abstain?"), which hints at no amount, unlike "how much" or "how long"."""
+    return goal.stems[at] == HOW and at + 1 < len(goal.stems) and goal.stems[at + 1] in AUXILIARIES
 
 
 def _classes(column: ColumnProfile) -> TaskType:
