@@ -15,7 +15,7 @@ from dagsmith.execution.specs import write_spec
 from dagsmith.models.catalog import Stage
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
-from tests.runtime.test_containment import live_processes_naming
+from tests.processes import processes_naming
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def run_dag(settings: Settings, pipeline_id: int, dataset: Path, *, runtime: str
                                  settings, output, variables=variables)
         process.wait(timeout=900)
     # nothing of the run outlives it: not the pool of a listener (OpenLineage's), nor a step's process
-    assert not live_processes_naming(str(process.result_file)), "the run left processes behind"
+    assert not processes_naming(str(process.result_file)), "the run left processes behind"
     ended = process.result()
     assert ended is not None and ended.summary is not None, log.read_text()[-4000:]
     with session_scope(settings) as session:

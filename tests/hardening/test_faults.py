@@ -35,6 +35,7 @@ from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import get_engine, session_scope
 from tests.conftest import ROOT
 from tests.execution.conftest import run_dag
+from tests.processes import processes_naming
 from tests.records import one_running_try
 from tests.runtime.test_docker_runtime import HOSTILE, penguins  # noqa: F401 (a fixture)
 from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
@@ -254,18 +255,6 @@ def _running_try_of(settings, pipeline_id: int) -> schema.StepAttempt | None:
             schema.Execution.pipeline_id == pipeline_id, schema.StepAttempt.status == "running"))
 
 
-def _processes_running(fragment: str) -> list[int]:
-    """Processes whose command line holds ``fragment``."""
-    pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if fragment in cmdline.read_bytes().decode(errors="replace"):
-                pids.append(int(cmdline.parent.name))
-        except OSError:
-            continue
-    return pids
-
-
 def _alive(pid: int) -> bool:
     try:
         return "\tZ" not in Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1].splitlines()[0]
@@ -284,7 +273,7 @@ def test_a_killed_dagsmith_run_is_reaped_with_the_reason_and_the_pipeline_reruns
         deadline = time.monotonic() + 300
         while (attempt := _running_try_of(store, planned.id)) is None or \
                 _step_stage(store, attempt.step_id) != "modelling" or \
-                not (services := _processes_running(f"/attempts/{_position(store, attempt.step_id):02d}-")):
+                not (services := processes_naming(f"/attempts/{_position(store, attempt.step_id):02d}-")):
             assert cli.poll() is None and time.monotonic() < deadline, "the run never reached its model"
             time.sleep(0.05)
     finally:
@@ -342,7 +331,7 @@ def test_a_stopped_dagsmith_run_stops_its_run_at_once_and_leaves_nothing(sent, s
     roots = store.home / "scratch"
     deadline = time.monotonic() + 300
     while (attempt := _running_try_of(store, planned.id)) is None or \
-            not _processes_running(f"/attempts/{_position(store, attempt.step_id):02d}-"):
+            not processes_naming(f"/attempts/{_position(store, attempt.step_id):02d}-"):
         assert cli.poll() is None and time.monotonic() < deadline, "the run never started a service"
         time.sleep(0.05)
     staged = [folder for folder in roots.glob("*/*") if folder.is_dir()]

@@ -31,7 +31,8 @@ from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from tests.conftest import catalog_copy
 from tests.execution.conftest import run_dag, service_id
-from tests.runtime.test_containment import live_processes_naming, planted_secrets
+from tests.processes import processes_naming
+from tests.runtime.test_containment import planted_secrets
 from tests.runtime.test_docker_runtime import HOSTILE, runtime as container_runtime  # noqa: F401 (a fixture)
 
 #: Short, so the sleeper costs under a minute; long enough for a real step's container on a 2-core machine busy
@@ -193,4 +194,4 @@ def test_hostile_choices_are_contained_and_replaced(hostile_store, embedder, tmp
                     if any(str(workspace) in m.get("Source", "") for m in c.get("Mounts") or [])]
     else:
         assert seen["uid"] in UID_RANGE
-    assert not live_processes_naming(str(workspace))
+    assert not processes_naming(str(workspace))

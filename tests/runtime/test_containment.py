@@ -26,6 +26,7 @@ from dagsmith.runtime import guard, sandbox, seccomp
 from dagsmith.runtime.base import Invocation, Limits, RuntimeUnavailable
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith_kit import Bundle
+from tests.processes import processes_naming
 from tests.runtime.test_docker_runtime import HOSTILE, service_files
 from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
 
@@ -249,19 +250,6 @@ def test_the_system_call_filter_refuses_namespaces_on_both_architectures(machine
     assert _filter_answer("i386", 20) == "KILL"  # a 32-bit compatibility call
 
 
-def live_processes_naming(text: str) -> list[str]:
-    """Command lines of live processes that mention ``text``."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            line = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in line:
-            found.append(line)
-    return found
-
-
 def test_a_timeout_kills_every_process_the_service_started(tmp_path):
     """A grandchild in a session of its own survives a process-group kill; the sandbox's pid namespace does not."""
     marker = f"dagsmith-orphan-{secrets.token_hex(4)}"
@@ -273,7 +261,7 @@ def test_a_timeout_kills_every_process_the_service_started(tmp_path):
     result = LocalRuntime().run(Invocation("orphan_maker", {"main.py": code}, bundle.path, tmp_path / "out", {},
                                            Limits(timeout_seconds=3, memory_mb=512)))
     assert result.timed_out
-    assert not live_processes_naming(marker)
+    assert not processes_naming(marker)
 
 
 def test_services_run_as_an_unprivileged_uid_with_only_the_contract_environment(home, tmp_path):
