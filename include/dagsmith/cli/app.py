@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -69,7 +70,8 @@ def _exit_at_once(code: int | str | None) -> NoReturn:
         if thread is not threading.main_thread() and not thread.daemon:
             thread.join()
     atexit._run_exitfuncs()  # the hooks sys.exit would run: Python has no public way to run them
-    sys.stdout.flush()
+    with contextlib.suppress(BrokenPipeError):  # the reader went away (`dagsmith ... | head`): nobody to tell
+        sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code or 0)
 
