@@ -647,6 +647,29 @@ def test_a_target_whose_values_answer_another_question_is_asked_about(embedder):
     assert offered[0] == (TaskType.BINARY_CLASSIFICATION, "nutrient") and (TaskType.REGRESSION, "fruits") in offered
 
 
+@pytest.mark.parametrize(("ref", "goal"), [("breast_cancer", "predict churn"),
+                                           ("wa_churn", "predict the body mass in grams"),
+                                           ("wine", "predict the price"), ("iris", "which customers will stay?")])
+def test_a_goal_about_what_the_table_does_not_hold_is_asked_whatever_the_map(ref, goal, embedder):
+    """Only the calibration keeps these guesses (the profile's favourite column, no word of the goal naming it) from
+    being planned: a refit of the map that lets them through must fail here, whatever the goal set's figures say."""
+    with pytest.raises(AmbiguousGoal):
+        understand(goal, profile(ref), embedder=embedder)
+
+
+def test_a_column_named_before_the_columns_it_is_told_from_asks_for_a_prediction(embedder):
+    """Whatever the verb, a column named and then the columns it is to be told from is a prediction's shape; a
+    "from" that names no column ("the file from the study") is not."""
+    plants = profile_frame(PLANTS)
+    told = read_with_evidence("rate the nutrient from the fruits and height", plants, embedder=embedder)
+    bare = read_with_evidence("rate the nutrient", plants, embedder=embedder)
+    elsewhere = read_with_evidence("rate the nutrient from the greenhouse study", plants, embedder=embedder)
+    assert told[0].target == bare[0].target == elsewhere[0].target == "nutrient"
+    assert told[1].task_words > bare[1].task_words == elsewhere[1].task_words
+    assert told[0].confidence > bare[0].confidence
+    assert "the columns it is to be told from" in told[0].reasons["task_type"]
+
+
 def test_how_before_a_verb_asks_in_what_way_not_how_much(embedder):
     """"How will they vote: yes, no or abstain?" asks which class, as "how much" asks an amount: only the second
     counts against a target that holds classes."""

@@ -26,6 +26,9 @@ NAMED_COLUMN_WEIGHT = 0.5
 INPUT_WORD_WEIGHT = 0.5
 #: A yes/no or who/which question about the rows ("does this developer work remotely?") asks for a prediction.
 QUESTION_WEIGHT = 1.0
+#: A column named and then the columns it is to be told from ("grade the cut from its colour, clarity and price") ask
+#: for a prediction whatever the verb; counted only when no task word was found.
+INPUTS_WEIGHT = 1.0
 #: Families that can be part of another one: exploring before modelling, a projection to plot clusters.
 SUBORDINATE = {Family.EXPLORATION, Family.REDUCTION}
 #: Which family wins a tie, strongest claim first. SUPERVISED wins only when a column to predict is named.
@@ -63,12 +66,14 @@ FAMILY_TASK = {
 }
 
 
-def family_scores(goal: Goal, masked: set[int], named_target: bool = False) -> dict[Family, list[tuple[str, float]]]:
+def family_scores(goal: Goal, masked: set[int], named_target: bool = False,
+                  named_inputs: bool = False) -> dict[Family, list[tuple[str, float]]]:
     """Each family's matched phrases with their weights.
 
     Words inside a column's name or a list of its classes, or after a negation, don't count; words among the inputs
     ("from its fatty acid profile") count half, or nothing once a column to predict is named before them, as they
-    describe the features rather than the task. A question about the rows counts for a prediction.
+    describe the features rather than the task. A question about the rows counts for a prediction, and so does a
+    column named before inputs that name columns too (``named_inputs``) when no task word says otherwise.
     """
     found: dict[Family, list[tuple[str, float]]] = {}
     input_weight = 0.0 if named_target else INPUT_WORD_WEIGHT
@@ -82,6 +87,8 @@ def family_scores(goal: Goal, masked: set[int], named_target: bool = False) -> d
             found.setdefault(family, []).append((said, weight * (input_weight if in_inputs else 1)))
     if goal.question:
         found.setdefault(Family.SUPERVISED, []).append(("a question about the rows", QUESTION_WEIGHT))
+    if named_target and named_inputs and not found:
+        found[Family.SUPERVISED] = [("a column named, then the columns it is to be told from", INPUTS_WEIGHT)]
     anomaly = found.get(Family.ANOMALY, [])
     if Family.EXPLORATION in found and anomaly and all(stem(said) == OUTLIER_STEM for said, _ in anomaly):
         found[Family.EXPLORATION] += found.pop(Family.ANOMALY)  # outliers listed among analyses are one more analysis
