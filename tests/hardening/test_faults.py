@@ -35,7 +35,7 @@ from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import get_engine, session_scope
 from tests.conftest import ROOT
 from tests.execution.conftest import run_dag
-from tests.processes import processes_naming
+from tests.processes import command_line, processes_naming
 from tests.records import one_running_try
 from tests.runtime.test_docker_runtime import HOSTILE, penguins  # noqa: F401 (a fixture)
 from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
@@ -314,10 +314,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _command(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
-    except OSError:
-        return str(pid)
+    return (command_line(pid) or str(pid))[:200]
 
 
 @pytest.mark.parametrize("sent", [signal.SIGKILL, signal.SIGINT], ids=["kill -9", "ctrl-c"])
