@@ -1,12 +1,13 @@
 """The child process of a local run (``airflow.local``): it gets Airflow ready, then runs one pipeline's DAG with
 ``dag.test()``.
 
-It starts before it knows its pipeline, so the CLI can plan meanwhile: it imports Airflow and the tasks' modules
-and builds Airflow's in-process execution API (the first task of a ``dag.test()`` run would otherwise wait
-seconds for it), then reads its order, one JSON line on standard input (end of input: no run is wanted, and it
-cleans up and exits; a CLI whose planning ended in a question stops it as it stops a run). Parsing for the one
-DAG, as a worker does, builds just its pipeline (``pipeline_shards``). The run ends with its CLI (``watch``). Its
-outcome goes to the result file (argv 1): the run's state and the summary its ``finish`` task left in XCom.
+It starts before it knows its pipeline, so the CLI can plan meanwhile: it imports Airflow and the tasks' modules and
+builds Airflow's in-process execution API for its tasks' version of it (``execution_api``; the first task of a
+``dag.test()`` run would otherwise wait seconds for it), then reads its order, one JSON line on standard input (end
+of input: no run is wanted, and it cleans up and exits; a CLI whose planning ended in a question stops it as it
+stops a run). Parsing for the one DAG, as a worker does, builds just its pipeline (``pipeline_shards``). The run
+ends with its CLI (``watch``). Its outcome goes to the result file (argv 1): the run's state and the summary its
+``finish`` task left in XCom.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ def _get_ready() -> None:
 
     import dagsmith.airflow.pipeline_dag  # the DAG file's and the tasks' imports
     import dagsmith.execution.run  # noqa: F401
+    from dagsmith.airflow.execution_api import serve_only_the_sdk_version
 
+    serve_only_the_sdk_version()
     api = in_process_api_server()  # cached for the process: dag.test() reuses it
     with httpx.Client(transport=api.transport, base_url="http://in-process.invalid./") as client:
         client.get("/health")  # the app's first request starts it: seconds that would fall on the first task
