@@ -32,6 +32,8 @@ QUEUE_VARIABLE = "DAGSMITH_QUEUE"
 DRIFT_THRESHOLD_VARIABLE = "DAGSMITH_DRIFT_THRESHOLD"
 #: MLflow's own variable: where each model version is also logged and registered (``registry.mlflow``).
 MLFLOW_VARIABLE = "MLFLOW_TRACKING_URI"
+#: The Airflow deployment `dagsmith run` submits to (`--airflow-url`).
+URL_VARIABLE = "DAGSMITH_AIRFLOW_URL"
 
 
 class ConfigurationError(InputError, ValueError):

@@ -79,6 +79,11 @@ START_TIMEOUT = 300.0
 STOP_TIMEOUT = 30.0
 
 
+def state_file(settings: Settings) -> Path:
+    """Where a deployment of this home says it runs (``STATE_FILE``, under the folder of its logs and logins)."""
+    return settings.home / "airflow-serve" / STATE_FILE
+
+
 @dataclass(frozen=True)
 class Login:
     user: str
@@ -107,7 +112,7 @@ class LocalDeployment:
         if wrong := [name for name in self.users if not LOGIN_NAME.fullmatch(name)]:
             raise ValueError(f"--user: login names are letters, digits, '.', '-' and '_': not {', '.join(wrong)}")
         self.runtime = check_runtime(runtime or settings.runtime)
-        self.root = settings.home / "airflow-serve"
+        self.root = state_file(settings).parent
         self._metadata_url = metadata_url
         self._processes: dict[str, subprocess.Popen] = {}
         self.broker = Broker(self.root, self.logs) if self.executor == "celery" else None

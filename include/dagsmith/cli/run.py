@@ -9,15 +9,15 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 from rich.markup import escape
 
-from dagsmith.airflow.local import DagTest, spawn_dag_test
+from dagsmith.airflow.local import DagTest
 from dagsmith.airflow.watch import STOP_SECONDS, STOPPED_REASON
+from dagsmith.cli.ahead import RunChild, run_child
 from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.cli.plan import (
     Choose,
@@ -131,7 +131,7 @@ def _run_here(data: Path, goal: str, *, runtime: str, user: str, settings: Setti
     """Plan in this process, then run each pipeline with ``dag.test()``; their summaries."""
     require_reachable(runtime)
     started: float | None = time.monotonic()
-    with closing(RunChild(settings)) as ahead:  # Airflow gets ready in it while the agents plan here
+    with closing(run_child(settings)) as ahead:  # Airflow gets ready in it while the agents plan here
         results = plan_or_fail(data, goal, user=user, settings=settings, json=json, **planning)
         for result in results:
             spec = result.pipeline
@@ -199,33 +199,6 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
         show(summary, seconds, log_file)
     return {**summary.model_dump(mode="json"), "airflow_log": str(log_file), "time_to_results_seconds": seconds,
             "airflow_state": ended.state if ended else "did not finish"}
-
-
-class RunChild:
-    """A run's ``dag.test()`` child and its log file, started before its pipeline is known so that Airflow gets
-    ready while the agents plan (``spawn_dag_test``); closing it stops a child that was never given a pipeline."""
-
-    def __init__(self, settings: Settings) -> None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-        self.log_file = settings.home / "logs" / f"run-{stamp}-{os.getpid()}.log"  # one per run, always
-        self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        self._output = open(self.log_file, "w", encoding="utf-8")  # noqa: SIM115 (closed by ``close``)
-        self.process = spawn_dag_test(settings, self._output)
-        self._begun = False
-
-    def begin(self, pipeline_id: int, conf: dict) -> None:
-        """Run the pipeline, its log named for it."""
-        self.log_file = self.log_file.rename(self.log_file.with_name(f"pipeline-{pipeline_id}-"
-                                                                     f"{self.log_file.name.removeprefix('run-')}"))
-        self.process.begin(pipeline_id, conf)
-        self._begun = True
-
-    def close(self) -> None:
-        if not self._begun and self.process.returncode is None:
-            self.process.stop()
-            self.process.wait()
-            self.log_file.unlink(missing_ok=True)
-        self._output.close()
 
 
 class _Progress:

@@ -24,10 +24,10 @@ from sqlalchemy import func, select
 from dagsmith.airflow.ownership import BUILD_DAG_ID as META_DAG
 from dagsmith.airflow.ownership import builder_dag_id
 from dagsmith.airflow.rest import AirflowClient, AirflowError, AirflowUnreachable
-from dagsmith.airflow.serve import ADMIN, STATE_FILE, LocalDeployment
+from dagsmith.airflow.serve import ADMIN, LocalDeployment, state_file
 from dagsmith.cli.output import console, progress
 from dagsmith.cli.report import progress_lines, show
-from dagsmith.config import Settings
+from dagsmith.config import URL_VARIABLE, Settings
 from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.errors import InputError, ServiceUnavailable, UserFacingError
 from dagsmith.execution.history import execution_summary
@@ -40,7 +40,6 @@ from dagsmith.store import schema
 from dagsmith.store.db import get_engine, session_scope
 from dagsmith.store.events import run_events
 
-URL_VARIABLE = "DAGSMITH_AIRFLOW_URL"
 USER_VARIABLE = "DAGSMITH_AIRFLOW_USER"
 PASSWORD_VARIABLE = "DAGSMITH_AIRFLOW_PASSWORD"
 #: The meta-DAG's tasks that plan, shown as they end.
@@ -68,7 +67,7 @@ class Deployment:
 
 def _served(settings: Settings) -> dict | None:
     """What ``dagsmith serve`` wrote for this home, while the process that wrote it runs."""
-    path = settings.home / "airflow-serve" / STATE_FILE
+    path = state_file(settings)
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
         os.kill(state["pid"], 0)
