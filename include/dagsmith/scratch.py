@@ -5,8 +5,9 @@ What they hold is the user's (their data, a service's parameters), so each folde
 its step ends. A run the local CLI starts gets a scratch root of its own (``DAGSMITH_HOME/scratch/<run>``, named
 to the Airflow run in ``DAGSMITH_SCRATCH``) holding every folder of its steps: the run removes it when it ends or
 is stopped, and when the run was killed outright (kill -9 of every process) the next run's start does
-(``sweep``), told by a lock the run held for its lifetime. Elsewhere (a deployment's workers) the folders live in
-the system's temporary folder.
+(``sweep``), told by a lock the run held for its lifetime. A step a deployment's worker runs gets a root of its own
+the same way (``step_root``), in this machine's temporary folder: a worker killed mid-step leaves it to the next step
+on the machine to remove.
 """
 
 from __future__ import annotations
@@ -43,9 +44,13 @@ class ScratchRoot:
     lock_fd: int
 
 
-def new_root(home: Path) -> ScratchRoot:
-    """A scratch root for one run under ``home``, locked (``flock``) by the caller until it passes the lock on."""
-    parent = home / "scratch"
+def run_roots(home: Path) -> Path:
+    """Where the local CLI's runs keep their scratch roots."""
+    return home / "scratch"
+
+
+def new_root(parent: Path) -> ScratchRoot:
+    """A scratch root under ``parent``, locked (``flock``) by the caller until it passes the lock on."""
     parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder = parent / f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{os.getpid()}"
     fd = os.open(folder.with_suffix(".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
@@ -60,10 +65,10 @@ def remove_root(folder: Path) -> None:
     folder.with_suffix(".lock").unlink(missing_ok=True)
 
 
-def sweep(home: Path) -> list[Path]:
-    """Remove the scratch roots of runs no process holds any more (killed outright); returns them."""
+def sweep(parent: Path) -> list[Path]:
+    """Remove the scratch roots under ``parent`` that no process holds any more (killed outright); returns them."""
     removed = []
-    for lock in sorted((home / "scratch").glob("*.lock")):
+    for lock in sorted(parent.glob("*.lock")):
         try:
             fd = os.open(lock, os.O_WRONLY)
         except FileNotFoundError:  # removed by its own run meanwhile
@@ -78,3 +83,24 @@ def sweep(home: Path) -> list[Path]:
         finally:
             os.close(fd)
     return removed
+
+
+@contextmanager
+def step_root() -> Iterator[None]:
+    """Hold a scratch root for this process's step when its run gave it none (a deployment's worker), removed when the
+    step ends, after sweeping the roots of steps killed on this machine. The roots live in this user's folder of the
+    machine's temporary folder: a lock tells a live step only on a local file system, and a shared home may not be
+    one. Where that folder is not this user's own, the step's folders stay in the temporary folder as before."""
+    parent = Path(tempfile.gettempdir()) / f"dagsmith-scratch-{os.getuid()}"
+    if os.environ.get(SCRATCH_VARIABLE) or (parent.exists() and parent.stat().st_uid != os.getuid()):
+        yield
+        return
+    sweep(parent)
+    root = new_root(parent)
+    os.environ[SCRATCH_VARIABLE] = str(root.folder)
+    try:
+        yield
+    finally:
+        del os.environ[SCRATCH_VARIABLE]
+        remove_root(root.folder)
+        os.close(root.lock_fd)

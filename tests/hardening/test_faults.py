@@ -19,6 +19,7 @@ from sqlalchemy.pool import NullPool
 
 from dagsmith import scratch
 from dagsmith.agents.planner import plan
+from dagsmith.airflow.pipeline_shards import dag_file_name
 from dagsmith.airflow.local import start_dag_test
 from dagsmith.airflow.watch import ORPHANED_REASON, STOPPED_REASON
 from dagsmith.config import Settings
@@ -26,7 +27,7 @@ from dagsmith.execution import attempts, closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.heartbeat import beating
 from dagsmith.execution.reaper import ATTEMPT_LABEL, STALE_BEATS, reap
-from dagsmith.execution.specs import write_spec
+from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.runtime import WRAPPER_VARIABLE, runtime_named
 from dagsmith.runtime.base import Invocation, InvocationResult, Runtime
@@ -34,6 +35,8 @@ from dagsmith.store import schema
 from dagsmith.store.databases import scratch_database
 from dagsmith.store.db import get_engine, session_scope
 from tests.conftest import ROOT
+from tests.dags.test_meta_dag import penguins_in
+from tests.dags.test_meta_dag import run_dag as run_as_worker
 from tests.execution.conftest import run_dag
 from tests.processes import command_line, processes_naming
 from tests.records import one_running_try
@@ -369,6 +372,57 @@ def test_the_scratch_root_of_a_run_killed_whole_is_removed_at_the_next_start(tmp
     finally:
         runs[1].kill()
         runs[1].wait()
+
+
+_STEP = """
+import time
+from dagsmith import scratch
+with scratch.step_root(), scratch.scratch_folder("dagsmith-tabular_loader-") as staged:
+    (staged / "params.json").write_text("{}")
+    print(staged, flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_step_killed_with_its_worker_leaves_its_scratch_to_the_next_step(tmp_path, monkeypatch):
+    """A deployment's worker killed mid-step cannot clean up: what its step staged goes when the next step on the
+    machine starts, and a live step's stays; a step's own root goes when it ends."""
+    env = {name: value for name, value in os.environ.items() if name != scratch.SCRATCH_VARIABLE}
+    steps = [subprocess.Popen([sys.executable, "-c", _STEP], stdout=subprocess.PIPE, text=True,
+                              env={**env, "TMPDIR": str(tmp_path)}) for _ in range(2)]
+    killed, alive = (Path(step.stdout.readline().strip()) for step in steps)
+    monkeypatch.delenv(scratch.SCRATCH_VARIABLE, raising=False)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    try:
+        steps[0].kill()
+        steps[0].wait()
+        assert killed.exists() and killed.parent.parent.parent == tmp_path
+        with scratch.step_root():
+            own = Path(os.environ[scratch.SCRATCH_VARIABLE])
+            assert not killed.parent.exists() and not killed.parent.with_suffix(".lock").exists()
+            assert (alive / "params.json").exists() and alive.parent.stat().st_mode & 0o777 == 0o700
+        assert not own.exists() and scratch.SCRATCH_VARIABLE not in os.environ
+    finally:
+        steps[1].kill()
+        steps[1].wait()
+
+
+def test_a_pipeline_run_on_a_worker_stages_its_steps_under_a_root_it_removes(catalog_settings, embedder, tmp_path,
+                                                                             monkeypatch):
+    """Run as a deployment's worker runs it (no run gave it a scratch root), each step holds a root of its own in
+    the machine's temporary folder, and none is left when the run ends."""
+    data = penguins_in(catalog_settings.home / "datasets" / tmp_path.name)
+    pipeline = plan(data, "explore this dataset", user="worker-scratch", settings=catalog_settings,
+                    embedder=embedder).pipeline
+    write_spec(pipeline.id, catalog_settings)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the run's processes' temporary folder
+    monkeypatch.delenv(scratch.SCRATCH_VARIABLE, raising=False)
+    state, output = run_as_worker(catalog_settings, {"dataset": str(data)}, dag_file=dag_file_name(pipeline.id),
+                                  name=dag_id(pipeline.id))
+    assert state == "success", output[-4000:]
+    roots = tmp_path / f"dagsmith-scratch-{os.getuid()}"
+    assert roots.is_dir(), "the steps staged under roots of their own"
+    assert not list(roots.iterdir()), "each step removed its root"
 
 
 def test_the_embedded_database_stops_with_its_last_live_user(tmp_path):

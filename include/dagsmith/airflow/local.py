@@ -140,8 +140,8 @@ def spawn_dag_test(settings: Settings, output: IO[str], variables: dict[str, str
     the child's pid (``store.events``): dag.test() runs its tasks in its own process. The run stages its steps'
     files under a scratch root of its own, and ends when this process does."""
     env = {**_private_home(settings, ensure_metadata_db(settings)), **(variables or {})}
-    scratch.sweep(settings.home)  # the roots of runs killed with their CLI
-    root = scratch.new_root(settings.home)
+    scratch.sweep(scratch.run_roots(settings.home))  # the roots of runs killed with their CLI
+    root = scratch.new_root(scratch.run_roots(settings.home))
     env[scratch.SCRATCH_VARIABLE] = str(root.folder)
     pipe = os.pipe()
     try:
