@@ -42,6 +42,6 @@ def test_a_local_run_hands_the_child_it_started_to_the_run_and_stops_it_unused(h
     ahead.start_early(["run", "x.csv", "a goal", "--json"])
     started = ahead._early
     assert started is not None and started.process.poll() is None, "the child runs while the command goes on"
-    assert ahead.run_child(home) is started and ahead._early is None, "the run takes it, once"
+    assert ahead.child_for(home) is started and ahead._early is None, "the run takes it, once"
     started.close()  # never given a pipeline: stopped, and its log removed
     assert started.process.returncode is not None and not started.log_file.exists()

@@ -70,7 +70,7 @@ def start_early(argv: list[str]) -> None:
     _early = child
 
 
-def run_child(settings: Settings) -> RunChild:
+def child_for(settings: Settings) -> RunChild:
     """The child started early for this home, else a new one."""
     global _early
     child, _early = _early, None

@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from dagsmith.airflow.local import DagTest
 from dagsmith.airflow.watch import STOP_SECONDS, STOPPED_REASON
-from dagsmith.cli.ahead import RunChild, run_child
+from dagsmith.cli.ahead import RunChild, child_for
 from dagsmith.cli.output import console, fail, print_json, progress
 from dagsmith.cli.plan import (
     Choose,
@@ -131,7 +131,7 @@ def _run_here(data: Path, goal: str, *, runtime: str, user: str, settings: Setti
     """Plan in this process, then run each pipeline with ``dag.test()``; their summaries."""
     require_reachable(runtime)
     started: float | None = time.monotonic()
-    with closing(run_child(settings)) as ahead:  # Airflow gets ready in it while the agents plan here
+    with closing(child_for(settings)) as ahead:  # Airflow gets ready in it while the agents plan here
         results = plan_or_fail(data, goal, user=user, settings=settings, json=json, **planning)
         for result in results:
             spec = result.pipeline
