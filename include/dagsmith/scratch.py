@@ -6,8 +6,8 @@ its step ends. A run the local CLI starts gets a scratch root of its own (``DAGS
 to the Airflow run in ``DAGSMITH_SCRATCH``) holding every folder of its steps: the run removes it when it ends or
 is stopped, and when the run was killed outright (kill -9 of every process) the next run's start does
 (``sweep``), told by a lock the run held for its lifetime. A step a deployment's worker runs gets a root of its own
-the same way (``step_root``), in this machine's temporary folder: a worker killed mid-step leaves it to the next step
-on the machine to remove.
+the same way (``step_root``), in this machine's temporary folder, and so does a scoring of new rows: a process killed
+mid-step leaves it to the next step on the machine to remove.
 """
 
 from __future__ import annotations
@@ -87,10 +87,11 @@ def sweep(parent: Path) -> list[Path]:
 
 @contextmanager
 def step_root() -> Iterator[None]:
-    """Hold a scratch root for this process's step when its run gave it none (a deployment's worker), removed when the
-    step ends, after sweeping the roots of steps killed on this machine. The roots live in this user's folder of the
-    machine's temporary folder: a lock tells a live step only on a local file system, and a shared home may not be
-    one. Where that folder is not this user's own, the step's folders stay in the temporary folder as before."""
+    """Hold a scratch root for this process's step when its run gave it none (a deployment's worker, a scoring of new
+    rows), removed when the step ends, after sweeping the roots of steps killed on this machine. The roots live in
+    this user's folder of the machine's temporary folder: a lock tells a live step only on a local file system, and
+    a shared home may not be one. Where that folder is not this user's own, the step's folders stay in the temporary
+    folder as before."""
     parent = Path(tempfile.gettempdir()) / f"dagsmith-scratch-{os.getuid()}"
     if os.environ.get(SCRATCH_VARIABLE) or (parent.exists() and parent.stat().st_uid != os.getuid()):
         yield

@@ -20,7 +20,6 @@ from typing import Any
 from airflow.sdk import DAG, Param, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from dagsmith import scratch
 from dagsmith.airflow import assets
 from dagsmith.airflow.ownership import pipeline_access
 from dagsmith.airflow.run_params import run_dataset, run_user, runtime_param
@@ -77,9 +76,8 @@ def build_scoring(spec: DagSpec, known: dict[str, str] | None = None) -> DAG:
             out = _output(params["output"], settings)
             user = run_user(dag_run.run_type, dag_run.triggering_user_name, params["user"])
             try:
-                with scratch.step_root():  # where the rows are staged: removed even if the worker dies
-                    summary = predict(pipeline_id, data, out=out, number=params["version"],
-                                      runtime=params["runtime"], user=user, settings=settings)
+                summary = predict(pipeline_id, data, out=out, number=params["version"], runtime=params["runtime"],
+                                  user=user, settings=settings)
             except InputError as exc:
                 raise AirflowFailException(str(exc)) from None
             outlet_events[scored].extra = {key: summary[key] for key in EVENT_KEYS}
