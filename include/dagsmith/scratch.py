@@ -5,9 +5,9 @@ What they hold is the user's (their data, a service's parameters), so each folde
 its step ends. A run the local CLI starts gets a scratch root of its own (``DAGSMITH_HOME/scratch/<run>``, named
 to the Airflow run in ``DAGSMITH_SCRATCH``) holding every folder of its steps: the run removes it when it ends or
 is stopped, and when the run was killed outright (kill -9 of every process) the next run's start does
-(``sweep``), told by a lock the run held for its lifetime. A step a deployment's worker runs gets a root of its own
-the same way (``step_root``), in this machine's temporary folder, and so does a scoring of new rows: a process killed
-mid-step leaves it to the next step on the machine to remove.
+(``sweep``), told by a lock the run held for its lifetime. A folder no run holds (a deployment's worker's step, a
+scoring of new rows) gets a locked root of its own the same way, in this machine's temporary folder: a process
+killed meanwhile leaves it to the next such folder made on the machine to remove.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,12 +28,32 @@ SCRATCH_VARIABLE = "DAGSMITH_SCRATCH"
 @contextmanager
 def scratch_folder(prefix: str, root: Path | None = None) -> Iterator[Path]:
     """A new private folder, under ``root`` (a folder a step's pod sees too) or the run's scratch root when there is
-    one, removed when the block ends."""
+    one, else under a root of its own (``_own_root``), removed when the block ends."""
     where = root or os.environ.get(SCRATCH_VARIABLE)
-    if where:
-        Path(where).mkdir(mode=0o700, parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=prefix, dir=where or None) as folder:  # mkdtemp makes it 0700
-        yield Path(folder)
+    with nullcontext(Path(where)) if where else _own_root() as parent:
+        if parent:
+            parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=prefix, dir=parent) as folder:  # mkdtemp makes it 0700
+            yield Path(folder)
+
+
+@contextmanager
+def _own_root() -> Iterator[Path | None]:
+    """A locked scratch root for one folder that no run holds (a deployment's worker, a scoring of new rows), after
+    sweeping the roots of processes killed on this machine. The roots live in this user's folder of the machine's
+    temporary folder: a lock tells a live holder only on a local file system, and a shared home may not be one.
+    Where that folder is not this user's own, None: the folder goes in the temporary folder itself."""
+    parent = Path(tempfile.gettempdir()) / f"dagsmith-scratch-{os.getuid()}"
+    if parent.exists() and parent.stat().st_uid != os.getuid():
+        yield None
+        return
+    sweep(parent)
+    root = new_root(parent)
+    try:
+        yield root.folder
+    finally:
+        remove_root(root.folder)
+        os.close(root.lock_fd)
 
 
 @dataclass(frozen=True)
@@ -83,25 +103,3 @@ def sweep(parent: Path) -> list[Path]:
         finally:
             os.close(fd)
     return removed
-
-
-@contextmanager
-def step_root() -> Iterator[None]:
-    """Hold a scratch root for this process's step when its run gave it none (a deployment's worker, a scoring of new
-    rows), removed when the step ends, after sweeping the roots of steps killed on this machine. The roots live in
-    this user's folder of the machine's temporary folder: a lock tells a live step only on a local file system, and
-    a shared home may not be one. Where that folder is not this user's own, the step's folders stay in the temporary
-    folder as before."""
-    parent = Path(tempfile.gettempdir()) / f"dagsmith-scratch-{os.getuid()}"
-    if os.environ.get(SCRATCH_VARIABLE) or (parent.exists() and parent.stat().st_uid != os.getuid()):
-        yield
-        return
-    sweep(parent)
-    root = new_root(parent)
-    os.environ[SCRATCH_VARIABLE] = str(root.folder)
-    try:
-        yield
-    finally:
-        del os.environ[SCRATCH_VARIABLE]
-        remove_root(root.folder)
-        os.close(root.lock_fd)

@@ -377,7 +377,7 @@ def test_the_scratch_root_of_a_run_killed_whole_is_removed_at_the_next_start(tmp
 _STEP = """
 import time
 from dagsmith import scratch
-with scratch.step_root(), scratch.scratch_folder("dagsmith-tabular_loader-") as staged:
+with scratch.scratch_folder("dagsmith-tabular_loader-") as staged:
     (staged / "params.json").write_text("{}")
     print(staged, flush=True)
     time.sleep(600)
@@ -397,11 +397,10 @@ def test_a_step_killed_with_its_worker_leaves_its_scratch_to_the_next_step(tmp_p
         steps[0].kill()
         steps[0].wait()
         assert killed.exists() and killed.parent.parent.parent == tmp_path
-        with scratch.step_root():
-            own = Path(os.environ[scratch.SCRATCH_VARIABLE])
+        with scratch.scratch_folder("dagsmith-tabular_loader-") as own:
             assert not killed.parent.exists() and not killed.parent.with_suffix(".lock").exists()
             assert (alive / "params.json").exists() and alive.parent.stat().st_mode & 0o777 == 0o700
-        assert not own.exists() and scratch.SCRATCH_VARIABLE not in os.environ
+        assert not own.parent.exists() and scratch.SCRATCH_VARIABLE not in os.environ
     finally:
         steps[1].kill()
         steps[1].wait()
@@ -409,8 +408,8 @@ def test_a_step_killed_with_its_worker_leaves_its_scratch_to_the_next_step(tmp_p
 
 def test_a_pipeline_run_on_a_worker_stages_its_steps_under_a_root_it_removes(catalog_settings, embedder, tmp_path,
                                                                              monkeypatch):
-    """Run as a deployment's worker runs it (no run gave it a scratch root), each step holds a root of its own in
-    the machine's temporary folder, and none is left when the run ends."""
+    """Run as a deployment's worker runs it (no run gave it a scratch root), each step's folders are held in roots
+    of their own in the machine's temporary folder, and none is left when the run ends."""
     data = penguins_in(catalog_settings.home / "datasets" / tmp_path.name)
     pipeline = plan(data, "explore this dataset", user="worker-scratch", settings=catalog_settings,
                     embedder=embedder).pipeline

@@ -19,7 +19,6 @@ from airflow.providers.docker.exceptions import DockerContainerFailedException
 from airflow.providers.docker.operators.docker import DockerOperator
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-from dagsmith import scratch
 from dagsmith.airflow.stopping import refuse_if_stopping
 from dagsmith.config import Settings
 from dagsmith.execution import attempts
@@ -63,27 +62,26 @@ class StepTask:
         except ValueError as exc:
             raise AirflowFailException(str(exc)) from None
         self._attach(runtime, context)
-        with scratch.step_root():  # where its service's files are staged: removed even if the worker dies
-            try:
-                if self.candidate:
-                    # Imported here: the search's blending loads scikit-learn, which a DAG file's parse need not pay.
-                    from dagsmith.execution.search import run_candidate
+        try:
+            if self.candidate:
+                # Imported here: the search's blending loads scikit-learn, which a parse of the DAG file need not pay.
+                from dagsmith.execution.search import run_candidate
 
-                    result = run_candidate(execution_id, self.position, self.candidate, runtime=runtime,
-                                           settings=settings, observe=self._note)
-                else:
-                    result = attempts.run_step(execution_id, self.position, runtime=runtime, settings=settings,
-                                               self_healing=context["params"]["self_healing"], observe=self._note)
-            except attempts.StepFailed as exc:
-                if self.candidate:  # one fewer model to choose from; no retry runs another
-                    raise AirflowFailException(str(exc)) from None
-                if not context["params"]["self_healing"] and context["ti"].try_number > healing.PLAIN_RETRIES:
-                    raise AirflowFailException(str(exc)) from None  # the task's other retries are self-healing's
-                raise
-            except OutOfTime as exc:  # the goal's time budget is spent; the selection chooses among the others
-                raise AirflowSkipException(str(exc)) from None
-            except (healing.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
+                result = run_candidate(execution_id, self.position, self.candidate, runtime=runtime,
+                                       settings=settings, observe=self._note)
+            else:
+                result = attempts.run_step(execution_id, self.position, runtime=runtime, settings=settings,
+                                           self_healing=context["params"]["self_healing"], observe=self._note)
+        except attempts.StepFailed as exc:
+            if self.candidate:  # one fewer model to choose from; no retry runs another
                 raise AirflowFailException(str(exc)) from None
+            if not context["params"]["self_healing"] and context["ti"].try_number > healing.PLAIN_RETRIES:
+                raise AirflowFailException(str(exc)) from None  # the task's other retries are self-healing's
+            raise
+        except OutOfTime as exc:  # the goal's time budget is spent; the selection chooses among the others
+            raise AirflowSkipException(str(exc)) from None
+        except (healing.CandidatesExhausted, RuntimeUnavailable) as exc:  # no retry can help
+            raise AirflowFailException(str(exc)) from None
         return result.model_dump(mode="json")
 
     def _note(self, attempt: Try, diagnosis: Diagnosis | None) -> None:

@@ -1,9 +1,8 @@
 """``dagsmith predict``: new rows scored by a version of a pipeline's model, the predictions written beside them.
 
 The rows are read with the readers training uses (a file they cannot read is an ``InputError``), staged as Parquet
-in a scratch root the scoring holds (``scratch.step_root``) and scored by the sandboxed scoring step; the
-predictions file is written whole or not at all, and each scoring is recorded (``scoring_runs``) with its drift per
-feature.
+in the run's scratch and scored by the sandboxed scoring step; the predictions file is written whole or not at all,
+and each scoring is recorded (``scoring_runs``) with its drift per feature.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dagsmith import scratch
 from dagsmith.config import Settings
 from dagsmith.data.compression import decompressed
 from dagsmith.data.readers import read_table
@@ -50,10 +48,9 @@ def predict(pipeline_id: int, data: Path, *, out: Path | None, number: int | Non
         row = versions.find(session, pipeline_id, number)
         version_id, number, status, path = row.id, row.version, row.status, Path(row.path)
         user = user or pipeline.owner
-    with scratch.step_root():  # the decompressed and staged rows: removed even if this process is killed
-        with decompressed(data) as plain:
-            rows, _ = read_table(plain)
-        scored = score(path, rows, runtime=runtime_named(runtime, settings), settings=settings)
+    with decompressed(data) as plain:
+        rows, _ = read_table(plain)
+    scored = score(path, rows, runtime=runtime_named(runtime, settings), settings=settings)
     _write(scored.predictions, out)
     over = drifted(scored.report, settings.drift_threshold)
     report = scored.report
