@@ -2,9 +2,8 @@
 
 The app is built on its first request (``dagsmith.ui.deferred``): Airflow imports this file in every process it
 starts, each task's included, and only the api-server serves pages. The pipelines' task code is imported here
-instead: the scheduler loads plugins before its LocalExecutor forks task processes, and a dagsmith Celery worker
-before it forks its pool (``dagsmith.airflow.worker``), so tasks start with that code loaded rather than importing
-it each (0.6 s a task).
+instead, for the processes that fork others: the dag-processor's parsing processes start with it loaded. The
+processes that fork tasks load the rest of dagsmith's task code themselves (``dagsmith.airflow.forks``).
 """
 
 from airflow.plugins_manager import AirflowPlugin

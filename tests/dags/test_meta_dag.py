@@ -24,7 +24,7 @@ from tests.agents.test_each_target import houses
 RUN_DAG = """
 import json, runpy, sys
 dag = runpy.run_path(sys.argv[1])[sys.argv[2]]
-run = dag.test(run_conf=json.loads(sys.argv[3]), mark_success_pattern="^execute$")
+run = dag.test(run_conf=json.loads(sys.argv[3]), mark_success_pattern="^execute")
 print("RESULT " + json.dumps({"state": str(run.state)}))
 """
 
@@ -83,7 +83,7 @@ def test_every_task_accepts_the_conf_the_trigger_form_sends(tmp_path):
         assert process_params(dag, task, form, suppress_exception=False)["goal"] == "predict the species", task.task_id
 
 
-def test_a_bad_goal_fails_the_intent_task_with_its_question(catalog_settings, tmp_path):
+def test_a_bad_goal_fails_the_plan_task_with_its_question(catalog_settings, tmp_path):
     data = penguins_in(catalog_settings.home / "datasets" / tmp_path.name)
     state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "asdf qwerty"})
     assert state == "failed"
@@ -116,7 +116,7 @@ def test_a_goal_asking_for_a_model_of_each_target_builds_and_runs_one_pipeline_p
     assert output.count("Marking success for <Mapped(TriggerDagRunOperator): execute>") == 2, output[-4000:]
 
 
-def test_several_targets_are_the_intent_task_question_or_one_pipeline_each_with_choices_aimed_at_one(
+def test_several_targets_are_the_plan_task_question_or_one_pipeline_each_with_choices_aimed_at_one(
         catalog_settings, embedder, tmp_path):
     data = houses_in(catalog_settings.home / "datasets" / tmp_path.name)
     goal = "predict the price and also the number of rooms"

@@ -9,7 +9,8 @@ from airflow.providers.fab.auth_manager.security_manager.override import FabAirf
 from airflow.sdk.exceptions import AirflowFailException
 
 from dagsmith.airflow.fab_logins import base_role_configs, check_logins
-from dagsmith.airflow.meta_dag import DAG_ID, build_dags, builder_dag_id, owner_of_run
+from dagsmith.airflow.build_owner import owner_of_run
+from dagsmith.airflow.meta_dag import DAG_ID, build_dags, builder_dag_id
 from dagsmith.airflow.ownership import BASE_ROLES, FAB_AUTH_MANAGER, READ, READ_AND_TRIGGER, owner_role, record_logins
 from dagsmith.airflow.pipeline_dag import build
 from dagsmith.airflow.run_params import run_user

@@ -39,12 +39,23 @@ def service_logs(deployment: LocalDeployment) -> str:
                      for p in sorted(deployment.logs.glob("*.log")))
 
 
+def _variables(home: Path, database_url: str | None, env: dict[str, str]) -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("DAGSMITH_AIRFLOW_")}, "COLUMNS": "200",
+            "DAGSMITH_HOME": str(home), **({"DAGSMITH_DATABASE_URL": database_url} if database_url else {}), **env}
+
+
 def dagsmith(*args: str, home: Path, database_url: str | None = None, **env: str) -> subprocess.CompletedProcess:
     """The ``dagsmith`` command as a person runs it, on ``home`` (and the store at ``database_url``)."""
-    variables = {**{k: v for k, v in os.environ.items() if not k.startswith("DAGSMITH_AIRFLOW_")}, "COLUMNS": "200",
-                 "DAGSMITH_HOME": str(home), **({"DAGSMITH_DATABASE_URL": database_url} if database_url else {}), **env}
     return subprocess.run([sys.executable, "-m", "dagsmith.cli.app", *args], capture_output=True, text=True,
-                          env=variables, timeout=600)
+                          env=_variables(home, database_url, env), timeout=600)
+
+
+def dagsmith_started(*args: str, output: Path, home: Path, database_url: str | None = None,
+                     **env: str) -> subprocess.Popen:
+    """The ``dagsmith`` command started and left running, its output (both streams) going to ``output``."""
+    with open(output, "w", encoding="utf-8") as written:
+        return subprocess.Popen([sys.executable, "-m", "dagsmith.cli.app", *args], stdout=written,
+                                stderr=subprocess.STDOUT, text=True, env=_variables(home, database_url, env))
 
 
 def listening(pid: int) -> set[tuple[str, int]]:

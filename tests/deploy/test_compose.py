@@ -14,7 +14,8 @@ from tests.conftest import ROOT
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yaml").read_text())
 SERVICES = COMPOSE["services"]
-AIRFLOW = {"airflow-api-server": "api-server", "airflow-scheduler": ["scheduler", "--skip-serve-logs"],
+AIRFLOW = {"airflow-api-server": "api-server",
+           "airflow-scheduler": ["python", "-m", "dagsmith.airflow.scheduler", "--skip-serve-logs"],
            "airflow-dag-processor": "dag-processor", "airflow-triggerer": ["triggerer", "--skip-serve-logs"]}
 #: Where the dagsmith image keeps the repository (Dockerfile: COPY . /opt/dagsmith).
 IMAGE_ROOT = "/opt/dagsmith"

@@ -172,7 +172,7 @@ def test_a_user_plans_chooses_and_triggers_then_sees_only_what_is_theirs_or_shar
     assert "user" not in triggered["conf"]  # the pipeline is the triggering login's, whatever a conf says
     assert api.wait(anas, run_id) == "success"
     # the run records the profile as her page shows it, with no value from the data; its tasks read the rest
-    profiled = api.xcom(anas, run_id, "profile")
+    profiled = api.xcom(anas, run_id, "plan", key="profile")
     assert set(profiled) == {"n_rows", "n_columns", "format", "quality"} and profiled["n_rows"] == 344, profiled
     assert not {"Adelie", "Gentoo", "Biscoe", "Torgersen"} & set(re.findall(r"\w+", json.dumps(profiled)))
 
@@ -192,8 +192,8 @@ def test_a_user_plans_chooses_and_triggers_then_sees_only_what_is_theirs_or_shar
     impersonating = bobs.trigger(builder_dag_id("bob"), {"dataset": dataset, "goal": "predict the species",
                                                          "user": "ana", "on_behalf_of": "ana"})
     assert bobs.wait(builder_dag_id("bob"), impersonating, timeout=300) == "failed"
-    assert bobs.task_instances(builder_dag_id("bob"), impersonating)["owner"]["state"] == "failed"
-    log = bobs.log_text(builder_dag_id("bob"), impersonating, "owner")
+    assert bobs.task_instances(builder_dag_id("bob"), impersonating)["plan"]["state"] == "failed"
+    log = bobs.log_text(builder_dag_id("bob"), impersonating, "plan")
     assert f"{builder_dag_id('bob')} builds for bob only" in log
 
     pipeline_id = wait_for_pipeline(served.settings, "ana")
@@ -483,8 +483,8 @@ def test_airflow_shows_a_private_pipeline_to_its_owner_and_admins_only_and_a_sha
     refused = apis["admin"].trigger(META_DAG, {"dataset": str(csv), "goal": "predict the species",
                                                "on_behalf_of": "ghost"})
     assert apis["admin"].wait(META_DAG, refused, timeout=120) == "failed"
-    assert "there is no login named ghost" in apis["admin"].log_text(META_DAG, refused, "owner")
-    assert apis["admin"].task_instances(META_DAG, refused)["owner"]["try_number"] == 1
+    assert "there is no login named ghost" in apis["admin"].log_text(META_DAG, refused, "plan")
+    assert apis["admin"].task_instances(META_DAG, refused)["plan"]["try_number"] == 1
     with session_scope(served.settings) as session:
         assert not session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "ghost")).all()
     before = _listed(apis["admin"])

@@ -1,29 +1,30 @@
 """The meta-DAG ``dagsmith_build_pipeline``: the five agents as tasks, triggered from the UI, the API or a schedule.
 
-profile >> intent >> [clarify] >> understood >> recommend >> [choose] >> build >> execute. Agents pass their typed
-results along as JSON. A goal the reader is unsure of is asked in Airflow (``clarify``, ``airflow.goal_questions``):
-a person picks one of its likeliest readings (or types a target and task) in the UI's Required Actions or through the
-REST API, and the run goes on with it; nobody answering in time fails the run, and a run made in-process
-(``dag.test()``), which nobody logged in to answer, fails with the question at once.
-A goal naming several columns to predict is the intent task's question, unless it asks for a model of each ("predict
-both price and rooms") or the run's ``each_target`` does: then ``intent`` returns one intent per target, and
-recommend, build and execute are mapped over them (one pipeline per target, each built and run as its own DAG).
-With ``interactive`` on, ``choose`` waits for a person to pick among the top 3 per stage in the Airflow UI
-(Airflow's human-in-the-loop form); without an answer in time the top-ranked services are built.
-``execute`` triggers the pipeline's own DAG (written by ``build`` as a spec file) and waits for it; until the
-dag-processor has parsed the new DAG (``build`` marks its DAG file changed, so that takes seconds) the trigger fails
-and Airflow retries it, which is how the task waits for registration, for ``REGISTRATION_RETRIES`` tries.
+A clear goal is planned in one task: ``plan`` settles whose pipeline it is, profiles the data, reads the goal,
+ranks the services and builds the pipelines, and ``execute`` runs them. An agent a task each would wait for the
+scheduler between every two of them (a second or so each on a deployment); ``plan`` goes straight through. The
+other tasks are for what a person answers first, and are skipped otherwise:
+ask >> [clarify] >> understood >> recommend >> [choose] >> build >> execute_built.
+A goal the reader is unsure of is asked in Airflow (``clarify``, ``airflow.goal_questions``): a person picks one of
+its likeliest readings (or types a target and task) in the UI's Required Actions or through the REST API, and the run
+goes on with it; nobody answering in time fails the run, and a run made in-process (``dag.test()``), which nobody
+logged in to answer, fails with the question at once. With ``interactive`` on, ``choose`` waits for a person to pick
+among the top 3 per stage in the Airflow UI (Airflow's human-in-the-loop form); without an answer in time the
+top-ranked services are built. Agents pass their typed results along as JSON.
+A goal naming several columns to predict is the plan task's question, unless it asks for a model of each ("predict
+both price and rooms") or the run's ``each_target`` does: then there is one intent per target and one pipeline per
+target, each built and run as its own DAG (``recommend``, ``build`` and the executes are mapped over them).
+``execute`` triggers a pipeline's own DAG (written as a spec file) and waits for it; until the dag-processor has
+parsed the new DAG (the build marks its DAG file changed, so that takes seconds) the trigger fails and Airflow
+retries it, which is how the task waits for registration, for ``REGISTRATION_RETRIES`` tries.
 
-Whose pipeline a run builds is decided by who triggered it, never by its conf (``owner_of_run``): the login
-Airflow records as the run's triggering user, or, for ``on_behalf_of``, another login, which admins only may name
-(and runs made in-process, ``dag.test()``, where nobody logged in). The ``owner`` task says who built for whom.
-
-Under the FAB auth manager a DAG's runs (their conf, task logs and XComs) are read by whoever may read the DAG:
-Airflow has no per-run rights. So each login who may build has a build DAG of its own,
+Whose pipeline a run builds is decided by who triggered it, never by its conf (``airflow.build_owner``); the plan
+task says who built for whom. Under the FAB auth manager a DAG's runs (their conf, task logs and XComs) are read by
+whoever may read the DAG: Airflow has no per-run rights. So each login who may build has a build DAG of its own,
 ``dagsmith_build_pipeline_for_<login>`` (``builder_dag_id``), read and triggered by that login and admins only, and
 ``dagsmith_build_pipeline`` is granted to no one but admins. Under the simple auth manager (one person on a machine)
 there is ``dagsmith_build_pipeline`` alone. The profile holds values from the data (each column's most frequent
-ones, which the intent task reads): the run records only its shape and quality in XCom, as the owner's page shows
+ones, which the goal's reading uses): the run records only its shape and quality in XCom, as the owner's page shows
 them, and its later tasks read the whole profile from a file named after the run (``profile_file``) that only the
 deployment reads.
 """
@@ -40,7 +41,7 @@ from airflow.configuration import conf
 from airflow.providers.standard.operators.hitl import HITLEntryOperator, HITLOperator
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
 from airflow.sdk import DAG, Param, get_parsing_context, task
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from dagsmith.agents.approval import top_choices_markdown
 from dagsmith.agents.choices import ChoiceError, parse_choices
@@ -50,12 +51,13 @@ from dagsmith.agents.profiler import profile_dataset
 from dagsmith.airflow.ownership import (BUILD_DAG_ID, READ_AND_TRIGGER, api_login, builder_dag_id, fab, logins,
                                        owner_role)
 from dagsmith.airflow import goal_questions
+from dagsmith.airflow.build_owner import owner_for
 from dagsmith.airflow.run_params import run_dataset, runtime_param
 from dagsmith.airflow.pipeline_shards import announce
 from dagsmith.config import Settings
 from dagsmith.errors import InputError
 from dagsmith.execution.specs import dag_id, write_spec
-from dagsmith.models.catalog import TaskType
+from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import AmbiguousGoal, ConstraintKind, GivenFields, Intent, Question, SeveralTargets
 from dagsmith.models.plan import RankingMode, Recommendation
 from dagsmith.models.profile import DatasetProfile
@@ -68,8 +70,8 @@ DAG_ID = BUILD_DAG_ID
 #: announced; a read-only DAGs folder waits for the file's next parse, 30 s by default).
 REGISTRATION_RETRIES = 18
 REGISTRATION_DELAY = timedelta(seconds=5)
-#: Who owns a pipeline built where nobody logged in.
-ANONYMOUS = "anonymous"
+#: XComs of the plan task besides the pipelines it built: whose pipeline it is, the profile's shape and quality.
+OWNER_KEY, PROFILE_KEY = "owner", "profile"
 #: Logins with these roles may build, so they have a build DAG under FAB.
 BUILDER_ROLES = ("user", "op")
 #: How long an interactive run waits for a person's choice before building the top-ranked services.
@@ -90,50 +92,6 @@ def _waiting_for_registration(context) -> None:
 def _user_error(exc: Exception) -> AirflowFailException:
     """A mistake in the request (data, goal): fail at once with the message, no retries."""
     return AirflowFailException(f"{exc} {EACH_TARGET_HINT}" if isinstance(exc, SeveralTargets) else str(exc))
-
-
-def _dag_login(dag_id_: str) -> str | None:
-    """The login whose build DAG this is (None for ``dagsmith_build_pipeline``)."""
-    login = dag_id_.removeprefix(f"{DAG_ID}_for_")
-    return None if login == dag_id_ else login
-
-
-def _is_admin(login: str) -> bool:
-    """Whether a login that triggered ``dagsmith_build_pipeline`` is an admin: under FAB only admins may trigger
-    it; the simple auth manager's roles are in its configuration."""
-    if fab():
-        return True
-    if conf.getboolean("core", "simple_auth_manager_all_admins", fallback=False):
-        return True
-    roles = dict(entry.strip().rpartition(":")[::2] for entry in
-                 conf.get("core", "simple_auth_manager_users", fallback="").split(",") if ":" in entry)
-    return roles.get(login) == "admin"
-
-
-def owner_of_run(dag_id_: str, triggering_user: str | None, on_behalf_of: str | None) -> str:
-    """Whose pipeline a run builds: the login its build DAG belongs to, else the login that triggered it, or another
-    one an admin names in ``on_behalf_of``; a run nobody triggered through the API builds for ``on_behalf_of`` or
-    anonymous. Anything else fails the run with the reason."""
-    if login := _dag_login(dag_id_):  # FAB lets only this login and admins trigger it
-        if on_behalf_of and on_behalf_of != login:
-            raise AirflowFailException(f"{dag_id_} builds for {login} only: admins build for another login by "
-                                       f"triggering that login's build DAG or {DAG_ID} with on_behalf_of")
-        return login
-    if api_login(triggering_user) is None:
-        return on_behalf_of or ANONYMOUS
-    if on_behalf_of and on_behalf_of != triggering_user and not _is_admin(triggering_user):
-        raise AirflowFailException(f"{triggering_user} may not build a pipeline for {on_behalf_of}: pipelines belong "
-                                   "to the login that triggers the build; only admins set on_behalf_of")
-    return on_behalf_of or triggering_user
-
-
-def _check_owner(owner: str, settings: Settings) -> None:
-    """Under FAB a pipeline's DAG is granted to its owner's role, which only a login made by ``fab_logins`` has:
-    refuse a build for anyone else before anything is written."""
-    if fab() and owner not in logins(settings):
-        raise AirflowFailException(f"there is no login named {owner} on this deployment, so the pipeline's DAG could "
-                                   "not be granted to its owner; add the login (python -m dagsmith.airflow.fab_logins) "
-                                   "or build for an existing one")
 
 
 def profile_file(settings: Settings, dag_run) -> Path:
@@ -157,21 +115,26 @@ def _kept_profile(settings: Settings, dag_run) -> DatasetProfile:
     try:
         return DatasetProfile.model_validate_json(profile_file(settings, dag_run).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise AirflowFailException("this run's profile of the dataset is gone: clear the profile task to make it "
+        raise AirflowFailException("this run's profile of the dataset is gone: clear the plan task to make it "
                                    "again") from None
 
 
-def _read(params: dict, user: str, given: GivenFields, dag_run, *, answered: bool = False) -> list[dict]:
+def _owner_of(ti) -> str:
+    """The owner the plan task settled, for the tasks after it (never read from the run's conf)."""
+    return ti.xcom_pull(task_ids="plan", key=OWNER_KEY)
+
+
+def _read(params: dict, user: str, given: GivenFields, profile: DatasetProfile, *,
+          answered: bool = False) -> list[dict]:
     """The goal's intents for the run's owner, as JSON. A reading the fields settle (given, or with ``answered`` the
     answer to a question about the goal) is remembered for these words on a table of these columns."""
     settings = Settings.from_env()
-    profile = _kept_profile(settings, dag_run)
     try:
         intents = read_intents(params["goal"], profile, user=user, given=given,
                                each_target=bool(params.get("each_target")), settings=settings)
     except AmbiguousGoal as question:
         if not answered:
-            raise  # for the intent task to ask
+            raise  # for the plan task to ask
         raise _user_error(question) from None  # an answer that settles nothing is not asked about again
     except (Question, FieldError) as exc:
         raise _user_error(exc) from None
@@ -180,6 +143,57 @@ def _read(params: dict, user: str, given: GivenFields, dag_run, *, answered: boo
             remember_reading(session, params["goal"], profile, intents, user=user,
                              how="answered" if answered else "given")
     return [i.model_dump(mode="json") for i in intents]
+
+
+def _recommend(profile: DatasetProfile, intent: Intent, user: str, params: dict) -> Recommendation:
+    settings = Settings.from_env()
+    try:
+        return recommend_stages(profile, intent, user=user, mode=RankingMode(params["mode"]), settings=settings)
+    except EmptyCatalog as exc:
+        raise _user_error(exc) from None
+
+
+def _choices(intents: list[Intent], chosen: str | None, params: dict) -> list[dict[Stage, str]]:
+    """A person's choice lines (``choose``'s answer, else the run's ``choices``) per intent, every line checked
+    against the targets before any pipeline is built."""
+    lines = str(chosen or params.get("choices") or "").splitlines()
+    try:
+        return [parse_choices(lines, intent.target, intent.asks(ConstraintKind.EACH_TARGET) or [])
+                for intent in intents]
+    except ChoiceError as exc:
+        raise _user_error(exc) from None
+
+
+def _build(profile: DatasetProfile, intent: Intent, recommendation: Recommendation, choices: dict[Stage, str],
+           user: str, params: dict) -> int:
+    """Build, check and store one pipeline and write its DAG's spec; its id."""
+    settings = Settings.from_env()
+    try:
+        spec = build_pipeline(profile, intent, recommendation, data=run_dataset(params["dataset"], settings),
+                              user=user, settings=settings, schedule=params.get("schedule"),
+                              shared=bool(params.get("shared")), choices=choices)
+    except ChoiceError as exc:  # a chosen service the ranking does not offer, a model no catalog entry is
+        raise _user_error(exc) from None
+    if not spec.valid:
+        raise AirflowFailException("the pipeline failed its checks: "
+                                   + "; ".join(c.detail for c in spec.checks if not c.passed))
+    write_spec(spec.id, settings)
+    announce(spec.id, Path(conf.get("core", "dags_folder")))  # so that execute finds the DAG soon
+    return spec.id
+
+
+def _execute(task_id: str, pipeline_ids) -> None:
+    """Trigger each built pipeline's own DAG and wait for it; mapped over the ids, so skipped when there are none."""
+    TriggerDagRunOperator.partial(
+        task_id=task_id,
+        conf={"dataset": "{{ params.dataset }}", "runtime": "{{ params.runtime }}",
+              "user": f"{{{{ ti.xcom_pull(task_ids='plan', key='{OWNER_KEY}') }}}}"},
+        wait_for_completion=True,
+        poke_interval=5,
+        retries=REGISTRATION_RETRIES,
+        retry_delay=REGISTRATION_DELAY,
+        on_retry_callback=_waiting_for_registration,
+    ).expand(trigger_dag_id=pipeline_ids.map(dag_id))
 
 
 def build_dags() -> dict[str, DAG]:
@@ -247,67 +261,64 @@ def build(login: str | None = None) -> DAG:
         },
     ) as dag:
 
-        @task(task_id="owner")
-        def owner(params: dict | None = None, dag_run=None) -> str:
-            built_for = owner_of_run(dag_run.dag_id, dag_run.triggering_user_name, params.get("on_behalf_of"))
-            if (dag_run.conf or {}).get("user", built_for) != built_for:
-                raise AirflowFailException("the run's 'user' does not choose whose pipeline is built: it belongs to "
-                                           "the login that triggers the run (admins set on_behalf_of)")
-            _check_owner(built_for, Settings.from_env())
-            log.info("building a pipeline for %s, triggered by %s", built_for, dag_run.triggering_user_name or "nobody")
-            return built_for
-
-        @task(task_id="profile")
-        def profile(params: dict | None = None, dag_run=None) -> dict:
-            settings = Settings.from_env()
+        @task(task_id="plan")
+        def plan(params: dict | None = None, ti=None, dag_run=None) -> list[int]:
+            """Whose pipeline this is, the data's profile and the goal's reading; for a clear goal that nobody is to
+            choose services for, the pipelines built as well (returned, for ``execute``): planned in one task, the
+            run reaches its pipelines without a scheduler's round per agent. Else none, and what the later tasks
+            read as XComs of their own: the question and its readings, or the intents to recommend for."""
+            built_for, settings = owner_for(params, dag_run), Settings.from_env()
             try:
                 profiled = profile_dataset(run_dataset(params["dataset"], settings), descriptions=params.get("columns"))
-                return _keep_profile(profiled, settings, dag_run)
             except InputError as exc:
                 raise _user_error(exc) from None
-
-        @task(task_id="intent")
-        def intent(user: str, params: dict | None = None, ti=None, dag_run=None) -> list[list[str]]:
-            """The options to ask a person about (none when the goal was read with confidence); the intents, or the
-            question and its readings, as XComs of their own."""
+            shown = _keep_profile(profiled, settings, dag_run)
             try:
-                outcome = goal_questions.clear(_read(params, user, GivenFields.from_conf(params), dag_run))
+                outcome = goal_questions.clear(_read(params, built_for, GivenFields.from_conf(params), profiled))
             except AmbiguousGoal as question:
                 if not question.candidates or api_login(dag_run.triggering_user_name) is None:
                     raise _user_error(question) from None  # nobody logged in to answer (a run made in-process)
                 outcome = goal_questions.asked(question)  # for a person to answer (clarify)
-            for key, value in outcome.items():
-                if key != goal_questions.OPTIONS_KEY:
-                    ti.xcom_push(key=key, value=value)
-            return outcome[goal_questions.OPTIONS_KEY]
+            intents = [] if params["interactive"] else [Intent.model_validate(i)
+                                                        for i in outcome[goal_questions.INTENTS_KEY]]
+            chosen = _choices(intents, None, params)
+            pipelines = [_build(profiled, intent, _recommend(profiled, intent, built_for, params), choices, built_for,
+                                params) for intent, choices in zip(intents, chosen, strict=True)]
+            for key, value in {**outcome, OWNER_KEY: built_for, PROFILE_KEY: shown}.items():
+                ti.xcom_push(key=key, value=value)
+            return pipelines
+
+        @task(task_id="ask")
+        def ask(ti=None) -> list[list[str]]:
+            """The options of the question plan asks, if any (``clarify`` is mapped over them: Airflow maps over a
+            task's return value only); skipped when plan built the pipelines, and with it everything after."""
+            if ti.xcom_pull(task_ids="plan"):
+                raise AirflowSkipException("the plan task built the pipelines")
+            return ti.xcom_pull(task_ids="plan", key=goal_questions.OPTIONS_KEY)
 
         clarify = HITLOperator.partial(
             task_id="clarify",
             subject="What should this build do? {{ params.goal }}",
-            body="{{ ti.xcom_pull(task_ids='intent', key='question') }}",  # rendered once: the goal stays text
+            body="{{ ti.xcom_pull(task_ids='plan', key='question') }}",  # rendered once: the goal stays text
             params=goal_questions.ENTRY,
             response_timeout=goal_questions.QUESTION_TIMEOUT,
         )
 
-        @task(task_id="understood", trigger_rule="none_failed")
-        def understood_step(user: str, params: dict | None = None, ti=None, dag_run=None) -> list[dict]:
-            read = ti.xcom_pull(task_ids="intent", key=goal_questions.INTENTS_KEY)
-            if read:  # the goal was clear: nothing was asked
+        @task(task_id="understood", trigger_rule="none_failed_min_one_success")
+        def understood_step(params: dict | None = None, ti=None, dag_run=None) -> list[dict]:
+            read = ti.xcom_pull(task_ids="plan", key=goal_questions.INTENTS_KEY)
+            if read:  # the goal was clear: nothing was asked, services are to be chosen
                 return read
             answer = ti.xcom_pull(task_ids="clarify", map_indexes=0) or {}
-            candidates = ti.xcom_pull(task_ids="intent", key=goal_questions.CANDIDATES_KEY)
+            candidates = ti.xcom_pull(task_ids="plan", key=goal_questions.CANDIDATES_KEY)
             chosen = goal_questions.answer_fields(answer, candidates).model_dump(exclude_defaults=True)
-            return _read(params, user, GivenFields.from_conf(params).model_copy(update=chosen), dag_run,
-                         answered=True)
+            return _read(params, _owner_of(ti), GivenFields.from_conf(params).model_copy(update=chosen),
+                         _kept_profile(Settings.from_env(), dag_run), answered=True)
 
         @task(task_id="recommend")
-        def recommend(intent_json: dict, user: str, params: dict | None = None, ti=None, dag_run=None) -> dict:
-            planned, settings = Intent.model_validate(intent_json), Settings.from_env()
-            try:
-                result = recommend_stages(_kept_profile(settings, dag_run), planned, user=user,
-                                          mode=RankingMode(params["mode"]), settings=settings)
-            except EmptyCatalog as exc:
-                raise _user_error(exc) from None
+        def recommend(intent_json: dict, params: dict | None = None, ti=None, dag_run=None) -> dict:
+            planned = Intent.model_validate(intent_json)
+            result = _recommend(_kept_profile(Settings.from_env(), dag_run), planned, _owner_of(ti), params)
             aimed = planned.target if planned.asks(ConstraintKind.EACH_TARGET) else None
             ti.xcom_push(key="top_choices", value=top_choices_markdown(result, aimed))
             return result.model_dump(mode="json")
@@ -328,49 +339,24 @@ def build(login: str | None = None) -> DAG:
         )
 
         @task(task_id="build", trigger_rule="none_failed_min_one_success")
-        def build_step(planned: tuple[dict, dict], user: str, params: dict | None = None, ti=None,
-                       dag_run=None) -> int:
-            settings = Settings.from_env()
+        def build_step(planned: tuple[dict, dict], params: dict | None = None, ti=None, dag_run=None) -> int:
             answer = ti.xcom_pull(task_ids="choose") or {}  # nothing when the run is not interactive
-            chosen = (answer.get("params_input") or {}).get("choices") or params.get("choices") or ""
-            planned_intent, recommendation_json = Intent.model_validate(planned[0]), planned[1]
-            try:
-                choices = parse_choices(str(chosen).splitlines(), planned_intent.target,
-                                        planned_intent.asks(ConstraintKind.EACH_TARGET) or [])
-                spec = build_pipeline(_kept_profile(settings, dag_run), planned_intent,
-                                      Recommendation.model_validate(recommendation_json),
-                                      data=run_dataset(params["dataset"], settings),
-                                      user=user, settings=settings, schedule=params.get("schedule"),
-                                      shared=bool(params.get("shared")), choices=choices)
-            except ChoiceError as exc:
-                raise _user_error(exc) from None
-            if not spec.valid:
-                raise AirflowFailException("the pipeline failed its checks: "
-                                           + "; ".join(c.detail for c in spec.checks if not c.passed))
-            write_spec(spec.id, settings)
-            announce(spec.id, Path(conf.get("core", "dags_folder")))  # so that execute finds the DAG soon
-            return spec.id
+            intent = Intent.model_validate(planned[0])
+            [choices] = _choices([intent], (answer.get("params_input") or {}).get("choices"), params)
+            return _build(_kept_profile(Settings.from_env(), dag_run), intent,
+                          Recommendation.model_validate(planned[1]), choices, _owner_of(ti), params)
 
-        built_for = owner()
-        profiled = profile()
-        asks = intent(user=built_for)
-        built_for >> profiled >> asks  # nothing is read before the owner is settled
+        pipelines = plan()
+        _execute("execute", pipelines)  # a clear goal, planned in one task
         # one intent per pipeline: the map every later task is expanded over
-        understood = understood_step(user=built_for)
-        asks >> clarify.expand(options=asks) >> understood  # clarify is skipped when nothing is asked
-        ranked = recommend.partial(user=built_for).expand(intent_json=understood)
-        pipeline_ids = build_step.partial(user=built_for).expand(planned=understood.zip(ranked))
+        understood = understood_step()
+        asked = ask()
+        pipelines >> asked >> clarify.expand(options=asked) >> understood  # clarify skipped when nothing is asked
+        asked >> understood
+        ranked = recommend.expand(intent_json=understood)
+        pipeline_ids = build_step.expand(planned=understood.zip(ranked))
         branch = ask_or_build()
         ranked >> branch >> [choose, pipeline_ids]
         choose >> pipeline_ids
-        TriggerDagRunOperator.partial(
-            task_id="execute",
-            conf={"dataset": "{{ params.dataset }}", "runtime": "{{ params.runtime }}",
-                  "user": "{{ ti.xcom_pull(task_ids='owner') }}"},
-            wait_for_completion=True,
-            poke_interval=5,
-            retries=REGISTRATION_RETRIES,
-            retry_delay=REGISTRATION_DELAY,
-            on_retry_callback=_waiting_for_registration,
-        ).expand(trigger_dag_id=pipeline_ids.map(dag_id))
+        _execute("execute_built", pipeline_ids)  # after a question or a choice
     return dag

@@ -61,6 +61,8 @@ WORKER_CONCURRENCY = 4
 DEFAULT_QUEUE = "default"
 #: Each service's own options: the api-server's address is added in ``start``; no log server listens.
 SERVICE_OPTIONS = {"scheduler": ["--skip-serve-logs"], "triggerer": ["--skip-serve-logs"]}
+#: Services started as Airflow's own command run by a module of dagsmith's, which loads the task code first.
+SERVICE_MODULES = {"scheduler": ["dagsmith.airflow.scheduler"]}
 #: Where the api-server listens unless told otherwise: this machine only.
 LOOPBACK = "127.0.0.1"
 #: Addresses that mean every interface: clients reach them at localhost.
@@ -246,7 +248,8 @@ class LocalDeployment:
                 mark_shared(self.settings.workspaces_dir)  # the workers check for it before they start
             for service in SERVICES:
                 progress(f"starting {service}")
-                command = [sys.executable, "-m", "airflow", service, *SERVICE_OPTIONS.get(service, [])]
+                command = [sys.executable, "-m", *SERVICE_MODULES.get(service, ["airflow", service]),
+                           *SERVICE_OPTIONS.get(service, [])]
                 if service == "api-server":
                     command += ["--host", self.host, "--port", str(self.port)]
                 self._processes[service] = spawn(self.logs, service, command, env)

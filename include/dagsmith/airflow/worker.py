@@ -4,15 +4,16 @@ It is Airflow's own ``airflow celery worker``, started only once this worker see
 root (``execution.workers``): a worker without it would fail the first step whose input another worker wrote. The
 refusal is one line on stderr and the error's exit code (3).
 
-Airflow's CLI runs in this process, after it has loaded Airflow's plugins (dagsmith's task code with them): the
-worker's pool processes fork from it, and each task forks from a pool process, so tasks start with both loaded, as
-they do under a scheduler's LocalExecutor. A task that loads them itself spends about 0.6 s of every step on it.
+Airflow's CLI runs in this process, after it has loaded dagsmith's task code (``airflow.forks``): the worker's pool
+processes fork from it, and each task forks from a pool process, so tasks start with it loaded, as they do under
+dagsmith's scheduler (``airflow.scheduler``).
 """
 
 from __future__ import annotations
 
 import sys
 
+from dagsmith.airflow.forks import load_task_code
 from dagsmith.config import Settings
 from dagsmith.errors import UserFacingError
 from dagsmith.execution.workers import check_shared
@@ -24,10 +25,9 @@ def main(argv: list[str]) -> int:
     except UserFacingError as exc:  # the root not shared, or a setting it cannot use
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    load_task_code()
     from airflow.__main__ import main as airflow
-    from airflow.sdk.plugins_manager import integrate_macros_plugins
 
-    integrate_macros_plugins()  # what each task does first; cached, so a forked task finds it done
     sys.argv = ["airflow", "celery", "worker", *argv]
     airflow()
     return 0

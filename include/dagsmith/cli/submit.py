@@ -32,7 +32,7 @@ from dagsmith.data.roots import DatasetRefused, confine
 from dagsmith.errors import InputError, ServiceUnavailable, UserFacingError
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import dag_id
-from dagsmith.models.airflow import SUMMARY_XCOM, AirflowState
+from dagsmith.models.airflow import QUESTION_XCOM, SUMMARY_XCOM, AirflowState
 from dagsmith.models.execution import RunSummary
 from dagsmith.models.intent import GivenFields
 from dagsmith.models.plan import PipelineStatus
@@ -42,8 +42,11 @@ from dagsmith.store.events import run_events
 
 USER_VARIABLE = "DAGSMITH_AIRFLOW_USER"
 PASSWORD_VARIABLE = "DAGSMITH_AIRFLOW_PASSWORD"
-#: The meta-DAG's tasks that plan, shown as they end.
-PLANNING = ("profile", "intent", "recommend", "build")
+#: The meta-DAG's tasks that plan, shown as they end: ``plan`` builds a clear goal's pipelines itself, ``build`` each
+#: pipeline of a goal a person answered a question about or chose services for.
+PLANNING = ("plan", "recommend", "build")
+#: Those of them whose return values are the pipelines they built: a list, or one id.
+BUILDERS = ("plan", "build")
 #: Airflow's REST API pushes nothing: its run is asked again after this long, or at once when the store announces
 #: a change to a run (``store.events``).
 POLL_SECONDS = 2.0
@@ -170,8 +173,7 @@ class _Follow:
         self.client, self.url, self.dag, self.run_id, self.goal, self.user = client, url, dag, run_id, goal, user
         self.settings, self.json = settings, json
         self.seen: set = set()
-        #: Built pipelines (by the build task's map index) and their executions once started.
-        self.built: dict[int, int] = {}
+        #: Built pipelines and their executions once started.
         self.executions: dict[int, int | None] = {}
 
     def link(self, dag: str, run_id: str) -> str:
@@ -192,7 +194,7 @@ class _Follow:
         for execution_id in filter(None, self.executions.values()):
             for line in progress_lines(self.settings, execution_id, self.seen):
                 self._print(line)
-        building = any(t["task_id"] == "build" and not AirflowState.task_finished(t["state"]) for t in tasks)
+        building = any(t["task_id"] in BUILDERS and not AirflowState.task_finished(t["state"]) for t in tasks)
         if AirflowState.run_finished(state) and not (self.executions and finished):
             raise RunFailed(self._failure(tasks))  # nothing left that could still finish
         return bool(self.executions) and finished and (not building or AirflowState.run_finished(state))
@@ -202,15 +204,24 @@ class _Follow:
         if name not in PLANNING or not AirflowState.task_finished(state) or (name, index) in self.seen:
             return
         self.seen.add((name, index))
-        if state == AirflowState.SUCCESS and name == "build":
-            pipeline_id = self.client.xcom(self.dag, self.run_id, name, map_index=index)
-            self.built[index] = pipeline_id
-            self.executions[pipeline_id] = None
-            self._print(self._header(pipeline_id, runtime))
+        if state == AirflowState.SUCCESS and name in BUILDERS:
+            built = self.client.xcom(self.dag, self.run_id, name, map_index=index)
+            for pipeline_id in built if isinstance(built, list) else [built]:
+                self.executions[pipeline_id] = None
+                self._print(self._header(pipeline_id, runtime))
+            if not built:
+                self._asked()
         elif state == AirflowState.SUCCESS:
             self._print(f"[green]✓[/] {name}")
-        elif state != AirflowState.UPSTREAM_FAILED:
+        elif state not in (AirflowState.UPSTREAM_FAILED, AirflowState.SKIPPED):
             self._print(f"[red]✗[/] {name}")
+
+    def _asked(self) -> None:
+        """Say what the run waits for when plan built nothing: a person's answer in Airflow."""
+        question = self.client.xcom(self.dag, self.run_id, "plan", key=QUESTION_XCOM)
+        waits_for = f"an answer to its question:\n{question}" if question else "a person to choose the services"
+        self._print(f"the deployment waits for {waits_for}\nanswer in Airflow's Required Actions: "
+                    f"{self.url}/required_actions (the run: {self.link(self.dag, self.run_id)})")
 
     def _header(self, pipeline_id: int, runtime: str) -> str:
         with session_scope(self.settings) as session:
@@ -222,7 +233,7 @@ class _Follow:
                     f"it in Airflow: {self.link(self.dag, self.run_id)}")
             steps = session.scalar(select(func.count()).where(schema.PipelineStep.pipeline_id == pipeline_id))
             target = f" of '{pipeline.target}'" if pipeline.target else ""
-            gap = "\n" if len(self.built) > 1 else ""
+            gap = "\n" if len(self.executions) > 1 else ""
             return (f"{gap}pipeline {pipeline_id} [bold]{escape(pipeline.name)}[/]: {pipeline.task_type}{target}, "
                     f"{steps} steps, runtime {runtime}")
 

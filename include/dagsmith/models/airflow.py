@@ -8,6 +8,8 @@ from enum import StrEnum
 #: The XCom of a pipeline DAG's ``finish`` task that holds the run's summary (``RunSummary``): its return value, also
 #: pushed when the run failed.
 SUMMARY_XCOM = "return_value"
+#: The XCom of the build DAG's ``plan`` task that holds the question it asks about the goal (empty when none).
+QUESTION_XCOM = "question"
 #: Set (by ``airflow.run_child``) where a run's tasks run one at a time, as under ``dag.test()``, whose order among
 #: ready tasks is arbitrary: the pipeline DAG then chains a search's candidates in rank order, so the later ones race
 #: the top-ranked (``dagsmith_kit.halving``) instead of the other way round.
