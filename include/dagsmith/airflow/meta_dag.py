@@ -40,7 +40,7 @@ from pathlib import Path
 from airflow.configuration import conf
 from airflow.providers.standard.operators.hitl import HITLEntryOperator, HITLOperator
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
-from airflow.sdk import DAG, Param, get_parsing_context, task
+from airflow.sdk import DAG, Param, XComArg, get_parsing_context, task
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from dagsmith.agents.approval import top_choices_markdown
@@ -182,7 +182,7 @@ def _build(profile: DatasetProfile, intent: Intent, recommendation: Recommendati
     return spec.id
 
 
-def _execute(task_id: str, pipeline_ids) -> None:
+def _execute(task_id: str, pipeline_ids: XComArg) -> None:
     """Trigger each built pipeline's own DAG and wait for it; mapped over the ids, so skipped when there are none."""
     TriggerDagRunOperator.partial(
         task_id=task_id,
