@@ -71,6 +71,9 @@ ADMIN = "admin"
 #: Login roles, least to most rights: the simple auth manager's, or dagsmith's FAB roles named for them.
 ROLES = ("viewer", "user", "op", "admin")
 HEALTH_PATH = "/api/v2/monitor/health"
+#: The execution API's health, asked once the services are: its first request has Airflow generate the API's
+#: versioned routes (about 3 s of CPU), which the deployment's first task would otherwise wait for.
+EXECUTION_HEALTH_PATH = "/execution/health"
 #: Written under the deployment's root once it is healthy, removed when it stops: how ``dagsmith run`` finds it.
 STATE_FILE = "deployment.json"
 #: The metadata database's name on the embedded server.
@@ -281,15 +284,19 @@ class LocalDeployment:
         while time.monotonic() < deadline:
             self.check_alive()
             status = self.health()
-            if status and all(part.get("status") == "healthy" for part in status.values()):
+            if (status and all(part.get("status") == "healthy" for part in status.values())
+                    and self._answer(EXECUTION_HEALTH_PATH, timeout=60).get("status") == "healthy"):
                 return
             time.sleep(2)
         raise DeploymentError(f"the services were not healthy after {START_TIMEOUT:.0f} s: {status}")
 
     def health(self) -> dict:
         """The API's health report ({} while the api-server is not answering)."""
+        return self._answer(HEALTH_PATH, timeout=5)
+
+    def _answer(self, path: str, *, timeout: float) -> dict:
         try:
-            with urllib.request.urlopen(self.url + HEALTH_PATH, timeout=5) as response:
+            with urllib.request.urlopen(self.url + path, timeout=timeout) as response:
                 return json.loads(response.read())
         except (urllib.error.URLError, OSError, ValueError):
             return {}
