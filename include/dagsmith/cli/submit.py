@@ -217,11 +217,11 @@ class _Follow:
             self._print(f"[red]✗[/] {name}")
 
     def _asked(self) -> None:
-        """Say what the run waits for when plan built nothing: a person's answer in Airflow."""
+        """Say what the run waits for when plan built nothing (this command never asks for an interactive choice):
+        an answer to its question about the goal, given in Airflow."""
         question = self.client.xcom(self.dag, self.run_id, "plan", key=QUESTION_XCOM)
-        waits_for = f"an answer to its question:\n{question}" if question else "a person to choose the services"
-        self._print(f"the deployment waits for {waits_for}\nanswer in Airflow's Required Actions: "
-                    f"{self.url}/required_actions (the run: {self.link(self.dag, self.run_id)})")
+        self._print(f"the deployment waits for an answer to its question:\n{escape(question)}\nanswer in Airflow's "
+                    f"Required Actions: {self.url}/required_actions (the run: {self.link(self.dag, self.run_id)})")
 
     def _header(self, pipeline_id: int, runtime: str) -> str:
         with session_scope(self.settings) as session:
