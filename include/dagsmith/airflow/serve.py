@@ -199,6 +199,10 @@ class LocalDeployment:
         """What every Airflow service of this deployment runs with."""
         values = self._secrets()
         return {
+            # A scheduler round when the last found nothing to do: every task waits for one after the task before
+            # it, half as long as with Airflow's 1 s (session 24: a churn run's fixed cost 14 to 10-12 s); an
+            # operator's own setting wins.
+            "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.5",
             # dagsmith's DAGs and store, as for in-process runs, but not the local CLI's mark: datasets stay
             # within the data roots (dagsmith.data.roots).
             **airflow_env(self.settings),
