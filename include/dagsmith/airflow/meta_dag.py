@@ -352,7 +352,7 @@ def build(login: str | None = None) -> DAG:
         understood = understood_step()
         asked = ask()
         pipelines >> asked >> clarify.expand(options=asked) >> understood  # clarify skipped when nothing is asked
-        asked >> understood
+        asked >> understood  # with clarify skipped, ask's success is what lets understood run (interactive choice)
         ranked = recommend.expand(intent_json=understood)
         pipeline_ids = build_step.expand(planned=understood.zip(ranked))
         branch = ask_or_build()
