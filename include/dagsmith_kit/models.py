@@ -113,6 +113,46 @@ def hist_boosting_summary(model: Pipeline, detail: str = "") -> tuple[int, str]:
     return iterations, f"{iterations} boosting iterations{detail}. " + native_categories_note(model)
 
 
+#: Categories a linear model's one-hot encoding keeps per column; rarer values share one column.
+LINEAR_MAX_CATEGORIES = 30
+
+
+def with_linear_inputs(estimator: Any) -> Pipeline:
+    """``estimator`` preceded by what a linear model needs of a raw table, learned on the rows it is fitted on:
+    numbers standardised, with their gaps filled by the median and flagged (a gap can mean something), and text
+    columns one-hot encoded, a gap being a category of its own. Such a model reads the table as loaded, so it can
+    race the tree models that read it so too, whose errors it rarely shares."""
+    from sklearn.compose import ColumnTransformer, make_column_selector
+    from sklearn.impute import SimpleImputer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    numbers = Pipeline([("fill", SimpleImputer(strategy="median", add_indicator=True)), ("scale", StandardScaler())])
+    categories = Pipeline([("text", TextCategories()), ("onehot", OneHotEncoder(
+        handle_unknown="infrequent_if_exist", max_categories=LINEAR_MAX_CATEGORIES, sparse_output=False))])
+    prepare = ColumnTransformer([("numbers", numbers, make_column_selector(dtype_include="number")),
+                                 ("categories", categories, make_column_selector(dtype_exclude="number"))],
+                                verbose_feature_names_out=False)
+    return Pipeline([("prepare", prepare), ("model", estimator)])
+
+
+class TextCategories(TransformerMixin, BaseEstimator):
+    """Non-numeric columns as plain text for one-hot encoding, a gap as the category ``(missing)``."""
+
+    def fit(self, X: pd.DataFrame, y: Any = None) -> TextCategories:
+        return self
+
+    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
+        return X.astype("string").fillna("(missing)").astype(object)
+
+    def get_feature_names_out(self, input_features: Any = None) -> Any:
+        return input_features
+
+
+def linear_coefficients(model: Pipeline, weights: Any) -> str:
+    """The report's list of a :func:`with_linear_inputs` model's largest ``weights``, named by encoded column."""
+    return ranked(list(model.named_steps["prepare"].get_feature_names_out()), weights)
+
+
 def ranked(names: list[str], weights: Any, top: int = 10) -> str:
     """A Markdown list of the ``top`` features by absolute weight (coefficients or importances)."""
     pairs = sorted(zip(names, [float(w) for w in weights]), key=lambda p: abs(p[1]), reverse=True)[:top]

@@ -331,7 +331,7 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
         "best_seconds": outcome.best_seconds,
         "stopped": outcome.stopped, "warm_starts": len(search.warm_start), "progress": outcome.progress,
         "rivals": [rival.name for rival in search.rivals],
-        "history": sorted(outcome.history, key=lambda h: -h["score"])[:10],
+        "history": _kept_history(outcome.history),
     }, default=str, indent=2), encoding="utf-8")
     warm = f", {len(search.warm_start)} of them won on similar tables" if search.warm_start else ""
     tuned = (f"{outcome.trials - 1} more configurations tried{warm}; the best scored {outcome.score:.4f} "
@@ -341,6 +341,13 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
     out.append_report(f"Validation ({outcome.folds}, {search.metric}): {outcome.score:.4f} against "
                       f"{outcome.baseline:.4f} for a trivial predictor; {tuned}, in {outcome.seconds:.1f} s of a "
                       f"{search.budget_seconds:.0f} s budget.{scale}")
+
+
+def _kept_history(history: list[dict[str, Any]], best: int = 10) -> list[dict[str, Any]]:
+    """The ``best`` configurations by score, and every remembered one (a warm start) wherever it ranked, so a
+    person can see what the remembered configurations were worth here."""
+    ranked = sorted(history, key=lambda h: -h["score"])
+    return ranked[:best] + [h for h in ranked[best:] if h.get("warm_start")]
 
 
 def score_predictions(metric: str, y: pd.Series, predicted: pd.DataFrame) -> float:

@@ -1,18 +1,19 @@
 """Fit an L2-regularised (ridge) linear regression on the training table and predict the test target.
 
-Needs numeric features without missing values and a numeric target; alpha sets the regularisation strength.
+Reads the table as it comes (numbers standardised with their gaps filled and flagged, text columns one-hot encoded,
+all learned on the training rows) and needs a numeric target; alpha sets the regularisation strength.
 Under a pipeline's model search it tunes alpha on the training rows.
 """
 
 from sklearn.linear_model import Ridge
 
 from dagsmith_kit import ServiceError, run_service
-from dagsmith_kit.models import numeric_features, ranked
+from dagsmith_kit.models import linear_coefficients, native_features, with_linear_inputs
 from dagsmith_kit.supervised import tune_fit_and_predict
 
 
 def ridge(params):
-    return Ridge(alpha=float(params.get("alpha", 1.0)))
+    return with_linear_inputs(Ridge(alpha=float(params.get("alpha", 1.0))))
 
 
 def space(trial):
@@ -22,10 +23,10 @@ def space(trial):
 def train(inp, out, params):
     if float(params.get("alpha", 1.0)) < 0:
         raise ServiceError(f"alpha must be zero or positive, got {params['alpha']}")
-    features = numeric_features(inp, regression=True)
-    model, features = tune_fit_and_predict(inp, out, ridge, params, features, space=space)
-    out.append_report(f"## Ridge regression (alpha {model.alpha:g})\n\nLargest coefficients:\n"
-                      + ranked(features, model.coef_))
+    model, _ = tune_fit_and_predict(inp, out, ridge, params, native_features(inp, regression=True), space=space)
+    fitted = model.named_steps["model"]
+    out.append_report(f"## Ridge regression (alpha {fitted.alpha:g})\n\nLargest coefficients:\n"
+                      + linear_coefficients(model, fitted.coef_))
 
 
 if __name__ == "__main__":

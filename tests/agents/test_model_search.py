@@ -55,6 +55,24 @@ def test_models_that_fit_the_data_worse_than_the_pick_stay_out():
     assert candidates(weak, "gradient_boosting_classifier", "recommender") == ["gradient_boosting_classifier"]
 
 
+FAMILIES = {"lightgbm_classifier": "gradient_boosting", "gradient_boosting_classifier": "gradient_boosting",
+            "logistic_regression": "linear_model", "random_forest_classifier": "random_forest",
+            "naive_bayes_classifier": "naive_bayes"}
+
+
+def test_a_model_of_another_family_joins_before_a_second_of_the_picks():
+    """A blend gains most from members whose errors differ: the linear model, nearly as fit, goes before a second
+    booster; a family too weak for the data (naive Bayes) does not get in for being different."""
+    ranked = ranking(("lightgbm_classifier", 0.6, 1.0), ("gradient_boosting_classifier", 0.58, 1.0),
+                     ("random_forest_classifier", 0.57, 0.95), ("logistic_regression", 0.55, 0.85),
+                     ("naive_bayes_classifier", 0.5, 0.7))
+    assert candidates(ranked, "lightgbm_classifier", "recommender", family=FAMILIES.get) == [
+        "lightgbm_classifier", "random_forest_classifier", "logistic_regression"]
+    without_forest = lambda name: name != "random_forest_classifier"  # noqa: E731 - it cannot read the raw columns
+    assert candidates(ranked, "lightgbm_classifier", "recommender", without_forest, FAMILIES.get) == [
+        "lightgbm_classifier", "logistic_regression", "gradient_boosting_classifier"]
+
+
 def test_a_persons_choice_is_tuned_alone():
     assert candidates(RANKED, "svm_classifier", "user") == ["svm_classifier"]
 

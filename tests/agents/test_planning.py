@@ -197,20 +197,25 @@ def test_records_entered_twice_are_deduplicated_on_their_id_and_chance_repeats_a
 
 def test_a_model_that_encodes_and_imputes_itself_gets_the_raw_columns(catalog_settings, embedder, churn_csv):
     """Churn has text columns and gaps; the top model splits on categories and routes gaps natively, so no one-hot
-    encoder or mean imputer runs before it, and only models that do the same are searched or healed with."""
+    encoder or mean imputer runs before it, and only models that read the raw columns too (natively, or encoding
+    and filling gaps inside themselves, as the linear model does) are searched or healed with."""
     result = plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False)
     spec = result.pipeline
     stages = {s.stage for s in spec.steps}
     assert spec.valid and Stage.ENCODING not in stages and Stage.IMPUTATION not in stages
     assert {Stage.ENCODING, Stage.IMPUTATION} <= set(result.intent.required_stages)
     modelling = next(s for s in spec.steps if s.stage is Stage.MODELLING)
-    native = {"lightgbm_classifier", "gradient_boosting_classifier"}
-    assert set(modelling.search.candidates) <= native and set(modelling.alternatives) <= native
+    raw = {"lightgbm_classifier", "gradient_boosting_classifier", "logistic_regression"}
+    assert set(modelling.search.candidates) <= raw and set(modelling.alternatives) <= raw
     assert "imputation and encoding left to the models" in modelling.search.reason
 
-    chosen = plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False,
-                  choices={Stage.MODELLING: "logistic_regression"})
-    assert {Stage.ENCODING, Stage.IMPUTATION} <= {s.stage for s in chosen.pipeline.steps}
+    def planned_stages(model: str) -> set[Stage]:
+        chosen = plan(churn_csv, "predict customer churn", settings=catalog_settings, embedder=embedder, save=False,
+                      choices={Stage.MODELLING: model})
+        return {s.stage for s in chosen.pipeline.steps}
+
+    assert {Stage.ENCODING, Stage.IMPUTATION} <= planned_stages("svm_classifier")
+    assert not {Stage.ENCODING, Stage.IMPUTATION} & planned_stages("logistic_regression")
 
 
 def test_a_service_that_bounds_its_own_work_gets_a_tenth_of_the_goals_time_budget(catalog_settings, embedder,

@@ -95,9 +95,13 @@ def test_capabilities_and_requirements_distinguish_near_duplicates():
     strict, tolerant = analysis("standard_scaler_strict"), analysis("standard_scaler")
     assert any("refuses input with missing values" in r for r in strict.requirements_on_input)
     assert "handles missing values" in tolerant.capabilities
-    boosting, logistic = analysis("gradient_boosting_classifier"), analysis("logistic_regression")
+    boosting, logistic, svm = (analysis(name) for name in
+                               ("gradient_boosting_classifier", "logistic_regression", "svm_classifier"))
     assert {"handles missing values", "handles categorical features natively"} <= set(boosting.capabilities)
-    assert any("numeric features only" in r for r in logistic.requirements_on_input)
+    assert any("numeric features only" in r for r in svm.requirements_on_input)
+    assert {"handles missing values", "encodes categorical features itself"} <= set(logistic.capabilities)
+    assert not logistic.requirements_on_input or not any("numeric" in r for r in logistic.requirements_on_input)
+    assert logistic.tags.encodes_internally and not boosting.tags.encodes_internally
     assert set(logistic.task_types) == {"binary_classification", "multiclass_classification"}
     assert analysis("csv_loader").inputs.count("CSV/TSV files") == 1
     assert "Excel files" in analysis("tabular_loader").inputs and "Excel files" not in analysis("csv_loader").inputs

@@ -18,6 +18,7 @@ from dagsmith.execution.workspace import Workspace
 from dagsmith.learning.configurations import search_winners
 from dagsmith.models.execution import SearchSummary
 from dagsmith.models.intent import GivenFields
+from dagsmith.models.catalog import Stage
 from dagsmith.models.plan import ModelSearch
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -84,7 +85,7 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
         ("decision_tree_classifier", stump["params"], "history"), ("gradient_boosting_classifier", booster["params"],
                                                                    "history")]
     again = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
-                 choices=NUMERIC_PREPARATION).pipeline
+                 choices=NUMERIC_PREPARATION | {Stage.MODELLING: "gradient_boosting_classifier"}).pipeline
     searched = next(s for s in again.steps if s.stage == "modelling").search
     assert searched.warm_start["gradient_boosting_classifier"][0] == booster["params"], searched.warm_start
     assert "the most similar tables (the portfolio and this deployment's runs)" in searched.reason

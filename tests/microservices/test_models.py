@@ -82,7 +82,7 @@ def test_svm_refuses_too_many_rows(run, split):
 
 def test_numeric_models_explain_what_to_fix(run, churn, tmp_path):
     churn_split = run("train_test_splitter", churn, {"random_state": 0}).output
-    result = run("logistic_regression", churn_split, ok=False)
+    result = run("svm_classifier", churn_split, ok=False)
     assert result.returncode == 2 and "encode these columns first" in result.stderr and "contract" in result.stderr
     frame = datasets.load("penguins")[["species", *PENGUIN_MEASURES]]  # 2 rows with gaps
     gappy = split_bundle(tmp_path / "gappy", frame, "species", "multiclass_classification")

@@ -18,6 +18,7 @@ from dagsmith.agents.parameters import infer_params
 from dagsmith.agents.parameters_llm import read_params
 from dagsmith.agents.stages import STAGE_ORDER, ordered
 from dagsmith.agents.wiring import left_to_model, wire
+from dagsmith.catalog.knowledge import model_family
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import ConstraintKind, Intent
@@ -66,12 +67,13 @@ def build(
         params, reasons = infer_params(stage, entry, profile, intent)
         search = plan_search(stage, recommendation.for_stage(stage), name, by, profile, intent, search_seconds,
                              lambda candidate, stage=stage: infer_params(stage, catalog[candidate], profile, intent)[0],
-                             lambda candidate: native <= prepares_itself(catalog[candidate].analysis.tags), winners)
+                             lambda candidate: native <= prepares_itself(catalog[candidate].analysis.tags), winners,
+                             lambda candidate: model_family(catalog[candidate].analysis.algorithms))
         if search and intent.asks(ConstraintKind.MODEL):
             search.reason = f"the goal asks for {' or '.join(intent.asks(ConstraintKind.MODEL))}: {search.reason}"
         if search and native:
             search.reason += (f"; {' and '.join(s.value for s in ordered(native))} left to the models, which do it "
-                              f"natively, so no step before them does it")
+                              "themselves, so no step before them does it")
         steps.append(PlannedStep(
             position=position, stage=stage, microservice=name, params=params, param_reasons=reasons,
             depends_on=depends[position], expected_inputs=entry.analysis.inputs,

@@ -124,7 +124,7 @@ def strengths(tags: Tags, state: DataState) -> list[str]:
 
 def prepares_itself(tags: Tags) -> set[Stage]:
     """Preparation a model does itself, so no step does it before: one-hot columns hide the categories from a model
-    that splits on them natively, and filled-in values hide that a value was missing from one that learns where
-    gaps go."""
-    return {stage for stage, does in ((Stage.ENCODING, tags.native_categorical),
+    that splits on them natively (and one that encodes them inside would encode them twice), and filled-in values
+    hide that a value was missing from one that learns where gaps go."""
+    return {stage for stage, does in ((Stage.ENCODING, tags.native_categorical or tags.encodes_internally),
                                       (Stage.IMPUTATION, tags.handles_missing)) if does}

@@ -23,8 +23,9 @@ from dagsmith_kit.portfolio import Table, Winner, nearest
 
 #: Models fitted side by side at most (the recommender's order).
 MAX_CANDIDATES = 3
-#: An alternative joins the search when its compatibility with the data is at least this share of the top pick's.
-COMPATIBLE_SHARE = 0.9
+#: An alternative joins the search when its compatibility with the data is at least this share of the top pick's,
+#: or this lower share when it is of a family no candidate is (a linear model's usual strength is 0.85 of the best).
+COMPATIBLE_SHARE, OTHER_FAMILY_SHARE = 0.9, 0.8
 #: The default search budget: seconds for a small table, one more per this many cells, and the bounds.
 BASE_SECONDS, CELLS_PER_SECOND, MIN_SECONDS, MAX_SECONDS = 10.0, 5_000, 15.0, 300.0
 #: The share of a goal's stated time budget the search may take (loading, preparing and evaluating need the rest).
@@ -75,18 +76,28 @@ def class_weighting(intent: Intent) -> str | None:
 
 
 def candidates(ranking: StageRecommendation, pick: str, chosen_by: str,
-               takes: Callable[[str], bool] = lambda name: True) -> list[str]:
-    """The pick first, then the models that fit the data best (compatibility weighs an estimator's usual strength
-    on tables this size), each at least about as well as the pick and, by ``takes``, able to read the data as the
-    pipeline prepares it."""
+               takes: Callable[[str], bool] = lambda name: True,
+               family: Callable[[str], str | None] = lambda name: None) -> list[str]:
+    """The pick first, then the best model of each other family (``family``) that fits the data nearly as well,
+    then the models that fit the data best (compatibility weighs an estimator's usual strength on tables this
+    size), each at least about as well as the pick and, by ``takes``, able to read the data as the pipeline
+    prepares it. Another family comes first because a blend gains most from members whose errors differ: a
+    linear model beside boosted trees often beats either, and beats a second boosting library."""
     if chosen_by == "user":
         return [pick]
     fit = {c.microservice: c.signals.compatibility for c in ranking.candidates}
+    others = [c.microservice for c in sorted(
+        (c for c in ranking.candidates if c.microservice != pick and takes(c.microservice)),
+        key=lambda c: (-c.signals.compatibility, -c.score))]
+    chosen, families = [pick], {family(pick)}
+    for name in others:
+        kind = family(name)
+        if kind is not None and kind not in families and fit[name] >= fit.get(pick, 0.0) * OTHER_FAMILY_SHARE:
+            chosen.append(name)
+            families.add(kind)
     floor = fit.get(pick, 0.0) * COMPATIBLE_SHARE
-    others = sorted((c for c in ranking.candidates
-                     if c.microservice != pick and fit[c.microservice] >= floor and takes(c.microservice)),
-                    key=lambda c: (-c.signals.compatibility, -c.score))
-    return [pick, *(c.microservice for c in others)][:MAX_CANDIDATES]
+    chosen += [name for name in others if name not in chosen and fit[name] >= floor]
+    return chosen[:MAX_CANDIDATES]
 
 
 def table_of(profile: DatasetProfile, intent: Intent) -> Table:
@@ -110,17 +121,20 @@ def warm_starts(names: list[str], table: Table, winners: Sequence[Winner]) -> tu
 def plan_search(stage: Stage, ranking: StageRecommendation | None, pick: str, chosen_by: str,
                 profile: DatasetProfile, intent: Intent, configured_seconds: float | None,
                 params_of: Callable[[str], dict[str, Any]],
-                takes: Callable[[str], bool] = lambda name: True, winners: Sequence[Winner] = ()) -> ModelSearch | None:
+                takes: Callable[[str], bool] = lambda name: True, winners: Sequence[Winner] = (),
+                family: Callable[[str], str | None] = lambda name: None) -> ModelSearch | None:
     """The search for a supervised modelling step (``params_of`` infers a candidate's params, ``takes`` says
-    whether a candidate reads the data as prepared, ``winners`` are the configurations that won before), or None
-    for any other step."""
+    whether a candidate reads the data as prepared, ``winners`` are the configurations that won before, ``family``
+    names a candidate's model family), or None for any other step."""
     if stage is not Stage.MODELLING or intent.task_type not in DEFAULT_METRIC or ranking is None:
         return None
-    names = candidates(ranking, pick, chosen_by, takes)
+    names = candidates(ranking, pick, chosen_by, takes, family)
     total, why_budget = budget(profile, intent, configured_seconds)
     measure, why_metric = metric(intent)
     each = max(1.0, round(total / len(names), 1))
-    who = "your choice, tuned" if chosen_by == "user" else f"{len(names)} model(s) that fit the data"
+    kinds = len({family(name) or name for name in names})
+    who = ("your choice, tuned" if chosen_by == "user" else f"{len(names)} model(s) that fit the data"
+           + (f", of {kinds} families" if kinds > 1 else ""))
     blend = len(names) > 1 and not find_constraint(intent.constraints, ConstraintKind.MODEL)
     table = table_of(profile, intent)
     warm, why_warm = warm_starts(names, table, winners)

@@ -195,6 +195,8 @@ WRITES_REPORT = {"forest_step", "drop_columns"}
 #: Row splitters that draw rows at random, and those that do so when called with ``shuffle=True``.
 SHUFFLES_ROWS = {"train_test_split", "ShuffleSplit", "StratifiedShuffleSplit", "GroupShuffleSplit", "permutation"}
 SHUFFLES_WHEN_ASKED = {"KFold", "StratifiedKFold", "RepeatedKFold", "RepeatedStratifiedKFold"}
+#: dagsmith_kit helpers that put preparation steps inside the model they wrap (a model that reads raw columns).
+PREPARES_INSIDE = {"with_linear_inputs": (Stage.IMPUTATION, Stage.ENCODING, Stage.SCALING)}
 #: Markers of native categorical support in estimators.
 NATIVE_CATEGORICAL = {"category", "from_dtype", "with_native_categories"}
 
@@ -224,3 +226,10 @@ MODEL_FAMILY_ALGORITHMS: dict[str, tuple[str, ...]] = {
     "linear_model": ("LogisticRegression", "LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGD", "HuberRegressor",
                      "LinearDiscriminantAnalysis"),
 }
+
+
+def model_family(algorithms: list[str]) -> str | None:
+    """The family of a service's estimators (the first that names one), for telling alike models from different
+    ones; the umbrella family of all tree ensembles does not count."""
+    return next((family for family, prefixes in MODEL_FAMILY_ALGORITHMS.items() if family != "tree_ensemble"
+                 for algorithm in algorithms if algorithm.startswith(prefixes)), None)

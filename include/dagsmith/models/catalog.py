@@ -108,6 +108,7 @@ class Tags(BaseModel):
     handles_missing: bool = False
     numeric_only: bool = Field(False, description="fails on text columns")
     native_categorical: bool = Field(False, description="splits on categories without encoding")
+    encodes_internally: bool = Field(False, description="a model that encodes text columns inside itself")
     scales_internally: bool = False
     fits_on_train: bool = Field(False, description="learns on the training table, applies to every table")
     shuffles_rows: bool = Field(False, description="divides rows at random (a random split or shuffled folds)")

@@ -19,6 +19,7 @@ from dagsmith.catalog.knowledge import (
     FITS_ON_TRAIN,
     NATIVE_CATEGORICAL,
     PATTERNS,
+    PREPARES_INSIDE,
     REJECTS_MISSING,
     SHUFFLES_ROWS,
     SHUFFLES_WHEN_ASKED,
@@ -36,7 +37,7 @@ from dagsmith.catalog.source import ServiceSource
 from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, Tags, TaskType
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.7"
+ANALYZER_VERSION = "1.8"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
@@ -211,7 +212,9 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
     """What the code needs and does, read from its calls (the estimators of its main stage above all), the
     ``algorithms`` it relies on and the bundle files it ``reads``."""
     estimators = [m for m in evidence.meanings.values() if m.stage is primary and m.weight >= 3.0]
-    internal = {m.stage for m in evidence.meanings.values()} - {primary}
+    internal = ({m.stage for m in evidence.meanings.values()}
+                | {stage for helper, stages in PREPARES_INSIDE.items() if facts.uses(helper) for stage in stages}
+                ) - {primary}
     predictive = primary in {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION}
     imputes = primary is Stage.IMPUTATION or (predictive and Stage.IMPUTATION in internal)
     encodes = Stage.ENCODING in internal or facts.uses("select_dtypes") and primary is not Stage.ENCODING
@@ -235,6 +238,7 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
         numeric_only=not native and any(m.numeric_only for m in estimators) and not encodes
         and primary is not Stage.ENCODING,
         native_categorical=native,
+        encodes_internally=predictive and encodes,
         scales_internally=Stage.SCALING in internal and primary in TERMINAL_STAGES,
         fits_on_train=facts.uses(*FITS_ON_TRAIN),
         shuffles_rows=facts.uses(*SHUFFLES_ROWS) or any(facts.uses(name) and facts.call_keywords.get(name, {})
@@ -259,6 +263,7 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
 _CAPABILITIES = {
     "handles_missing": "handles missing values",
     "native_categorical": "handles categorical features natively",
+    "encodes_internally": "encodes categorical features itself",
     "scales_internally": "scales features internally",
     "fits_on_train": "learns on the training table only and applies the result to every table",
     "shuffles_rows": "picks rows at random",
