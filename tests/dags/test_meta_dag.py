@@ -116,6 +116,16 @@ def test_a_goal_asking_for_a_model_of_each_target_builds_and_runs_one_pipeline_p
     assert output.count("Marking success for <Mapped(TriggerDagRunOperator): execute>") == 2, output[-4000:]
 
 
+def test_a_target_whose_pipeline_cannot_be_built_leaves_no_pipeline_of_the_others(catalog_settings, tmp_path):
+    """Price's pipeline builds; rooms' choice names a service its ranking does not offer: the run fails with that
+    reason, and price's pipeline is not left stored beside nothing."""
+    data = houses_in(catalog_settings.home / "datasets" / tmp_path.name)
+    state, output = run_dag(catalog_settings, {"dataset": str(data), "goal": "predict both price and rooms",
+                                               "on_behalf_of": "half", "choices": "rooms: modelling=kmeans_clustering"})
+    assert state == "failed" and "'kmeans_clustering' is not a candidate for modelling" in output, output[-4000:]
+    assert not built_by(catalog_settings, "half")
+
+
 def test_several_targets_are_the_plan_task_question_or_one_pipeline_each_with_choices_aimed_at_one(
         catalog_settings, embedder, tmp_path):
     data = houses_in(catalog_settings.home / "datasets" / tmp_path.name)

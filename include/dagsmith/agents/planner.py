@@ -69,18 +69,22 @@ def recommend_stages(
                          mode=mode, weights=weights)
 
 
-def build_pipeline(
-    profile: DatasetProfile, intent: Intent, recommendation: Recommendation, *, data: str | Path,
-    user: str = "anonymous", choices: dict[Stage, str] | None = None, settings: Settings | None = None,
-    schedule: str | None = None, shared: bool = False, save: bool = True,
-) -> PipelineSpec:
-    """Agent A4: build, validate and (with ``save``) store the pipeline with what its runs need to know."""
-    spec, ids = _build(profile, intent, recommendation, data=data, user=user, choices=choices, settings=settings)
-    spec.schedule, spec.shared = schedule, shared
-    if not save:
-        return spec
+def build_pipelines(
+    profile: DatasetProfile, planned: Sequence[tuple[Intent, Recommendation, dict[Stage, str]]], *, data: str | Path,
+    user: str = "anonymous", settings: Settings | None = None, schedule: str | None = None, shared: bool = False,
+    accept: Callable[[PipelineSpec], None] = lambda spec: None,
+) -> list[PipelineSpec]:
+    """Agent A4 for each target (its intent, ranking and chosen services): build and validate every pipeline, let
+    ``accept`` refuse one by raising, then store them all together, so a target whose pipeline cannot be built
+    leaves no pipeline of the others behind."""
+    built = [_build(profile, intent, recommendation, data=data, user=user, choices=choices, settings=settings)
+             for intent, recommendation, choices in planned]
+    for spec, _ in built:
+        spec.schedule, spec.shared = schedule, shared
+        accept(spec)
     with session_scope(settings) as session:
-        return _store(session, spec, ids, profile, intent, recommendation)
+        return [_store(session, spec, ids, profile, intent, recommendation)
+                for (spec, ids), (intent, recommendation, _) in zip(built, planned, strict=True)]
 
 
 def _build(profile: DatasetProfile, intent: Intent, recommendation: Recommendation, *, data: str | Path, user: str,

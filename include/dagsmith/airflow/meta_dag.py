@@ -46,7 +46,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from dagsmith.agents.approval import top_choices_markdown
 from dagsmith.agents.choices import ChoiceError, parse_choices
 from dagsmith.agents.intent.given import KNOWN_METRICS, FieldError
-from dagsmith.agents.planner import EmptyCatalog, build_pipeline, read_intents, recommend_stages, remember_reading
+from dagsmith.agents.planner import EmptyCatalog, build_pipelines, read_intents, recommend_stages, remember_reading
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.airflow.ownership import (BUILD_DAG_ID, READ_AND_TRIGGER, api_login, builder_dag_id, fab, logins,
                                        owner_role)
@@ -59,7 +59,7 @@ from dagsmith.errors import InputError
 from dagsmith.execution.specs import dag_id, write_spec
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import AmbiguousGoal, ConstraintKind, GivenFields, Intent, Question, SeveralTargets
-from dagsmith.models.plan import RankingMode, Recommendation
+from dagsmith.models.plan import PipelineSpec, RankingMode, Recommendation
 from dagsmith.models.profile import DatasetProfile
 from dagsmith.store.db import session_scope
 
@@ -164,22 +164,27 @@ def _choices(intents: list[Intent], chosen: str | None, params: dict) -> list[di
         raise _user_error(exc) from None
 
 
-def _build(profile: DatasetProfile, intent: Intent, recommendation: Recommendation, choices: dict[Stage, str],
-           user: str, params: dict) -> int:
-    """Build, check and store one pipeline and write its DAG's spec; its id."""
+def _build(profile: DatasetProfile, planned: list[tuple[Intent, Recommendation, dict[Stage, str]]], user: str,
+           params: dict) -> list[int]:
+    """Build and check every target's pipeline, then store them together and write their DAGs' specs; their ids.
+    A target whose pipeline cannot be built, or fails its checks, stores none of them."""
     settings = Settings.from_env()
     try:
-        spec = build_pipeline(profile, intent, recommendation, data=run_dataset(params["dataset"], settings),
-                              user=user, settings=settings, schedule=params.get("schedule"),
-                              shared=bool(params.get("shared")), choices=choices)
+        specs = build_pipelines(profile, planned, data=run_dataset(params["dataset"], settings), user=user,
+                                settings=settings, schedule=params.get("schedule"), shared=bool(params.get("shared")),
+                                accept=_checked)
     except ChoiceError as exc:  # a chosen service the ranking does not offer, a model no catalog entry is
         raise _user_error(exc) from None
+    for spec in specs:
+        write_spec(spec.id, settings)
+        announce(spec.id, Path(conf.get("core", "dags_folder")))  # so that execute finds the DAG soon
+    return [spec.id for spec in specs]
+
+
+def _checked(spec: PipelineSpec) -> None:
     if not spec.valid:
         raise AirflowFailException("the pipeline failed its checks: "
                                    + "; ".join(c.detail for c in spec.checks if not c.passed))
-    write_spec(spec.id, settings)
-    announce(spec.id, Path(conf.get("core", "dags_folder")))  # so that execute finds the DAG soon
-    return spec.id
 
 
 def _execute(task_id: str, pipeline_ids: XComArg) -> None:
@@ -282,8 +287,8 @@ def build(login: str | None = None) -> DAG:
             intents = [] if params["interactive"] else [Intent.model_validate(i)
                                                         for i in outcome[goal_questions.INTENTS_KEY]]
             chosen = _choices(intents, None, params)
-            pipelines = [_build(profiled, intent, _recommend(profiled, intent, built_for, params), choices, built_for,
-                                params) for intent, choices in zip(intents, chosen, strict=True)]
+            pipelines = _build(profiled, [(intent, _recommend(profiled, intent, built_for, params), choices)
+                                          for intent, choices in zip(intents, chosen, strict=True)], built_for, params)
             for key, value in {**outcome, OWNER_KEY: built_for, PROFILE_KEY: shown}.items():
                 ti.xcom_push(key=key, value=value)
             return pipelines
@@ -343,8 +348,9 @@ def build(login: str | None = None) -> DAG:
             answer = ti.xcom_pull(task_ids="choose") or {}  # nothing when the run is not interactive
             intent = Intent.model_validate(planned[0])
             [choices] = _choices([intent], (answer.get("params_input") or {}).get("choices"), params)
-            return _build(_kept_profile(Settings.from_env(), dag_run), intent,
-                          Recommendation.model_validate(planned[1]), choices, _owner_of(ti), params)
+            [built] = _build(_kept_profile(Settings.from_env(), dag_run),
+                             [(intent, Recommendation.model_validate(planned[1]), choices)], _owner_of(ti), params)
+            return built
 
         pipelines = plan()
         _execute("execute", pipelines)  # a clear goal, planned in one task

@@ -28,7 +28,7 @@ from sqlalchemy import select
 
 from dagsmith import datasets
 from dagsmith.agents.choices import ChoiceError
-from dagsmith.agents.planner import EmptyCatalog, build_pipeline, plan, recommend_stages
+from dagsmith.agents.planner import EmptyCatalog, build_pipelines, plan, recommend_stages
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.stages import ordered
 from dagsmith.bench.degrade import degraded_catalog
@@ -155,7 +155,8 @@ def _expert_pipeline(task: BenchTask, path: Path, user: str, experiment: Experim
         pick = next((name for name in task.reference[stage] if name in names), None)
         if pick:
             choices[stage] = pick
-    return build_pipeline(profile, intent, recommendation, data=path, user=user, choices=choices, settings=settings)
+    [spec] = build_pipelines(profile, [(intent, recommendation, choices)], data=path, user=user, settings=settings)
+    return spec
 
 
 def _cold(settings: Settings, steps: list[tuple[str, str]]) -> bool:
