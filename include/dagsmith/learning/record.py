@@ -1,7 +1,8 @@
 """Learning from a finished execution: stage and transition counts, globally and for the run's owner.
 
-A step's final service earns a success (or a failure when the step failed); every service that failed a
-try earns a failure at that stage, which lowers its pattern signal; consecutive services earn a transition.
+Every service that completed a step earns a success (every member of a blended model search, whose model is handed
+on); every service that failed a try earns a failure at that stage, which lowers its pattern signal; consecutive
+steps' final services earn a transition.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ def record_execution(session: Session, execution: schema.Execution, steps: list[
         succeeded = [a for a in attempts if a.status == StepStatus.COMPLETED]
         if succeeded:
             final[step.position] = succeeded[-1].microservice_id
+        for attempt in succeeded:
             for owner in owners:
-                _bump(session, "stage", owner, step.stage, succeeded[-1].microservice_id, None, ok=True)
+                _bump(session, "stage", owner, step.stage, attempt.microservice_id, None, ok=True)
     for step in steps:
         parent = step.depends_on[0] if step.depends_on else None
         if parent in final and step.position in final:
