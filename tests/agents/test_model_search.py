@@ -55,22 +55,27 @@ def test_models_that_fit_the_data_worse_than_the_pick_stay_out():
     assert candidates(weak, "gradient_boosting_classifier", "recommender") == ["gradient_boosting_classifier"]
 
 
-FAMILIES = {"lightgbm_classifier": "gradient_boosting", "gradient_boosting_classifier": "gradient_boosting",
-            "logistic_regression": "linear_model", "random_forest_classifier": "random_forest",
-            "naive_bayes_classifier": "naive_bayes"}
+FAMILIES = {"lightgbm_classifier": "tree_ensemble", "gradient_boosting_classifier": "tree_ensemble",
+            "random_forest_classifier": "tree_ensemble", "logistic_regression": "linear_model",
+            "svm_classifier": "svm", "naive_bayes_classifier": "naive_bayes"}
 
 
-def test_a_model_of_another_family_joins_before_a_second_of_the_picks():
-    """A blend gains most from members whose errors differ: the linear model, nearly as fit, goes before a second
-    booster; a family too weak for the data (naive Bayes) does not get in for being different."""
+def test_one_model_of_another_family_joins_before_the_pick_s_kin():
+    """A blend gains most from members whose errors differ: the best model of another family that is nearly as fit
+    (the SVM) joins, then the best-fitting models whatever their family; a family too weak for the data (naive
+    Bayes) does not get in for being different."""
     ranked = ranking(("lightgbm_classifier", 0.6, 1.0), ("gradient_boosting_classifier", 0.58, 1.0),
-                     ("random_forest_classifier", 0.57, 0.95), ("logistic_regression", 0.55, 0.85),
-                     ("naive_bayes_classifier", 0.5, 0.7))
+                     ("random_forest_classifier", 0.57, 0.95), ("svm_classifier", 0.56, 0.85),
+                     ("logistic_regression", 0.55, 0.85), ("naive_bayes_classifier", 0.5, 0.7))
     assert candidates(ranked, "lightgbm_classifier", "recommender", family=FAMILIES.get) == [
-        "lightgbm_classifier", "random_forest_classifier", "logistic_regression"]
-    without_forest = lambda name: name != "random_forest_classifier"  # noqa: E731 - it cannot read the raw columns
-    assert candidates(ranked, "lightgbm_classifier", "recommender", without_forest, FAMILIES.get) == [
+        "lightgbm_classifier", "svm_classifier", "gradient_boosting_classifier"]
+    reads_text = lambda name: name != "svm_classifier"  # noqa: E731 - it cannot read the raw columns
+    assert candidates(ranked, "lightgbm_classifier", "recommender", reads_text, FAMILIES.get) == [
         "lightgbm_classifier", "logistic_regression", "gradient_boosting_classifier"]
+    trees_only = ranking(("lightgbm_classifier", 0.6, 1.0), ("random_forest_classifier", 0.57, 0.95),
+                         ("naive_bayes_classifier", 0.5, 0.7))
+    assert candidates(trees_only, "lightgbm_classifier", "recommender", family=FAMILIES.get) == [
+        "lightgbm_classifier", "random_forest_classifier"]
 
 
 def test_a_persons_choice_is_tuned_alone():

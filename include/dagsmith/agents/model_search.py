@@ -78,26 +78,23 @@ def class_weighting(intent: Intent) -> str | None:
 def candidates(ranking: StageRecommendation, pick: str, chosen_by: str,
                takes: Callable[[str], bool] = lambda name: True,
                family: Callable[[str], str | None] = lambda name: None) -> list[str]:
-    """The pick first, then the best model of each other family (``family``) that fits the data nearly as well,
-    then the models that fit the data best (compatibility weighs an estimator's usual strength on tables this
-    size), each at least about as well as the pick and, by ``takes``, able to read the data as the pipeline
-    prepares it. Another family comes first because a blend gains most from members whose errors differ: a
-    linear model beside boosted trees often beats either, and beats a second boosting library."""
+    """The pick first, then the best model of another family (``family``) that fits the data nearly as well, then
+    the models that fit the data best (compatibility weighs an estimator's usual strength on tables this size), each
+    at least about as well as the pick and, by ``takes``, able to read the data as the pipeline prepares it. Another
+    family comes first because a blend gains most from members whose errors differ: a linear model beside boosted
+    trees often beats either, where two tree ensembles blended rarely beat the better one."""
     if chosen_by == "user":
         return [pick]
     fit = {c.microservice: c.signals.compatibility for c in ranking.candidates}
     others = [c.microservice for c in sorted(
         (c for c in ranking.candidates if c.microservice != pick and takes(c.microservice)),
         key=lambda c: (-c.signals.compatibility, -c.score))]
-    chosen, families = [pick], {family(pick)}
-    for name in others:
-        kind = family(name)
-        if kind is not None and kind not in families and fit[name] >= fit.get(pick, 0.0) * OTHER_FAMILY_SHARE:
-            chosen.append(name)
-            families.add(kind)
+    kin = family(pick)
+    unlike = next((name for name in others if family(name) not in (None, kin)
+                   and fit[name] >= fit.get(pick, 0.0) * OTHER_FAMILY_SHARE), None)
     floor = fit.get(pick, 0.0) * COMPATIBLE_SHARE
-    chosen += [name for name in others if name not in chosen and fit[name] >= floor]
-    return chosen[:MAX_CANDIDATES]
+    alike = [name for name in others if name != unlike and fit[name] >= floor]
+    return [pick, *([unlike] if unlike else []), *alike][:MAX_CANDIDATES]
 
 
 def table_of(profile: DatasetProfile, intent: Intent) -> Table:
