@@ -231,6 +231,6 @@ MODEL_FAMILY_ALGORITHMS: dict[str, tuple[str, ...]] = {
 def model_family(algorithms: list[str]) -> str | None:
     """The family of a service's estimators (the first that names one), for telling alike models from different
     ones: every tree ensemble (boosted, random or extremely randomised) is one family, as they err alike."""
-    return next((family for family, prefixes in sorted(MODEL_FAMILY_ALGORITHMS.items(),
-                                                       key=lambda item: item[0] != "tree_ensemble")
-                 for algorithm in algorithms if algorithm.startswith(prefixes)), None)
+    named = [family for family, prefixes in MODEL_FAMILY_ALGORITHMS.items()
+             if any(algorithm.startswith(prefixes) for algorithm in algorithms)]
+    return "tree_ensemble" if "tree_ensemble" in named else next(iter(named), None)
