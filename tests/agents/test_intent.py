@@ -249,6 +249,15 @@ def test_a_name_written_exactly_wins_over_one_differing_in_case(columns, said):
     assert detect_intent(f"predict the {said}", profile).target == said
 
 
+@pytest.mark.parametrize("goal", ["how much monthly fee does a customer pay?",
+                                  "what monthly fee will the customer pay?"])
+def test_an_identifier_named_as_surely_as_the_target_does_not_make_it_doubtful(goal):
+    """No model predicts an identifier: naming the rows' id column ('customer') beside the target is no rival reading
+    that lowers the confidence."""
+    found, evidence = read_with_evidence(goal, _members())
+    assert found.target == "monthly_fee" and not evidence.rival
+
+
 def test_an_identifier_is_refused_as_a_target():
     found = validate_intent(detect_intent("predict the customer", _members()), _members())
     assert "'customer' holds an identifier, a different value on nearly every row" in _issue(found, "target_unusable")

@@ -103,7 +103,7 @@ def test_exported_samples_carry_their_published_dictionary_to_the_profile(tmp_pa
     profiled = cli("profile", data, "--json")
     assert profiled.returncode == 0, profiled.stderr
     columns = {c["name"]: c["description"] for c in json.loads(profiled.stdout)["columns"]}
-    assert columns["medv"] == "median value of owner-occupied homes in $1000s."
+    assert columns["medv"] == "median value of owner-occupied homes (house value) in $1000s"
     broken = tmp_path / "broken.yaml"
     broken.write_text("medv: [")
     refused = cli("profile", data, "--columns", broken)

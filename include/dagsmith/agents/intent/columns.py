@@ -24,6 +24,11 @@ KIND_NAMES = {
 }
 
 
+def predictable(column: ColumnProfile) -> bool:
+    """A column a model could learn to predict: of a kind that can be predicted, with more than one value."""
+    return column.semantic_type not in UNPREDICTABLE and column.unique > 1
+
+
 def is_numeric(column: ColumnProfile) -> bool:
     return bool(_NUMERIC_DTYPE.match(column.dtype)) and column.semantic_type is not SemanticType.DATETIME
 

@@ -9,7 +9,7 @@ import re
 from dagsmith.agents.intent.calibration import Evidence, chance_right
 from dagsmith.agents.intent.column_meaning import meaning_lead
 from dagsmith.agents.intent.column_requests import column_constraints, excluded_columns, ruled_columns
-from dagsmith.agents.intent.columns import NEVER_FEATURES
+from dagsmith.agents.intent.columns import NEVER_FEATURES, predictable
 from dagsmith.agents.intent.constraints import parse_constraints
 from dagsmith.agents.intent.lexicon import Family
 from dagsmith.agents.intent.mentions import STRONG_MATCH, MatchKind, column_matches, column_named, explicit_target
@@ -86,8 +86,9 @@ def read_with_evidence(goal: str, profile: DatasetProfile, *, target: str | None
     reasons["task_type"] = f"{task.value.replace('_', ' ')}: {family_evidence(scores, family)}; {why}"
     asked = Name(kind=ConstraintKind.FOCUS, value=focus.column,
                        reason=f"the goal asks what goes with {target_reason(focus)}") if focus else None
+    # a column no model could predict (one value, an identifier) is no rival, however surely it is named
     rival = any(m.column != choice.column and m.score >= choice.confidence and not read.among_inputs(m.start)
-                for m in matches) if choice.column else False
+                and predictable(profile.column(m.column)) for m in matches) if choice.column else False
     lead = meaning_lead(text, profile, choice.column, embedder, ruled) \
         if embedder and choice.column in profile.column_names else 0.0
     evidence = Evidence(family is Family.SUPERVISED, task_words, task_margin, choice.confidence, rival, lead,

@@ -31,10 +31,9 @@ STOPWORDS = frozenset(stems_of(
 #: Nouns that name the rows or the idea of a target, not a column: "predict which customers leave".
 GENERIC_NOUNS = frozenset(stems_of(
     "customer client user employee staff worker people person patient applicant borrower passenger row record "
-    "sample observation instance item entry case house home property diamond penguin flower plant car wine oil "
-    "concrete mixture bird animal company business value outcome target label class category type kind group "
-    "result variable column field feature model future next someone one month week year day time period member "
-    "subscriber"
+    "sample observation instance item entry case company business value outcome target label class category type "
+    "kind group result variable column field feature model future next someone one month week year day time period "
+    "member subscriber"
 ))
 #: Words between two named columns that mean the goal asks for both ("price and cut").
 CONJUNCTIONS = frozenset(stems_of("and or plus also well as both either the a an its their of"))
@@ -148,7 +147,7 @@ SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
       "walk"),
      "churn exited attrition", ""),
     ("buy buyer purchase purchaser", "purchase purchased buy", ""),
-    ("price cost worth value expensive cheap sell", "price saleprice cost value medv", ""),
+    ("price cost worth value expensive cheap sell", "price saleprice cost value", ""),
     ("default repay repayment pay creditworthy creditworthiness risk risky bad good loan", "status class default",
      "good bad default paid"),
     ("survive survival die died death dead live alive mortality fatal deceased",
@@ -156,13 +155,9 @@ SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
     ("survive survival die died death dead live alive mortality fatal deceased", "status outcome vital",
      "dead died alive live lived survived deceased death"),
     ("kind breed variety", "species variety", ""),
-    ("cultivar variety grape winery producer origin", "cultivar variety", ""),
-    ("malignant benign cancer tumour tumor diagnose diagnosis", "diagnosis malignant", ""),
-    ("progression progress severity disease", "progression", ""),
     ("strength strong", "strength", ""),
     ("income salary wage earning earnings", "income wage salary earnings", ""),
     ("heavy weigh weight mass", "mass weight", ""),
-    ("where origin provenance region", "region origin", ""),
 )
 SYNONYMS = tuple(
     Synonym(frozenset(stems_of(goal)), frozenset(stems_of(column)), frozenset(stems_of(values)))

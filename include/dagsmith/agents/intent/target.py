@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
-from dagsmith.agents.intent.columns import CLASS_TYPES, UNPREDICTABLE
+from dagsmith.agents.intent.columns import CLASS_TYPES, UNPREDICTABLE, predictable
 from dagsmith.agents.intent.lexicon import (
     BOTH_WORDS,
     CONJUNCTIONS,
@@ -138,7 +138,7 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
     named = named_but_absent(goal, verbs)
     if named:
         only = [c.name for c in profile.columns if c.name not in inputs and c.name != profile.time_column
-                and _predictable(c) and c.unique > 1]
+                and predictable(c)]
         if len(only) == 1:  # words can name nothing else ("forecast the wine sales" over `time` and `value`)
             return TargetChoice(only[0], 0.6, f"the goal names '{named}' as what to predict; no column is called "
                                               f"that, and '{only[0]}' is the only column there is to predict")
