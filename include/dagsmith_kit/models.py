@@ -175,7 +175,7 @@ def lightgbm_features(inp: Bundle, *, regression: bool = False) -> list[str]:
 
 #: LightGBM's settings with the least each may be (LightGBM stops on smaller ones with an internal error).
 LIGHTGBM_MINIMUMS = {"n_estimators": 1, "num_leaves": 2, "min_child_samples": 0, "learning_rate": 1e-9,
-                     "colsample_bytree": 1e-9, "reg_lambda": 0.0}
+                     "colsample_bytree": 1e-9, "reg_lambda": 0.0, "max_bin": 2}
 
 
 def lightgbm_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -203,13 +203,14 @@ def lightgbm_summary(model: Pipeline, features: list[str], detail: str = "") -> 
 def lightgbm_space(trial: Any) -> dict[str, Any]:
     """The LightGBM hyperparameters worth searching (an Optuna trial's suggestions, see ``dagsmith_kit.search``).
     Small noisy tables are often fitted best by many shallow trees under a strong L2 penalty (4 leaves, a penalty
-    in the hundreds), so the ranges reach there."""
+    in the hundreds), small smooth ones by leaves of a few rows over coarse bins, so the ranges reach there."""
     return {"n_estimators": trial.suggest_int("n_estimators", 50, 600, log=True),
             "learning_rate": trial.suggest_float("learning_rate", 0.01, 0.3, log=True),
             "num_leaves": trial.suggest_int("num_leaves", 4, 128, log=True),
-            "min_child_samples": trial.suggest_int("min_child_samples", 5, 100, log=True),
+            "min_child_samples": trial.suggest_int("min_child_samples", 2, 100, log=True),
             "colsample_bytree": trial.suggest_float("colsample_bytree", 0.5, 1.0),
-            "reg_lambda": trial.suggest_float("reg_lambda", 1e-3, 300.0, log=True)}
+            "reg_lambda": trial.suggest_float("reg_lambda", 1e-3, 300.0, log=True),
+            "max_bin": trial.suggest_categorical("max_bin", [31, 63, 255])}
 
 
 def forest_space(trial: Any) -> dict[str, Any]:

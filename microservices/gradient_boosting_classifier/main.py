@@ -20,9 +20,9 @@ def booster(params):
 
 def space(trial):
     return {"learning_rate": trial.suggest_float("learning_rate", 0.02, 0.3, log=True),
-            "max_leaf_nodes": trial.suggest_int("max_leaf_nodes", 8, 128, log=True),
+            "max_leaf_nodes": trial.suggest_int("max_leaf_nodes", 4, 128, log=True),
             "min_samples_leaf": trial.suggest_int("min_samples_leaf", 5, 100, log=True),
-            "l2_regularization": trial.suggest_float("l2_regularization", 1e-4, 10.0, log=True)}
+            "l2_regularization": trial.suggest_float("l2_regularization", 1e-4, 300.0, log=True)}
 
 
 def train(inp, out, params):

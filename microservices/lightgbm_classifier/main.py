@@ -3,7 +3,7 @@
 Handles missing values and text (categorical) feature columns natively: text columns become pandas categories
 learned from the training table (a column's 255 commonest values at most), so no imputation or encoding is needed.
 LightGBM refuses feature names holding JSON characters ([ ] { } " : ,).
-Under a pipeline's model search it tunes rounds, learning rate, leaves and regularisation on the training rows.
+Under a pipeline's model search it tunes rounds, learning rate, leaves, bins and regularisation on the training rows.
 """
 
 from lightgbm import LGBMClassifier
@@ -18,7 +18,7 @@ from dagsmith_kit.supervised import tune_fit_and_predict
 def booster(params):
     return with_native_categories(LGBMClassifier(**lightgbm_settings(declared(
         params, n_estimators=200, learning_rate=0.05, num_leaves=31, min_child_samples=20, colsample_bytree=1.0,
-        reg_lambda=0.0, class_weight=None, random_state=42, n_jobs=1))))
+        reg_lambda=0.0, max_bin=255, class_weight=None, random_state=42, n_jobs=1))))
 
 
 def train(inp, out, params):

@@ -3,7 +3,7 @@
 Handles missing values and text (categorical) feature columns natively (a column's 255 commonest values at most);
 needs a numeric target. objective is regression (squared error), regression_l1, huber or poisson (which needs
 a non-negative target).
-Under a pipeline's model search it tunes rounds, learning rate, leaves and regularisation on the training rows.
+Under a pipeline's model search it tunes rounds, learning rate, leaves, bins and regularisation on the training rows.
 """
 
 from lightgbm import LGBMRegressor
@@ -20,7 +20,7 @@ OBJECTIVES = ("regression", "regression_l1", "huber", "poisson")
 def booster(params):
     return with_native_categories(LGBMRegressor(**lightgbm_settings(declared(
         params, objective="regression", n_estimators=300, learning_rate=0.05, num_leaves=31, min_child_samples=20,
-        colsample_bytree=1.0, reg_lambda=0.0, random_state=42, n_jobs=1))))
+        colsample_bytree=1.0, reg_lambda=0.0, max_bin=255, random_state=42, n_jobs=1))))
 
 
 def train(inp, out, params):
