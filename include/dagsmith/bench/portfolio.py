@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from dagsmith_kit import portfolio, search
+from dagsmith_kit import models, portfolio, search
 from dagsmith_kit.models import LIGHTGBM_REFUSED
 
 CATALOG = Path(__file__).resolve().parents[3] / "microservices"
@@ -67,7 +67,8 @@ class Case:
         return portfolio.Table.of_columns(self.task_type, len(features), [str(d) for d in features.dtypes])
 
 
-def _service(name: str) -> ModuleType:
+def service_module(name: str) -> ModuleType:
+    """A shipped service's ``main.py`` as a module: its model builder and search space."""
     spec = importlib.util.spec_from_file_location(f"portfolio_{name}", CATALOG / name / "main.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -75,7 +76,16 @@ def _service(name: str) -> ModuleType:
     return module
 
 
-def _prepared(case: Case, service: str) -> tuple[pd.DataFrame, pd.Series]:
+def builder_and_space(service: str, kind: str) -> tuple[Any, Any]:
+    """The service's model builder and search space (``SERVICES``), from its ``main.py`` or, for a space the service
+    takes from the kit (the forests' ``forest_space``), from ``dagsmith_kit.models``."""
+    module = service_module(service)
+    return tuple(getattr(module, name, None) or getattr(models, name) for name in SERVICES[kind][service])
+
+
+def prepared(case: Case, service: str) -> tuple[pd.DataFrame, pd.Series]:
+    """The case's features and target as ``service`` reads them: native models get the raw columns (names LightGBM
+    accepts), the others the numeric ones, median-filled."""
     frame = case.frame.dropna(subset=[case.target])
     X = frame.drop(columns=[case.target])
     # identifiers and free text (a distinct value in most rows) teach nothing that carries over
@@ -91,11 +101,10 @@ def _prepared(case: Case, service: str) -> tuple[pd.DataFrame, pd.Series]:
 
 def run_search(case: Case, service: str, budget: float, warm: tuple[dict, ...] = ()) -> search.Outcome | None:
     """``service``'s search on the case's table, or None when the service cannot read it."""
-    X, y = _prepared(case, service)
+    X, y = prepared(case, service)
     if X.empty or y.nunique() < 2:
         return None
-    module = _service(service)
-    build, space = (getattr(module, attribute) for attribute in SERVICES[case.kind][service])
+    build, space = builder_and_space(service, case.kind)
     return search.tune(build, {}, space, X, y, search.Search(budget, METRIC[case.task_type], warm_start=warm))
 
 
