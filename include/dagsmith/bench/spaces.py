@@ -25,6 +25,7 @@ import json
 import statistics
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +58,25 @@ def _kind_of(service: str) -> str:
     return kinds[0]
 
 
-def _held_out_score(build: Callable[[dict], Any], space: Space, case: Case, service: str, trials: int,
-                    seed: int) -> tuple[float, float] | None:
-    """(best cross-validated score, held-out score of its refit) of one TPE search, or None for an unusable table."""
-    import optuna
-    from sklearn.metrics import r2_score, roc_auc_score
-    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score, train_test_split
+@dataclass(frozen=True)
+class Split:
+    """A table's training and held-out rows, and how a search on it is scored."""
+
+    x_train: Any
+    x_test: Any
+    y_train: Any
+    y_test: Any
+    regression: bool
+    several: bool  # more than two classes
+
+    @property
+    def scoring(self) -> str:
+        return "r2" if self.regression else "roc_auc_ovr" if self.several else "roc_auc"
+
+
+def _split(case: Case, service: str) -> Split | None:
+    """The case's rows as ``service`` reads them, split once for every search on it; None for an unusable table."""
+    from sklearn.model_selection import train_test_split
 
     X, y = prepared(case, service)
     regression = case.kind == "regression"
@@ -71,24 +85,31 @@ def _held_out_score(build: Callable[[dict], Any], space: Space, case: Case, serv
         X, y = X[keep], y[keep]
     if X.empty or y.nunique() < 2:
         return None
-    several = not regression and y.nunique() > 2
-    x_train, x_test, y_train, y_test = train_test_split(X, y, test_size=HELD_OUT, random_state=42,
-                                                        stratify=None if regression else y)
-    folds = (KFold if regression else StratifiedKFold)(FOLDS, shuffle=True, random_state=42)
-    scoring = "r2" if regression else "roc_auc_ovr" if several else "roc_auc"
+    parts = train_test_split(X, y, test_size=HELD_OUT, random_state=42, stratify=None if regression else y)
+    return Split(*parts, regression=regression, several=not regression and y.nunique() > 2)
+
+
+def _search(build: Callable[[dict], Any], space: Space, split: Split, trials: int, seed: int) -> tuple[float, float]:
+    """(best cross-validated score, held-out score of its refit) of one TPE search."""
+    import optuna
+    from sklearn.metrics import r2_score, roc_auc_score
+    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+
+    folds = (KFold if split.regression else StratifiedKFold)(FOLDS, shuffle=True, random_state=42)
 
     def objective(trial: Any) -> float:
-        return float(cross_val_score(build(space(trial)), x_train, y_train, cv=folds, scoring=scoring).mean())
+        return float(cross_val_score(build(space(trial)), split.x_train, split.y_train, cv=folds,
+                                     scoring=split.scoring).mean())
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
     study.optimize(objective, n_trials=trials)
-    model = build(study.best_params).fit(x_train, y_train)
-    if regression:
-        return study.best_value, float(r2_score(y_test, model.predict(x_test)))
-    proba = model.predict_proba(x_test)
-    held = roc_auc_score(y_test, proba, multi_class="ovr", labels=list(model.classes_)) if several \
-        else roc_auc_score(y_test == model.classes_[1], proba[:, 1])
+    model = build(study.best_params).fit(split.x_train, split.y_train)
+    if split.regression:
+        return study.best_value, float(r2_score(split.y_test, model.predict(split.x_test)))
+    proba = model.predict_proba(split.x_test)
+    held = roc_auc_score(split.y_test, proba, multi_class="ovr", labels=list(model.classes_)) if split.several \
+        else roc_auc_score(split.y_test == model.classes_[1], proba[:, 1])
     return study.best_value, float(held)
 
 
@@ -101,16 +122,15 @@ def compare(service: str, candidate: Space, *, tables: int, trials: int, seeds: 
     for case in [c for c in build_cases(10 * tables) if c.kind == kind][:tables]:
         if len(case.frame) > max_rows:
             case = Case(case.name, case.task_type, case.target, case.frame.sample(max_rows, random_state=0))
+        if (split := _split(case, service)) is None:
+            continue
         row: dict[str, Any] = {"table": case.name, "task_type": case.task_type, "rows": len(case.frame)}
         for label, space in (("shipped", shipped), ("alternative", candidate)):
-            found = [_held_out_score(build, space, case, service, trials, seed) for seed in range(seeds)]
-            if any(f is None for f in found):
-                break
-            row[f"{label}_validation"] = round(statistics.fmean(f[0] for f in found if f), 4)
-            row[f"{label}_held_out"] = round(statistics.fmean(f[1] for f in found if f), 4)
-        else:
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+            found = [_search(build, space, split, trials, seed) for seed in range(seeds)]
+            row[f"{label}_validation"] = round(statistics.fmean(f[0] for f in found), 4)
+            row[f"{label}_held_out"] = round(statistics.fmean(f[1] for f in found), 4)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
     return rows
 
 
