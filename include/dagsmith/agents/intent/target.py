@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
-from dagsmith.agents.intent.columns import CLASS_TYPES, UNPREDICTABLE, predictable
+from dagsmith.agents.intent.columns import CLASS_TYPES, predictable
 from dagsmith.agents.intent.lexicon import (
     BOTH_WORDS,
     CONJUNCTIONS,
@@ -131,7 +131,7 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
     zone = [m for m in zone if m.column not in inputs] or zone
     # "the arrival delay of each flight": the column right after "each", "every" or "per" is what the rows are
     zone = [m for m in zone if not (m.start and goal.stems[m.start - 1] in PER_WORDS)] or zone
-    zone = [m for m in zone if _predictable(profile.column(m.column))] or zone
+    zone = [m for m in zone if predictable(profile.column(m.column))] or zone
     if zone:
         best = _named_target(goal, zone, verbs, profile)
         return TargetChoice(best.column, best.score, target_reason(best))
@@ -183,10 +183,6 @@ MAX_LABEL_CLASSES = 20
 def _names_a_label(column: ColumnProfile) -> bool:
     return (column.name.strip().lower() in LABEL_NAMES and column.semantic_type in CLASS_TYPES
             and 2 <= column.unique <= MAX_LABEL_CLASSES)
-
-
-def _predictable(column: ColumnProfile | None) -> bool:
-    return column is None or column.semantic_type not in UNPREDICTABLE
 
 
 def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: DatasetProfile) -> Match:
