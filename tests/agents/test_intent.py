@@ -21,7 +21,7 @@ from dagsmith.agents.intent.detect import read_with_evidence
 from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.models.catalog import Stage, TaskType
-from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent, IssueLevel
+from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent, IssueLevel, SeveralTargets
 from dagsmith.models.profile import DatasetProfile
 
 LABELLED = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "intents.yaml").read_text())
@@ -217,6 +217,16 @@ def _members() -> DatasetProfile:
 def test_the_rows_subject_is_not_the_target(goal, target):
     """An identifier the goal's subject names is who the rows are; the column asked about is the target."""
     assert detect_intent(goal, _members()).target == target
+
+
+def test_a_list_of_columns_names_the_inputs_not_the_target():
+    """Three or more columns listed one after another are what a model learns from ("... on age, monthly fee and
+    signupnewsletter"), however they are introduced; a column named outside the list is the target. A list that is
+    all the goal names is its targets, asked about."""
+    goal = "what loan status does a customer get? a model on age, monthly fee and signupnewsletter please"
+    assert detect_intent(goal, _members()).target == "loan_status"
+    with pytest.raises(SeveralTargets):
+        detect_intent("predict age, monthly fee and loan status", _members())
 
 
 @functools.cache

@@ -30,7 +30,7 @@ from dagsmith.agents.intent.lexicon import (
     Family,
     stems_of,
 )
-from dagsmith.agents.intent.mentions import MATCH_SCORE, STRONG_MATCH, Match, MatchKind
+from dagsmith.agents.intent.mentions import MATCH_SCORE, STRONG_MATCH, Match, MatchKind, column_lists
 from dagsmith.agents.intent.reading import Goal, find_phrase
 from dagsmith.agents.intent.task import CLASSIFICATION_HINTS
 from dagsmith.models.intent import AmbiguousGoal, SeveralTargets
@@ -129,6 +129,9 @@ def choose_target(goal: Goal, matches: list[Match], verbs: list[int], profile: D
     # a goal that opens with its inputs ("from these readings, predict ...") names its target among them.
     zone = [m for m in matches if not goal.among_inputs(m.start)] or (matches if goal.features_from == 0 else [])
     zone = [m for m in zone if m.column not in inputs] or zone
+    # "which method was used? model on age, sex, education and occupation": a list of columns names the inputs
+    listed = {at for span in column_lists(matches, goal) for at in span}
+    zone = [m for m in zone if m.start not in listed] or zone
     # "the arrival delay of each flight": the column right after "each", "every" or "per" is what the rows are
     zone = [m for m in zone if not (m.start and goal.stems[m.start - 1] in PER_WORDS)] or zone
     zone = [m for m in zone if predictable(profile.column(m.column))] or zone
