@@ -35,6 +35,7 @@ from dagsmith.learning.answers import recall
 from dagsmith.models.plan import ON_NEW_DATA
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
+from tests.agents.test_each_target import houses
 from tests.deploy.airflow_api import FINISHED, Api
 from tests.deploy.browser import airflow_ui
 from tests.deploy.serving import dagsmith as _dagsmith
@@ -237,6 +238,23 @@ def test_an_unclear_goal_is_asked_in_airflow_and_the_answer_is_built_and_remembe
         remembered = recall(session, profile_dataset(data), "predict the bill", user="asked")
     assert built.target == "bill_depth_mm" and built.task_type == "regression"
     assert (remembered.target, remembered.how, remembered.own) == ("bill_depth_mm", "answered", True)
+
+
+def test_a_chosen_build_with_one_target_that_cannot_be_built_stores_none_of_them(deployment, catalog_settings):
+    """Services chosen for a goal of two targets (``interactive``; nobody answers, so the run's own choices stand
+    after the timeout): the choice for rooms names a service its ranking does not offer, and price's pipeline, which
+    builds, is not left stored beside nothing."""
+    data = deployment.settings.home / "datasets" / "houses.csv"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    houses().to_csv(data, index=False)
+    login = deployment.login()
+    api = Api(deployment.url, login.user, login.password)
+    run = api.trigger(META_DAG, {"dataset": str(data), "goal": "predict both price and rooms", "interactive": True,
+                                 "on_behalf_of": "half-chosen", "choices": "rooms: modelling=kmeans_clustering"})
+    assert api.wait(META_DAG, run) == "failed", _logs(deployment)
+    assert api.task_instances(META_DAG, run)["build"]["state"] == "failed"
+    with session_scope(catalog_settings) as session:
+        assert not session.scalars(select(schema.Pipeline).where(schema.Pipeline.owner == "half-chosen")).all()
 
 
 def test_the_deployment_listens_on_this_machine_only(deployment):

@@ -13,7 +13,8 @@ among the top 3 per stage in the Airflow UI (Airflow's human-in-the-loop form); 
 top-ranked services are built. Agents pass their typed results along as JSON.
 A goal naming several columns to predict is the plan task's question, unless it asks for a model of each ("predict
 both price and rooms") or the run's ``each_target`` does: then there is one intent per target and one pipeline per
-target, each built and run as its own DAG (``recommend``, ``build`` and the executes are mapped over them).
+target, each run as its own DAG (``recommend`` and the executes are mapped over them; ``build``, like ``plan``,
+stores every target's pipeline or none).
 ``execute`` triggers a pipeline's own DAG (written as a spec file) and waits for it; until the dag-processor has
 parsed the new DAG (the build marks its DAG file changed, so that takes seconds) the trigger fails and Airflow
 retries it, which is how the task waits for registration, for ``REGISTRATION_RETRIES`` tries.
@@ -344,13 +345,17 @@ def build(login: str | None = None) -> DAG:
         )
 
         @task(task_id="build", trigger_rule="none_failed_min_one_success")
-        def build_step(planned: tuple[dict, dict], params: dict | None = None, ti=None, dag_run=None) -> int:
+        def build_step(intents: list[dict], ranked: list[dict], params: dict | None = None, ti=None,
+                       dag_run=None) -> list[int]:
+            """Every target's pipeline, built and stored together as ``plan`` builds them: a target whose pipeline
+            cannot be built leaves none of the others stored."""
             answer = ti.xcom_pull(task_ids="choose") or {}  # nothing when the run is not interactive
-            intent = Intent.model_validate(planned[0])
-            [choices] = _choices([intent], (answer.get("params_input") or {}).get("choices"), params)
-            [built] = _build(_kept_profile(Settings.from_env(), dag_run),
-                             [(intent, Recommendation.model_validate(planned[1]), choices)], _owner_of(ti), params)
-            return built
+            planned = [Intent.model_validate(intent) for intent in intents]
+            chosen = _choices(planned, (answer.get("params_input") or {}).get("choices"), params)
+            return _build(_kept_profile(Settings.from_env(), dag_run),
+                          [(intent, Recommendation.model_validate(result), choices)
+                           for intent, result, choices in zip(planned, ranked, chosen, strict=True)],
+                          _owner_of(ti), params)
 
         pipelines = plan()
         _execute("execute", pipelines)  # a clear goal, planned in one task
@@ -360,7 +365,7 @@ def build(login: str | None = None) -> DAG:
         pipelines >> asked >> clarify.expand(options=asked) >> understood  # clarify skipped when nothing is asked
         asked >> understood  # with clarify skipped, ask's success is what lets understood run (interactive choice)
         ranked = recommend.expand(intent_json=understood)
-        pipeline_ids = build_step.expand(planned=understood.zip(ranked))
+        pipeline_ids = build_step(understood, ranked)
         branch = ask_or_build()
         ranked >> branch >> [choose, pipeline_ids]
         choose >> pipeline_ids

@@ -42,10 +42,10 @@ from dagsmith.store.events import run_events
 
 USER_VARIABLE = "DAGSMITH_AIRFLOW_USER"
 PASSWORD_VARIABLE = "DAGSMITH_AIRFLOW_PASSWORD"
-#: The meta-DAG's tasks that plan, shown as they end: ``plan`` builds a clear goal's pipelines itself, ``build`` each
-#: pipeline of a goal a person answered a question about or chose services for.
+#: The meta-DAG's tasks that plan, shown as they end: ``plan`` builds a clear goal's pipelines itself, ``build`` those
+#: of a goal a person answered a question about or chose services for.
 PLANNING = ("plan", "recommend", "build")
-#: Those of them whose return values are the pipelines they built: a list, or one id.
+#: Those of them whose return values are the ids of the pipelines they built.
 BUILDERS = ("plan", "build")
 #: Airflow's REST API pushes nothing: its run is asked again after this long, or at once when the store announces
 #: a change to a run (``store.events``).
@@ -206,7 +206,7 @@ class _Follow:
         self.seen.add((name, index))
         if state == AirflowState.SUCCESS and name in BUILDERS:
             built = self.client.xcom(self.dag, self.run_id, name, map_index=index)
-            for pipeline_id in built if isinstance(built, list) else [built]:
+            for pipeline_id in built:
                 self.executions[pipeline_id] = None
                 self._print(self._header(pipeline_id, runtime))
             if not built:
