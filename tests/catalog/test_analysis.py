@@ -107,6 +107,25 @@ def test_capabilities_and_requirements_distinguish_near_duplicates():
     assert "Excel files" in analysis("tabular_loader").inputs and "Excel files" not in analysis("csv_loader").inputs
 
 
+@pytest.mark.parametrize(("keep", "encodes"), [
+    ('frame.select_dtypes("number")', False),  # drops the categorical columns: they need encoding before it
+    ('pd.get_dummies(frame)', True),
+])
+def test_a_model_that_drops_categories_does_not_encode_them(keep, encodes):
+    code = textwrap.dedent(f'''
+        import pandas as pd
+        from sklearn.linear_model import LogisticRegression
+
+        def main(inp, out, params):
+            frame = inp.table("train")
+            y = frame.pop(params["target"])
+            LogisticRegression().fit({keep}, y)
+    ''')
+    tags = analyze_code(ServiceSource({"main.py": code}, "upload")).tags
+    assert tags.encodes_internally is encodes
+    assert tags.numeric_only is not encodes
+
+
 def test_io_is_read_from_bundle_calls():
     evaluator = analysis("classification_evaluator")
     assert "predictions.parquet" in evaluator.inputs and "metrics.json" in evaluator.outputs

@@ -217,7 +217,7 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
                 ) - {primary}
     predictive = primary in {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION}
     imputes = primary is Stage.IMPUTATION or (predictive and Stage.IMPUTATION in internal)
-    encodes = Stage.ENCODING in internal or facts.uses("select_dtypes") and primary is not Stage.ENCODING
+    encodes = Stage.ENCODING in internal
     guards = facts.raises_on_missing or any(
         facts.uses(name) and facts.call_keywords.get(name, {}).get("allow_missing") is not True
         for name in REJECTS_MISSING)
