@@ -101,7 +101,7 @@ def read_by_meaning(goal: str, profile: DatasetProfile, embedder: Embedder) -> R
 
 
 def _readable(column: ColumnProfile) -> str:
-    """'loan_status' and 'LoanStatus' as the words 'loan status', which the model reads better; a described column
-    as its name and description ("medv: median value of owner-occupied homes")."""
+    """'order_status' and 'OrderStatus' as the words 'order status', which the model reads better; a described column
+    as its name and description ("hv: median value of the homes in the block")."""
     name = " ".join(words(column.name)) or column.name
     return f"{name}: {column.description}" if column.description else name

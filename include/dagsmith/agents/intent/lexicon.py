@@ -141,7 +141,7 @@ class Synonym:
 
 
 #: (goal words, column-name words, values the column must hold). "default" names a column 'Status' only when
-#: it holds good/bad; "sell for" names 'Sale_Price'.
+#: it holds good/bad; "sell for" names 'SalesPrice'.
 SYNONYM_TABLE: tuple[tuple[str, str, str], ...] = (
     (("churn leave quit resign cancel unsubscribe drop terminate attrition defect exit retain retention stay lose lost "
       "walk"),

@@ -36,7 +36,7 @@ RUN_TOGETHER_WORDS = 7
 #: Fewest distinct words of a column's description a goal must use to name the column by it: one shared word
 #: ("value") is chance, two ("home value" against "median value of owner-occupied homes") a description.
 MIN_DESCRIBED_WORDS = 2
-#: Shortest one-word name read as goal words run together ("lowbirthweight"), and as their first letters ("docvis"):
+#: Shortest one-word name read as goal words run together ("lowfatdiet"), and as their first letters ("hospvis"):
 #: shorter names are spelled by chance.
 MIN_RUN_TOGETHER = 6
 MIN_ABBREVIATED_RUN = 5
@@ -69,8 +69,8 @@ MATCH_SCORE = {
 #: Matches this good name a column outright: enough for a goal that is only a column name, and two of them
 #: joined by "and" are two targets.
 STRONG_MATCH = MATCH_SCORE[MatchKind.SYNONYM]
-#: How much less a partial mention scores when it covers none of the name's other words ('year' for Year_Remod_Add
-#: against 'year ... built' for Year_Built).
+#: How much less a partial mention scores when it covers none of the name's other words ('year' for Year_Renovated
+#: against 'year ... opened' for Year_Opened).
 PARTIAL_SPREAD = 0.1
 
 #: Mentions by a column's name (not by its classes, a value, a misspelling or the profile), which a list is made of.
@@ -83,7 +83,7 @@ MIN_LISTED = 3
 LIST_JOINS = frozenset(stems_of("and or plus the a an"))
 MAX_LIST_JOIN = 2
 
-#: "target is Sale_Price", "label: species", "Exited as the target", "predict the column 'churn'".
+#: "target is SalesPrice", "label: species", "Cancelled as the target", "predict the column 'churn'".
 _EXPLICIT_TARGET = (
     re.compile(r"\b(?:target|label|outcome|response|dependent variable|y)(?:\s+(?:column|variable|field))?"
                r"\s*(?:is|=|:|should be|will be)\s*[\"'`]?([\w.()/ -]+?)[\"'`]?\s*(?:[,;.!?]|$)", re.I),
@@ -113,7 +113,7 @@ class Match:
 
 
 def _abbreviates(column_word: tuple[str, str], goal_word: tuple[str, str]) -> bool:
-    """'crim' for crime, 'pop' for population (prefixes); 'hwy' for highway, 'avg' for average (consonant skeletons).
+    """'pop' for population (prefixes); 'hwy' for highway, 'avg' for average (consonant skeletons).
 
     Both words come as (stem, as written): prefixes compare stems, skeletons compare the letters as written.
     """
@@ -134,7 +134,7 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
         pairs = list(zip(name.written, zip(stems[at : at + n], goal.words[at : at + n], strict=True), strict=True))
         if all(c[0] == g[0] for c, g in pairs):
             yield Match(column, MatchKind.EXACT, at, at + n, goal.said(at, at + n))
-        elif n > 1 and all(c[0] == g[0] or _abbreviates(c, g) for c, g in pairs):  # "overall condition": Overall_Cond
+        elif n > 1 and all(c[0] == g[0] or _abbreviates(c, g) for c, g in pairs):  # "overall rating": Overall_Rtg
             yield Match(column, MatchKind.ABBREVIATION, at, at + n, goal.said(at, at + n))
     for at, (s, word) in enumerate(zip(stems, goal.words, strict=True)):
         if s in STOPWORDS:
@@ -144,7 +144,7 @@ def _span_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
         elif len(name.spelled) == 1 and (_derived(s, stem(name.joined)) or _derived(s, name.joined)):
             # "smoker" for smoke, "lefty" for left; "unemployment" for unemploy, whose stem ends in 'i'
             yield Match(column, MatchKind.DERIVED, at, at + 1, word)
-        elif run := _run_together(name, goal, at):  # "low birth weight": lowbirthweight
+        elif run := _run_together(name, goal, at):  # "low fat diet": lowfatdiet
             yield Match(column, run[1], at, run[0], goal.said(at, run[0]))
         elif s not in TASK_STEMS and any(_abbreviates(c, (s, word)) for c in name.written):
             yield Match(column, MatchKind.ABBREVIATION, at, at + 1, word)
@@ -171,8 +171,8 @@ def _derived(word: str, name: str) -> bool:
 
 def _run_together(name: ColumnName, goal: Goal, at: int) -> tuple[int, MatchKind] | None:
     """Where goal words starting at ``at`` spell a one-word name, small words between allowed: whole words or stems
-    ("low birth weight" for lowbirthweight, "signs up for the newsletter" for signupnewsletter, an exact mention), else
-    the words' first letters ("doctor visits" for docvis, "gross rice output" for goutput with one word passed over,
+    ("low fat diet" for lowfatdiet, "signs up for the newsletter" for signupnewsletter, an exact mention), else
+    the words' first letters ("hospital visits" for hospvis, "net farm income" for nincome with one word passed over,
     a contraction). Task words ("predict") never give first letters."""
     if len(name.spelled) != 1 or len(name.joined) < MIN_ABBREVIATED_RUN:
         return None

@@ -14,7 +14,7 @@ from dagsmith.agents.intent.lexicon import GENERIC_NOUNS, STOPWORDS, TASK_PHRASE
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
 from dagsmith.text import stem, words
 
-#: Units and filler inside column names ("bill_length_mm", "sepal length (cm)"): never how a user names it.
+#: Units and filler inside column names ("wing_span_mm", "stem length (cm)"): never how a user names it.
 NAME_NOISE = frozenset(stems_of("cm mm kg g lb lbs km pct usd num of the in per is has"))
 
 #: difflib similarity a misspelt word needs to count as a task word or a column name.
@@ -117,9 +117,9 @@ class ColumnName:
     """A column's name read like the goal, so the two compare word for word."""
 
     column: ColumnProfile
-    stems: tuple[str, ...]  # content stems of the name ("Sale_Price" -> sale, pric)
+    stems: tuple[str, ...]  # content stems of the name ("Sales_Price" -> sale, pric)
     spelled: tuple[str, ...]  # the same words as written (sale, price)
-    joined: str  # the name's letters run together ("saleprice")
+    joined: str  # the name's letters run together ("salesprice")
 
     @property
     def written(self) -> Iterable[tuple[str, str]]:

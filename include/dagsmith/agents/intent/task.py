@@ -221,7 +221,7 @@ def asks_other_kind(goal: Goal, task: TaskType) -> bool:
 
 
 def _asks_a_way(goal: Goal, at: int) -> bool:
-    """Whether the word at ``at`` is a "how" that asks in what way, followed by a verb ("how will Chileans vote: yes,
+    """Whether the word at ``at`` is a "how" that asks in what way, followed by a verb ("how will the members vote: yes,
     no or abstain?"), which hints at no amount, unlike "how much" or "how long"."""
     return goal.stems[at] == HOW and at + 1 < len(goal.stems) and goal.stems[at + 1] in AUXILIARIES
 

@@ -141,7 +141,7 @@ def missing_column_message(name: str, profile: DatasetProfile) -> str:
 
 def closest_columns(name: str, profile: DatasetProfile) -> list[str]:
     """Up to ``CLOSEST_COLUMNS`` columns spelled most like ``name``, word by word ("colour_of_the_moon" is closest to
-    color_intensity by "colour"), then as a whole; none that shares no word nearly with it."""
+    color_index by "colour"), then as a whole; none that shares no word nearly with it."""
     said = [w for w in words(name) if w not in STOPWORDS] or words(name)
 
     def likeness(column: str) -> tuple[float, float]:
