@@ -34,7 +34,7 @@ COMMON_VALUES = frozenset(stems_of("yes no true false none other others unknown 
 #: The most goal words read as one run-together column name.
 RUN_TOGETHER_WORDS = 7
 #: Fewest distinct words of a column's description a goal must use to name the column by it: one shared word
-#: ("value") is chance, two ("home value" against "median value of owner-occupied homes") a description.
+#: ("value") is chance, two ("home value" against "median value of the homes in the block") a description.
 MIN_DESCRIBED_WORDS = 2
 #: Shortest one-word name read as goal words run together ("lowfatdiet"), and as their first letters ("hospvis"):
 #: shorter names are spelled by chance.
