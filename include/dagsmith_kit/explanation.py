@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.frames import with_columns
 from dagsmith_kit.insight import readable_number
 from dagsmith_kit.service import ServiceError
 
@@ -68,7 +69,7 @@ def _scorer(model: Any) -> tuple[Any, str | None]:
 def _mean_scores(score: Any, rows: pd.DataFrame, feature: str, values: list) -> dict[Any, float]:
     """The mean score of ``rows`` with ``feature`` set to each of ``values`` in every row: the settings are stacked
     and scored in one call, as a pipeline's fixed cost per call outweighs its cost per row on a few thousand rows."""
-    stack = pd.concat([rows.assign(**{feature: value}) for value in values], ignore_index=True)
+    stack = pd.concat([with_columns(rows, {feature: value}) for value in values], ignore_index=True)
     means = np.asarray(score(stack), dtype=float).reshape(len(values), len(rows)).mean(axis=1)
     return dict(zip(values, (float(m) for m in means), strict=True))
 

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
+from dagsmith_kit.frames import with_columns
+
 #: Most rows predicted in one call: shuffled copies are stacked up to this many rows.
 MAX_BATCH_ROWS = 200_000
 #: How a scorer may ask a model for its answers.
@@ -80,7 +82,7 @@ def permutation_importance(model: Any, rows: pd.DataFrame, y: pd.Series, scorer:
     scores: list[float] = []
     for start in range(0, len(copies), per_batch):
         batch = copies[start:start + per_batch]
-        stack = pd.concat([rows.assign(**{feature: values}) for feature, values in batch], ignore_index=True)
+        stack = pd.concat([with_columns(rows, {feature: values}) for feature, values in batch], ignore_index=True)
         answers = _Answers(model, stack)
         scores += [float(scorer(answers, slice(i * len(rows), (i + 1) * len(rows)), y)) for i in range(len(batch))]
     drops = baseline - np.array(scores).reshape(len(rows.columns), n_repeats)

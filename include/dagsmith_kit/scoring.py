@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from dagsmith_kit import drift, transforms
 from dagsmith_kit.bundle import ENSEMBLE_FILE, MEMBERS_DIR, MODEL_FILE, MODEL_INFO_FILE, PREDICTIONS_FILE, BundleError
+from dagsmith_kit.frames import with_columns
 from dagsmith_kit.freeze import REFERENCE_FILE, SCHEMA_FILE
 from dagsmith_kit.service import ServiceError
 
@@ -144,7 +145,7 @@ def prepare(frame: pd.DataFrame, loaded: list, target: str | None) -> pd.DataFra
     transforms run (a transform of the target, such as a type fix, passes over it), and lose it after."""
     if not target or target in frame.columns:
         return transforms.replay(frame, loaded)
-    return transforms.replay(frame.assign(**{target: np.nan}), loaded).drop(columns=[target], errors="ignore")
+    return transforms.replay(with_columns(frame, {target: np.nan}), loaded).drop(columns=[target], errors="ignore")
 
 
 def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROWS,

@@ -172,6 +172,16 @@ def test_numbers_with_a_stray_word_on_many_rows_are_numbers(word):
     assert (column.semantic_type, column.not_numbers) == (S.NUMERIC, 50)
 
 
+def test_a_column_named_self_is_profiled_like_any_other():
+    """Column names are the user's: ``self`` (the self-employed) must not meet pandas' keyword arguments when its
+    numbers stored as text are read as numbers for the correlations."""
+    rng = np.random.default_rng(4)
+    hours = rng.uniform(10, 60, 450).round(1)
+    frame = pd.DataFrame({"self": np.append(hours[:400].astype(object), ["?"] * 50), "income": hours * 900})
+    profiled = profile_frame(frame)
+    assert (profiled.column("self").semantic_type, profiled.column("self").not_numbers) == (S.NUMERIC, 50)
+    assert any({c.a, c.b} == {"self", "income"} for c in profiled.correlations)
+
 def test_unusual_dtypes_profile_without_errors():
     n = 120
     frame = pd.DataFrame({

@@ -58,6 +58,16 @@ def test_a_regression_names_the_feature_it_was_built_from(run, tmp_path):
     assert (explained.path / "artifacts" / "residuals.png").is_file()
 
 
+def test_a_column_named_self_is_explained_like_any_other(run, tmp_path):
+    """Column names are the user's (``self`` flags the self-employed in survey tables): the explainer's shuffled and
+    set copies of the rows must not pass them as pandas keywords."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"self": rng.integers(0, 2, 400).astype(float), "age": rng.uniform(20, 70, 400)})
+    frame["visits"] = 4 * frame["self"] + 0.1 * frame["age"] + rng.normal(0, 1, 400)
+    modelled = run("ridge_regression", split_bundle(tmp_path / "survey", frame, "visits", "regression")).output
+    drivers = explanation_of(run("model_explainer", modelled).output)["drivers"]
+    assert drivers[0]["feature"] == "self" and drivers[0]["direction"].startswith("visits highest when self is '1.0'")
+
 def test_the_explainer_needs_a_split_and_a_model(run, churn, churn_split):
     unsplit = run("model_explainer", churn, ok=False)
     assert "run a train/test splitter first" in unsplit.stderr

@@ -63,3 +63,14 @@ def test_a_regressor_is_called_once_per_batch(churn, monkeypatch):
                                    random_state=0, baseline=result.baseline)
     assert calls == [3 * len(rows), 3 * len(rows), 3 * len(rows), len(rows)]  # a baseline given is not scored again
     assert (given.means == result.means).all()
+
+
+def test_a_column_named_self_is_shuffled_like_any_other(churn):
+    """Column names are the user's: ``self`` (a flag for the self-employed) is one, and pandas' keyword arguments
+    must not meet it."""
+    rows = churn[0][["tenure", "monthly_charges"]].rename(columns={"tenure": "self"})
+    model = Ridge().fit(rows, churn[0]["senior_citizen"])
+    result = permutation_importance(model, rows, churn[0]["senior_citizen"], get_scorer("r2"), n_repeats=2,
+                                    random_state=0)
+    assert result.means.shape == (2,)
+    assert result.means[0] != 0  # the shuffled `self` changed the predictions

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from dagsmith.bench.peers import PeerUnavailable
+from dagsmith_kit.frames import with_columns
 
 VENV_VARIABLE = "DAGSMITH_AUTOGLUON_VENV"
 REQUIREMENTS = Path(__file__).with_name("autogluon-requirements.txt")
@@ -81,7 +82,7 @@ class AutoGluon:
         with tempfile.TemporaryDirectory(prefix="dagsmith-autogluon-") as scratch:
             folder = Path(scratch)
             label = str(y_train.name)
-            x_train.assign(**{label: y_train}).to_parquet(folder / "train.parquet")
+            with_columns(x_train, {label: y_train}).to_parquet(folder / "train.parquet")
             x_test.to_parquet(folder / "test.parquet")
             (folder / "task.json").write_text(json.dumps({
                 "label": label, "problem_type": problem_type, "metric": metric, "budget_seconds": budget_seconds,

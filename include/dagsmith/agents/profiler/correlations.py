@@ -11,6 +11,7 @@ import pandas as pd
 from dagsmith.agents.profiler.common import MAX_DETAILED_COLUMNS, MAX_LEVELS, S, is_numeric, is_text
 from dagsmith.agents.profiler.semantic import NOT_FEATURES
 from dagsmith.models.profile import ColumnProfile, Correlation, TargetCandidate
+from dagsmith_kit.frames import with_columns
 
 MAX_CORRELATIONS = 20
 
@@ -19,7 +20,7 @@ def as_numbers(sample: pd.DataFrame, profiles: dict[str, ColumnProfile]) -> pd.D
     """Numbers stored as text, as numbers (stray words missing), so they correlate as what they are."""
     stored = [name for name in sample.columns if profiles[name].not_numbers or (
         profiles[name].semantic_type is S.NUMERIC and is_text(sample[name]))]
-    return sample.assign(**{name: pd.to_numeric(sample[name], errors="coerce") for name in stored}) if stored \
+    return with_columns(sample, {name: pd.to_numeric(sample[name], errors="coerce") for name in stored}) if stored \
         else sample
 
 

@@ -17,6 +17,7 @@ from dagsmith.data.nested import CONTAINERS, nesting
 from dagsmith.data.readers import count_rows, read_chunks
 from dagsmith.data.sniffing import DatasetError, ReadInfo
 from dagsmith.models.profile import ColumnProfile
+from dagsmith_kit.frames import with_columns
 
 CHUNK_ROWS = 250_000
 
@@ -80,7 +81,7 @@ def profilable(frame: pd.DataFrame) -> pd.DataFrame:
         raise DatasetError(f"the table has duplicate column names (the columns at positions "
                            f"{', '.join(map(str, repeated))}, counting from 1); rename them.")
     nested = [name for name in frame.columns if frame[name].dtype == object and nesting(frame[name])]
-    return frame.assign(**{name: frame[name].map(_as_json) for name in nested}) if nested else frame
+    return with_columns(frame, {name: frame[name].map(_as_json) for name in nested}) if nested else frame
 
 
 def _as_json(value: Any) -> Any:
