@@ -19,8 +19,10 @@ from sklearn.utils import check_random_state
 
 from dagsmith_kit.frames import with_columns
 
-#: Most rows predicted in one call: shuffled copies are stacked up to this many rows.
-MAX_BATCH_ROWS = 200_000
+#: Most cells (rows times columns) predicted in one call: shuffled copies are stacked up to this many. Cells, not
+#: rows: a model's own encoding widens each row (a linear model's one-hot columns, up to 30 a column), and 200,000
+#: rows of a table 80 columns wide, so widened, outgrew a step's 2 GB.
+MAX_BATCH_CELLS = 1_000_000
 #: How a scorer may ask a model for its answers.
 RESPONSE_METHODS = frozenset({"predict", "predict_proba", "decision_function", "predict_log_proba"})
 
@@ -78,7 +80,7 @@ def permutation_importance(model: Any, rows: pd.DataFrame, y: pd.Series, scorer:
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max + 1)
     copies = [(feature, values) for feature in rows.columns
               for values in _shuffled_columns(rows[feature], seed, n_repeats)]
-    per_batch = max(1, MAX_BATCH_ROWS // max(len(rows), 1))
+    per_batch = max(1, MAX_BATCH_CELLS // max(rows.size, 1))
     scores: list[float] = []
     for start in range(0, len(copies), per_batch):
         batch = copies[start:start + per_batch]

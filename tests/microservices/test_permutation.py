@@ -29,10 +29,11 @@ def churn_model(rows, y):
 
 
 @pytest.mark.parametrize("scoring", ["roc_auc", "balanced_accuracy", "neg_log_loss"])
-@pytest.mark.parametrize("batch_rows", [permutation.MAX_BATCH_ROWS, 1500])  # 1500: three copies of 500 rows a call
-def test_the_importances_are_scikit_learns(churn, scoring, batch_rows, monkeypatch):
-    monkeypatch.setattr(permutation, "MAX_BATCH_ROWS", batch_rows)
+@pytest.mark.parametrize("batch_copies", [None, 3])  # None: as shipped; 3: three copies of the rows a call
+def test_the_importances_are_scikit_learns(churn, scoring, batch_copies, monkeypatch):
     rows, y = churn[0].iloc[:500], churn[1].iloc[:500]
+    if batch_copies:
+        monkeypatch.setattr(permutation, "MAX_BATCH_CELLS", batch_copies * rows.size)
     model = churn_model(churn[0].iloc[100:], churn[1].iloc[100:])
     scorer = get_scorer(scoring)
     ours = permutation_importance(model, rows, y, scorer, n_repeats=4, random_state=3)
@@ -53,7 +54,7 @@ def test_a_regressor_is_called_once_per_batch(churn, monkeypatch):
         return answer(frame)
 
     monkeypatch.setattr(model, "predict", predict)
-    monkeypatch.setattr(permutation, "MAX_BATCH_ROWS", 3 * len(rows))
+    monkeypatch.setattr(permutation, "MAX_BATCH_CELLS", 3 * rows.size)
     result = permutation_importance(model, rows, churn[0]["monthly_charges"], get_scorer("r2"), n_repeats=5,
                                     random_state=0)
     assert calls == [len(rows), 3 * len(rows), 3 * len(rows), 3 * len(rows), len(rows)]  # the baseline, then 10 copies
@@ -63,6 +64,24 @@ def test_a_regressor_is_called_once_per_batch(churn, monkeypatch):
                                    random_state=0, baseline=result.baseline)
     assert calls == [3 * len(rows), 3 * len(rows), 3 * len(rows), len(rows)]  # a baseline given is not scored again
     assert (given.means == result.means).all()
+
+
+def test_a_batch_is_bounded_by_its_cells_not_its_rows(churn, monkeypatch):
+    """A wide table's copies are split by cells: a model that widens each row (one-hot columns) still fits a step."""
+    rows = churn[0][["tenure", "monthly_charges", "senior_citizen"]].iloc[:400]
+    wide = rows.join(rows.add_suffix("_again")).join(rows.add_suffix("_more"))  # 9 columns
+    model = Ridge().fit(wide, churn[1].iloc[:400] == "Yes")
+    sizes, answer = [], model.predict
+
+    def predict(frame):
+        sizes.append(frame.size)
+        return answer(frame)
+
+    monkeypatch.setattr(model, "predict", predict)
+    monkeypatch.setattr(permutation, "MAX_BATCH_CELLS", 10 * wide.size)
+    permutation_importance(model, wide, churn[1].iloc[:400] == "Yes", get_scorer("r2"), n_repeats=5, random_state=0)
+    assert max(sizes) == 10 * wide.size  # 45 copies: four batches of 10 and one of 5, after the baseline
+    assert sizes[1:] == [10 * wide.size] * 4 + [5 * wide.size]
 
 
 def test_a_column_named_self_is_shuffled_like_any_other(churn):
