@@ -182,6 +182,7 @@ def test_a_column_named_self_is_profiled_like_any_other():
     assert (profiled.column("self").semantic_type, profiled.column("self").not_numbers) == (S.NUMERIC, 50)
     assert any({c.a, c.b} == {"self", "income"} for c in profiled.correlations)
 
+
 def test_unusual_dtypes_profile_without_errors():
     n = 120
     frame = pd.DataFrame({

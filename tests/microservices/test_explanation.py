@@ -68,6 +68,7 @@ def test_a_column_named_self_is_explained_like_any_other(run, tmp_path):
     drivers = explanation_of(run("model_explainer", modelled).output)["drivers"]
     assert drivers[0]["feature"] == "self" and drivers[0]["direction"].startswith("visits highest when self is '1.0'")
 
+
 def test_the_explainer_needs_a_split_and_a_model(run, churn, churn_split):
     unsplit = run("model_explainer", churn, ok=False)
     assert "run a train/test splitter first" in unsplit.stderr

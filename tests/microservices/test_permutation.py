@@ -67,21 +67,25 @@ def test_a_regressor_is_called_once_per_batch(churn, monkeypatch):
 
 
 def test_a_batch_is_bounded_by_its_cells_not_its_rows(churn, monkeypatch):
-    """A wide table's copies are split by cells: a model that widens each row (one-hot columns) still fits a step."""
-    rows = churn[0][["tenure", "monthly_charges", "senior_citizen"]].iloc[:400]
-    wide = rows.join(rows.add_suffix("_again")).join(rows.add_suffix("_more"))  # 9 columns
-    model = Ridge().fit(wide, churn[1].iloc[:400] == "Yes")
-    sizes, answer = [], model.predict
+    """Under one bound, a table three times as wide gets a third as many rows a call: a model that widens each row
+    (one-hot columns) still fits a step however many columns the table has."""
+    narrow = churn[0][["tenure", "monthly_charges", "senior_citizen"]].iloc[:400]
+    wide = narrow.join(narrow.add_suffix("_again")).join(narrow.add_suffix("_more"))
+    y = churn[1].iloc[:400] == "Yes"
+    monkeypatch.setattr(permutation, "MAX_BATCH_CELLS", 6 * narrow.size)
+    rows_a_call = {}
+    for name, rows in (("narrow", narrow), ("wide", wide)):
+        model, calls = Ridge().fit(rows, y), []
+        answer = model.predict
 
-    def predict(frame):
-        sizes.append(frame.size)
-        return answer(frame)
+        def predict(frame, answer=answer, calls=calls):
+            calls.append(len(frame))
+            return answer(frame)
 
-    monkeypatch.setattr(model, "predict", predict)
-    monkeypatch.setattr(permutation, "MAX_BATCH_CELLS", 10 * wide.size)
-    permutation_importance(model, wide, churn[1].iloc[:400] == "Yes", get_scorer("r2"), n_repeats=5, random_state=0)
-    assert max(sizes) == 10 * wide.size  # 45 copies: four batches of 10 and one of 5, after the baseline
-    assert sizes[1:] == [10 * wide.size] * 4 + [5 * wide.size]
+        monkeypatch.setattr(model, "predict", predict)
+        permutation_importance(model, rows, y, get_scorer("r2"), n_repeats=4, random_state=0)
+        rows_a_call[name] = max(calls[1:])  # after the baseline
+    assert rows_a_call == {"narrow": 6 * len(narrow), "wide": 2 * len(wide)}
 
 
 def test_a_column_named_self_is_shuffled_like_any_other(churn):
