@@ -473,7 +473,10 @@ def test_airflow_shows_a_private_pipeline_to_its_owner_and_admins_only_and_a_sha
 
         # Shared in dagsmith's pages: Airflow shows it to every login.
         assert client(served, "dee").put(f"/api/pipelines/{pipeline.id}/shared", params={"shared": True}).is_success
-        wait_until(lambda: child in _listed(apis["bob"]) and child in _listed(apis["vic"]), timeout=180,
+        # FAB lists DAGs from the roles' grants as they stand, but checks one DAG against the login's permissions
+        # as cached for up to [fab] cache_ttl: wait for both.
+        wait_until(lambda: all(child in _listed(apis[u]) and _answer(apis[u], f"/api/v2/dags/{child}") == 200
+                               for u in ("bob", "vic")), timeout=180,
                    what="the dag-processor to grant the shared pipeline's DAG to everyone")
         assert shown.search(_dag_list(ui, "bob", served.login("bob").password, "dags-bob-shared"))
     assert apis["bob"].call("GET", f"/api/v2/dags/{child}")["owners"] == ["dee"]
