@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from dagsmith import datasets
 from dagsmith.agents import builder, checks
-from dagsmith.agents.compatibility import DataState, Gap, prepares_itself, shortfalls
+from dagsmith.agents.compatibility import DataState, Gap, prepares_itself, shortfalls, strengths
 from dagsmith.agents.profiler import profile_dataset
 from dagsmith.agents.recommender import recommend
 from dagsmith.agents.intent.understanding import understand
@@ -62,3 +62,15 @@ def test_shortfalls_say_what_blocks_and_what_only_costs_rank():
     assert prepares_itself(Tags(native_categorical=True, handles_missing=True)) == {Stage.ENCODING, Stage.IMPUTATION}
     assert [s.gap for s in shortfalls(Tags(needs_target=True), DataState(**{**data, "has_target": False}))] \
         == [Gap.TARGET]
+
+
+def test_a_random_split_of_an_entitys_rows_misleads_until_the_rows_are_split():
+    data = {"missing_features": [], "categorical_features": [], "n_rows": 600, "format": "csv", "quality": 1.0,
+            "has_target": True, "entity": ("farm", 6.0)}
+    random, grouped = Tags(shuffles_rows=True), Tags(shuffles_rows=True, keeps_groups=True)
+    [gap] = shortfalls(random, DataState(**data))
+    assert gap.gap is Gap.GROUPS and gap.misleading and not gap.blocking and "one 'farm' (about 6.0 each)" in gap.reason
+    assert shortfalls(grouped, DataState(**data)) == [] and strengths(grouped, DataState(**data))
+    assert shortfalls(random, DataState(**data, before={Stage.SPLITTING})) == []  # later steps' folds are their own
+    assert shortfalls(random, DataState(**data, forecasting=True, time_column="year"))[0].gap is Gap.TIME_ORDER
+    assert shortfalls(random, DataState(**{**data, "entity": None})) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from sqlalchemy import func, select
@@ -193,6 +194,36 @@ def test_records_entered_twice_are_deduplicated_on_their_id_and_chance_repeats_a
                 save=False)
     assert Stage.DEDUPLICATION not in {s.stage for s in kept.pipeline.steps}
     assert "coincide by chance" in kept.intent.reasons["stage.deduplication"]
+
+
+def test_an_entitys_rows_stay_on_one_side_of_the_split_whatever_the_history(store, embedder, tmp_path):
+    """Patients seen five times each: a random split would test the model on patients it learned from, so the grouped
+    splitter splits by patient, even over a random splitter with a hundred successes elsewhere."""
+    rng = np.random.default_rng(3)
+    visits = pd.DataFrame({"patient_id": np.repeat(np.arange(1000, 1150), 5), "visit": np.tile(np.arange(1, 6), 150),
+                           "age": np.repeat(rng.integers(20, 80, 150), 5), "dose": rng.normal(size=750).round(3)})
+    visits["relapsed"] = np.where(visits["age"] / 80 + rng.normal(0, 0.3, 750) > 0.7, "yes", "no")
+    path = tmp_path / "visits.csv"
+    visits.to_csv(path, index=False)
+    with session_scope(store) as session:
+        random_split = session.scalar(select(schema.Microservice.id)
+                                      .where(schema.Microservice.name == "train_test_splitter"))
+        session.add(schema.Pattern(kind="stage", owner="", stage="splitting", microservice_id=random_split,
+                                   successes=100, failures=0))
+    planned = plan(path, "predict relapsed", settings=store, embedder=embedder, save=False)
+    split = next(s for s in planned.pipeline.steps if s.stage is Stage.SPLITTING)
+    assert split.microservice == "group_splitter" and split.params["group_column"] == "patient_id"
+    assert "about 5.0 rows each" in split.param_reasons["group_column"]
+    ranked = {c.microservice: c for c in planned.recommendation.for_stage(Stage.SPLITTING).candidates}
+    assert "the rows of one 'patient_id' (about 5.0 each)" in ranked["train_test_splitter"].reason
+    assert "100 successful prior uses, not counted for this data" in ranked["train_test_splitter"].reason
+    assert ranked["train_test_splitter"].signals.pattern == 0.0
+    assert any("'patient_id' identifies an entity" in w.message for w in planned.intent.warnings)
+
+    codes = visits.assign(patient_id=visits["patient_id"] % 10)  # ten values shared by 75 rows each: a category
+    codes.to_csv(path, index=False)
+    kept = plan(path, "predict relapsed", settings=store, embedder=embedder, save=False)
+    assert next(s for s in kept.pipeline.steps if s.stage is Stage.SPLITTING).microservice == "train_test_splitter"
 
 
 def test_a_model_that_encodes_and_imputes_itself_gets_the_raw_columns(catalog_settings, embedder, churn_csv):

@@ -105,6 +105,11 @@ def test_capabilities_and_requirements_distinguish_near_duplicates():
     assert set(logistic.task_types) == {"binary_classification", "multiclass_classification"}
     assert analysis("csv_loader").inputs.count("CSV/TSV files") == 1
     assert "Excel files" in analysis("tabular_loader").inputs and "Excel files" not in analysis("csv_loader").inputs
+    grouped, random = analysis("group_splitter"), analysis("train_test_splitter")
+    assert grouped.tags.keeps_groups and "keeps each group's rows on one side" in grouped.capabilities
+    assert random.tags.shuffles_rows and not random.tags.keeps_groups
+    # a splitter's missing-value check is on the column it splits by, not on the features it moves
+    assert not grouped.tags.rejects_missing and not analysis("time_series_splitter").tags.rejects_missing
 
 
 @pytest.mark.parametrize(("keep", "encodes"), [

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from dagsmith.agents.repeats import entity_column
 from dagsmith.models.catalog import Stage, Tags, TaskType
 from dagsmith.models.intent import Intent
 from dagsmith.models.profile import DatasetProfile, SemanticType
@@ -31,7 +32,14 @@ class DataState:
     has_target: bool
     time_column: str | None = None
     forecasting: bool = False
+    entity: tuple[str, float] | None = None  # an identifier with several rows each, and its rows per entity
     before: set[Stage] = field(default_factory=set)
+
+    @property
+    def splits_entities(self) -> bool:
+        """Whether the rows are yet to be split and some share an entity that a random split would put on both sides
+        (a forecast is split by time instead)."""
+        return self.entity is not None and not self.forecasting and Stage.SPLITTING not in self.before
 
     @property
     def has_missing(self) -> bool:
@@ -51,6 +59,7 @@ def data_state(profile: DatasetProfile, intent: Intent, before: set[Stage] | Non
         n_rows=profile.n_rows, format=profile.format, quality=profile.quality.overall,
         has_target=bool(intent.target), time_column=profile.time_column,
         forecasting=intent.task_type is TaskType.TIME_SERIES_FORECASTING, before=set(before or ()),
+        entity=entity_column(profile, intent.target),
     )
 
 
@@ -66,10 +75,13 @@ class Gap(StrEnum):
     MISSING = "missing"
     TIME_ORDER = "time_order"
     TIME_COLUMN = "time_column"
+    GROUPS = "groups"
 
 
 #: Gaps a pipeline cannot run with; the others cost a service rank, because an earlier step may still close them.
 BLOCKING = frozenset({Gap.TARGET, Gap.MODEL, Gap.SPLIT, Gap.ROWS})
+#: Gaps that leave a pipeline running but its evaluation dishonest.
+MISLEADING = frozenset({Gap.TIME_ORDER, Gap.GROUPS})
 
 
 @dataclass(frozen=True)
@@ -81,6 +93,12 @@ class Shortfall:
     @property
     def blocking(self) -> bool:
         return self.gap in BLOCKING
+
+    @property
+    def misleading(self) -> bool:
+        """Whether the service would run here but its held-out rows would flatter the model: its successes on other
+        data say nothing about this."""
+        return self.gap in MISLEADING
 
 
 def shortfalls(tags: Tags, state: DataState) -> list[Shortfall]:
@@ -103,6 +121,10 @@ def shortfalls(tags: Tags, state: DataState) -> list[Shortfall]:
     if tags.shuffles_rows and state.forecasting:
         found.append(Shortfall(Gap.TIME_ORDER, "picks rows at random, so a forecast would learn from times after "
                                                "those it is judged on", 0.2))
+    if tags.shuffles_rows and not tags.keeps_groups and state.splits_entities:
+        name, rows = state.entity
+        found.append(Shortfall(Gap.GROUPS, f"picks rows at random, so the rows of one '{name}' (about {rows:.1f} "
+                                           "each) would be both learned from and tested on", 0.2))
     if tags.orders_by_time and not state.time_column:
         found.append(Shortfall(Gap.TIME_COLUMN, "orders the rows by time and the table has no time column", 0.1))
     if tags.formats and not any(state.format in f.lower() for f in tags.formats):
@@ -117,6 +139,8 @@ def strengths(tags: Tags, state: DataState) -> list[str]:
         found.append("handles missing values flagged by the profile")
     if tags.native_categorical and state.has_categorical:
         found.append("handles categorical columns natively")
+    if tags.keeps_groups and state.splits_entities:
+        found.append(f"keeps each '{state.entity[0]}' on one side, so the test is on ones it never saw")
     if tags.orders_by_time and state.forecasting and state.time_column:
         found.append(f"keeps the rows in the order of '{state.time_column}', as a forecast needs")
     return found

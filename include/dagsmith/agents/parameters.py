@@ -7,7 +7,7 @@ import math
 import re
 
 from dagsmith.agents.model_search import class_weighting
-from dagsmith.agents.repeats import repeated_ids
+from dagsmith.agents.repeats import entity_column, repeated_ids
 from dagsmith.catalog.repository import CatalogEntry
 from dagsmith.models.catalog import Stage
 from dagsmith.models.intent import ConstraintKind, Intent
@@ -48,6 +48,9 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
         put("random_state", 42, "fixed seed for a reproducible split")
         if profile.time_column:
             put("time_column", profile.time_column, f"'{profile.time_column}' is the table's time column")
+        if entity := entity_column(profile, intent.target):
+            put("group_column", entity[0], f"'{entity[0]}' names an entity with about {entity[1]:.1f} rows each: "
+                "its rows stay on one side")
     elif stage is Stage.IMPUTATION:
         numeric_missing = [c for c in profile.columns if c.missing and c.semantic_type is SemanticType.NUMERIC]
         skewed = [c.name for c in numeric_missing if _skewed(c.mean, c.std, c.min, c.max)]

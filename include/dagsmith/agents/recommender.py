@@ -5,7 +5,8 @@ score = w1 keyword + w2 semantic + w3 compatibility + w4 pattern, each signal in
 - semantic: cosine between a stage query and the service's embedding, computed by pgvector;
 - compatibility: whether the code serves this stage and task, and whether the data, as it will be when the
   stage runs, meets what the code demands (numeric input, no missing values, row limits, file format);
-- pattern: net successes from execution history (100 = 1.0), the user's own history weighing in.
+- pattern: net successes from execution history (100 = 1.0), the user's own history weighing in; none for a
+  service whose results on this data would mislead (a random split of a forecast, or of an entity's rows).
 Services whose code cannot serve the stage or the task are not candidates at all (except in the
 semantic-only ablation, which ranks by cosine alone).
 """
@@ -123,14 +124,16 @@ def _ruled_out(entry: CatalogEntry, intent: Intent) -> bool:
     return any(algorithm.startswith(prefixes) for prefixes in excluded for algorithm in entry.analysis.algorithms)
 
 
-def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent, state: DataState) -> tuple[float, list[str]]:
-    """How well the code fits this stage and the data at this point, with the reasons a person would check."""
+def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent,
+                   state: DataState) -> tuple[float, list[str], bool]:
+    """How well the code fits this stage and the data at this point, with the reasons a person would check, and
+    whether its results here would mislead (``Shortfall.misleading``)."""
     analysis = entry.analysis
     if stage not in analysis.stages or not _fits_task(entry, stage, intent.task_type) or _ruled_out(entry, intent):
-        return 0.0, []
+        return 0.0, [], False
     found = shortfalls(analysis.tags, state)
     if any(shortfall.factor == 0.0 for shortfall in found):
-        return 0.0, []
+        return 0.0, [], False
     helps = strengths(analysis.tags, state)
     score = min(1.0, (1.0 if analysis.stages[0] == stage else 0.6) + 0.2 * len(helps))
     for shortfall in found:
@@ -152,7 +155,7 @@ def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent, state: Dat
     elif stage is Stage.MODELLING and state.n_rows >= STRENGTH_MIN_ROWS and analysis.tags.strength is not None:
         score *= analysis.tags.strength
         reasons.append(f"its estimator's usual strength on tabular data: {analysis.tags.strength:.2f}")
-    return score, reasons
+    return score, reasons, any(shortfall.misleading for shortfall in found)
 
 
 def stage_query(stage: Stage, intent: Intent, state: DataState) -> str:
@@ -172,10 +175,11 @@ def stage_query(stage: Stage, intent: Intent, state: DataState) -> str:
     return "; ".join(parts) + "."
 
 
-def _reason(signals: Signals, notes: list[str], history_successes: int) -> str:
+def _reason(signals: Signals, notes: list[str], history_successes: int, counted: bool = True) -> str:
     parts = [f"keyword {signals.keyword:.2f}", f"semantic {signals.semantic:.2f}"]
     parts += notes or ([f"compatibility {signals.compatibility:.2f}"] if signals.compatibility else [])
-    parts.append(f"{history_successes} successful prior use{'' if history_successes == 1 else 's'}"
+    parts.append((f"{history_successes} successful prior use{'' if history_successes == 1 else 's'}"
+                  + ("" if counted else ", not counted for this data"))
                  if history_successes else "no execution history yet")
     return ", ".join(parts)
 
@@ -193,18 +197,20 @@ def _rank_stage(
             candidates.append(Candidate(microservice=entry.name, score=round(semantic, 4), signals=signals,
                                         reason=f"semantic {semantic:.2f} (semantic-only ranking)"))
             continue
-        compatibility, notes = _compatibility(entry, stage, intent, state)
+        compatibility, notes, misleading = _compatibility(entry, stage, intent, state)
         if compatibility == 0.0:
             continue
         counts = history.counts(stage.value, entry.id)
-        pattern = 0.0 if mode is RankingMode.NO_HISTORY else history.signal(stage.value, entry.id)
+        ignored = mode is RankingMode.NO_HISTORY or misleading  # successes elsewhere say nothing of this data
+        pattern = 0.0 if ignored else history.signal(stage.value, entry.id)
         signals = Signals(keyword=round(_keyword(entry, terms), 4), semantic=round(semantic, 4),
                           compatibility=round(compatibility, 4), pattern=round(pattern, 4))
         score = (weights.keyword * signals.keyword + weights.semantic * signals.semantic
                  + weights.compatibility * signals.compatibility + weights.pattern * signals.pattern)
         successes = 0 if mode is RankingMode.NO_HISTORY else counts.successes
         candidates.append(Candidate(
-            microservice=entry.name, score=round(score, 4), signals=signals, reason=_reason(signals, notes, successes),
+            microservice=entry.name, score=round(score, 4), signals=signals,
+            reason=_reason(signals, notes, successes, counted=not misleading),
             prior_successes=counts.successes, prior_failures=counts.failures,
         ))
     candidates.sort(key=lambda c: (-c.score, c.microservice))

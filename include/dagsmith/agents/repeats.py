@@ -17,12 +17,27 @@ from dagsmith.models.profile import DatasetProfile, RepeatedRows, SemanticType
 #: An identifier at least this unique names one record per row, so a repeated value is a record entered twice;
 #: a less unique one names an entity with several rows (a customer's orders).
 RECORD_ID_UNIQUE = 0.9
+#: An entity has at most this many rows on average (a patient's visits, a player's seasons), and a table at least this
+#: many entities, so that a fifth of them make a test set; an identifier shared by more rows, or by fewer values, is a
+#: code for a category (a store, a species), which a model may learn from.
+MAX_ROWS_PER_ENTITY, MIN_ENTITIES = 100, 20
 
 
 def repeated_ids(profile: DatasetProfile) -> dict[str, int]:
     """Record identifiers that repeat, with how many rows repeat an earlier value."""
     return {c.name: c.count - c.unique for c in profile.columns
             if c.semantic_type is SemanticType.ID and c.unique_ratio >= RECORD_ID_UNIQUE and c.count > c.unique}
+
+
+def entity_column(profile: DatasetProfile, target: str | None) -> tuple[str, float] | None:
+    """The identifier that names an entity with several rows (a patient's visits, a farm's years), with its rows per
+    entity: of several, the finest. Rows of one entity on both sides of a random split let a model be tested on what it
+    has already seen of that entity."""
+    entities = [c for c in profile.columns if c.semantic_type is SemanticType.ID and c.name != target
+                and c.unique_ratio < RECORD_ID_UNIQUE and c.unique >= MIN_ENTITIES
+                and c.count <= MAX_ROWS_PER_ENTITY * c.unique]
+    finest = max(entities, key=lambda c: c.unique, default=None)
+    return (finest.name, finest.count / finest.unique) if finest else None
 
 
 def repeated_rows(frame: pd.DataFrame, identifiers: list[str]) -> RepeatedRows | None:

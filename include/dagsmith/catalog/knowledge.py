@@ -195,6 +195,8 @@ WRITES_REPORT = {"forest_step", "drop_columns"}
 #: Row splitters that draw rows at random, and those that do so when called with ``shuffle=True``.
 SHUFFLES_ROWS = {"train_test_split", "ShuffleSplit", "StratifiedShuffleSplit", "GroupShuffleSplit", "permutation"}
 SHUFFLES_WHEN_ASKED = {"KFold", "StratifiedKFold", "RepeatedKFold", "RepeatedStratifiedKFold"}
+#: Splitters that put every row of a group on the same side.
+KEEPS_GROUPS = {"GroupShuffleSplit", "GroupKFold", "StratifiedGroupKFold", "LeaveOneGroupOut", "LeavePGroupsOut"}
 #: dagsmith_kit helpers that put preparation steps inside the model they wrap (a model that reads raw columns).
 PREPARES_INSIDE = {"with_linear_inputs": (Stage.IMPUTATION, Stage.ENCODING, Stage.SCALING)}
 #: Markers of native categorical support in estimators.

@@ -113,6 +113,7 @@ class Tags(BaseModel):
     fits_on_train: bool = Field(False, description="learns on the training table, applies to every table")
     shuffles_rows: bool = Field(False, description="divides rows at random (a random split or shuffled folds)")
     orders_by_time: bool = Field(False, description="orders rows by the table's time column")
+    keeps_groups: bool = Field(False, description="keeps the rows of one group (a customer, a patient) together")
     produces_model: bool = False
     produces_predictions: bool = False
     produces_probabilities: bool = False

@@ -14,6 +14,7 @@ from dagsmith.agents.intent.columns import KIND_NAMES, NEVER_FEATURES, UNPREDICT
 from dagsmith.agents.intent.constraints import METRICS_FOR
 from dagsmith.agents.intent.lexicon import STOPWORDS
 from dagsmith.agents.intent.wording import class_list, percent, shortlist
+from dagsmith.agents.repeats import RECORD_ID_UNIQUE, entity_column
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import ConstraintKind, Intent, IntentIssue, IssueLevel
 from dagsmith.models.profile import ColumnProfile, DatasetProfile, SemanticType
@@ -206,9 +207,15 @@ def _leakage_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue
 
 
 def _identifiers(profile: DatasetProfile, target: str) -> Iterable[str]:
+    entity = entity_column(profile, target)
     for c in profile.columns:
-        if c.semantic_type is SemanticType.ID and c.name != target:
-            yield (f"'{c.name}' looks like an identifier (unique per row): it carries no signal and can leak how "
+        if entity and c.name == entity[0]:
+            yield (f"'{c.name}' identifies an entity with about {entity[1]:.1f} rows each: it should not be a feature, "
+                   f"and a random split would test the model on the very '{c.name}' values it learned from, so the "
+                   "group split keeps each one's rows on one side.")
+        elif c.semantic_type is SemanticType.ID and c.name != target:
+            unique = " (unique per row)" if c.unique_ratio >= RECORD_ID_UNIQUE else ""
+            yield (f"'{c.name}' looks like an identifier{unique}: it carries no signal and can leak how "
                    f"rows were collected; it should not be a feature.")
 
 

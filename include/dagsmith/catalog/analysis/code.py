@@ -21,6 +21,7 @@ from dagsmith.catalog.knowledge import (
     PATTERNS,
     PREPARES_INSIDE,
     REJECTS_MISSING,
+    KEEPS_GROUPS,
     SHUFFLES_ROWS,
     SHUFFLES_WHEN_ASKED,
     LITERALS,
@@ -37,7 +38,7 @@ from dagsmith.catalog.source import ServiceSource
 from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, Tags, TaskType
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.8"
+ANALYZER_VERSION = "1.9"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
@@ -218,9 +219,9 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
     predictive = primary in {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION}
     imputes = primary is Stage.IMPUTATION or (predictive and Stage.IMPUTATION in internal)
     encodes = Stage.ENCODING in internal
-    guards = facts.raises_on_missing or any(
+    guards = (facts.raises_on_missing and primary is not Stage.SPLITTING) or any(
         facts.uses(name) and facts.call_keywords.get(name, {}).get("allow_missing") is not True
-        for name in REJECTS_MISSING)
+        for name in REJECTS_MISSING)  # a splitter moves rows: its checks are on the column it splits by
     handles_missing = not guards and (imputes or any(m.handles_missing for m in estimators))
     names = facts.literals | facts.methods | {s.rsplit(".", 1)[-1] for s in facts.symbols}
     native = any(m.handles_categorical for m in estimators) and bool(names & NATIVE_CATEGORICAL)
@@ -243,6 +244,7 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
         fits_on_train=facts.uses(*FITS_ON_TRAIN),
         shuffles_rows=facts.uses(*SHUFFLES_ROWS) or any(facts.uses(name) and facts.call_keywords.get(name, {})
                                                         .get("shuffle") is True for name in SHUFFLES_WHEN_ASKED),
+        keeps_groups=facts.uses(*KEEPS_GROUPS),
         orders_by_time=facts.uses("TimeSeriesSplit") or (
             "time_column" in facts.attributes | set(facts.parameters) and "sort_values" in facts.methods),
         produces_model=facts.uses("save_model", *FITS_AND_PREDICTS),
@@ -268,6 +270,7 @@ _CAPABILITIES = {
     "fits_on_train": "learns on the training table only and applies the result to every table",
     "shuffles_rows": "picks rows at random",
     "orders_by_time": "keeps the rows in time order",
+    "keeps_groups": "keeps each group's rows on one side",
     "produces_model": "produces a trained model",
     "produces_predictions": "produces predictions",
     "produces_probabilities": "produces class probabilities when the model supports them",
