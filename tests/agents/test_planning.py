@@ -17,6 +17,7 @@ from dagsmith.agents.stages import ordered
 from dagsmith.catalog import repository
 from dagsmith.embeddings import CachedEmbedder, MiniLMEmbedder
 from dagsmith.models.catalog import AnalysisMode, Stage
+from dagsmith.models.intent import GivenFields
 from dagsmith.models.plan import RankingMode
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -194,6 +195,26 @@ def test_records_entered_twice_are_deduplicated_on_their_id_and_chance_repeats_a
                 save=False)
     assert Stage.DEDUPLICATION not in {s.stage for s in kept.pipeline.steps}
     assert "coincide by chance" in kept.intent.reasons["stage.deduplication"]
+
+
+def test_an_evaluator_that_reports_the_metric_the_model_is_judged_by_ranks_first(catalog_settings, embedder, tmp_path):
+    path = tmp_path / "diabetes.csv"
+    datasets.load("diabetes").to_csv(path, index=False)
+    profile = profile_dataset(path)
+
+    def evaluators(given):
+        intent = understand("predict progression", profile, given=given)
+        with session_scope(catalog_settings) as session:
+            ranked = recommend(intent, profile, intent.required_stages, repository.entries(session, AnalysisMode.CODE),
+                               session=session, embedder=embedder).for_stage(Stage.EVALUATION)
+        return {c.microservice: c for c in ranked.candidates}, ranked.top[0].microservice
+
+    by_r2, top = evaluators(None)
+    assert "does not report R², the measure the model is judged by" in by_r2["regression_error_evaluator"].reason
+    assert "reports R²" in by_r2[top].reason
+    by_mae, _ = evaluators(GivenFields(metric="mae"))
+    assert "reports mae, the measure the model is judged by" in by_mae["regression_error_evaluator"].reason
+    assert by_mae["regression_error_evaluator"].score > by_r2["regression_error_evaluator"].score
 
 
 def test_an_entitys_rows_stay_on_one_side_of_the_split_whatever_the_history(store, embedder, tmp_path):

@@ -108,8 +108,16 @@ def test_capabilities_and_requirements_distinguish_near_duplicates():
     grouped, random = analysis("group_splitter"), analysis("train_test_splitter")
     assert grouped.tags.keeps_groups and "keeps each group's rows on one side" in grouped.capabilities
     assert random.tags.shuffles_rows and not random.tags.keeps_groups
-    # a splitter's missing-value check is on the column it splits by, not on the features it moves
+    # a splitter's missing-value check is on the column it splits by, an evaluator's on the predictions
     assert not grouped.tags.rejects_missing and not analysis("time_series_splitter").tags.rejects_missing
+    assert not analysis("regression_evaluator").tags.rejects_missing
+
+
+def test_the_metrics_an_evaluator_reports_are_read_from_its_calls():
+    assert {"r2", "mae", "rmse"} <= set(analysis("regression_evaluator").tags.metrics)
+    assert analysis("regression_error_evaluator").tags.metrics == ["mae", "mape"]
+    assert {"roc_auc", "accuracy", "f1"} <= set(analysis("classification_evaluator").tags.metrics)
+    assert analysis("train_test_splitter").tags.metrics == []
 
 
 @pytest.mark.parametrize(("keep", "encodes"), [

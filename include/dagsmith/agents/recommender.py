@@ -18,6 +18,8 @@ from dataclasses import replace
 from sqlalchemy.orm import Session
 
 from dagsmith.agents.compatibility import DataState, data_state, shortfalls, strengths
+from dagsmith.agents.model_search import DEFAULT_METRIC
+from dagsmith.agents.model_search import metric as search_metric
 from dagsmith.agents.stages import STAGE_ORDER
 from dagsmith.catalog import repository
 from dagsmith.catalog.knowledge import ANALYSIS_TERMS, MODEL_FAMILY_ALGORITHMS
@@ -28,6 +30,7 @@ from dagsmith.models.catalog import AnalysisMode, Stage, TaskType
 from dagsmith.models.intent import ConstraintKind, Intent
 from dagsmith.models.plan import Candidate, RankingMode, Recommendation, Signals, StageRecommendation, Weights
 from dagsmith.models.profile import DatasetProfile
+from dagsmith_kit.metrics import label as metric_label
 
 #: Candidates kept per stage: the top 3 are shown, the rest are offered to people and to self-healing.
 KEPT_CANDIDATES = 20
@@ -143,6 +146,10 @@ def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent,
         factor, why = _coverage(entry, asked)
         score *= factor
         reasons.append(why)
+    if stage is Stage.EVALUATION and analysis.tags.metrics and intent.task_type in DEFAULT_METRIC:
+        factor, why = _judged_by(analysis.tags.metrics, intent)
+        score *= factor
+        reasons.append(why)
     if stage in REPAIR_STAGES and state.quality < REPAIR_QUALITY:
         score = min(1.0, score + 0.1)
         reasons.append(f"data quality {state.quality:.2f} favours repair")
@@ -156,6 +163,15 @@ def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent,
         score *= analysis.tags.strength
         reasons.append(f"its estimator's usual strength on tabular data: {analysis.tags.strength:.2f}")
     return score, reasons, any(shortfall.misleading for shortfall in found)
+
+
+def _judged_by(reported: list[str], intent: Intent) -> tuple[float, str]:
+    """An evaluator that reports the metric the model is judged by (the goal's, or the task's usual one) serves the
+    answer; one that reports others only adds detail beside it."""
+    wanted, _ = search_metric(intent)
+    if wanted in reported:
+        return 1.0, f"reports {metric_label(wanted)}, the measure the model is judged by"
+    return 0.5, f"does not report {metric_label(wanted)}, the measure the model is judged by"
 
 
 def stage_query(stage: Stage, intent: Intent, state: DataState) -> str:

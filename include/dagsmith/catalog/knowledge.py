@@ -195,6 +195,14 @@ WRITES_REPORT = {"forest_step", "drop_columns"}
 #: Row splitters that draw rows at random, and those that do so when called with ``shuffle=True``.
 SHUFFLES_ROWS = {"train_test_split", "ShuffleSplit", "StratifiedShuffleSplit", "GroupShuffleSplit", "permutation"}
 SHUFFLES_WHEN_ASKED = {"KFold", "StratifiedKFold", "RepeatedKFold", "RepeatedStratifiedKFold"}
+#: scikit-learn's metric functions and the metrics (``dagsmith_kit.metrics`` names) a call of each reports.
+METRIC_FUNCTIONS = {
+    "accuracy_score": ("accuracy",), "balanced_accuracy_score": ("balanced_accuracy",), "f1_score": ("f1",),
+    "roc_auc_score": ("roc_auc",), "recall_score": ("recall",), "precision_score": ("precision",),
+    "precision_recall_fscore_support": ("precision", "recall", "f1"), "log_loss": ("log_loss",),
+    "r2_score": ("r2",), "mean_absolute_error": ("mae",), "mean_squared_error": ("rmse",),
+    "root_mean_squared_error": ("rmse",), "mean_absolute_percentage_error": ("mape",),
+}
 #: Splitters that put every row of a group on the same side.
 KEEPS_GROUPS = {"GroupShuffleSplit", "GroupKFold", "StratifiedGroupKFold", "LeaveOneGroupOut", "LeavePGroupsOut"}
 #: dagsmith_kit helpers that put preparation steps inside the model they wrap (a model that reads raw columns).

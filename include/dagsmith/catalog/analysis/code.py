@@ -22,6 +22,7 @@ from dagsmith.catalog.knowledge import (
     PREPARES_INSIDE,
     REJECTS_MISSING,
     KEEPS_GROUPS,
+    METRIC_FUNCTIONS,
     SHUFFLES_ROWS,
     SHUFFLES_WHEN_ASKED,
     LITERALS,
@@ -36,9 +37,10 @@ from dagsmith.catalog.knowledge import (
 )
 from dagsmith.catalog.source import ServiceSource
 from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, Tags, TaskType
+from dagsmith_kit.metrics import label as metric_label
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.9"
+ANALYZER_VERSION = "1.10"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
@@ -219,9 +221,11 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
     predictive = primary in {Stage.MODELLING, Stage.CLUSTERING, Stage.ANOMALY_DETECTION, Stage.DIMENSIONALITY_REDUCTION}
     imputes = primary is Stage.IMPUTATION or (predictive and Stage.IMPUTATION in internal)
     encodes = Stage.ENCODING in internal
-    guards = (facts.raises_on_missing and primary is not Stage.SPLITTING) or any(
+    # a splitter moves rows and an evaluator reads the target and the predictions: their checks for missing values
+    # are on the column a splitter splits by, or on the predictions, not on the features
+    guards = (facts.raises_on_missing and primary not in (Stage.SPLITTING, Stage.EVALUATION)) or any(
         facts.uses(name) and facts.call_keywords.get(name, {}).get("allow_missing") is not True
-        for name in REJECTS_MISSING)  # a splitter moves rows: its checks are on the column it splits by
+        for name in REJECTS_MISSING)
     handles_missing = not guards and (imputes or any(m.handles_missing for m in estimators))
     names = facts.literals | facts.methods | {s.rsplit(".", 1)[-1] for s in facts.symbols}
     native = any(m.handles_categorical for m in estimators) and bool(names & NATIVE_CATEGORICAL)
@@ -245,6 +249,8 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
         shuffles_rows=facts.uses(*SHUFFLES_ROWS) or any(facts.uses(name) and facts.call_keywords.get(name, {})
                                                         .get("shuffle") is True for name in SHUFFLES_WHEN_ASKED),
         keeps_groups=facts.uses(*KEEPS_GROUPS),
+        metrics=sorted({metric for name, reported in METRIC_FUNCTIONS.items() if facts.uses(name)
+                        for metric in reported}),
         orders_by_time=facts.uses("TimeSeriesSplit") or (
             "time_column" in facts.attributes | set(facts.parameters) and "sort_values" in facts.methods),
         produces_model=facts.uses("save_model", *FITS_AND_PREDICTS),
@@ -290,7 +296,8 @@ _REQUIREMENTS = {
 
 def _capabilities(tags: Tags) -> list[str]:
     limits = [f"limits its work by {name} (default {default})" for name, default in tags.limits.items()]
-    return [sentence for tag, sentence in _CAPABILITIES.items() if getattr(tags, tag)] + limits
+    metrics = [f"computes {', '.join(metric_label(name) for name in tags.metrics)}"] if tags.metrics else []
+    return [sentence for tag, sentence in _CAPABILITIES.items() if getattr(tags, tag)] + metrics + limits
 
 
 def _requirements(tags: Tags) -> list[str]:
