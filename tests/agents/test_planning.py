@@ -12,6 +12,7 @@ from dagsmith.agents.choices import ChoiceError
 from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.planner import plan
 from dagsmith.agents.profiler import profile_dataset
+from dagsmith.agents.repeats import entity_column
 from dagsmith.agents.recommender import recommend
 from dagsmith.agents.stages import ordered
 from dagsmith.catalog import repository
@@ -245,6 +246,8 @@ def test_an_entitys_rows_stay_on_one_side_of_the_split_whatever_the_history(stor
     codes.to_csv(path, index=False)
     kept = plan(path, "predict relapsed", settings=store, embedder=embedder, save=False)
     assert next(s for s in kept.pipeline.steps if s.stage is Stage.SPLITTING).microservice == "train_test_splitter"
+    visits.assign(patient_id=visits["patient_id"].where(visits.index != 7)).to_csv(path, index=False)
+    assert entity_column(profile_dataset(path), "relapsed") is None, "a row without its patient has no side"
 
 
 def test_a_model_that_encodes_and_imputes_itself_gets_the_raw_columns(catalog_settings, embedder, churn_csv):

@@ -32,8 +32,8 @@ def repeated_ids(profile: DatasetProfile) -> dict[str, int]:
 def entity_column(profile: DatasetProfile, target: str | None) -> tuple[str, float] | None:
     """The identifier that names an entity with several rows (a patient's visits, a farm's years), with its rows per
     entity: of several, the finest. Rows of one entity on both sides of a random split let a model be tested on what it
-    has already seen of that entity."""
-    entities = [c for c in profile.columns if c.semantic_type is SemanticType.ID and c.name != target
+    has already seen of that entity. One with gaps is not used: a row without its entity has no side to go to."""
+    entities = [c for c in profile.columns if c.semantic_type is SemanticType.ID and c.name != target and not c.missing
                 and c.unique_ratio < RECORD_ID_UNIQUE and c.unique >= MIN_ENTITIES
                 and c.count <= MAX_ROWS_PER_ENTITY * c.unique]
     finest = max(entities, key=lambda c: c.unique, default=None)
