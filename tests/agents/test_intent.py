@@ -16,7 +16,7 @@ from dagsmith import datasets
 from dagsmith.agents.intent import detect_intent, read_goal, supervised_type, validate_intent
 from dagsmith.agents.intent.calibration import calibration
 from dagsmith.agents.intent.candidates import likely_readings
-from dagsmith.agents.intent.column_meaning import meaning_lead
+from dagsmith.agents.intent.column_ranker import column_evidence, ranker
 from dagsmith.agents.intent.detect import read_with_evidence
 from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.profiler import profile_frame
@@ -700,17 +700,21 @@ def test_how_before_a_verb_asks_in_what_way_not_how_much(embedder):
     assert not way[1].mismatch and much[1].mismatch and way[0].confidence > much[0].confidence
 
 
-def test_a_column_other_words_mean_more_lowers_the_confidence(embedder):
-    """The target's lead in meaning over the other columns: negative when the goal's words mean another column more;
-    a column the goal rules out is no rival."""
+def test_a_column_other_words_mean_more_is_less_likely_the_target(embedder):
+    """The target's lead in meaning over the other columns: negative when the goal's words mean another column more,
+    which lowers its chance by the column ranking, and with it the reading's confidence; a column the goal rules out is
+    no rival."""
     plants = profile_frame(PLANTS)
-    assert meaning_lead("predict the fruits of each plant", plants, "height", embedder) < 0
-    assert meaning_lead("predict the fruits of each plant", plants, "fruits", embedder) > 0.2
-    goal = "predict the fruits, not the height column"
-    assert meaning_lead(goal, plants, "fruits", embedder, ruled={"height"}) > meaning_lead(goal, plants, "fruits",
-                                                                                           embedder)
+    measured = column_evidence("predict the fruits of each plant", plants, embedder)
+    assert measured["height"]["meaning_lead"] < 0 and measured["fruits"]["meaning_lead"] > 0.2
+    goal = "predict the fruits of each plant, without the height column"
+    assert "height" not in column_evidence(goal, plants, embedder)
+    assert column_evidence(goal, plants, embedder)["fruits"]["meaning_lead"] > column_evidence(
+        "predict the fruits of each plant, with the height column", plants, embedder)["fruits"]["meaning_lead"]
+    behind = {**measured, "fruits": {**measured["fruits"], "meaning_lead": -0.2}}
+    assert ranker().chances(behind)["fruits"] < ranker().chances(measured)["fruits"]
     evidence = read_with_evidence("predict the fruits of each plant", plants, embedder=embedder)[1]
-    assert calibration().chance_right(replace(evidence, lead=-0.2)) < calibration().chance_right(evidence)
+    assert calibration().chance_right(replace(evidence, ranked=0.3)) < calibration().chance_right(evidence)
 
 
 # ------------------------------------------------------------------------------------------------ validation warnings

@@ -86,7 +86,7 @@ def test_the_calibration_maps_evidence_to_the_chance_of_being_right_and_sets_the
     from dagsmith.agents.intent.calibration import Evidence, calibration
     from dagsmith.bench.calibrate import Observation, fit
 
-    strong, weak = Evidence(True, 2.5, 2.5, 0.95, False, 0.5), Evidence(True, 1.5, 0.0, 0.3, True, -0.1, True)
+    strong, weak = Evidence(True, 2.5, 2.5, 0.95, False, ranked=0.9), Evidence(True, 1.5, 0.0, 0.3, True, ranked=0.2)
     # ten tables, each with seven strong readings (right) and two weak ones (one right): held out by table
     seen = ([Observation(f"t{i % 10}", strong, True) for i in range(70)]
             + [Observation(f"t{i % 10}", weak, i < 10) for i in range(20)] + [Observation("t0", None)] * 2)
@@ -110,3 +110,26 @@ def _loaded(folder: Path, fitted: dict):
 
     (folder / "calibration.json").write_text(json.dumps(fitted))
     return load(folder / "calibration.json")
+
+
+def test_the_column_ranking_learns_which_evidence_marks_the_target(tmp_path):
+    """Goals whose target is the column named after the task verb, beside a column named among the inputs and one
+    that is only close in meaning: the fitted map weighs the named column up and the input down, and the shipped map
+    loads with every measurement weighed."""
+    from dagsmith.agents.intent.column_ranker import FEATURES, load, ranker
+    from dagsmith.bench.calibrate import Ranking, fit_ranker
+
+    def measured(**given: float) -> dict[str, float]:
+        return {name: given.get(name, 0.0) for name in FEATURES}
+
+    rows = [Ranking(f"t{i % 10}", {"price": measured(named=0.95, after_verb=1.0, meaning=0.6 + i % 3 / 10),
+                                   "rooms": measured(among_inputs=0.95, meaning=0.5),
+                                   "age": measured(meaning=0.7 - i % 2 / 10, profile_score=0.4)}, "price")
+            for i in range(40)]
+    fitted = fit_ranker(rows)
+    assert fitted["fitted_on"]["held_out_first_right"] == 1.0
+    assert fitted["weights"]["named"] > 0 > fitted["weights"]["among_inputs"]
+    (tmp_path / "ranker.json").write_text(json.dumps(fitted))
+    chances = load(tmp_path / "ranker.json").chances(rows[0].evidence)
+    assert next(iter(chances)) == "price" and chances["price"] > 0.8 and sum(chances.values()) == pytest.approx(1)
+    assert set(ranker().weights) == set(FEATURES)

@@ -1,4 +1,9 @@
-"""Refit the goal reader's calibration (``agents/intent/calibration.json``) on the goal set's dev part only.
+"""Refit the goal reader's calibration (``agents/intent/calibration.json``) and its column ranking
+(``agents/intent/column_ranker.json``) on the goal set's dev part only.
+
+The ranking map comes first (``fit_ranker``): for every dev goal that predicts a column, each column the goal could
+predict is measured (``column_ranker.column_evidence``), and a conditional logit (a softmax over the table's columns)
+is fitted to give the right column the highest chance, its L2 penalty chosen on held-out folds of tables.
 
 Every dev goal is read as planning reads it, with and without its table's data dictionary, letting every reading go
 ahead; each reading that went ahead is one observation: the evidence it rested on, and whether it was right. A
@@ -24,9 +29,11 @@ import argparse
 import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
-from dagsmith.agents.intent.calibration import CALIBRATION_FILE, FEATURES, VERSION, Evidence
+from dagsmith.agents.intent.calibration import CALIBRATION_FILE, FEATURES, VERSION, Evidence, calibration, capped
+from dagsmith.agents.intent.column_ranker import FEATURES as MEASUREMENTS
+from dagsmith.agents.intent.column_ranker import RANKER_FILE, Ranker, column_evidence, ranker
+from dagsmith.agents.intent.column_ranker import VERSION as RANKER_VERSION
 from dagsmith.bench.goals import ASK, LabelledGoal, _profile, load_part, read
 
 #: The share of readings that go ahead that must be right, and the most goals that may be asked about.
@@ -36,6 +43,8 @@ MAX_ASKED = 0.25
 #: judged on: a hundred-odd readings and a handful of misses support little.
 REGULARISATIONS = (0.1, 0.3, 1.0, 3.0)
 FOLDS = 5
+#: The L2 penalties tried for the target ranking map (per goal, on its weights).
+RANKER_PENALTIES = (0.01, 0.03, 0.1, 0.3, 1.0)
 
 
 @dataclass(frozen=True)
@@ -93,7 +102,7 @@ def fit(observed: list[Observation]) -> dict:
         return chance
 
     regularisation = min(REGULARISATIONS, key=lambda c: log_loss(y, held_out(c)))
-    chance = held_out(regularisation)
+    chance = np.array([capped(c, o.evidence) for c, o in zip(held_out(regularisation), seen, strict=True)])
     proceed, asked = threshold(chance, y, len(observed) - len(seen), len(observed))
     model = LogisticRegression(C=regularisation).fit(x, y)
     return {"version": VERSION, "fitted_on": {"part": "dev", "goals": len(observed), "readings": len(y),
@@ -106,13 +115,92 @@ def fit(observed: list[Observation]) -> dict:
             "intercept": round(float(model.intercept_[0]), 4), "proceed": math.floor(proceed * 1e3) / 1e3}
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """A dev goal that predicts a column: its table, each column it could predict with its measurements, and the
+    right one."""
+
+    table: str
+    evidence: dict[str, dict[str, float]]
+    target: str
+
+
+def rankings(goals: list[LabelledGoal], *, documented: bool) -> list[Ranking]:
+    """The column measurements of every goal whose labelled target is among the columns it could predict."""
+    from dagsmith.embeddings import default_embedder
+
+    found = []
+    for goal in goals:
+        if goal.target is None:
+            continue
+        evidence = column_evidence(goal.goal, _profile(goal.dataset, documented), default_embedder())
+        if goal.target in evidence and len(evidence) > 1:
+            found.append(Ranking(goal.dataset, evidence, goal.target))
+    return found
+
+
+def _conditional_logit(rows: list[Ranking], penalty: float) -> dict[str, float]:
+    """The weights that maximise the chance of each goal's right column against the table's others (a softmax per
+    goal), with an L2 ``penalty``."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    blocks = [(np.array([[r.evidence[c][f] for f in MEASUREMENTS] for c in r.evidence]),
+               list(r.evidence).index(r.target)) for r in rows]
+
+    def loss(w):
+        total, grad = penalty * w @ w, 2 * penalty * w
+        for x, right in blocks:
+            s = x @ w
+            p = np.exp(s - s.max())
+            p /= p.sum()
+            total -= np.log(p[right])
+            grad -= x[right] - p @ x
+        return total / len(blocks), grad / len(blocks)
+
+    w = minimize(loss, np.zeros(len(MEASUREMENTS)), jac=True, method="L-BFGS-B").x
+    return {name: round(float(v), 4) for name, v in zip(MEASUREMENTS, w, strict=True)}
+
+
+def fit_ranker(rows: list[Ranking]) -> dict:
+    """The ranking map for these goals, its L2 penalty chosen by the held-out chance of the right column (folds of
+    tables, as for the calibration)."""
+    from sklearn.model_selection import GroupKFold
+
+    folds = list(GroupKFold(n_splits=FOLDS).split(rows, groups=[r.table for r in rows]))
+
+    def held_out(penalty: float) -> tuple[float, float]:
+        nll = right = 0.0
+        for train, held in folds:
+            ranked = Ranker(_conditional_logit([rows[i] for i in train], penalty))
+            for i in held:
+                chances = ranked.chances(rows[i].evidence)
+                nll -= math.log(max(chances[rows[i].target], 1e-9))
+                right += next(iter(chances)) == rows[i].target
+        return nll / len(rows), right / len(rows)
+
+    scored = {penalty: held_out(penalty) for penalty in RANKER_PENALTIES}
+    penalty = min(scored, key=lambda p: scored[p][0])
+    return {"version": RANKER_VERSION,
+            "fitted_on": {"part": "dev", "goals": len(rows), "penalty": penalty,
+                          "held_out_first_right": round(scored[penalty][1], 3)},
+            "weights": _conditional_logit(rows, penalty)}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=CALIBRATION_FILE)
-    args = parser.parse_args()
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     goals = load_part("dev")
+    # the ranking map first: the readings the calibration learns from weigh their target's chance by it
+    ranking = fit_ranker(rankings(goals, documented=False) + rankings(goals, documented=True))
+    RANKER_FILE.write_text(json.dumps(ranking, indent=1) + "\n", encoding="utf-8")
+    ranker.cache_clear()
+    print(json.dumps(ranking, indent=1))
+    # readings do not depend on the map, but reading needs one: a neutral one stands in while they are observed
+    CALIBRATION_FILE.write_text(json.dumps({"version": VERSION, "weights": {}, "intercept": 0.0, "proceed": 0.0}),
+                                encoding="utf-8")
+    calibration.cache_clear()
     fitted = fit(observations(goals, documented=False) + observations(goals, documented=True))
-    args.out.write_text(json.dumps(fitted, indent=1) + "\n", encoding="utf-8")
+    CALIBRATION_FILE.write_text(json.dumps(fitted, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(fitted, indent=1))
 
 

@@ -1,8 +1,9 @@
 """How sure a reading of the rules is, as the chance that it is right: a logistic map from the evidence the rules
 weigh (how strongly the goal's words ask for the task and how far ahead of another task, how surely the target was
-found and whether the goal names it outright, whether another column is named as surely) and from evidence the words
-alone do not give (how far ahead of the other columns the target is in meaning, whether the goal's words ask for the
-kind of answer the target's values give) to a probability, fitted on the goal set's dev part.
+found and whether the goal names it outright, whether another column is named as surely) and from evidence the rules
+do not weigh (the target's chance by the learned column ranking, which reads meaning, the profile and the target's
+values, and whether the goal's words ask for the kind of answer the target's values give) to a probability, fitted
+on the goal set's dev part.
 
 A confidence that is the chance of being right is what a threshold can be set on: a reading below ``proceed`` is
 asked about, not planned. The map and the threshold live in ``calibration.json``, refitted by ``make
@@ -19,13 +20,15 @@ from pathlib import Path
 
 CALIBRATION_FILE = Path(__file__).resolve().with_name("calibration.json")
 #: The version of the map's format (and of the evidence it reads): a map of another version is refused.
-VERSION = 2
+VERSION = 3
 #: Family totals above this say nothing more: a goal repeating "predict" is no surer for it.
 MAX_TASK_WEIGHT = 4.0
 #: A mention scoring this names its column outright (its name as written, or designated as the target).
 NAMED_OUTRIGHT = 0.95
-#: Leads in meaning beyond this (either way) say nothing more: the phrase naming a column is as close as it gets.
-MAX_LEAD = 0.25
+#: The most a reading whose target's values give another kind of answer than the goal's words ask for can be: the
+#: goal set holds too few such readings to weigh, and each is a sign that the target is not the column meant (a "how
+#: much" answered by a yes/no column), so it is asked about whatever the fitted map says.
+MISMATCHED = 0.5
 
 
 @dataclass(frozen=True)
@@ -37,8 +40,8 @@ class Evidence:
     task_margin: float  # how far that is ahead of the next task the words ask for
     target: float  # how surely the target was found (the mention's score; 1.0 with nothing to predict)
     rival: bool  # another column, not among the inputs, is named at least as surely as the target
-    lead: float = 0.0  # how much closer in meaning to the goal's words the target is than any other column
     mismatch: bool = False  # the goal's words ask for an amount and the target holds classes, or the other way round
+    ranked: float = 1.0  # the target's chance by the column ranking (``column_ranker``); 1.0 with nothing to predict
 
     def features(self) -> dict[str, float]:
         return {"supervised": float(self.supervised),
@@ -46,7 +49,8 @@ class Evidence:
                 "task_margin": min(self.task_margin, MAX_TASK_WEIGHT) / MAX_TASK_WEIGHT,
                 "target": self.target, "rival": float(self.rival),
                 "named": float(self.supervised and self.target >= NAMED_OUTRIGHT),
-                "lead": max(-MAX_LEAD, min(self.lead, MAX_LEAD)) / MAX_LEAD, "mismatch": float(self.mismatch)}
+                "mismatch": float(self.mismatch),
+                "ranked": self.ranked}
 
 
 FEATURES = tuple(Evidence(False, 0.0, 0.0, 0.0, False).features())
@@ -64,7 +68,13 @@ class Calibration:
     def chance_right(self, evidence: Evidence) -> float:
         features = evidence.features()
         logit = self.intercept + sum(weight * features[name] for name, weight in self.weights.items())
-        return 1 / (1 + math.exp(-logit))
+        return capped(1 / (1 + math.exp(-logit)), evidence)
+
+
+def capped(chance: float, evidence: Evidence) -> float:
+    """The chance, at most ``MISMATCHED`` for a reading whose target gives another kind of answer than the words ask
+    for."""
+    return min(chance, MISMATCHED) if evidence.mismatch else chance
 
 
 def load(path: Path = CALIBRATION_FILE) -> Calibration:

@@ -39,10 +39,12 @@ OFFERED = 3
 
 
 def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[str, str]] = (),
-                    limit: int = OFFERED, task_meant: TaskMeaning | None = None) -> list[Reading]:
+                    limit: int = OFFERED, task_meant: TaskMeaning | None = None,
+                    chances: dict[str, float] | None = None) -> list[Reading]:
     """Up to ``limit`` readings of ``goal``, likeliest first, each a different task and target. ``meant`` are columns
     close in meaning to the goal's words, closest first, each with the evidence for it; ``task_meant`` the kind of
-    task the goal's meaning names."""
+    task the goal's meaning names; ``chances`` each column's chance of being the target (``column_ranker``), which
+    orders the columns when given."""
     read = read_goal(goal, profile)
     matches = sorted(column_matches(read, profile), key=lambda m: (-m.score, m.start))
     mentioned = [m for m in matches if m.kind is not MatchKind.FUZZY or len(matches) == 1]
@@ -62,6 +64,8 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
     named += [(c.column, f"{c.column}: the profile's target candidate ({'; '.join(c.reasons[:2])})")
               for c in profile.target_candidates if c.column not in fed]
     named += [(m.column, target_reason(m)) for m in inputs]
+    if chances:
+        named = _ranked(named, chances, explicit.column if explicit else None)
     ruled = ruled_columns(goal, profile)
 
     supervised: list[Reading] = []
@@ -89,6 +93,17 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
     for reading in ordered:
         unique.setdefault((reading.task_type.value, reading.target), reading)
     return list(unique.values())[:limit]
+
+
+def _ranked(named: list[tuple[str, str]], chances: dict[str, float], designated: str | None) -> list[tuple[str, str]]:
+    """The columns in the order of their chance of being the target (a designated one first), each with the first
+    evidence found for it."""
+    evidence: dict[str, str] = {}
+    for column, why in named:
+        evidence.setdefault(column, why)
+    for column, chance in chances.items():
+        evidence.setdefault(column, f"{column}: the likeliest target on all its evidence taken together ({chance:.0%})")
+    return sorted(evidence.items(), key=lambda item: (item[0] != designated, -chances.get(item[0], 0.0)))
 
 
 def _family(reading: Reading) -> Family:

@@ -8,7 +8,6 @@ several are, the error names them with the phrases that brought them up, so a gu
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
 
 from dagsmith.agents.intent.reading import read_goal
@@ -79,17 +78,6 @@ def closest_in_meaning(goal: str, profile: DatasetProfile, embedder: Embedder) -
     best = similarity.argmax(axis=0)
     return sorted((Meaning(name, said[best[i]], float(similarity[best[i], i])) for i, name in enumerate(names)),
                   key=lambda m: -m.similarity)
-
-
-def meaning_lead(goal: str, profile: DatasetProfile, target: str, embedder: Embedder,
-                 ruled: Collection[str] = ()) -> float:
-    """How much closer in meaning to the goal's words ``target`` is than any other column but those the goal rules in
-    or out (``ruled``): negative when another is closer, 0 when there is nothing to compare. A reading whose target the
-    goal's words do not single out by meaning is less likely to be right, however the words named it."""
-    ranked = closest_in_meaning(goal, profile, embedder)
-    mine = next((m.similarity for m in ranked if m.column == target), None)
-    others = [m.similarity for m in ranked if m.column != target and m.column not in ruled]
-    return mine - others[0] if mine is not None and others else 0.0
 
 
 def read_by_meaning(goal: str, profile: DatasetProfile, embedder: Embedder) -> Reading | None:

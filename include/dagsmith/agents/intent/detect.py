@@ -7,12 +7,19 @@ from __future__ import annotations
 import re
 
 from dagsmith.agents.intent.calibration import Evidence, chance_right
-from dagsmith.agents.intent.column_meaning import meaning_lead
+from dagsmith.agents.intent.column_ranker import target_chances
 from dagsmith.agents.intent.column_requests import column_constraints, excluded_columns, ruled_columns
 from dagsmith.agents.intent.columns import NEVER_FEATURES, predictable
 from dagsmith.agents.intent.constraints import parse_constraints
 from dagsmith.agents.intent.lexicon import Family
-from dagsmith.agents.intent.mentions import STRONG_MATCH, MatchKind, column_matches, column_named, explicit_target
+from dagsmith.agents.intent.mentions import (
+    MATCH_SCORE,
+    STRONG_MATCH,
+    MatchKind,
+    column_matches,
+    column_named,
+    explicit_target,
+)
 from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.stage_rules import DataView, plan_stages
 from dagsmith.agents.intent.target import (
@@ -47,8 +54,8 @@ def detect_intent(goal: str, profile: DatasetProfile, *, target: str | None = No
     chance that the reading is right as its confidence (``calibration``).
 
     ``target`` is one of the columns a goal naming several targets asks a model of each of (``each``, their
-    constraint): the goal is read as it is, with that column as what it predicts. ``embedder`` weighs how far the
-    target is ahead of the other columns in meaning; without it the confidence takes no column to be ahead.
+    constraint): the goal is read as it is, with that column as what it predicts. ``embedder`` lets the column ranking
+    that weighs the confidence compare the columns with the goal's words in meaning; without it none is close.
     """
     return read_with_evidence(goal, profile, target=target, each=each, embedder=embedder)[0]
 
@@ -89,10 +96,12 @@ def read_with_evidence(goal: str, profile: DatasetProfile, *, target: str | None
     # a column no model could predict (one value, an identifier) is no rival, however surely it is named
     rival = any(m.column != choice.column and m.score >= choice.confidence and not read.among_inputs(m.start)
                 and predictable(profile.column(m.column)) for m in matches) if choice.column else False
-    lead = meaning_lead(text, profile, choice.column, embedder, ruled) \
-        if embedder and choice.column in profile.column_names else 0.0
-    evidence = Evidence(family is Family.SUPERVISED, task_words, task_margin, choice.confidence, rival, lead,
-                        asks_other_kind(read, task))
+    # the ranking says which column a prediction is of, not that the goal asks for one: a target the goal's words
+    # do not name (the profile's favourite) gains nothing from being the likeliest of the columns
+    ranked = target_chances(text, profile, embedder).get(choice.column, 0.0) \
+        if choice.column and choice.confidence > MATCH_SCORE[MatchKind.PROFILE] else 1.0 if not choice.column else 0.0
+    evidence = Evidence(family is Family.SUPERVISED, task_words, task_margin, choice.confidence, rival,
+                        asks_other_kind(read, task), ranked)
     return compose_intent(goal, profile, task, choice.column, reasons, chance_right(evidence),
                           added=[c for c in (asked, each) if c]), evidence
 

@@ -32,8 +32,8 @@ from dagsmith.agents.intent.lexicon import (
 )
 from dagsmith.agents.intent.mentions import MATCH_SCORE, STRONG_MATCH, Match, MatchKind, column_lists
 from dagsmith.agents.intent.reading import Goal, find_phrase
-from dagsmith.agents.intent.task import CLASSIFICATION_HINTS
-from dagsmith.models.intent import AmbiguousGoal, SeveralTargets
+from dagsmith.agents.intent.task import CLASSIFICATION_HINTS, supervised_type
+from dagsmith.models.intent import AmbiguousGoal, Reading, SeveralTargets
 from dagsmith.models.profile import ColumnProfile, DatasetProfile
 
 #: Words after which an exploratory goal names the column the others are related to ("what drives weekly hours").
@@ -84,11 +84,16 @@ def _chunk(stems: tuple[str, ...], at: int, end: int, verbs: list[int]) -> tuple
     return at, end
 
 
-def _rank_key(match: Match, stems: tuple[str, ...], verbs: list[int]) -> tuple[float, int, int]:
-    """Best match first; then the noun phrase nearest after a task verb (before it costs 2); then its head word."""
+def noun_phrase_distance(match: Match, stems: tuple[str, ...], verbs: list[int]) -> int:
+    """Words from the nearest task verb to the noun phrase of ``match`` (a phrase before the verb costs 2 more); its
+    position in the goal when there is no verb."""
     start, end = _chunk(stems, match.start, match.end, verbs)
-    distance = min((start - v if start > v else v - end + 2 for v in verbs), default=start)
-    return -match.score, distance, -match.end
+    return min((start - v if start > v else v - end + 2 for v in verbs), default=start)
+
+
+def _rank_key(match: Match, stems: tuple[str, ...], verbs: list[int]) -> tuple[float, int, int]:
+    """Best match first; then the noun phrase nearest after a task verb; then its head word."""
+    return -match.score, noun_phrase_distance(match, stems, verbs), -match.end
 
 
 def _linked(left: Match, right: Match, stems: tuple[str, ...]) -> bool:
@@ -209,9 +214,15 @@ def _named_target(goal: Goal, zone: list[Match], verbs: list[int], profile: Data
             raise AmbiguousGoal(
                 f"The goal could mean two columns to predict: '{first.column}' or '{rival.column}'. Which one "
                 f"should the model predict? One pipeline predicts one column; for both, plan one goal per column "
-                f"('predict {first.column}', then 'predict {rival.column}')."
-            )
+                f"('predict {first.column}', then 'predict {rival.column}').",
+                [_reading(goal, profile, m) for m in (first, rival)])
     return first
+
+
+def _reading(goal: Goal, profile: DatasetProfile, match: Match) -> Reading:
+    """The reading that predicts the column ``match`` names, as a question offers it."""
+    task, why = supervised_type(goal, profile, match.column)
+    return Reading(task_type=task, target=match.column, evidence=f"{target_reason(match)}; {why}")
 
 
 def each_request(goal: Goal, named: set[int]) -> str | None:

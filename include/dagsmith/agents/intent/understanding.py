@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pydantic import BaseModel, Field
 
 from dagsmith.agents.intent.column_meaning import read_by_meaning
+from dagsmith.agents.intent.column_ranker import target_chances
 from dagsmith.agents.intent.task_meaning import task_by_meaning
 from dagsmith.agents.intent import (
     absent_column_names,
@@ -234,7 +235,8 @@ def offering_readings(goal: str, profile: DatasetProfile, embedder: Embedder | N
             meant = [(m.column, f"{m.column}: closest in meaning to the goal's '{m.phrase}' ({m.similarity:.2f})")
                      for m in (found.close if found else [])]
             offered = {(r.task_type, r.target) for r in question.candidates}
-            likely = likely_readings(goal, profile, meant, task_meant=task_by_meaning(goal, embedder))
+            likely = likely_readings(goal, profile, meant, task_meant=task_by_meaning(goal, embedder),
+                                     chances=target_chances(goal, profile, embedder))
             question.candidates += [r for r in likely
                                     if (r.task_type, r.target) not in offered][: OFFERED - len(question.candidates)]
         raise
