@@ -132,4 +132,8 @@ def test_the_column_ranking_learns_which_evidence_marks_the_target(tmp_path):
     (tmp_path / "ranker.json").write_text(json.dumps(fitted))
     chances = load(tmp_path / "ranker.json").chances(rows[0].evidence)
     assert next(iter(chances)) == "price" and chances["price"] > 0.8 and sum(chances.values()) == pytest.approx(1)
+    # a wide table's many unmentioned columns thin the softmax out, not the chance against the strongest rivals
+    wide = {**rows[0].evidence, **{f"f{i}": measured(meaning=0.3) for i in range(5000)}}
+    mapped = load(tmp_path / "ranker.json")
+    assert mapped.chances(wide)["price"] < 0.5 < mapped.against_rivals(wide)["price"]
     assert set(ranker().weights) == set(FEATURES)

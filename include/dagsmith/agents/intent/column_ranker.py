@@ -6,9 +6,11 @@ verb, ...), so a weak clue that is wrong can outrank several agreeing ones. Here
 same few measurements (how surely and where the goal names it outside its inputs, whether it is named among the
 inputs, how close in meaning it is to the goal's words and how far ahead of the others, whether the profile would
 pick it, whether its values give the kind of answer the words ask for), and a conditional logit map, fitted on the
-goal set's dev part (``make calibrate-goals``), turns them into a chance per column that sums to one over the table:
-which column a prediction is of, not whether the goal asks for one (the rules and the calibration weigh that).
-It reads values, types and meaning, no words of its own: the map holds a weight per measurement and nothing else.
+goal set's dev part (``make calibrate-goals``), scores them. A softmax over the table's columns is what it is fitted
+by; the reader uses each column's chance against its ``RIVALS`` strongest others (on a table of ten thousand columns
+a softmax over all of them would spread the chance of the one the goal names thin). It says which column a
+prediction is of, not whether the goal asks for one (the rules and the calibration weigh that). It reads values,
+types and meaning, no words of its own: the map holds a weight per measurement and nothing else.
 
 The reader uses the chance of its target as evidence for its confidence, and a question offers columns in this
 order.
@@ -28,13 +30,16 @@ from dagsmith.agents.intent.columns import predictable
 from dagsmith.agents.intent.mentions import column_lists, column_matches
 from dagsmith.agents.intent.reading import Goal, read_goal
 from dagsmith.agents.intent.target import noun_phrase_distance, verb_positions
-from dagsmith.agents.intent.task import asks_other_kind, supervised_type
+from dagsmith.agents.intent.task import asks_other_kind, supervised_task
 from dagsmith.embeddings import Embedder
 from dagsmith.models.profile import DatasetProfile
 
 RANKER_FILE = Path(__file__).resolve().with_name("column_ranker.json")
 #: The version of the map's format and measurements: a map of another version is refused.
 VERSION = 1
+#: The strongest other columns a column's chance is weighed against (the goal set's tables have 11 columns in the
+#: median; the weakest of a wide table's columns would only spread the chance thin).
+RIVALS = 20
 #: Words between a task verb and the noun phrase of a mention beyond which the distance says nothing more.
 MAX_DISTANCE = 10
 FEATURES = ("named", "among_inputs", "mentions", "verb_distance", "after_verb", "position", "meaning",
@@ -75,7 +80,7 @@ def column_evidence(goal: str, profile: DatasetProfile, embedder: Embedder | Non
             "closest_in_meaning": float(bool(meaning) and close >= max(meaning.values())),
             "profile_rank": 0.0 if rank is None else 1 / (1 + rank),
             "profile_score": score,
-            "other_kind": float(asks_other_kind(read, supervised_type(read, profile, column.name)[0])),
+            "other_kind": float(asks_other_kind(read, supervised_task(read, column, profile)[0])),
         }
     return found
 
@@ -92,12 +97,28 @@ class Ranker:
 
     weights: dict[str, float]
 
-    def chances(self, evidence: dict[str, dict[str, float]]) -> dict[str, float]:
-        """Each column's chance of being the target, highest first (a softmax over the columns' scores)."""
+    def scores(self, evidence: dict[str, dict[str, float]]) -> dict[str, float]:
+        """Each column's score, highest first."""
         scores = {name: sum(self.weights[f] * values[f] for f in FEATURES) for name, values in evidence.items()}
+        return dict(sorted(scores.items(), key=lambda item: -item[1]))
+
+    def chances(self, evidence: dict[str, dict[str, float]]) -> dict[str, float]:
+        """Each column's chance of being the target, highest first: the softmax over the table's columns the map is
+        fitted by."""
+        scores = self.scores(evidence)
         top = max(scores.values(), default=0.0)
         total = sum(math.exp(s - top) for s in scores.values())
-        return dict(sorted(((name, math.exp(s - top) / total) for name, s in scores.items()), key=lambda x: -x[1]))
+        return {name: math.exp(s - top) / total for name, s in scores.items()}
+
+    def against_rivals(self, evidence: dict[str, dict[str, float]]) -> dict[str, float]:
+        """Each column's chance of being the target against the ``RIVALS`` strongest other columns, highest first: the
+        softmax the map is fitted by, which a wide table's many columns the goal does not mention do not dilute."""
+        scores = self.scores(evidence)
+        strongest = list(scores.values())[: RIVALS + 1]
+        top = strongest[0] if strongest else 0.0
+        total = sum(math.exp(s - top) for s in strongest)
+        return {name: math.exp(score - top) / (total + (math.exp(score - top) if i > RIVALS else 0.0))
+                for i, (name, score) in enumerate(scores.items())}
 
 
 def load(path: Path = RANKER_FILE) -> Ranker:
@@ -115,5 +136,6 @@ def ranker() -> Ranker:
 
 
 def target_chances(goal: str, profile: DatasetProfile, embedder: Embedder | None) -> dict[str, float]:
-    """Each column's chance of being what ``goal`` asks to predict, by the shipped map, highest first."""
-    return ranker().chances(column_evidence(goal, profile, embedder))
+    """Each column's chance of being what ``goal`` asks to predict rather than its strongest rival, by the shipped
+    map, likeliest first."""
+    return ranker().against_rivals(column_evidence(goal, profile, embedder))
