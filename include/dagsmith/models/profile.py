@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from dagsmith.models.catalog import TaskType
 
@@ -112,8 +112,14 @@ class DatasetProfile(BaseModel):
     time_column: str | None = None
     notes: list[str] = Field(default_factory=list)
 
+    _by_name: tuple[list[ColumnProfile], dict[str, ColumnProfile]] | None = PrivateAttr(default=None)
+
     def column(self, name: str) -> ColumnProfile | None:
-        return next((c for c in self.columns if c.name == name), None)
+        """The column of that name, looked up in constant time (callers ask per column, on tables of thousands); the
+        index is rebuilt when the list was replaced, as ``model_copy(update=...)`` does."""
+        if self._by_name is None or self._by_name[0] is not self.columns:
+            self._by_name = (self.columns, {c.name: c for c in reversed(self.columns)})
+        return self._by_name[1].get(name)
 
     @property
     def column_names(self) -> list[str]:

@@ -96,10 +96,14 @@ def read_with_evidence(goal: str, profile: DatasetProfile, *, target: str | None
     # a column no model could predict (one value, an identifier) is no rival, however surely it is named
     rival = any(m.column != choice.column and m.score >= choice.confidence and not read.among_inputs(m.start)
                 and predictable(profile.column(m.column)) for m in matches) if choice.column else False
-    # the ranking says which column a prediction is of, not that the goal asks for one: a target the goal's words
-    # do not name (the profile's favourite) gains nothing from being the likeliest of the columns
-    ranked = target_chances(text, profile, embedder).get(choice.column, 0.0) \
-        if choice.column and choice.confidence > MATCH_SCORE[MatchKind.PROFILE] else 1.0 if not choice.column else 0.0
+    if not choice.column:
+        ranked = 1.0
+    elif choice.confidence <= MATCH_SCORE[MatchKind.PROFILE]:
+        # the ranking says which column a prediction is of, not that the goal asks for one: a target the goal's words
+        # do not name (the profile's favourite) gains nothing from being the likeliest of the columns
+        ranked = 0.0
+    else:
+        ranked = target_chances(text, profile, embedder).get(choice.column, 0.0)
     evidence = Evidence(family is Family.SUPERVISED, task_words, task_margin, choice.confidence, rival,
                         asks_other_kind(read, task), ranked)
     return compose_intent(goal, profile, task, choice.column, reasons, chance_right(evidence),
