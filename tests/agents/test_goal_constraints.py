@@ -69,12 +69,14 @@ def test_rows_with_no_value_are_no_exclusion_of_that_column():
 
 @pytest.mark.parametrize("goal, target", [("which customers have no dependents?", "dependents"),
                                           ("predict whether a customer is without phone service", "phone_service"),
+                                          ("which customers get no phone service?", "phone_service"),
+                                          ("is there no churn for a customer?", "churn"),
                                           ("predict churn or no churn", "churn"),
                                           ("yes/no churn prediction", "churn"),
                                           ("predict churn, yes or no, except when tenure is missing", "churn")])
 def test_no_or_without_saying_what_the_rows_are_rules_nothing_out(goal, target):
-    """"has no dependents", "churn or no churn" and "yes/no" speak of the rows, often of the very thing to predict;
-    "except when" speaks of rows, not of columns."""
+    """"has no dependents", "get no phone service", "churn or no churn" and "yes/no" speak of the rows, often of the
+    very thing to predict ("no" rules out only where it opens a phrase); "except when" speaks of rows, not columns."""
     found = intent("wa_churn", goal)
     assert found.target == target and "exclude_columns" not in constraints(found)
 

@@ -15,14 +15,17 @@ from dagsmith.models.profile import DatasetProfile
 #: A noun that says a phrase means a column of the table.
 _COLUMN_NOUN = r"(?:columns?|features?|variables?|fields?|attributes?)"
 _EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|"
-                      r"leav(?:e|ing) out|drop(?:ping)?|do not use|don'?t use|not using|apart from|other than|"
-                      r"(?<!with )(?<!or )(?<!yes/)no)\s+(?P<what>[^,;.!?()]+)")
+                      r"leav(?:e|ing) out|drop(?:ping)?|do not use|don'?t use|not using|apart from|other than)"
+                      r"\s+(?P<what>[^,;.!?()]+)")
+#: "no" rules columns out only where it opens a phrase of its own ("predict churn, no total charges"); inside a clause
+#: it says what the rows are ("days that get no rain", "is there no delay", "churn or no churn", "yes/no").
+_NO = re.compile(r"(?:^|[,;:(]|\s[-\u2013\u2014])\s*no\s+(?P<what>[^,;.!?()]+)")
 #: "with no region column": "with no" rules a column out only when it says "column" (or field, variable, ...);
 #: "rows with no total charges" speaks of rows.
 _WITH_NO = re.compile(rf"\bwith no\s+(?P<what>[^,;.!?()]+?\s{_COLUMN_NOUN})\b")
-#: "has no insurance", "is without a job": after a form of "be" or "have", "no" and "without" say what the rows are
-#: (often the very thing to predict), not which columns to leave out; so do "show or no show" and "yes/no" (above).
-_STATE = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|having)\s+(?:no|without)\s+$")
+#: "is without a job": after a form of "be" or "have", "without" says what the rows are (often the very thing to
+#: predict), not which columns to leave out.
+_STATE = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|having)\s+without\s+$")
 _ONLY = re.compile(r"\b(?:only (?:from|using|use|with|on)|using only|use only|just (?:from|using))\s+"
                    r"(?P<what>[^;.!?()]+)")
 #: Where a list of names ends: the goal goes on to say something else, or a relative clause says what the names are
@@ -49,7 +52,7 @@ def column_constraints(goal: str, column_of: Callable[[str], str | None]) -> lis
     """
     text = goal.lower()
     found = []
-    for kind, patterns, verb in ((ConstraintKind.EXCLUDE_COLUMNS, (_EXCLUDE, _WITH_NO), "leave out"),
+    for kind, patterns, verb in ((ConstraintKind.EXCLUDE_COLUMNS, (_EXCLUDE, _NO, _WITH_NO), "leave out"),
                                  (ConstraintKind.ONLY_COLUMNS, (_ONLY,), "use only")):
         named: dict[str, str] = {}
         for hit in (hit for pattern in patterns for hit in pattern.finditer(text)):
