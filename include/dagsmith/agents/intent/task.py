@@ -176,12 +176,7 @@ def supervised_type(read: Goal, profile: DatasetProfile, target_name: str | None
 def supervised_task(goal: Goal, target: ColumnProfile | None, profile: DatasetProfile) -> tuple[TaskType, str]:
     """Classification or regression from the target's type; goal words decide only where the type cannot. Words
     inside a model's name ("logistic regression") force nothing; the task the name implies is a hint."""
-    text = " ".join(goal.words)
-    named = mentions(text)
-    inside = {text[: m.start].count(" ") + i for m in named for i in range(m.said.count(" ") + 1)}
-    said = {s for i, s in enumerate(goal.stems) if i not in inside and not _asks_a_way(goal, i)}
-    hinted = {m.task for m in named if m.task}
-    forced = ("classification" if said & FORCE_CLASSIFICATION else "regression" if said & FORCE_REGRESSION else None)
+    said, hinted, forced = _task_words(goal)
     if target is None:
         task = TaskType.REGRESSION if "regression" in {forced, *hinted} - {"classification"} else \
             TaskType.BINARY_CLASSIFICATION
@@ -195,13 +190,45 @@ def supervised_task(goal: Goal, target: ColumnProfile | None, profile: DatasetPr
     return task, f"{shape}{why}{stray(target)}"
 
 
+def other_task(goal: Goal, target: ColumnProfile, task: TaskType, profile: DatasetProfile) -> TaskType | None:
+    """The other task than ``task`` a target's values allow when no word of the goal chose between them: a numeric
+    column of a few values (a rating of 1 to 5, a count of visits) is as much classes as an amount, and a number on
+    rows ordered in time may be forecast as well as predicted row by row. None when the words or the values decide."""
+    said, hinted, forced = _task_words(goal)
+    if forced or not holds_numbers(target):
+        return None
+    if 2 < target.unique <= FEW_VALUES and not _class_votes(said, hinted):
+        return {TaskType.REGRESSION: TaskType.MULTICLASS_CLASSIFICATION,
+                TaskType.MULTICLASS_CLASSIFICATION: TaskType.REGRESSION}.get(task)
+    if task is TaskType.REGRESSION and profile.time_column not in {None, target.name}:
+        return TaskType.TIME_SERIES_FORECASTING
+    return None
+
+
+def _task_words(goal: Goal) -> tuple[set[str], set[str], str | None]:
+    """The goal's stems that may hint at a task (not those inside a model's name, nor a "how" asking in what way),
+    the tasks the models it names imply, and the task its words force, if any."""
+    text = " ".join(goal.words)
+    named = mentions(text)
+    inside = {text[: m.start].count(" ") + i for m in named for i in range(m.said.count(" ") + 1)}
+    said = {s for i, s in enumerate(goal.stems) if i not in inside and not _asks_a_way(goal, i)}
+    hinted = {m.task for m in named if m.task}
+    forced = ("classification" if said & FORCE_CLASSIFICATION else "regression" if said & FORCE_REGRESSION else None)
+    return said, hinted, forced
+
+
+def _class_votes(said: set[str], hinted: set[str]) -> int:
+    """Hints for classes less hints for an amount."""
+    return (len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
+            + ("classification" in hinted) - ("regression" in hinted))
+
+
 def _numeric_task(target: ColumnProfile, said: set[str], hinted: set[str],
                   profile: DatasetProfile) -> tuple[TaskType, str]:
     if target.unique <= 2:
         return TaskType.BINARY_CLASSIFICATION, ": a numeric yes/no"
     if target.unique <= FEW_VALUES:
-        votes = (len(said & CLASSIFICATION_HINTS) - len(said & REGRESSION_HINTS)
-                 + ("classification" in hinted) - ("regression" in hinted))
+        votes = _class_votes(said, hinted)
         suggested = next((c.suggested_task for c in profile.target_candidates if c.column == target.name), None)
         if votes > 0 or (votes == 0 and suggested is not None and suggested.classification):
             return TaskType.MULTICLASS_CLASSIFICATION, ", few enough to be classes, as the goal or profile says"
