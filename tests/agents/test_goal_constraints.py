@@ -81,6 +81,14 @@ def test_no_or_without_saying_what_the_rows_are_rules_nothing_out(goal, target):
     assert found.target == target and "exclude_columns" not in constraints(found)
 
 
+@pytest.mark.parametrize(("goal", "ruled_out"), [("will a customer drop their phone service?", None),
+                                               ("who churns? drop the phone service", ["phone_service"]),
+                                               ("predict churn and drop the phone service", ["phone_service"])])
+def test_an_instruction_rules_out_where_it_opens_a_clause(goal, ruled_out):
+    """After a noun, "drop" is what the rows do; it is an instruction where it opens a clause."""
+    assert constraints(intent("wa_churn", goal)).get("exclude_columns") == ruled_out
+
+
 @pytest.mark.parametrize("goal, ruled_out", [
     ("predict churn, ignoring the tenure which counts months before churn", ["tenure"]),
     ("predict churn, drop total charges which sum the monthly charges", ["total_charges"]),

@@ -14,12 +14,17 @@ from dagsmith.models.profile import DatasetProfile
 
 #: A noun that says a phrase means a column of the table.
 _COLUMN_NOUN = r"(?:columns?|features?|variables?|fields?|attributes?)"
-_EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignor(?:e|ing)|exclud(?:e|ing)|except(?: for)?|"
-                      r"leav(?:e|ing) out|drop(?:ping)?|do not use|don'?t use|not using|apart from|other than)"
-                      r"\s+(?P<what>[^,;.!?()]+)")
+_EXCLUDE = re.compile(r"\b(?:without(?: using)?|ignoring|excluding|except(?: for)?|leaving out|dropping|not using|"
+                      r"apart from|other than)\s+(?P<what>[^,;.!?()]+)")
+#: Where a phrase of its own opens: the goal's start, a punctuation mark or a dash.
+_OPENING = r"(?:^|[,;:.!?(]|\s[-\u2013\u2014])\s*"
+#: An instruction rules columns out where it opens a clause ("who survived? ignore the name", "predict churn and drop
+#: the id"); after a noun the verb is what the rows do ("whether members drop their plan").
+_INSTRUCTION = re.compile(rf"(?:{_OPENING}|\b(?:and|but|then)\s+)(?:ignore|exclude|drop|leave out|do not use|"
+                          r"don'?t use)\s+(?P<what>[^,;.!?()]+)")
 #: "no" rules columns out only where it opens a phrase of its own ("predict churn, no total charges"); inside a clause
 #: it says what the rows are ("days that get no rain", "is there no delay", "churn or no churn", "yes/no").
-_NO = re.compile(r"(?:^|[,;:(]|\s[-\u2013\u2014])\s*no\s+(?P<what>[^,;.!?()]+)")
+_NO = re.compile(rf"{_OPENING}no\s+(?P<what>[^,;.!?()]+)")
 #: "with no region column": "with no" rules a column out only when it says "column" (or field, variable, ...);
 #: "rows with no total charges" speaks of rows.
 _WITH_NO = re.compile(rf"\bwith no\s+(?P<what>[^,;.!?()]+?\s{_COLUMN_NOUN})\b")
@@ -52,7 +57,7 @@ def column_constraints(goal: str, column_of: Callable[[str], str | None]) -> lis
     """
     text = goal.lower()
     found = []
-    for kind, patterns, verb in ((ConstraintKind.EXCLUDE_COLUMNS, (_EXCLUDE, _NO, _WITH_NO), "leave out"),
+    for kind, patterns, verb in ((ConstraintKind.EXCLUDE_COLUMNS, (_EXCLUDE, _INSTRUCTION, _NO, _WITH_NO), "leave out"),
                                  (ConstraintKind.ONLY_COLUMNS, (_ONLY,), "use only")):
         named: dict[str, str] = {}
         for hit in (hit for pattern in patterns for hit in pattern.finditer(text)):
