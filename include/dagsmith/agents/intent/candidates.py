@@ -35,6 +35,7 @@ from dagsmith.agents.intent.task import (
     family_evidence,
     family_scores,
     family_totals,
+    forecastable,
     other_task,
     supervised_type,
 )
@@ -83,8 +84,8 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
         if found is None or found.semantic_type in UNPREDICTABLE or found.unique < 2 or column in ruled:
             continue
         task, why = supervised_type(read, profile, column)
-        if (task_meant and task_meant.task_type is TaskType.TIME_SERIES_FORECASTING and task is TaskType.REGRESSION
-                and profile.time_column not in {None, column}):
+        if (task_meant and task_meant.task_type is TaskType.TIME_SERIES_FORECASTING
+                and forecastable(task, profile, column)):
             task, why = task_meant.task_type, f"{task_meant.evidence}, and '{profile.time_column}' orders the rows"
         supervised.append(Reading(task_type=task, target=column, evidence=f"{evidence}; {why}"))
         if len(supervised) == 1 and (other := other_task(read, found, task, profile)):

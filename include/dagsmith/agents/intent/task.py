@@ -166,7 +166,7 @@ def supervised_type(read: Goal, profile: DatasetProfile, target_name: str | None
     future = _FUTURE.search(" ".join(read.words))
     if not future:
         return task, why
-    if profile.time_column and task is TaskType.REGRESSION and target_name != profile.time_column:
+    if forecastable(task, profile, target_name):
         return TaskType.TIME_SERIES_FORECASTING, (
             f"the goal looks ahead ('{future.group(0)}') and '{profile.time_column}' orders the rows in time")
     return task, why + f"; the goal looks ahead ('{future.group(0)}') but " + (
@@ -200,9 +200,14 @@ def other_task(goal: Goal, target: ColumnProfile, task: TaskType, profile: Datas
     if 2 < target.unique <= FEW_VALUES and not _class_votes(said, hinted):
         return {TaskType.REGRESSION: TaskType.MULTICLASS_CLASSIFICATION,
                 TaskType.MULTICLASS_CLASSIFICATION: TaskType.REGRESSION}.get(task)
-    if task is TaskType.REGRESSION and profile.time_column not in {None, target.name}:
+    if forecastable(task, profile, target.name):
         return TaskType.TIME_SERIES_FORECASTING
     return None
+
+
+def forecastable(task: TaskType, profile: DatasetProfile, target: str | None) -> bool:
+    """Whether a regression of ``target`` could be a forecast instead: another column orders the rows in time."""
+    return task is TaskType.REGRESSION and profile.time_column not in {None, target}
 
 
 def _task_words(goal: Goal) -> tuple[set[str], set[str], str | None]:
