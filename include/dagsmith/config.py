@@ -11,6 +11,7 @@ from dagsmith.errors import InputError
 from dagsmith.runtime import check_runtime
 from dagsmith.runtime.base import Limits
 from dagsmith.runtime.sandbox import UNSANDBOXED_VARIABLE
+from dagsmith.runtime.warm import COLD_VARIABLE
 
 REASONERS = ("deterministic", "openai")
 #: How the endpoint is asked for structured output: OpenAI's ``json_schema`` (OpenAI, Azure, vLLM, Ollama) or
@@ -190,14 +191,15 @@ def _search_seconds() -> float | None:
     return _positive_seconds(SEARCH_SECONDS_VARIABLE, None)
 
 
-def _sandboxed() -> bool:
-    value = (os.environ.get(UNSANDBOXED_VARIABLE) or "").strip().lower()
+def _not_opted_out(variable: str, meaning: str) -> bool:
+    """False when ``variable`` opts out (1, true, yes), True when it is unset or says no; ``meaning`` is what 1
+    does, for the error."""
+    value = (os.environ.get(variable) or "").strip().lower()
     if value in ("", "0", "false", "no"):
         return True
     if value in ("1", "true", "yes"):
         return False
-    raise ConfigurationError(f"{UNSANDBOXED_VARIABLE} must be 1 (run services without a sandbox, trusted catalogs "
-                             f"only) or unset, not '{value}'")
+    raise ConfigurationError(f"{variable} must be 1 ({meaning}) or unset, not '{value}'")
 
 
 def _drift_threshold() -> float:
@@ -248,6 +250,10 @@ class Settings:
         UNSANDBOXED_VARIABLE, "`1` runs the local runtime's services without the bubblewrap sandbox: for trusted "
                               "catalogs only, and said in `dagsmith serve`'s banner, each try's log and each run's "
                               "trace", unset="sandboxed")))
+    warm_steps: bool = field(default=True, metadata=read_from(Variable(
+        COLD_VARIABLE, "`1` starts each of the local runtime's sandboxed steps in a fresh interpreter, which imports "
+                       "numpy, pandas and scikit-learn anew (1.5 to 3 s a step), instead of forking it into its "
+                       "sandbox from one that imported them once (`runtime.zygote`)", unset="warm starts")))
     extra_data_roots: tuple[Path, ...] = field(default=(), metadata=read_from(Variable(
         DATA_ROOTS_VARIABLE, "folders (separated by `:`) besides `DAGSMITH_HOME/datasets` that datasets named by a "
                              "DAG trigger or the UI may be read from (`dagsmith.data.roots`)", unset="none")))
@@ -289,7 +295,10 @@ class Settings:
             raise ConfigurationError(f"DAGSMITH_RUNTIME: {exc}") from None
         return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime,
                    llm=LLMConfig.from_env(), heartbeat_seconds=_heartbeat_seconds(), step_limits=_step_limits(),
-                   sandboxed=_sandboxed(), extra_data_roots=_extra_data_roots(),
+                   sandboxed=_not_opted_out(UNSANDBOXED_VARIABLE, "run services without a sandbox, trusted "
+                                                                 "catalogs only"),
+                   warm_steps=_not_opted_out(COLD_VARIABLE, "start every step in a fresh interpreter"),
+                   extra_data_roots=_extra_data_roots(),
                    local_cli=os.environ.get(LOCAL_CLI_VARIABLE) == "1",
                    model_root=Path(os.environ[MODEL_ROOT_VARIABLE]).expanduser().resolve()
                    if os.environ.get(MODEL_ROOT_VARIABLE) else None, drift_threshold=_drift_threshold(),

@@ -26,6 +26,7 @@ from dagsmith.healing.classify import ErrorClass
 from dagsmith.learning.patterns import load_history
 from dagsmith.models.catalog import UploadOutcome
 from dagsmith.runtime.base import Limits
+from dagsmith.runtime.guard import memory_exceeded
 from dagsmith.runtime.sandbox import UID_RANGE
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
@@ -59,8 +60,9 @@ HOSTILE_RUNS = [
 ]
 DOCKER = [*HOSTILE_RUNS, Misbehaviour("memory_hog", ErrorClass.RESOURCE, "out of memory"),
           Misbehaviour("covert_writer", ErrorClass.ENVIRONMENT, "Read-only file system")]
-#: The local runtime's bubblewrap sandbox holds against the same services; only the kernel's words differ.
-LOCAL = [*HOSTILE_RUNS, Misbehaviour("memory_hog", ErrorClass.RESOURCE, "MemoryError"),
+#: The local runtime's bubblewrap sandbox holds against the same services; only the kernel's words differ. A warm
+#: step's address space may exceed its memory by what it inherited, so its cgroup is the limit that strikes.
+LOCAL = [*HOSTILE_RUNS, Misbehaviour("memory_hog", ErrorClass.RESOURCE, memory_exceeded(Limits())),
          Misbehaviour("covert_writer", ErrorClass.ENVIRONMENT, "Permission denied")]
 
 

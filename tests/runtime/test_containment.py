@@ -60,9 +60,14 @@ def home(tmp_path_factory):
         yield root, canary
 
 
-@pytest.fixture(params=["local", "docker"])
+@pytest.fixture(params=["local", "local-cold", "docker"])
 def engine(request):
-    return request.getfixturevalue("container_runtime") if request.param == "docker" else LocalRuntime()
+    """Each runtime; the local one with its steps forked warm into the sandbox, and started cold."""
+    if request.param == "docker":
+        return request.getfixturevalue("container_runtime")
+    runtime = LocalRuntime(warm=request.param == "local")
+    runtime.prestart()
+    return runtime
 
 
 def _run(engine, home: tuple[Path, str], service: str, tmp_path: Path, limits: Limits = LIMITS,

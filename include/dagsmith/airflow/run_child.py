@@ -1,13 +1,13 @@
 """The child process of a local run (``airflow.local``): it gets Airflow ready, then runs one pipeline's DAG with
 ``dag.test()``.
 
-It starts before it knows its pipeline, so the CLI can plan meanwhile: it imports Airflow and the tasks' modules and
+It starts before it knows its pipeline, so the CLI can plan meanwhile: it imports Airflow and the tasks' modules,
 builds Airflow's in-process execution API for its tasks' version of it (``execution_api``; the first task of a
-``dag.test()`` run would otherwise wait seconds for it), then reads its order, one JSON line on standard input (end
-of input: no run is wanted, and it cleans up and exits; a CLI whose planning ended in a question stops it as it
-stops a run). Parsing for the one DAG, as a worker does, builds just its pipeline (``pipeline_shards``). The run
-ends with its CLI (``watch``). Its outcome goes to the result file (argv 1): the run's state and the summary its
-``finish`` task left in XCom.
+``dag.test()`` run would otherwise wait seconds for it) and starts the local runtime's zygote (``runtime.zygote``),
+then reads its order, one JSON line on standard input (end of input: no run is wanted, and it cleans up and exits;
+a CLI whose planning ended in a question stops it as it stops a run). Parsing for the one DAG, as a worker does,
+builds just its pipeline (``pipeline_shards``). The run ends with its CLI (``watch``). Its outcome goes to the
+result file (argv 1): the run's state and the summary its ``finish`` task left in XCom.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ class RunOrder(BaseModel):
 
 
 def _get_ready() -> None:
-    """Import what the run's tasks import and build the in-process execution API that ``dag.test()`` reuses."""
+    """Import what the run's tasks import, build the in-process execution API that ``dag.test()`` reuses, and start
+    the local runtime's zygote (``runtime.zygote``), whose imports then overlap the planning too."""
     import httpx
     from airflow.sdk.execution_time.supervisor import in_process_api_server
 
@@ -44,6 +45,10 @@ def _get_ready() -> None:
     import dagsmith.execution.run  # noqa: F401
     from dagsmith.airflow.execution_api import serve_only_the_sdk_version
 
+    from dagsmith.config import Settings
+    from dagsmith.runtime import prestart
+
+    prestart(Settings.from_env())
     serve_only_the_sdk_version()
     api = in_process_api_server()  # cached for the process: dag.test() reuses it
     with httpx.Client(transport=api.transport, base_url="http://in-process.invalid./") as client:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from dagsmith.config import Settings
     from dagsmith.runtime.base import Runtime
+    from dagsmith.runtime.local import LocalRuntime
 
 RUNTIMES = ("local", "docker", "kubernetes")
 #: ``module:function`` that wraps every runtime a process makes, to provoke failures on purpose: the benchmark's
@@ -33,6 +34,12 @@ def runtime_named(name: str, settings: Settings) -> Runtime:
     return runtime
 
 
+def prestart(settings: Settings) -> None:
+    """Start ahead what the configured runtime's steps start faster with: the local runtime's zygote."""
+    if settings.runtime == "local":
+        _local(settings).prestart()
+
+
 def _runtime_named(name: str, settings: Settings) -> Runtime:
     if check_runtime(name) == "docker":
         from dagsmith.runtime.docker import DockerRuntime
@@ -42,6 +49,10 @@ def _runtime_named(name: str, settings: Settings) -> Runtime:
         from dagsmith.runtime.kubernetes import KubernetesRuntime
 
         return KubernetesRuntime(settings.pods, settings.home)
+    return _local(settings)
+
+
+def _local(settings: Settings) -> LocalRuntime:
     from dagsmith.runtime.local import LocalRuntime
 
-    return LocalRuntime(sandboxed=settings.sandboxed)
+    return LocalRuntime(sandboxed=settings.sandboxed, warm=settings.warm_steps)

@@ -7,7 +7,8 @@ process limit, caps on its output (a watcher kills it past the total size or fil
 file at its size), a timeout that kills it whole, and captured output. A run killed at a limit says which in
 its result (``exceeded``) and its stderr. Services run on this interpreter, whose packages are the runtime's
 pinned set (``runtime.packages``): a service pinning anything else fails with the names, and nothing is ever
-installed.
+installed. Each starts warm: forked into its sandbox from a process that imported the scientific stack once
+(``runtime.zygote``), or cold, in a fresh interpreter, where that is off (``DAGSMITH_COLD_STEPS=1``) or fails.
 
 ``DAGSMITH_UNSAFE_NO_SANDBOX=1`` runs services as plain subprocesses, for trusted catalogs on machines
 without bubblewrap; every try then says so in its log and the run's trace.
@@ -18,21 +19,26 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import logging
 import os
 import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from dagsmith.runtime import guard, sandbox, seccomp
-from dagsmith.runtime.base import Invocation, InvocationResult, Limits, contract_command, prepare_data_dirs, stage
+from dagsmith.runtime import guard, sandbox, seccomp, warm
+from dagsmith.runtime.base import (HostPaths, Invocation, InvocationResult, Limits, contract_command,
+                                   prepare_data_dirs, stage)
+from dagsmith.runtime.zygote import FAILED, Request
 from dagsmith.runtime.packages import not_provided, unavailable
 from dagsmith.scratch import scratch_folder
 
 KIT_PATH = Path(__file__).resolve().parents[2]  # the folder holding the dagsmith_kit package
 OUTPUT_TAIL = 64 * 1024
+logger = logging.getLogger(__name__)
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 #: Looked up before any fork: loading a library in a forked child of a threaded worker could deadlock.
 _PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
@@ -43,8 +49,8 @@ UNSANDBOXED = f"NO SANDBOX ({sandbox.UNSANDBOXED_VARIABLE} is set: for trusted c
 class LocalRuntime:
     name = "local"
 
-    def __init__(self, *, sandboxed: bool = True):
-        self.sandboxed = sandboxed
+    def __init__(self, *, sandboxed: bool = True, warm: bool = True):
+        self.sandboxed, self.warm = sandboxed, warm
 
     @property
     def isolated(self) -> bool:
@@ -53,6 +59,12 @@ class LocalRuntime:
     @property
     def isolation(self) -> str:
         return SANDBOXED if self.sandboxed else UNSANDBOXED
+
+    def prestart(self) -> None:
+        """Start this process's zygote, when steps here start warm: a process that runs many steps calls it ahead
+        of the first, so the zygote's imports overlap whatever comes before. Without it steps start cold."""
+        if self.sandboxed and self.warm and seccomp.supported():
+            warm.zygote(_zygote_environment, start=True)
 
     def check(self) -> None:
         """Raise ``RuntimeUnavailable``, saying how to fix it, when services cannot be run safely here."""
@@ -77,11 +89,18 @@ class LocalRuntime:
             uid = sandbox.run_uid()
             prepare_data_dirs(invocation, uid)
             fd = seccomp.program_fd() if seccomp.supported() else None
+            environment = _environment(Path("/tmp"), invocation.service, Path(sandbox.KIT_DIR))
             try:
+                # A warm start needs the filter: the forked service installs the very one bwrap would.
+                zygote = warm.zygote(_zygote_environment) if self.warm and fd is not None else None
+                if zygote and fd is not None and (result := _execute_warm(
+                        zygote, invocation, host, uid, fd, environment, cwd=scratch_dir, cgroup=cgroup)):
+                    return result
+                if fd is not None:
+                    os.lseek(fd, 0, os.SEEK_SET)  # a failed warm start's bwrap read the filter already
                 command = sandbox.command(invocation, host, uid, contract_command(sys.executable), seccomp=fd,
                                           bounded=cgroup is not None)
-                return _execute(command, _environment(Path("/tmp"), invocation.service, Path(sandbox.KIT_DIR)),
-                                invocation, self.isolation, cwd=scratch_dir, cgroup=cgroup,
+                return _execute(command, environment, invocation, self.isolation, cwd=scratch_dir, cgroup=cgroup,
                                 pass_fds=() if fd is None else (fd,))
             finally:
                 if fd is not None:
@@ -104,6 +123,13 @@ def _environment(home: Path, service: str, kit: Path) -> dict[str, str]:
             "MPLCONFIGDIR": str(home / ".matplotlib")}
 
 
+def _zygote_environment() -> dict[str, str]:
+    """The services' environment for the zygote (``runtime.zygote``), on the host: its own private home, and the
+    folder holding dagsmith and dagsmith_kit on its path."""
+    return {**_environment(Path(tempfile.mkdtemp(prefix="dagsmith-zygote-")), "zygote", KIT_PATH),
+            "JE_ARROW_MALLOC_CONF": "background_thread:false"}
+
+
 def _limiter(limits: Limits, cgroup: guard.Cgroup | None):
     parent = os.getpid()
 
@@ -113,11 +139,15 @@ def _limiter(limits: Limits, cgroup: guard.Cgroup | None):
             cgroup.join()
         memory = limits.memory_mb * guard.MIB
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        cpu = max(1, int(limits.timeout_seconds * max(limits.cpus, 1)))
+        cpu = _cpu_seconds(limits)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
         size = limits.file_mb * guard.MIB
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     return apply
+
+
+def _cpu_seconds(limits: Limits) -> int:
+    return max(1, int(limits.timeout_seconds * max(limits.cpus, 1)))
 
 
 def _die_with(parent: int) -> None:
@@ -147,7 +177,61 @@ def _execute(command: list[str], environment: dict[str, str], invocation: Invoca
         kill()
         stdout, stderr = process.communicate()
     finally:
-        exceeded = watch.finish()
+        watch.finish()
+    return _result(process.returncode, stdout, stderr, started, invocation, isolation, watch, timed_out)
+
+
+def _execute_warm(zygote: warm.Zygote, invocation: Invocation, host: HostPaths, uid: int | None, seccomp_fd: int,
+                  environment: dict[str, str], *, cwd: Path, cgroup: guard.Cgroup | None) -> InvocationResult | None:
+    """Run the service forked from ``zygote`` into a sandbox built as for a cold start; None when the warm start
+    itself failed before any of the service's code ran (the caller then starts it cold)."""
+    limits, bounded = invocation.limits, cgroup is not None
+    started = time.monotonic()
+    info_read, info_write = os.pipe()
+    command = sandbox.command(invocation, host, uid, warm.PLACEHOLDER, seccomp=seccomp_fd, bounded=bounded,
+                              info=info_write)
+    shell = subprocess.Popen(command, cwd=cwd, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=_limiter(limits, cgroup),
+                             pass_fds=(seccomp_fd, info_write))
+    os.close(info_write)
+    kill = functools.partial(_kill_group, shell.pid)  # the sandbox, and the service inside it, die with it
+    pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, exit status
+    try:
+        with os.fdopen(info_read, "rb") as info:
+            sandbox_pid = warm.sandbox_pid(info)
+        request = Request(sandbox_pid, uid, user_namespace=os.geteuid() != 0,
+                          cgroup_procs=str(cgroup.path / "cgroup.procs") if cgroup else None,
+                          memory_bytes=limits.memory_mb * guard.MIB, cpu_seconds=_cpu_seconds(limits),
+                          file_bytes=limits.file_mb * guard.MIB, processes=guard.process_cap(limits, bounded),
+                          environment=environment, argv=contract_command(sys.executable))
+        zygote.fork(request, *(write for _, write in pipes))
+    except (warm.ZygoteUnavailable, LookupError) as exc:
+        logger.warning("step %s starts cold: %s", invocation.service, exc)
+        kill()
+        shell.wait()
+        return None
+    finally:
+        for _, write in pipes:
+            os.close(write)
+    watch = guard.StepGuard(limits, invocation.output_dir, cgroup)
+    watch.start(kill)
+    try:
+        (out, _), (err, _), (status_pipe, _) = pipes
+        stdout, stderr, status, timed_out = warm.collect(out, err, status_pipe, limits.timeout_seconds, kill)
+    finally:
+        kill()  # whatever the service left running ends with its sandbox
+        shell.wait()
+        watch.finish()
+    if status.startswith(FAILED) and not timed_out:
+        logger.warning("step %s starts cold: %s", invocation.service, status)
+        return None
+    code = int(status) if status.lstrip("-").isdigit() else -signal.SIGKILL
+    return _result(code, stdout, stderr, started, invocation, SANDBOXED, watch, timed_out)
+
+
+def _result(exit_code: int, stdout: bytes, stderr: bytes, started: float, invocation: Invocation, isolation: str,
+            watch: guard.StepGuard, timed_out: bool) -> InvocationResult:
+    limits, exceeded = invocation.limits, watch.exceeded
     text_err = stderr.decode(errors="replace")[-OUTPUT_TAIL:]
     if timed_out:
         text_err += f"\nkilled after the {limits.timeout_seconds} s timeout"
@@ -156,7 +240,7 @@ def _execute(command: list[str], environment: dict[str, str], invocation: Invoca
     out_of_memory = ("MemoryError" in text_err or "Cannot allocate memory" in text_err
                      or exceeded == guard.memory_exceeded(limits))
     return InvocationResult(
-        exit_code=process.returncode, stdout=stdout.decode(errors="replace")[-OUTPUT_TAIL:], stderr=text_err,
+        exit_code=exit_code, stdout=stdout.decode(errors="replace")[-OUTPUT_TAIL:], stderr=text_err,
         seconds=round(time.monotonic() - started, 3), timed_out=timed_out, out_of_memory=out_of_memory,
         isolation=isolation, exceeded="" if timed_out else exceeded,
         peak_mb=round(watch.peak_bytes / guard.MIB) if watch.peak_bytes else None,

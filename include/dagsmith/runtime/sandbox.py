@@ -81,10 +81,11 @@ def run_uid() -> int | None:
 
 
 def command(invocation: Invocation, host: HostPaths, uid: int | None, argv: list[str], *, seccomp: int | None,
-            bounded: bool) -> list[str]:
+            bounded: bool, info: int | None = None) -> list[str]:
     """The bwrap command line that runs ``argv`` (paths as seen inside) for ``invocation``, whose code and params
     are staged at ``host``, under its limits: ``seccomp`` is the file descriptor bwrap reads the system-call
-    filter from, ``bounded`` whether a cgroup holds the step's memory in all (``runtime.guard``)."""
+    filter from, ``bounded`` whether a cgroup holds the step's memory in all (``runtime.guard``), ``info`` a
+    descriptor bwrap writes the sandbox's pid and namespaces to (a warm start joins them, ``runtime.zygote``)."""
     limits = invocation.limits
     interpreter = dict.fromkeys(Path(prefix) for prefix in (sys.base_prefix, sys.prefix))
     binds = [(folder, str(folder), "--ro-bind") for folder in interpreter if not _under_usr(folder)]
@@ -106,6 +107,8 @@ def command(invocation: Invocation, host: HostPaths, uid: int | None, argv: list
     args += ["--chdir", "/tmp"]
     if seccomp is not None:
         args += ["--seccomp", str(seccomp)]
+    if info is not None:
+        args += ["--info-fd", str(info)]
     if uid is not None:  # a root worker: the service gets only what setpriv needs to become ``uid``, then nothing
         args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
                  "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]

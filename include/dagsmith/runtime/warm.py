@@ -1,0 +1,133 @@
+"""The worker's side of warm starts (``runtime.zygote``): one zygote process per worker process that runs many steps,
+started ahead of them (``LocalRuntime.prestart``), started again when it died, given up on when it cannot start.
+
+A warm step runs in the same bubblewrap sandbox as a cold one: ``local`` starts the sandbox with ``PLACEHOLDER``
+in place of the service and asks the zygote to fork the service into it. Whatever goes wrong with the warm start
+itself (no zygote, a refused join) is reported as such, and the step starts cold instead.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import selectors
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+from dagsmith.runtime.zygote import MESSAGE_BYTES, Request
+
+logger = logging.getLogger(__name__)
+#: What the sandbox runs until the service joins it: nothing, for ever (the worker ends it).
+PLACEHOLDER = ["sleep", "infinity"]
+#: ``DAGSMITH_COLD_STEPS=1`` starts every step in a fresh interpreter (``Settings.warm_steps``).
+COLD_VARIABLE = "DAGSMITH_COLD_STEPS"
+
+
+class ZygoteUnavailable(RuntimeError):
+    """The zygote could not take a request; the step starts cold."""
+
+
+class Zygote:
+    """A running zygote and the socket to it. Requests are answered in turn (a lock keeps threads' requests and
+    answers paired). It ends when every process holding this end of the socket has closed it or ended."""
+
+    def __init__(self, environment: dict[str, str]):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._socket = ours
+        self._lock = threading.Lock()
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "dagsmith.runtime.zygote", str(theirs.fileno())], env=environment,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
+                cwd=environment["HOME"])  # its stderr is the worker's: why it ended shows in the worker's log
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def fork(self, request: Request, out: int, err: int, status: int) -> int:
+        """Fork the service of ``request`` with those descriptors; its pid (outside the sandbox)."""
+        with self._lock:
+            try:
+                socket.send_fds(self._socket, [request.encode()], [out, err, status])
+                answer = self._socket.recv(MESSAGE_BYTES)
+            except OSError as exc:
+                raise ZygoteUnavailable(f"the zygote did not answer: {exc}") from exc
+        if not answer:
+            raise ZygoteUnavailable(f"the zygote ended (exit code {self.process.poll()})")
+        return int(json.loads(answer)["pid"])
+
+
+_lock = threading.Lock()
+_zygote: Zygote | None = None
+#: Zygotes a process may start: one, and one more should the first die; after that its steps start cold.
+_STARTS = 2
+_started = 0
+
+
+def zygote(environment: Callable[[], dict[str, str]], *, start: bool = False) -> Zygote | None:
+    """This process's zygote: with ``start``, started with ``environment()`` (the services' clean one, its own home)
+    when there is none; one that died is started again. None when this process never started one (a process that
+    runs one step would pay the zygote's imports, all of them, for that step alone) or it cannot be started."""
+    global _zygote, _started
+    with _lock:
+        if _zygote is not None and _zygote.alive:
+            return _zygote
+        if _zygote is None and not start:
+            return None
+        if _zygote is not None:
+            logger.warning("the zygote of warm step starts ended (exit code %s)", _zygote.process.poll())
+            _zygote = None
+        if _started >= _STARTS:
+            return None
+        _started += 1
+        try:
+            _zygote = Zygote(environment())
+        except OSError as exc:
+            logger.warning("steps start cold: the zygote of warm starts could not start (%s)", exc)
+        return _zygote
+
+
+def sandbox_pid(info: io.BufferedReader) -> int:
+    """The host pid of the sandbox's init, from what bwrap writes to ``--info-fd`` (LookupError when bwrap ended
+    without writing it: it could not build the sandbox)."""
+    text = b""
+    while chunk := info.read1(4096):
+        text += chunk
+        try:
+            return int(json.loads(text)["child-pid"])
+        except ValueError:
+            continue
+    raise LookupError("bubblewrap did not start the sandbox")
+
+
+def collect(out: int, err: int, status: int, timeout: float,
+            kill: Callable[[], None]) -> tuple[bytes, bytes, str, bool]:
+    """Read a warm service's stdout and stderr until it ends (its exit status arrives) or ``timeout`` seconds pass;
+    then ``kill`` ends whatever it left running, and the rest of its output is read. Returns stdout, stderr, the
+    status ("" when it was killed before one came) and whether the timeout struck."""
+    chunks: dict[int, list[bytes]] = {out: [], err: [], status: []}
+    deadline, ended, timed_out = time.monotonic() + timeout, False, False
+    with selectors.DefaultSelector() as selector:
+        for fd in chunks:
+            selector.register(fd, selectors.EVENT_READ)
+        open_fds = set(chunks)
+        while open_fds:
+            if not ended and (status not in open_fds or time.monotonic() >= deadline):
+                ended, timed_out = True, status in open_fds
+                kill()  # nothing it started outlives it, and its pipes close
+            for key, _ in selector.select(None if ended else max(deadline - time.monotonic(), 0)):
+                if data := os.read(key.fd, 65536):
+                    chunks[key.fd].append(data)
+                else:
+                    selector.unregister(key.fd)
+                    open_fds.discard(key.fd)
+    for fd in chunks:
+        os.close(fd)
+    return b"".join(chunks[out]), b"".join(chunks[err]), b"".join(chunks[status]).decode(), timed_out

@@ -1,0 +1,95 @@
+"""Warm starts of the local runtime's steps (``runtime.zygote``): forked into their sandbox with the scientific stack
+already imported, holding nothing of the zygote but its imports, and started cold when the warm start fails."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from dagsmith import datasets
+from dagsmith.runtime import sandbox, warm
+from dagsmith.runtime.base import Invocation, Limits
+from dagsmith.runtime.local import LocalRuntime
+from dagsmith_kit import Bundle
+
+#: Reports what it was started with: which heavy modules it found imported, its open descriptors, its privileges,
+#: where its import path points, a draw from numpy's global random state, and how the contract's paths look.
+PROBE = """
+import json, os, sys
+already = sorted(name for name in ("numpy", "pandas", "sklearn") if name in sys.modules)
+import numpy
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+print(json.dumps({"already": already, "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
+                  "status": {key: status[key].split()[0] for key in ("CapEff", "CapPrm", "CapBnd", "NoNewPrivs",
+                                                                    "Seccomp")},
+                  "path": sys.path, "draw": int(numpy.random.randint(1 << 30)), "argv": sys.argv,
+                  "main": __name__, "input": sorted(os.listdir("/input")), "uid": os.getuid()}))
+sys.exit(int(os.environ.get("DAGSMITH_SERVICE") == "exits_three") * 3)
+"""
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    return Bundle.create(tmp_path_factory.mktemp("warm") / "input", datasets.load("iris"), task_type="clustering")
+
+
+def _probe(runtime: LocalRuntime, bundle: Bundle, output, service: str = "probe"):
+    runtime.prestart()
+    result = runtime.run(Invocation(service, {"main.py": PROBE}, bundle.path, output, {},
+                                    Limits(timeout_seconds=60, memory_mb=512)))
+    return result, json.loads(result.stdout) if result.stdout else None
+
+
+def test_a_warm_step_starts_with_its_imports_done_and_nothing_else_of_the_zygote(bundle, tmp_path):
+    runtime = LocalRuntime()
+    first, seen = _probe(runtime, bundle, tmp_path / "one")
+    assert first.ok, first.stderr
+    assert seen["already"] == ["numpy", "pandas", "sklearn"]
+    assert seen["fds"] == [0, 1, 2, 3]  # its standard streams, and the folder listing /proc/self/fd itself
+    assert seen["status"] == {"CapEff": "0" * 16, "CapPrm": "0" * 16, "CapBnd": "0" * 16, "NoNewPrivs": "1",
+                              "Seccomp": "2"}  # no capability, none to regain, the system-call filter on
+    if os.geteuid() == 0:
+        assert seen["uid"] in sandbox.UID_RANGE
+    assert not any(path.startswith(str(warm.__file__).rsplit("/dagsmith/", 1)[0]) for path in seen["path"])
+    assert seen["path"][0] == "/service" and seen["main"] == "__main__"
+    assert seen["argv"] == ["/service/main.py", "--input", "/input", "--output", "/output", "--params",
+                            "/params.json"]
+    assert "bundle.json" in seen["input"]
+    _, again = _probe(runtime, bundle, tmp_path / "two")
+    assert again["draw"] != seen["draw"]  # numpy's global random state is not the zygote's, copied
+
+
+def test_a_cold_step_imports_for_itself_and_sees_the_same_sandbox(bundle, tmp_path):
+    warm_result, warm_seen = _probe(LocalRuntime(), bundle, tmp_path / "warm")
+    cold_result, cold_seen = _probe(LocalRuntime(warm=False), bundle, tmp_path / "cold")
+    assert cold_result.ok and cold_seen["already"] == []
+    for key in ("argv", "main", "input"):
+        assert warm_seen[key] == cold_seen[key]
+    assert warm_result.isolation == cold_result.isolation == "bubblewrap sandbox"
+
+
+def test_a_warm_steps_exit_code_is_its_own(bundle, tmp_path):
+    result, _ = _probe(LocalRuntime(), bundle, tmp_path / "out", service="exits_three")
+    assert result.exit_code == 3
+
+
+def test_a_dead_zygote_is_replaced_and_steps_go_on(bundle, tmp_path):
+    runtime = LocalRuntime()
+    assert _probe(runtime, bundle, tmp_path / "before")[0].ok
+    before = warm._zygote
+    before.process.kill()
+    before.process.wait()
+    result, seen = _probe(runtime, bundle, tmp_path / "after")
+    assert result.ok and seen["already"] == ["numpy", "pandas", "sklearn"]
+    assert warm._zygote is not before and warm._zygote.alive
+
+
+def test_a_warm_start_that_fails_starts_the_step_cold(bundle, tmp_path, monkeypatch):
+    def refused(info):
+        raise LookupError("bubblewrap did not start the sandbox")
+
+    monkeypatch.setattr(warm, "sandbox_pid", refused)
+    result, seen = _probe(LocalRuntime(), bundle, tmp_path / "out")
+    assert result.ok and seen["already"] == []
