@@ -13,6 +13,7 @@ from sklearn.metrics import r2_score
 from sqlalchemy import select
 
 from dagsmith.agents.planner import plan
+from dagsmith.cli.report import progress_lines
 from dagsmith.execution.deadline import MIN_CANDIDATE_SECONDS
 from dagsmith.execution.workspace import Workspace
 from dagsmith.learning.configurations import search_winners
@@ -159,6 +160,8 @@ def test_models_that_each_see_part_of_the_signal_are_handed_on_as_their_blend(st
     assert outcome["trace"]["answer"].startswith(f"Predicts output_kw (regression) with {search['model']}. ")
     tries = [(t["status"], t["decision"]["action"]) for t in _modelling_tries(outcome)]
     assert tries == [("completed", "selected")] * 2
+    shown = "\n".join(progress_lines(store, outcome["execution_id"], set()))
+    assert shown.count("(chosen)") == 2 and shown.count("★") == 1, shown  # the blend's one reason, said once
     with session_scope(store) as session:
         workspace = Path(session.get(schema.Execution, outcome["execution_id"]).workspace)
     handed_on = Bundle.open(workspace / "steps" / f"{position:02d}")

@@ -37,7 +37,10 @@ def progress_lines(settings: Settings, execution_id: int, seen: set) -> list[str
             label = f"{step.position:>2} {step.stage:<24} {names[attempt.microservice_id]}"
             searching = action in (TryAction.CANDIDATE, TryAction.SELECTED, TryAction.OUTPERFORMED)
             if searching and attempt.status != StepStatus.FAILED:
-                lines.append(_search_line(label, attempt.status, action, attempt.decision.get("reason", "")))
+                reason = attempt.decision.get("reason", "")
+                said = ("reason", step.id, reason)  # a blend's members share the search's one reason: said once
+                lines.append(_search_line(label, action, "" if said in seen else reason))
+                seen.add(said)
             elif attempt.status == StepStatus.COMPLETED:
                 lines.append(f"[green]✓[/] {label}")
             else:
@@ -47,12 +50,12 @@ def progress_lines(settings: Settings, execution_id: int, seen: set) -> list[str
     return lines
 
 
-def _search_line(label: str, status: str, action: str, reason: str) -> str:
-    """A model search's candidate as it finishes, then as chosen or outperformed."""
+def _search_line(label: str, action: str, reason: str) -> str:
+    """A model search's candidate as it finishes, then as chosen (with why, unless said already) or outperformed."""
     if action == TryAction.CANDIDATE:
         return f"[green]✓[/] {label} [dim](candidate)[/]"
     if action == TryAction.SELECTED:
-        return f"[green]✓[/] {label} [bold](chosen)[/]\n  [green]★[/] {escape(reason)}"
+        return f"[green]✓[/] {label} [bold](chosen)[/]" + (f"\n  [green]★[/] {escape(reason)}" if reason else "")
     return f"[dim]–  {label}: outperformed[/]"
 
 
