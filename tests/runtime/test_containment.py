@@ -66,7 +66,8 @@ def engine(request):
     if request.param == "docker":
         return request.getfixturevalue("container_runtime")
     runtime = LocalRuntime(warm=request.param == "local")
-    runtime.prestart()
+    zygote = runtime.prestart()
+    assert zygote is None or zygote.ready(timeout=120)
     return runtime
 
 

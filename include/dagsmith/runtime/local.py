@@ -60,11 +60,12 @@ class LocalRuntime:
     def isolation(self) -> str:
         return SANDBOXED if self.sandboxed else UNSANDBOXED
 
-    def prestart(self) -> None:
+    def prestart(self) -> warm.Zygote | None:
         """Start this process's zygote, when steps here start warm: a process that runs many steps calls it ahead
         of the first, so the zygote's imports overlap whatever comes before. Without it steps start cold."""
         if self.sandboxed and self.warm and seccomp.supported():
-            warm.zygote(_zygote_environment, start=True)
+            return warm.zygote(_zygote_environment, start=True)
+        return None
 
     def check(self) -> None:
         """Raise ``RuntimeUnavailable``, saying how to fix it, when services cannot be run safely here."""
@@ -92,8 +93,8 @@ class LocalRuntime:
             environment = _environment(Path("/tmp"), invocation.service, Path(sandbox.KIT_DIR))
             try:
                 # A warm start needs the filter: the forked service installs the very one bwrap would.
-                zygote = warm.zygote(_zygote_environment) if self.warm and fd is not None else None
-                if zygote and fd is not None and (result := _execute_warm(
+                zygote = warm.zygote(_zygote_environment) if self.warm else None
+                if fd is not None and zygote and zygote.ready() and (result := _execute_warm(
                         zygote, invocation, host, uid, fd, environment, cwd=scratch_dir, cgroup=cgroup)):
                     return result
                 if fd is not None:

@@ -12,6 +12,7 @@ import io
 import json
 import logging
 import os
+import select
 import selectors
 import socket
 import subprocess
@@ -20,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from dagsmith.runtime.zygote import MESSAGE_BYTES, Request
+from dagsmith.runtime.zygote import FORKED, MESSAGE_BYTES, READY, Request
 
 logger = logging.getLogger(__name__)
 #: What the sandbox runs until the service joins it: nothing, for ever (the worker ends it).
@@ -41,6 +42,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._socket = ours
         self._lock = threading.Lock()
+        self._ready = False
         with theirs:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "dagsmith.runtime.zygote", str(theirs.fileno())], env=environment,
@@ -51,17 +53,24 @@ class Zygote:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def fork(self, request: Request, out: int, err: int, status: int) -> int:
-        """Fork the service of ``request`` with those descriptors; its pid (outside the sandbox)."""
+    def ready(self, timeout: float = 0.0) -> bool:
+        """Whether it has done its imports and takes requests, waiting up to ``timeout`` seconds to hear it. A step
+        does not wait: while the zygote imports, steps start cold."""
+        with self._lock:
+            if not self._ready and select.select([self._socket], [], [], timeout)[0]:
+                self._ready = self._socket.recv(MESSAGE_BYTES) == READY  # b"" when it ended instead
+            return self._ready
+
+    def fork(self, request: Request, out: int, err: int, status: int) -> None:
+        """Fork the service of ``request`` with those descriptors as its stdout, stderr and status pipe."""
         with self._lock:
             try:
                 socket.send_fds(self._socket, [request.encode()], [out, err, status])
                 answer = self._socket.recv(MESSAGE_BYTES)
             except OSError as exc:
                 raise ZygoteUnavailable(f"the zygote did not answer: {exc}") from exc
-        if not answer:
+        if answer != FORKED:
             raise ZygoteUnavailable(f"the zygote ended (exit code {self.process.poll()})")
-        return int(json.loads(answer)["pid"])
 
 
 _lock = threading.Lock()

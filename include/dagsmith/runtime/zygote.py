@@ -49,6 +49,8 @@ _NS_GET_USERNS = 0xB701  # ioctl(2) on a namespace: the user namespace that owns
 MESSAGE_BYTES = 64 * 1024
 #: Descriptors a request carries: the service's stdout and stderr, and where its exit status goes.
 REQUEST_FDS = 3
+#: What the zygote tells its worker once its imports are done, and once it forked a request's service.
+READY, FORKED = b"ready", b"forked"
 #: The first line the status pipe gets when the warm start itself failed (not the service): the worker then
 #: starts the step cold.
 FAILED = "no warm start"
@@ -99,7 +101,7 @@ def preload() -> None:
 
 
 def serve(connection: socket.socket) -> None:
-    """Fork a service for each request until the worker closes the socket; answer each with the forked pid."""
+    """Fork a service for each request until the worker closes the socket, answering each once it is forked."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the forked processes
     while True:
         message, fds, _, _ = socket.recv_fds(connection, MESSAGE_BYTES, REQUEST_FDS)
@@ -112,7 +114,7 @@ def serve(connection: socket.socket) -> None:
             _start(Request.decode(message), fds, connection)
         for fd in fds:
             os.close(fd)
-        connection.sendall(json.dumps({"pid": pid}).encode())
+        connection.sendall(FORKED)
 
 
 def _start(request: Request, fds: list[int], connection: socket.socket) -> None:
@@ -292,6 +294,7 @@ def main(fd: str) -> None:
         preload()
         if _threads() != 1:  # a fork copies only the forking thread: another's locks would stay held in the copy
             sys.exit(f"the zygote has {_threads()} threads after its imports; steps start cold")
+        connection.sendall(READY)
         serve(connection)
     finally:
         shutil.rmtree(os.environ["HOME"], ignore_errors=True)  # its private home (plotting's caches)
