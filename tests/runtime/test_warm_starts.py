@@ -89,6 +89,7 @@ def test_a_dead_zygote_is_replaced_and_steps_do_not_wait_for_its_imports(bundle,
     result, seen = _probe(runtime, bundle, tmp_path / "meanwhile")  # starts another, and goes on without it
     assert result.ok and seen["already"] == []
     assert warm._zygote is not before and warm._zygote.alive
+    assert not os.path.exists(before.home), "the dead zygote's home is removed"
     result, seen = _probe(_warmed(runtime), bundle, tmp_path / "after")
     assert result.ok and seen["already"] == ["numpy", "pandas", "sklearn"]
 

@@ -14,6 +14,7 @@ import logging
 import os
 import select
 import selectors
+import shutil
 import socket
 import subprocess
 import sys
@@ -43,11 +44,14 @@ class Zygote:
         self._socket = ours
         self._lock = threading.Lock()
         self._ready = False
+        self.home = environment["HOME"]
         with theirs:
+            # A session of its own: a signal to the worker's group (Ctrl-C, a kill of the group) leaves it to end
+            # cleanly, its home removed, when its socket closes. Its stderr is the worker's: why it ended shows there.
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "dagsmith.runtime.zygote", str(theirs.fileno())], env=environment,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
-                cwd=environment["HOME"])  # its stderr is the worker's: why it ended shows in the worker's log
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), cwd=self.home,
+                start_new_session=True)
 
     @property
     def alive(self) -> bool:
@@ -92,6 +96,7 @@ def zygote(environment: Callable[[], dict[str, str]], *, start: bool = False) ->
             return None
         if _zygote is not None:
             logger.warning("the zygote of warm step starts ended (exit code %s)", _zygote.process.poll())
+            shutil.rmtree(_zygote.home, ignore_errors=True)  # killed, it could not remove its home itself
             _zygote = None
         if _started >= _STARTS:
             return None
