@@ -99,5 +99,8 @@ def test_a_warm_start_that_fails_starts_the_step_cold(bundle, tmp_path, monkeypa
         raise LookupError("bubblewrap did not start the sandbox")
 
     monkeypatch.setattr(warm, "sandbox_pid", refused)
-    result, seen = _probe(_warmed(LocalRuntime()), bundle, tmp_path / "out")
+    runtime = _warmed(LocalRuntime())
+    before = set(os.listdir("/proc/self/fd"))
+    result, seen = _probe(runtime, bundle, tmp_path / "out")
     assert result.ok and seen["already"] == []
+    assert set(os.listdir("/proc/self/fd")) <= before, "the failed warm start's pipes are closed"

@@ -210,6 +210,8 @@ def _execute_warm(zygote: warm.Zygote, invocation: Invocation, host: HostPaths, 
         logger.warning("step %s starts cold: %s", invocation.service, exc)
         kill()
         shell.wait()
+        for read, _ in pipes:
+            os.close(read)
         return None
     finally:
         for _, write in pipes:
