@@ -346,3 +346,20 @@ def test_an_interpreter_under_tmp_stays_visible_beside_the_private_tmp(tmp_path)
                            capture_output=True, text=True, timeout=120,
                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert shown.stdout.split()[:2] == ["0", str(venv)], shown.stdout + shown.stderr
+
+
+def test_a_sandbox_its_worker_left_is_found_by_its_output_folder_and_killed(tmp_path):
+    """What ``reap`` does for a lost try: a worker killed while bwrap set a sandbox up leaves its inner half waiting
+    for ever, out of ``--die-with-parent``'s reach; found by the try's output folder, it is killed whole."""
+    from dagsmith.runtime.base import stage
+
+    bundle = Bundle.create(tmp_path / "in", datasets.load("iris"), task_type="clustering")
+    invocation = Invocation("left_behind", {"main.py": ""}, bundle.path, tmp_path / "attempts" / "03-1", {}, LIMITS)
+    invocation.output_dir.mkdir(parents=True)
+    command = sandbox.command(invocation, stage(invocation, tmp_path / "stage"), None, ["sleep", "infinity"],
+                              seccomp=None, bounded=False)
+    left = subprocess.Popen(command, start_new_session=True)
+    other = tmp_path / "attempts" / "03-2"
+    assert sandbox.kill_writing_to([other]) == 0 and left.poll() is None  # another try's sandbox is not touched
+    assert sandbox.kill_writing_to([invocation.output_dir]) >= 1
+    assert left.wait(timeout=10) == -9

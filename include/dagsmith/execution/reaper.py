@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
@@ -32,6 +33,8 @@ from dagsmith.config import Settings
 from dagsmith.healing.classify import ErrorClass
 from dagsmith.models.execution import StepStatus
 from dagsmith.models.plan import PipelineStatus
+from dagsmith.execution.workspace import Workspace
+from dagsmith.runtime import sandbox
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope, stored
@@ -115,7 +118,19 @@ def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:
                   f"abandoned: no activity for over {minutes} minutes (the worker running it stopped)")
         tries, failed = [a.id for a in lost], [r.id for r in runs]
         labels = [a.container_label for a in lost]
+        outputs = [_output_of(session, attempt) for attempt in lost]
+    if outputs:
+        sandbox.kill_writing_to([folder for folder in outputs if folder is not None])
     return Reaped(tries, failed, _remove_leftovers(labels, settings) if labels else 0)
+
+
+def _output_of(session: Session, attempt: schema.StepAttempt) -> Path | None:
+    """Where a try wrote (None for a run without a workspace)."""
+    workspace = stored(session, schema.Execution, attempt.execution_id).workspace
+    if not workspace:
+        return None
+    position = stored(session, schema.PipelineStep, attempt.step_id).position
+    return Workspace(Path(workspace)).attempt_output(position, attempt.attempt)
 
 
 def _abandoned_runs(session: Session, now: datetime, idle: timedelta, orphaned: set[int]) -> list[schema.Execution]:
@@ -149,7 +164,7 @@ def fail_run(session: Session, run: schema.Execution, now: datetime, reason: str
 def _remove_leftovers(labels: list[str], settings: Settings) -> int:
     """Remove the containers the lost tries started (still running, or stopped and never removed) when the container
     engine answers, and their pods when the kubernetes runtime is set up; the local runtime's services die with
-    their worker instead. Returns how many were removed."""
+    their worker instead (``reap`` kills what a worker killed mid set-up left). Returns how many were removed."""
     from dagsmith.runtime.docker import DockerRuntime
     from dagsmith.runtime.kubernetes import KubernetesRuntime
 

@@ -144,3 +144,20 @@ def _parents(paths) -> list[str]:
     parents = {parent for path in paths for parent in PurePosixPath(path).parents
                if parent not in made and not _under_usr(parent)}
     return sorted(map(str, parents), key=lambda p: (p.count("/"), p))
+
+
+def kill_writing_to(outputs: list[Path]) -> int:
+    """Kill this machine's sandboxes whose writable folder is one of ``outputs`` (the tries of a worker that died):
+    a worker killed while bwrap sets a sandbox up can leave its inner half waiting for ever, out of reach of
+    ``--die-with-parent``. Returns how many processes were killed."""
+    wanted = {f"--bind\0{folder.resolve()}\0{OUTPUT_DIR}\0".encode() for folder in outputs}
+    killed = 0
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            command = (entry / "cmdline").read_bytes()
+            if command.startswith(b"bwrap\0") and any(bind in command for bind in wanted):
+                os.kill(int(entry.name), 9)
+                killed += 1
+        except (OSError, ValueError):  # ended meanwhile, or not ours to kill
+            continue
+    return killed
