@@ -15,13 +15,13 @@ import contextlib
 import importlib
 import json
 import os
-import runpy
 import signal
 import subprocess
 import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
+
+from dagsmith.runtime.zygote import run_main
 
 CATALOG = Path(__file__).resolve().parents[2] / "microservices"
 #: One thread per run (the machine is shared with other tests) and no display.
@@ -51,7 +51,8 @@ class Outcome:
 
 
 def _child(script: str, argv: list[str], workdir: str, stderr_file: str) -> int:
-    """In the forked child: run ``script`` as ``__main__`` as the interpreter would; returns its exit code."""
+    """In the forked child: run ``script`` as ``__main__`` as the interpreter would (``runtime.zygote.run_main``,
+    which warm steps run by); returns its exit code."""
     signal.alarm(TIMEOUT_SECONDS)
     fd = os.open(stderr_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 2)
@@ -59,20 +60,7 @@ def _child(script: str, argv: list[str], workdir: str, stderr_file: str) -> int:
     sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
     sys.stdout = os.fdopen(1, "w", closefd=False)
     os.chdir(workdir)
-    sys.argv = [script, *argv]
-    sys.path[0] = str(Path(script).parent)
-    try:
-        runpy.run_path(script, run_name="__main__")
-    except SystemExit as exc:
-        code = exc.code
-        if code is None or isinstance(code, int):
-            return code or 0
-        print(code, file=sys.stderr)
-        return 1
-    except BaseException:  # noqa: BLE001 - what the interpreter does with an uncaught exception
-        traceback.print_exc()
-        return 1
-    return 0
+    return run_main([sys.executable, script, *argv])
 
 
 def serve() -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import resource
 import secrets
 import signal
 import threading
@@ -220,6 +221,14 @@ def _enables_memory(folder: Path) -> bool:
         return "memory" in (folder / "cgroup.subtree_control").read_text().split()
     except OSError:
         return False
+
+
+def set_limits(memory_bytes: int, cpu_seconds: int, file_bytes: int) -> None:
+    """Hold the calling process (and what it starts) to an address space, CPU time (killed 5 s after the soft
+    limit's signal) and file size: what a step's process takes before its service runs, cold or warm."""
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
 
 
 def process_cap(limits: Limits, bounded: bool) -> int:

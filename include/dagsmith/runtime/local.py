@@ -21,7 +21,6 @@ import ctypes
 import functools
 import logging
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -138,12 +137,7 @@ def _limiter(limits: Limits, cgroup: guard.Cgroup | None):
         _die_with(parent)
         if cgroup is not None:  # before exec: everything the step starts is born inside it
             cgroup.join()
-        memory = limits.memory_mb * guard.MIB
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        cpu = _cpu_seconds(limits)
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
-        size = limits.file_mb * guard.MIB
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+        guard.set_limits(limits.memory_mb * guard.MIB, _cpu_seconds(limits), limits.file_mb * guard.MIB)
     return apply
 
 

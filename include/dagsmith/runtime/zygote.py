@@ -33,7 +33,7 @@ import sys
 import traceback
 from dataclasses import asdict, dataclass, field
 
-from dagsmith.runtime import seccomp
+from dagsmith.runtime import guard, seccomp
 
 #: What a service is forked with already imported: what the shipped catalog's services import most, and what
 #: dagsmith_kit imports. Anything else a service imports it imports itself, as in a cold start.
@@ -172,9 +172,7 @@ def _limit(request: Request) -> None:
     holds the step's memory, the address space it inherited is not counted: those pages are the zygote's, shared,
     and the cgroup bounds what it adds. Without one the address space is the only bound, and stays whole."""
     memory = request.memory_bytes + (_address_space() if request.cgroup_procs else 0)
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    resource.setrlimit(resource.RLIMIT_CPU, (request.cpu_seconds, request.cpu_seconds + 5))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (request.file_bytes, request.file_bytes))
+    guard.set_limits(memory, request.cpu_seconds, request.file_bytes)
     resource.setrlimit(resource.RLIMIT_NPROC, (request.processes, request.processes))
 
 
@@ -212,7 +210,7 @@ def _run_service(request: Request, out: int, err: int, started: int) -> None:
         traceback.print_exc()
         sys.stderr.flush()
         os._exit(125)
-    os._exit(_run_main(request.argv))
+    os._exit(run_main(request.argv))
 
 
 def _drop_privileges(uid: int | None) -> None:
@@ -254,7 +252,7 @@ def _forget_the_host() -> None:
         sys.path.insert(0, kit)
 
 
-def _run_main(argv: list[str]) -> int:
+def run_main(argv: list[str]) -> int:
     """Run ``argv`` (``python script args``) as the interpreter would, its exit code as the interpreter's."""
     script = argv[1]
     sys.argv = argv[1:]
