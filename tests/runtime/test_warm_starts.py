@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -104,3 +105,63 @@ def test_a_warm_start_that_fails_starts_the_step_cold(bundle, tmp_path, monkeypa
     result, seen = _probe(runtime, bundle, tmp_path / "out")
     assert result.ok and seen["already"] == []
     assert set(os.listdir("/proc/self/fd")) <= before, "the failed warm start's pipes are closed"
+
+
+def _fork(work) -> tuple[int, int]:
+    """Start ``work()`` in a process forked from this one, as an Airflow worker forks a task: its pid, and the pipe
+    its JSON result comes through."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            os.write(write, json.dumps(work()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    return pid, read
+
+
+def _outcome(child: tuple[int, int]):
+    pid, read = child
+    with os.fdopen(read, "rb") as pipe:
+        text = pipe.read()
+    os.waitpid(pid, 0)
+    assert text, "the forked process failed before it reported"
+    return json.loads(text)
+
+
+def test_processes_forked_from_the_starter_share_its_zygote(bundle, tmp_path):
+    runtime = _warmed(LocalRuntime())
+    starter = warm._zygote
+
+    def step(name: str):
+        def work():
+            result, seen = _probe(runtime, bundle, tmp_path / name)
+            return {"ok": result.ok, "already": seen["already"], "same": warm._zygote is starter}
+        return work
+
+    children = [_fork(step(name)) for name in ("one", "two", "three")]  # at once, each on its own connection
+    for child in children:
+        assert _outcome(child) == {"ok": True, "already": ["numpy", "pandas", "sklearn"], "same": True}
+    result, seen = _probe(runtime, bundle, tmp_path / "starter")
+    assert result.ok and seen["already"] == ["numpy", "pandas", "sklearn"]
+
+
+def test_a_forked_process_whose_zygote_died_starts_its_steps_cold_and_starts_none(bundle, tmp_path, monkeypatch):
+    from dagsmith.runtime.local import _zygote_environment
+
+    dead = warm.Zygote(_zygote_environment())
+    assert dead.ready(timeout=120)
+    dead.process.kill()
+    dead.process.wait()
+    monkeypatch.setattr(warm, "_zygote", dead)
+    runtime = LocalRuntime()
+
+    def work():
+        result, seen = _probe(runtime, bundle, tmp_path / "out")
+        return {"ok": result.ok, "already": seen["already"], "same": warm._zygote is dead, "ready": dead.ready()}
+
+    assert _outcome(_fork(work)) == {"ok": True, "already": [], "same": True, "ready": False}
+    assert os.path.exists(dead.home), "only the process that started a zygote removes its home"
+    shutil.rmtree(dead.home)

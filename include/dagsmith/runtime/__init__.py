@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from dagsmith.config import Settings
     from dagsmith.runtime.base import Runtime
     from dagsmith.runtime.local import LocalRuntime
+    from dagsmith.runtime.warm import Zygote
 
 RUNTIMES = ("local", "docker", "kubernetes")
 #: ``module:function`` that wraps every runtime a process makes, to provoke failures on purpose: the benchmark's
@@ -34,10 +35,10 @@ def runtime_named(name: str, settings: Settings) -> Runtime:
     return runtime
 
 
-def prestart(settings: Settings) -> None:
-    """Start ahead what the configured runtime's steps start faster with: the local runtime's zygote."""
-    if settings.runtime == "local":
-        _local(settings).prestart()
+def prestart(settings: Settings) -> Zygote | None:
+    """Start ahead what the configured runtime's steps start faster with: the local runtime's zygote (None when
+    its steps start cold)."""
+    return _local(settings).prestart() if settings.runtime == "local" else None
 
 
 def _runtime_named(name: str, settings: Settings) -> Runtime:

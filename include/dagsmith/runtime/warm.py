@@ -1,5 +1,6 @@
-"""The worker's side of warm starts (``runtime.zygote``): one zygote process per worker process that runs many steps,
-started ahead of them (``LocalRuntime.prestart``), started again when it died, given up on when it cannot start.
+"""The worker's side of warm starts (``runtime.zygote``): one zygote process for a process that runs many steps, or
+forks processes that do (an Airflow scheduler or Celery worker, ``airflow.forks``), started ahead of them
+(``LocalRuntime.prestart``), started again when it died, given up on when it cannot start.
 
 A warm step runs in the same bubblewrap sandbox as a cold one: ``local`` starts the sandbox with ``PLACEHOLDER``
 in place of the service and asks the zygote to fork the service into it. Whatever goes wrong with the warm start
@@ -22,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from dagsmith.runtime.zygote import FORKED, MESSAGE_BYTES, READY, Request
+from dagsmith.runtime.zygote import CONNECT, FORKED, MESSAGE_BYTES, READY, Request
 
 logger = logging.getLogger(__name__)
 #: What the sandbox runs until the service joins it: nothing, for ever (the worker ends it).
@@ -36,45 +37,74 @@ class ZygoteUnavailable(RuntimeError):
 
 
 class Zygote:
-    """A running zygote and the socket to it. Requests are answered in turn (a lock keeps threads' requests and
-    answers paired). It ends when every process holding this end of the socket has closed it or ended."""
+    """A running zygote, and this process's connection to it.
+
+    The process that started it (the starter) holds the hub it was started with. A process forked from the starter
+    (an Airflow worker's task) inherits the hub and whether the zygote was ready then, and opens a connection of its
+    own on its first request, so that each answer reaches the process that asked; only the starter replaces a zygote
+    that died. Requests on one connection are answered in turn (a lock keeps threads' requests and answers paired).
+    The zygote ends when every process holding the hub has closed it or ended."""
 
     def __init__(self, environment: dict[str, str]):
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._socket = ours
+        hub, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._hub = hub
+        self._starter = os.getpid()
         self._lock = threading.Lock()
         self._ready = False
+        self._connection: socket.socket | None = None
         self.home = environment["HOME"]
         with theirs:
             # A session of its own: a signal to the worker's group (Ctrl-C, a kill of the group) leaves it to end
-            # cleanly, its home removed, when its socket closes. Its stderr is the worker's: why it ended shows there.
+            # cleanly, its home removed, when its hub closes. Its stderr is the worker's: why it ended shows there.
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "dagsmith.runtime.zygote", str(theirs.fileno())], env=environment,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), cwd=self.home,
                 start_new_session=True)
 
     @property
+    def ours(self) -> bool:
+        """Whether this process started it (and may wait for it, and replace it)."""
+        return os.getpid() == self._starter
+
+    @property
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def ready(self, timeout: float = 0.0) -> bool:
-        """Whether it has done its imports and takes requests, waiting up to ``timeout`` seconds to hear it. A step
-        does not wait: while the zygote imports, steps start cold."""
+        """Whether it has done its imports and takes requests, the starter waiting up to ``timeout`` seconds to hear
+        it. A step does not wait: while the zygote imports, steps start cold. A forked process knows only what its
+        starter knew when it forked: the hub's one message is the starter's to read."""
         with self._lock:
-            if not self._ready and select.select([self._socket], [], [], timeout)[0]:
-                self._ready = self._socket.recv(MESSAGE_BYTES) == READY  # b"" when it ended instead
+            if not self._ready and self.ours and select.select([self._hub], [], [], timeout)[0]:
+                self._ready = self._hub.recv(MESSAGE_BYTES) == READY  # b"" when it ended instead
             return self._ready
 
     def fork(self, request: Request, out: int, err: int, status: int) -> None:
         """Fork the service of ``request`` with those descriptors as its stdout, stderr and status pipe."""
         with self._lock:
             try:
-                socket.send_fds(self._socket, [request.encode()], [out, err, status])
-                answer = self._socket.recv(MESSAGE_BYTES)
+                if self._connection is None:
+                    self._connection = self._connect()
+                socket.send_fds(self._connection, [request.encode()], [out, err, status])
+                answer = self._connection.recv(MESSAGE_BYTES)
             except OSError as exc:
-                raise ZygoteUnavailable(f"the zygote did not answer: {exc}") from exc
-        if answer != FORKED:
-            raise ZygoteUnavailable(f"the zygote ended (exit code {self.process.poll()})")
+                answer = f"{exc}".encode()
+            if answer != FORKED:
+                self._ready = False  # a forked process's later steps start cold at once; the starter replaces it
+                raise ZygoteUnavailable(f"the zygote did not fork the step ({answer.decode() or 'it ended'})")
+
+    def _connect(self) -> socket.socket:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            socket.send_fds(self._hub, [CONNECT], [theirs.fileno()])
+        return ours
+
+    def _forked(self) -> None:
+        """In a process just forked: a connection of its own, and a lock no thread of the parent can hold."""
+        self._lock = threading.Lock()
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
 
 _lock = threading.Lock()
@@ -86,11 +116,12 @@ _started = 0
 
 def zygote(environment: Callable[[], dict[str, str]], *, start: bool = False) -> Zygote | None:
     """This process's zygote: with ``start``, started with ``environment()`` (the services' clean one, its own home)
-    when there is none; one that died is started again. None when this process never started one (a process that
-    runs one step would pay the zygote's imports, all of them, for that step alone) or it cannot be started."""
+    when there is none; one that died is started again by the process that started it. None when no process started
+    one (a process that runs one step would pay the zygote's imports, all of them, for that step alone) or it cannot
+    be started."""
     global _zygote, _started
     with _lock:
-        if _zygote is not None and _zygote.alive:
+        if _zygote is not None and (not _zygote.ours or _zygote.alive):
             return _zygote
         if _zygote is None and not start:
             return None
@@ -106,6 +137,16 @@ def zygote(environment: Callable[[], dict[str, str]], *, start: bool = False) ->
         except OSError as exc:
             logger.warning("steps start cold: the zygote of warm starts could not start (%s)", exc)
         return _zygote
+
+
+def _forked() -> None:
+    global _lock
+    _lock = threading.Lock()
+    if _zygote is not None:
+        _zygote._forked()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def sandbox_pid(info: io.BufferedReader) -> int:

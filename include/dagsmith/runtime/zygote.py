@@ -9,11 +9,12 @@ run's uid with no capabilities, takes the same seccomp filter and only then runs
 
 This process is started by the worker with the services' clean environment (``local._environment``, Arrow's
 allocator without its background thread: a process forks safely only with one thread) and holds
-nothing but imported libraries: whatever a forked service can read of its memory is that. It reads requests on a
-socket shared with its worker only; every forked service closes that socket, with every other descriptor, before
-its code runs.
+nothing but imported libraries: whatever a forked service can read of its memory is that. It takes requests from
+its worker and from the processes forked from that worker (an Airflow worker's tasks), each over a connection of
+its own that it received on a socket only they hold (the hub); every forked service closes those sockets, with
+every other descriptor, before its code runs.
 
-Run as ``python -m dagsmith.runtime.zygote FD`` (FD: the socket).
+Run as ``python -m dagsmith.runtime.zygote FD`` (FD: the hub).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import json
 import os
 import resource
 import runpy
+import selectors
 import shutil
 import signal
 import socket
@@ -47,9 +49,12 @@ NAMESPACES = ("ipc", "uts", "net", "cgroup", "pid", "mnt")
 _NS_GET_USERNS = 0xB701  # ioctl(2) on a namespace: the user namespace that owns it
 #: The largest message a request takes; requests are a few hundred bytes.
 MESSAGE_BYTES = 64 * 1024
+#: What a process sends the hub, with its end of its connection, to connect.
+CONNECT = b"connect"
 #: Descriptors a request carries: the service's stdout and stderr, and where its exit status goes.
 REQUEST_FDS = 3
-#: What the zygote tells its worker once its imports are done, and once it forked a request's service.
+#: What the zygote tells its worker on the hub once its imports are done, and a connection once it forked the
+#: service that connection asked for.
 READY, FORKED = b"ready", b"forked"
 #: The first line the status pipe gets when the warm start itself failed (not the service): the worker then
 #: starts the step cold.
@@ -100,29 +105,51 @@ def preload() -> None:
             importlib.import_module(name)
 
 
-def serve(connection: socket.socket) -> None:
-    """Fork a service for each request until the worker closes the socket, answering each once it is forked."""
+def serve(hub: socket.socket) -> None:
+    """Fork a service for each request, on any connection, until every process holding the hub has closed it.
+
+    The hub only brings connections: each process that asks for services (the worker, and any process forked from
+    it) sends the zygote one end of a socket pair of its own, once, and its requests and their answers go over that
+    pair. An answer therefore reaches the process that asked, whichever of them shares the hub."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the forked processes
-    while True:
-        message, fds, _, _ = socket.recv_fds(connection, MESSAGE_BYTES, REQUEST_FDS)
-        if not message:
-            return
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            _start(Request.decode(message), fds, connection)
-        for fd in fds:
-            os.close(fd)
+    with selectors.DefaultSelector() as selector:
+        selector.register(hub, selectors.EVENT_READ)
+        while True:
+            for key, _ in selector.select():
+                connection: socket.socket = key.fileobj  # type: ignore[assignment]
+                message, fds, _, _ = socket.recv_fds(connection, MESSAGE_BYTES, REQUEST_FDS)
+                if connection is hub:
+                    if not message:
+                        return
+                    for fd in fds:  # CONNECT: a process's own connection
+                        selector.register(socket.socket(fileno=fd), selectors.EVENT_READ)
+                elif not message:
+                    selector.unregister(connection)
+                    connection.close()
+                else:
+                    _fork(Request.decode(message), fds, connection, selector)
+
+
+def _fork(request: Request, fds: list[int], connection: socket.socket, selector: selectors.BaseSelector) -> None:
+    """Fork the service of ``request`` with ``fds`` (stdout, stderr, status) and tell ``connection`` it is forked."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork() == 0:
+        for key in list(selector.get_map().values()):  # no forked process holds the zygote's connections
+            key.fileobj.close()  # type: ignore[union-attr]
+        selector.close()
+        _start(request, fds)
+    for fd in fds:
+        os.close(fd)
+    with contextlib.suppress(OSError):  # the asking process ended meanwhile
         connection.sendall(FORKED)
 
 
-def _start(request: Request, fds: list[int], connection: socket.socket) -> None:
+def _start(request: Request, fds: list[int]) -> None:
     """In the forked process, still trusted: join the sandbox, fork the service inside its pid namespace, wait for
     it and write its exit code, or why it could not start, to the status pipe. Never returns."""
     out, err, status = fds
     try:
-        connection.close()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _call(_libc.prctl, _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         namespaces = _namespaces(request)
@@ -287,13 +314,13 @@ def _call(function, *args, what: str = "") -> None:
 
 
 def main(fd: str) -> None:
-    connection = socket.socket(fileno=int(fd))
+    hub = socket.socket(fileno=int(fd))
     try:
         preload()
         if _threads() != 1:  # a fork copies only the forking thread: another's locks would stay held in the copy
             sys.exit(f"the zygote has {_threads()} threads after its imports; steps start cold")
-        connection.sendall(READY)
-        serve(connection)
+        hub.sendall(READY)
+        serve(hub)
     finally:
         shutil.rmtree(os.environ["HOME"], ignore_errors=True)  # its private home (plotting's caches)
 
