@@ -35,6 +35,8 @@ DRIFT_THRESHOLD_VARIABLE = "DAGSMITH_DRIFT_THRESHOLD"
 MLFLOW_VARIABLE = "MLFLOW_TRACKING_URI"
 #: The Airflow deployment `dagsmith run` submits to (`--airflow-url`).
 URL_VARIABLE = "DAGSMITH_AIRFLOW_URL"
+#: Where pipeline steps run unless a run says otherwise (``Settings.runtime``).
+RUNTIME_VARIABLE = "DAGSMITH_RUNTIME"
 
 
 class ConfigurationError(InputError, ValueError):
@@ -236,7 +238,7 @@ class Settings:
         "DAGSMITH_DATABASE_URL", "any PostgreSQL with pgvector, e.g. `postgresql://user:pass@host:5432/dagsmith`",
         unset="the embedded server under `DAGSMITH_HOME/postgres`")))
     runtime: str = field(default="local", metadata=read_from(Variable(
-        "DAGSMITH_RUNTIME", "where pipeline steps run unless a run says otherwise: `local` (bubblewrap-sandboxed "
+        RUNTIME_VARIABLE, "where pipeline steps run unless a run says otherwise: `local` (bubblewrap-sandboxed "
                             "subprocesses), `docker` (containers) or `kubernetes` (pods: where the DAGs are parsed, "
                             "it makes each step a `KubernetesPodOperator`); the default of the DAGs' `runtime` "
                             "parameter")))
@@ -290,7 +292,7 @@ class Settings:
     def from_env(cls) -> Settings:
         home = Path(os.environ.get("DAGSMITH_HOME") or Path.cwd() / ".dagsmith").expanduser().resolve()
         try:
-            runtime = check_runtime(os.environ.get("DAGSMITH_RUNTIME") or "local")
+            runtime = check_runtime(os.environ.get(RUNTIME_VARIABLE) or "local")
         except ValueError as exc:
             raise ConfigurationError(f"DAGSMITH_RUNTIME: {exc}") from None
         return cls(home=home, database_url=os.environ.get("DAGSMITH_DATABASE_URL") or None, runtime=runtime,

@@ -3,6 +3,8 @@ will be on this machine; otherwise it starts none."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dagsmith.airflow.serve import state_file
@@ -42,6 +44,26 @@ def test_a_local_run_hands_the_child_it_started_to_the_run_and_stops_it_unused(h
     ahead.start_early(["run", "x.csv", "a goal", "--json"])
     started = ahead._early
     assert started is not None and started.process.poll() is None, "the child runs while the command goes on"
-    assert ahead.child_for(home) is started and ahead._early is None, "the run takes it, once"
+    assert ahead.child_for(home, "local") is started and ahead._early is None, "the run takes it, once"
     started.close()  # never given a pipeline: stopped, and its log removed
     assert started.process.returncode is not None and not started.log_file.exists()
+
+
+def test_the_child_gets_ready_for_the_runtime_the_run_names(home):
+    """A run on containers starts no zygote of the local runtime's warm starts in its child: the child is told the
+    run's runtime, and a child started for another runtime is not taken."""
+    ahead.start_early(["run", "x.csv", "a goal", "--runtime=docker"])
+    started = ahead._early
+    assert started is not None and started.runtime == "docker"
+    environment = Path(f"/proc/{started.process.pid}/environ").read_bytes().split(b"\0")
+    assert b"DAGSMITH_RUNTIME=docker" in environment
+    taken = ahead.child_for(home, "local")
+    assert taken is not started and taken.runtime == "local"
+    for child in (started, taken):
+        child.close()
+    ahead.start_early(["run", "x.csv", "a goal", "--runtime", "kubernetes"])
+    assert ahead._early is not None and ahead._early.runtime == "kubernetes"
+    ahead._early.close()
+    ahead._early = None
+    ahead.start_early(["run", "x.csv", "a goal", "--runtime", "nowhere"])  # the command says what is wrong
+    assert ahead._early is None

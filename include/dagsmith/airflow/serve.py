@@ -47,7 +47,7 @@ from sqlalchemy.engine import make_url
 from dagsmith.airflow.local import DAGS_FOLDER, airflow_env
 from dagsmith.airflow.ownership import AUTH_MANAGERS, LOGIN_NAME
 from dagsmith.airflow.services import Broker, DeploymentError, log_tail, signal_group, spawn, stop
-from dagsmith.config import Settings
+from dagsmith.config import RUNTIME_VARIABLE, Settings
 from dagsmith.execution.workers import WORKER_VARIABLE, mark_shared
 from dagsmith.runtime import check_runtime
 from dagsmith.store.databases import named_database
@@ -222,7 +222,7 @@ class LocalDeployment:
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.metadata_url(),
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": str(self.refresh_seconds),
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
-            "DAGSMITH_RUNTIME": self.runtime,
+            RUNTIME_VARIABLE: self.runtime,
             **(self._celery_environment() if self.executor == "celery" else {}),
         }
 

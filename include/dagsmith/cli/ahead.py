@@ -16,20 +16,22 @@ from datetime import UTC, datetime
 
 from dagsmith.airflow.local import spawn_dag_test
 from dagsmith.airflow.serve import state_file
-from dagsmith.config import URL_VARIABLE, Settings
+from dagsmith.config import RUNTIME_VARIABLE, URL_VARIABLE, Settings
+from dagsmith.runtime import check_runtime
 
 
 class RunChild:
-    """A run's ``dag.test()`` child and its log file (``spawn_dag_test``); closing it stops a child that was never
-    given a pipeline."""
+    """A run's ``dag.test()`` child and its log file (``spawn_dag_test``), for a run whose steps run on ``runtime``
+    (the child gets ready for that one: the local runtime's zygote starts only for local steps); closing it stops a
+    child that was never given a pipeline."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.home = settings.home
+    def __init__(self, settings: Settings, runtime: str = "local") -> None:
+        self.home, self.runtime = settings.home, runtime
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         self.log_file = settings.home / "logs" / f"run-{stamp}-{os.getpid()}.log"  # one per run, always
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self._output = open(self.log_file, "w", encoding="utf-8")  # noqa: SIM115 (closed by ``close``)
-        self.process = spawn_dag_test(settings, self._output)
+        self.process = spawn_dag_test(settings, self._output, {RUNTIME_VARIABLE: runtime})
         self._begun = False
 
     def begin(self, pipeline_id: int, conf: dict) -> None:
@@ -57,21 +59,32 @@ def start_early(argv: list[str]) -> None:
     global _early
     if argv[:1] != ["run"] or {"-h", "--help"} & set(argv):
         return
-    named = any(arg == "--airflow-url" or arg.startswith("--airflow-url=") for arg in argv)
-    submitted = named or os.environ.get(URL_VARIABLE)
+    submitted = _given(argv, "--airflow-url") is not None or os.environ.get(URL_VARIABLE)
     try:
         settings = Settings.from_env()
         if "--in-process" not in argv and (submitted or state_file(settings).exists()):
             return
-        child = RunChild(settings)
+        child = RunChild(settings, check_runtime(_given(argv, "--runtime") or "local"))
     except Exception:  # noqa: BLE001 - the command meets the same fault and says what it is
         return
     atexit.register(child.close)  # when the command never takes it
     _early = child
 
 
-def child_for(settings: Settings) -> RunChild:
-    """The child started early for this home, else a new one."""
+def _given(argv: list[str], option: str) -> str | None:
+    """The value ``argv`` gives ``option`` (``--option VALUE`` or ``--option=VALUE``), if any."""
+    for at, arg in enumerate(argv):
+        if arg == option:
+            return argv[at + 1] if at + 1 < len(argv) else ""
+        if arg.startswith(f"{option}="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def child_for(settings: Settings, runtime: str) -> RunChild:
+    """The child started early for this home and runtime, else a new one."""
     global _early
     child, _early = _early, None
-    return child if child is not None and child.home == settings.home else RunChild(settings)
+    if child is not None and (child.home, child.runtime) == (settings.home, runtime):
+        return child
+    return RunChild(settings, runtime)  # one started for another stops at exit

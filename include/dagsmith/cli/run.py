@@ -131,7 +131,7 @@ def _run_here(data: Path, goal: str, *, runtime: str, user: str, settings: Setti
     """Plan in this process, then run each pipeline with ``dag.test()``; their summaries."""
     require_reachable(runtime)
     started: float | None = time.monotonic()
-    with closing(child_for(settings)) as ahead:  # Airflow gets ready in it while the agents plan here
+    with closing(child_for(settings, runtime)) as ahead:  # Airflow gets ready in it while the agents plan here
         results = plan_or_fail(data, goal, user=user, settings=settings, json=json, **planning)
         for result in results:
             spec = result.pipeline
@@ -173,7 +173,7 @@ def run_and_report(pipeline_id: int, dataset: Path, *, runtime: str, user: str, 
     started = started or time.monotonic()
     write_spec(pipeline_id, settings)
     shown = _Progress(settings, json)
-    with closing(child or RunChild(settings)) as child, run_events(get_engine(settings)) as events:
+    with closing(child or RunChild(settings, runtime)) as child, run_events(get_engine(settings)) as events:
         child.begin(pipeline_id, {"dataset": str(dataset), "runtime": runtime, "user": user})
         process, log_file = child.process, child.log_file
         try:
