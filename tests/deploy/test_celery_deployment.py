@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import replace
 import os
 import signal
 import subprocess
@@ -88,7 +89,10 @@ def test_steps_run_on_both_workers_and_a_killed_workers_step_is_retried_on_the_o
     data = settings.home / "datasets" / "penguins.csv"
     data.parent.mkdir(parents=True, exist_ok=True)
     datasets.load("penguins").to_csv(data, index=False)
-    planned = plan(data, "predict the species", user="celery-owner", settings=settings, embedder=embedder).pipeline
+    # Candidates of a few seconds each: warm-started steps of the tests' 3-s search end within a second, sooner than
+    # the broker dispatches the next one, and whether two overlap would be a race.
+    planned = plan(data, "predict the species", user="celery-owner", settings=replace(settings, search_seconds=12),
+                   embedder=embedder).pipeline
     write_spec(planned.id, settings, retry_delay_seconds=1)
     [searched] = [step.position for step in planned.steps if step.search]
     after = {step.position for step in planned.steps if step.position > searched}
