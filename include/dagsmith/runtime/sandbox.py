@@ -26,6 +26,7 @@ import importlib.util
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path, PurePath, PurePosixPath
@@ -156,7 +157,7 @@ def kill_writing_to(outputs: list[Path]) -> int:
         try:
             command = (entry / "cmdline").read_bytes()
             if command.startswith(b"bwrap\0") and any(bind in command for bind in wanted):
-                os.kill(int(entry.name), 9)
+                os.kill(int(entry.name), signal.SIGKILL)
                 killed += 1
         except (OSError, ValueError):  # ended meanwhile, or not ours to kill
             continue
