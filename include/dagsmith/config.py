@@ -23,6 +23,8 @@ DATA_ROOTS_VARIABLE = "DAGSMITH_DATA_ROOTS"
 LOCAL_CLI_VARIABLE = "DAGSMITH_LOCAL_CLI"
 #: The model search's budget for pipelines built from now on (``agents.model_search``); unset: sized to the table.
 SEARCH_SECONDS_VARIABLE = "DAGSMITH_SEARCH_SECONDS"
+#: How many of a model search's candidates a run whose tasks run one at a time fits side by side (``execution.search``).
+CANDIDATES_AT_ONCE_VARIABLE = "DAGSMITH_CANDIDATES_AT_ONCE"
 #: Where the versions of pipelines' models are kept (``registry``); unset: ``DAGSMITH_HOME/models``.
 MODEL_ROOT_VARIABLE = "DAGSMITH_MODEL_ROOT"
 #: Where runs' workspaces are made (``execution.workspace``); unset: ``DAGSMITH_HOME/workspaces``.
@@ -193,6 +195,16 @@ def _search_seconds() -> float | None:
     return _positive_seconds(SEARCH_SECONDS_VARIABLE, None)
 
 
+def _candidates_at_once() -> int:
+    """``CANDIDATES_AT_ONCE_VARIABLE``, else as many as this process has CPUs: each candidate fits on one."""
+    value = os.environ.get(CANDIDATES_AT_ONCE_VARIABLE)
+    if not value:
+        return max(1, len(os.sched_getaffinity(0)))
+    if not value.isdigit() or int(value) == 0:
+        raise ConfigurationError(f"{CANDIDATES_AT_ONCE_VARIABLE} must be a positive whole number, not '{value}'")
+    return int(value)
+
+
 def _not_opted_out(variable: str, meaning: str) -> bool:
     """False when ``variable`` opts out (1, true, yes), True when it is unset or says no; ``meaning`` is what 1
     does, for the error."""
@@ -265,6 +277,11 @@ class Settings:
     search_seconds: float | None = field(default_factory=_search_seconds, metadata=read_from(Variable(
         SEARCH_SECONDS_VARIABLE, "the whole model search's budget in seconds, shared by its candidates, for pipelines "
                                  "built from now on (a goal's own time budget wins)", unset="sized to the table")))
+    candidates_at_once: int = field(default_factory=_candidates_at_once, metadata=read_from(Variable(
+        CANDIDATES_AT_ONCE_VARIABLE, "how many of a model search's candidates a local run (`dagsmith run`, whose "
+                                     "`dag.test()` runs one task at a time) fits side by side, the best-ranked first; "
+                                     "on a deployment the executor runs them as it runs any tasks",
+        unset="as many as the CPUs this process may use")))
     model_root: Path | None = field(default=None, metadata=read_from(Variable(
         MODEL_ROOT_VARIABLE, "where the frozen versions of pipelines' models live, one folder per pipeline "
                              "(`dagsmith.registry`)", unset="`DAGSMITH_HOME/models`")))

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from dagsmith.agents.planner import plan
 from dagsmith.cli.report import progress_lines
+from dagsmith.config import CANDIDATES_AT_ONCE_VARIABLE
 from dagsmith.execution.deadline import MIN_CANDIDATE_SECONDS
 from dagsmith.execution.workspace import Workspace
 from dagsmith.learning.configurations import search_winners
@@ -51,6 +52,19 @@ def _candidate_tries(settings, execution_id: int) -> list[tuple[str, dict, int]]
         return [(names[t.microservice_id], t.params, t.attempt) for t in tries if "search" in t.params]
 
 
+#: A local run that fits one candidate at a time, so each later one races those before it.
+ONE_AT_ONCE = {CANDIDATES_AT_ONCE_VARIABLE: "1"}
+
+
+def _overlap(settings, execution_id: int) -> bool:
+    """Whether the run's candidate tries ran side by side: the last to start began before the first ended."""
+    with session_scope(settings) as session:
+        tries = [t for t in session.scalars(select(schema.StepAttempt).where(
+            schema.StepAttempt.execution_id == execution_id).order_by(schema.StepAttempt.started_at))
+            if "search" in t.params]
+    return len(tries) > 1 and tries[-1].started_at < min(t.finished_at for t in tries)
+
+
 def _modelling_tries(outcome: dict) -> list[dict]:
     return next(s for s in outcome["trace"]["steps"] if s["stage"] == "modelling")["attempts"]
 
@@ -61,7 +75,7 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
     position = _search_exactly(store, planned, ["decision_tree_classifier", "gradient_boosting_classifier"],
                                {"decision_tree_classifier": {"max_depth": 1},  # a stump, ranked first
                                 "gradient_boosting_classifier": {"max_iter": 100}})
-    outcome = run_dag(store, planned.id, churn_csv)
+    outcome = run_dag(store, planned.id, churn_csv, variables=ONE_AT_ONCE)
     assert outcome["status"] == "completed", outcome["error"]
     search = outcome["trace"]["search"][str(position)]
     stump, booster = search["candidates"]
@@ -73,7 +87,8 @@ def test_the_model_with_the_best_validation_wins_whatever_the_ranking(store, emb
     assert next(t for t in tries if t["status"] == "skipped")["decision"]["action"] == "outperformed"
     (first, first_params, _), (second, second_params, _) = _candidate_tries(store, outcome["execution_id"])
     assert (first, second) == ("decision_tree_classifier", "gradient_boosting_classifier"), "in rank order"
-    assert "rivals" not in first_params["search"], "the first candidate (dag.test() runs them in turn) races nobody"
+    assert not _overlap(store, outcome["execution_id"])
+    assert "rivals" not in first_params["search"], "the first candidate (one at a time here) races nobody"
     assert [r["name"] for r in second_params["search"]["rivals"]] == [first]
     raced = json.loads((outcome["workspace"] / "steps" / f"{position:02d}" / SEARCH_FILE).read_text())  # the winner's
     assert raced["rivals"] == [first] and raced["progress"] and "successive halving" not in raced["stopped"], raced
@@ -114,7 +129,7 @@ def test_a_spent_time_budget_cuts_the_first_candidate_short_and_runs_no_other(st
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder,
                    choices=NUMERIC_PREPARATION, given=GivenFields(time_budget=1)).pipeline
     position = _search_exactly(store, planned, ["logistic_regression", "decision_tree_classifier"], {})
-    outcome = run_dag(store, planned.id, churn_csv)
+    outcome = run_dag(store, planned.id, churn_csv, variables=ONE_AT_ONCE)
     assert outcome["status"] == "completed", outcome["error"]
     [(first, params, _)] = _candidate_tries(store, outcome["execution_id"])
     assert first == "logistic_regression" and params["search"]["budget_seconds"] == MIN_CANDIDATE_SECONDS
@@ -151,8 +166,9 @@ def test_models_that_each_see_part_of_the_signal_are_handed_on_as_their_blend(st
     table.to_csv(path, index=False)
     planned = plan(path, "predict the output_kw", settings=store, embedder=embedder).pipeline
     position = _search_exactly(store, planned, ["ridge_regression", "random_forest_regressor"], {}, blend=True)
-    outcome = run_dag(store, planned.id, path)
+    outcome = run_dag(store, planned.id, path, variables={CANDIDATES_AT_ONCE_VARIABLE: "2"})
     assert outcome["status"] == "completed", outcome["error"]
+    assert _overlap(store, outcome["execution_id"]), "one task of the in-process run fits both side by side"
     search = outcome["trace"]["search"][str(position)]
     assert set(search["blend"]) == {"ridge_regression", "random_forest_regressor"}, search
     assert "weighted average of 2 models" in search["reason"]

@@ -5,9 +5,9 @@ never queries the database. A run takes ``dataset`` as a parameter, so upstream 
 pipeline on new data (inside the data roots: ``run_dataset``); a spec may carry a cron schedule for
 retraining, or retrain whenever its dataset's asset is updated (``airflow.assets``). Each step task resolves its
 microservice from the step's row when it runs, which is what lets healing swap services between tries. A
-modelling step with a search is one task per candidate model and a selection task after them
-(``execution.search``), side by side, or one after another in the recommender's order where tasks run one at a
-time anyway (``IN_TURN_VARIABLE``).
+modelling step with a search is one task per candidate model, side by side, and a selection task after them
+(``execution.search``); where a run's tasks run one at a time (``ONE_AT_A_TIME_VARIABLE``), one task fits the
+candidates side by side instead.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from dagsmith.execution import closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.specs import dag_id, read_spec, specs_dir
 from dagsmith.healing import policy as healing
-from dagsmith.models.airflow import IN_TURN_VARIABLE, SUMMARY_XCOM
+from dagsmith.models.airflow import ONE_AT_A_TIME_VARIABLE, SUMMARY_XCOM
 from dagsmith.models.plan import DagSpec, DagStep
 
 if TYPE_CHECKING:
@@ -159,7 +159,8 @@ def _step_task(step: DagStep, retries: int, spec: DagSpec, operator: type[StepTa
 
 
 def _search_tasks(step: DagStep, started, operator: type[StepTask], queue: str) -> tuple[list, object]:
-    """A modelling search: one task per candidate model on the same input, then the task that picks the winner."""
+    """A modelling search: one task per candidate model on the same input (one for them all where tasks run one at a
+    time), then the task that picks the winner."""
     position, stage = step.position, step.stage
 
     @task(task_id=f"step_{position:02d}_{stage}__select", trigger_rule="all_done")
@@ -175,20 +176,17 @@ def _search_tasks(step: DagStep, started, operator: type[StepTask], queue: str) 
         except healing.CandidatesExhausted as exc:
             raise AirflowFailException(str(exc)) from None
 
-    in_turn = bool(os.environ.get(IN_TURN_VARIABLE))
-    candidates = [operator(task_id=f"step_{position:02d}_{stage}__{name}", position=position, candidate=name,
-                           queue=queue, retries=0,  # in turn, a candidate runs whether the one before failed or not
-                           trigger_rule="all_done_min_one_success" if in_turn and rank else "all_success")
-                  for rank, name in enumerate(step.search.candidates)]
+    if os.environ.get(ONE_AT_A_TIME_VARIABLE) and operator is StepOperator:
+        # a task each would run one after another; a pod's task drives its pod, so pods keep a task each
+        candidates = [operator(task_id=f"step_{position:02d}_{stage}__candidates", position=position,
+                               candidates=tuple(step.search.candidates), queue=queue, retries=0)]
+    else:
+        candidates = [operator(task_id=f"step_{position:02d}_{stage}__{name}", position=position, candidate=name,
+                               queue=queue, retries=0)  # a failed candidate is one fewer to choose from
+                      for name in step.search.candidates]
     chosen = select(started)
+    started >> candidates
     candidates >> chosen
-    if in_turn:
-        # each later candidate waits for the one before: it runs when that one is done, however it ended, and
-        # the step feeding the search (its other upstream) succeeded; start is no upstream of it, or its success
-        # alone would let the candidate run after the steps before it failed
-        for before, after in zip(candidates, candidates[1:], strict=False):
-            before >> after
-    started >> (candidates[:1] if in_turn and step.depends_on else candidates)
     return candidates, chosen
 
 

@@ -60,9 +60,9 @@ def _run(order: RunOrder, result: Path) -> None:
     from airflow.sdk.definitions._internal.dag_parsing_context import _airflow_parsing_context_manager
     from airflow.utils.session import create_session
 
-    from dagsmith.models.airflow import IN_TURN_VARIABLE, SUMMARY_XCOM
+    from dagsmith.models.airflow import ONE_AT_A_TIME_VARIABLE, SUMMARY_XCOM
 
-    os.environ[IN_TURN_VARIABLE] = "1"  # dag.test() runs one task at a time: the candidates too, in rank order
+    os.environ[ONE_AT_A_TIME_VARIABLE] = "1"  # dag.test() runs one task at a time: one task runs a search's models
     with _airflow_parsing_context_manager(dag_id=order.dag_id):
         dag = runpy.run_path(order.dag_file)[order.dag_id]
         run = dag.test(run_conf=order.conf)

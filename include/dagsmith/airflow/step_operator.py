@@ -34,7 +34,8 @@ from dagsmith.runtime.docker import (API_TIMEOUT_SECONDS, COMMAND, CONNECTION_VA
 
 class StepTask:
     """What a step's task does whichever operator runs its service (a container's or a pod's): one step of a
-    pipeline, or with ``candidate`` one candidate model of the step's search.
+    pipeline, or with ``candidate`` one candidate model of the step's search, or with ``candidates`` all of them, side
+    by side, where the run's tasks run one at a time (``execution.search.run_candidates``).
 
     A step's failed try raises, so Airflow retries it (healing picks what the next try runs; with the run's
     ``self_healing`` off, the same service runs again, ``PLAIN_RETRIES`` times); a candidate's failure is final (one
@@ -44,10 +45,11 @@ class StepTask:
 
     position: int
     candidate: str | None
-    _tried: tuple[Try, Diagnosis | None] | None  # this task's try, for lineage
+    candidates: tuple[str, ...]
+    _tried: tuple[Try, Diagnosis | None] | None  # this task's try, for lineage (none when it ran several)
 
-    def _step(self, position: int, candidate: str | None) -> None:
-        self.position, self.candidate, self._tried = position, candidate, None
+    def _step(self, position: int, candidate: str | None, candidates: tuple[str, ...] = ()) -> None:
+        self.position, self.candidate, self.candidates, self._tried = position, candidate, candidates, None
 
     def _attach(self, runtime: Runtime, context: Any) -> None:
         """Let ``runtime`` run its service as this operator's own, when it is the operator's kind of runtime."""
@@ -61,8 +63,15 @@ class StepTask:
             runtime = runtime_named(context["params"]["runtime"], settings)
         except ValueError as exc:
             raise AirflowFailException(str(exc)) from None
-        self._attach(runtime, context)
         try:
+            if self.candidates:
+                from dagsmith.execution.search import run_candidates
+
+                # each candidate's own runtime, driving its container itself: this operator can drive one only
+                results = run_candidates(execution_id, self.position, self.candidates, settings=settings,
+                                         runtime_for=lambda: runtime_named(context["params"]["runtime"], settings))
+                return {"candidates": [result.model_dump(mode="json") for result in results]}
+            self._attach(runtime, context)
             if self.candidate:
                 # Imported here: the search's blending loads scikit-learn, which a parse of the DAG file need not pay.
                 from dagsmith.execution.search import run_candidate
@@ -105,13 +114,14 @@ class StepTask:
 class StepOperator(StepTask, DockerOperator):
     """A step whose container is this ``DockerOperator``'s own (docker runtime); the local runtime runs in it too."""
 
-    def __init__(self, *, position: int, candidate: str | None = None, **kwargs: Any):
+    def __init__(self, *, position: int, candidate: str | None = None, candidates: tuple[str, ...] = (),
+                 **kwargs: Any):
         runtime = DockerRuntime()
         super().__init__(image=runtime.image, command=COMMAND, docker_url=runtime.base_url,
                          docker_conn_id=os.environ.get(CONNECTION_VARIABLE) or None, user=SERVICE_USER,
                          network_mode="none", auto_remove="force", mount_tmp_dir=False, timeout=API_TIMEOUT_SECONDS,
                          **kwargs)
-        self._step(position, candidate)
+        self._step(position, candidate, candidates)
         self._watch: ContainerWatch | None = None
         self._killed = False
 

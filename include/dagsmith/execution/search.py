@@ -1,18 +1,21 @@
 """A modelling step's search at run time: every candidate model runs on the step's input, the best one wins.
 
-The pipeline DAG runs one task per candidate (side by side where the executor allows) and then a selection
-task. Each candidate is a try of the step, tuned by the service itself within its budget and scored on the
-training rows (``dagsmith_kit.search``), raced against the candidates that finished before it started
-(``dagsmith_kit.halving``); a failed candidate is one fewer to choose from. The selection keeps the
-best validation score, hands on a blend of the candidates instead when that validates better
-(``execution.blending``), makes the output the step's output with a table of what was tried, and marks the
-others as outperformed, so execution history credits the winners.
+The pipeline DAG runs one task per candidate (side by side where the executor allows), or one task that fits them
+side by side where the run's tasks run one at a time (``run_candidates``), and then a selection task. Each
+candidate is a try of the step, tuned by the service itself within its budget and scored on the training rows
+(``dagsmith_kit.search``), raced against the candidates that finished before it started (``dagsmith_kit.halving``);
+a failed candidate is one fewer to choose from. The selection keeps the best validation score, hands on a blend of
+the candidates instead when that validates better (``execution.blending``), makes the output the step's output with
+a table of what was tried, and marks the others as outperformed, so execution history credits the winners.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,7 @@ from dagsmith.config import Settings
 from dagsmith.execution import blending, threshold
 from dagsmith.execution.attempts import StepFailed, TryObserver, open_try, run_try
 from dagsmith.execution.blending import Blend
-from dagsmith.execution.deadline import candidate_share
+from dagsmith.execution.deadline import OutOfTime, candidate_share
 from dagsmith.execution.workspace import Workspace, promote_output
 from dagsmith.healing.classify import telling_line
 from dagsmith.healing.policy import CandidatesExhausted
@@ -38,6 +41,8 @@ from dagsmith_kit.bundle import METRICS_FILE
 from dagsmith_kit.halving import Rival
 from dagsmith_kit.portfolio import clean
 from dagsmith_kit.search import SEARCH_FILE
+
+log = logging.getLogger(__name__)
 
 
 def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: Runtime, settings: Settings,
@@ -67,6 +72,27 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
     if diagnosis:
         raise StepFailed(f"candidate {candidate} of step {position} failed: {diagnosis}")
     return StepResult(position=position, microservice=candidate, attempt=attempt.attempt, seconds=result.seconds)
+
+
+def run_candidates(execution_id: int, position: int, candidates: Sequence[str], *, runtime_for: Callable[[], Runtime],
+                   settings: Settings) -> list[StepResult]:
+    """Run the step's candidates as ``run_candidate`` does, ``settings.candidates_at_once`` side by side in rank order
+    (a thread each, waiting on its own try's sandbox or container, from ``runtime_for``), where one task runs them all
+    because the run's tasks run one at a time: one after another, a search would take its candidates' budgets end to
+    end. A candidate that starts once another has finished races it (``dagsmith_kit.halving``).
+
+    A failed candidate, or one the time budget leaves out, is one fewer to choose from, as its own task's would be:
+    the results of those that completed. Raises ``RuntimeUnavailable`` when nothing can run here."""
+    with ThreadPoolExecutor(max_workers=settings.candidates_at_once, thread_name_prefix="model-search") as pool:
+        running = [(name, pool.submit(run_candidate, execution_id, position, name, runtime=runtime_for(),
+                                      settings=settings)) for name in candidates]
+    completed = []
+    for name, future in running:
+        try:
+            completed.append(future.result())
+        except (StepFailed, OutOfTime) as exc:
+            log.warning("candidate %s of step %s: %s", name, position, exc)
+    return completed
 
 
 def _rivals(session: Session, execution: schema.Execution, step_id: int, position: int) -> list[dict[str, Any]]:

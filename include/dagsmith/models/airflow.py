@@ -10,10 +10,10 @@ from enum import StrEnum
 SUMMARY_XCOM = "return_value"
 #: The XCom of the build DAG's ``plan`` task that holds the question it asks about the goal (empty when none).
 QUESTION_XCOM = "question"
-#: Set (by ``airflow.run_child``) where a run's tasks run one at a time, as under ``dag.test()``, whose order among
-#: ready tasks is arbitrary: the pipeline DAG then chains a search's candidates in rank order, so the later ones race
-#: the top-ranked (``dagsmith_kit.halving``) instead of the other way round.
-IN_TURN_VARIABLE = "DAGSMITH_CANDIDATES_IN_TURN"
+#: Set (by ``airflow.run_child``) where a run's tasks run one at a time, as under ``dag.test()``: the pipeline DAG then
+#: gives a model search's candidates one task, which fits them side by side (``execution.search.run_candidates``),
+#: instead of a task each, which would run one after another.
+ONE_AT_A_TIME_VARIABLE = "DAGSMITH_TASKS_ONE_AT_A_TIME"
 
 
 class AirflowState(StrEnum):
