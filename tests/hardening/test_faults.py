@@ -22,7 +22,7 @@ from dagsmith.agents.planner import plan
 from dagsmith.airflow.pipeline_shards import dag_file_name
 from dagsmith.airflow.local import start_dag_test
 from dagsmith.airflow.watch import ORPHANED_REASON, STOPPED_REASON
-from dagsmith.config import Settings
+from dagsmith.config import CANDIDATES_AT_ONCE_VARIABLE, Settings
 from dagsmith.execution import attempts, closing
 from dagsmith.execution import run as execution
 from dagsmith.execution.heartbeat import beating
@@ -48,7 +48,7 @@ DISK_BYTES = 900 * 1024
 #: Runs a stored pipeline step by step in a process of its own, as an Airflow worker would.
 WORKER = """
 import sys
-from dagsmith.config import Settings
+from dagsmith.config import CANDIDATES_AT_ONCE_VARIABLE, Settings
 from dagsmith.execution import attempts, run as execution
 from dagsmith.runtime import runtime_named
 settings = Settings(home=__import__("pathlib").Path(sys.argv[1]), database_url=sys.argv[2])
@@ -179,7 +179,8 @@ def test_a_database_restart_before_every_service_delays_the_run_but_does_not_fai
                                                                                      tmp_path):
     planned = plan(churn_csv, "predict customer churn", settings=store, embedder=embedder).pipeline
     restarts = {RESTARTS_VARIABLE: str(tmp_path), WRAPPER_VARIABLE: f"{__name__}:{restarting.__name__}",
-                "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # this module, there
+                "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),  # this module, there
+                CANDIDATES_AT_ONCE_VARIABLE: "1"}  # one restart at a time: each drops the connections of a live server
     outcome = run_dag(store, planned.id, churn_csv, variables=restarts)
     assert outcome["status"] == "completed", outcome
     dropped = [int(path.name.rsplit("-", 1)[1]) for path in tmp_path.glob("restart-*")]
@@ -287,7 +288,8 @@ def test_a_killed_dagsmith_run_is_reaped_with_the_reason_and_the_pipeline_reruns
         assert time.monotonic() - killed < 60, "the dead worker's try was never reaped"
         time.sleep(0.2)
     print(f"dead worker's try reaped {time.monotonic() - killed:.1f} s after kill -9 (heartbeat 1 s)")
-    assert (reaped.tries, reaped.runs) == ([attempt.id], [attempt.execution_id])
+    # the candidate seen running, and any that ran beside it
+    assert attempt.id in reaped.tries and reaped.runs == [attempt.execution_id]
     assert not [pid for pid in services if _alive(pid)]  # the service died with its worker
     with session_scope(store) as session:
         lost, run = session.get(schema.StepAttempt, attempt.id), session.get(schema.Execution, attempt.execution_id)

@@ -66,8 +66,8 @@ TASKS = {
 
 
 def _invocations(settings, execution_id: int) -> float:
-    """Seconds in which at least one microservice ran: a deployment runs a model search's candidates side by side,
-    ``dag.test()`` one after another, so overlapping tries count once."""
+    """Seconds in which at least one microservice ran: a model search's candidates run side by side, so overlapping
+    tries count once."""
     with session_scope(settings) as session:
         spans = sorted((a.started_at, a.finished_at) for a in session.scalars(
             select(schema.StepAttempt).where(schema.StepAttempt.execution_id == execution_id)) if a.finished_at)

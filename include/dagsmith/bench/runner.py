@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import hashlib
 import multiprocessing
+import os
 import random
 import shutil
 import time
@@ -42,7 +43,7 @@ from dagsmith.bench.results import ResultStore, TaskResult, peer_store
 from dagsmith.bench.quality import assess
 from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
-from dagsmith.config import Settings
+from dagsmith.config import CANDIDATES_AT_ONCE_VARIABLE, Settings
 from dagsmith.data.dictionary import write_sidecar
 from dagsmith.data.sniffing import DatasetError
 from dagsmith.embeddings import Embedder, default_embedder
@@ -325,7 +326,8 @@ def run_experiment(experiment: Experiment, scheduled: Iterable[Scheduled], bench
     # Worker processes, not threads: a step forks its microservice process, which is unsafe while another
     # thread of the same process is inside BLAS or holds the allocator's locks.
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_start_worker, initargs=(dataclasses.replace(bench, embedder=None),)) as pool:
+                             initializer=_start_worker, initargs=(dataclasses.replace(bench, embedder=None), workers)
+                             ) as pool:
         futures = [pool.submit(_attempt_in_worker, item, experiment, settings) for item in pending]
         fresh = [record(future.result()) for future in as_completed(futures)]
     return [*done.values(), *fresh]
@@ -334,8 +336,10 @@ def run_experiment(experiment: Experiment, scheduled: Iterable[Scheduled], bench
 _WORKER_BENCH: Bench | None = None
 
 
-def _start_worker(bench: Bench) -> None:
+def _start_worker(bench: Bench, workers: int) -> None:
     global _WORKER_BENCH
+    # the runs share the machine's CPUs: each fits as many of its search's candidates at once as its share holds
+    os.environ.setdefault(CANDIDATES_AT_ONCE_VARIABLE, str(max(1, len(os.sched_getaffinity(0)) // workers)))
     _WORKER_BENCH = dataclasses.replace(bench, embedder=default_embedder())
 
 
