@@ -195,11 +195,16 @@ def _search_seconds() -> float | None:
     return _positive_seconds(SEARCH_SECONDS_VARIABLE, None)
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system has one, else the machine's)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def _candidates_at_once() -> int:
     """``CANDIDATES_AT_ONCE_VARIABLE``, else as many as this process has CPUs: each candidate fits on one."""
     value = os.environ.get(CANDIDATES_AT_ONCE_VARIABLE)
     if not value:
-        return max(1, len(os.sched_getaffinity(0)))
+        return usable_cpus()
     if not value.isdigit() or int(value) == 0:
         raise ConfigurationError(f"{CANDIDATES_AT_ONCE_VARIABLE} must be a positive whole number, not '{value}'")
     return int(value)

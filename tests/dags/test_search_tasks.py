@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 
 from dagsmith.airflow.pipeline_dag import build
+from dagsmith.config import CANDIDATES_AT_ONCE_VARIABLE, ConfigurationError, Settings, usable_cpus
 from dagsmith.models.airflow import ONE_AT_A_TIME_VARIABLE
 from dagsmith.models.plan import DagSpec, DagStep, ModelSearch
 
@@ -44,3 +46,15 @@ def test_one_task_at_a_time_one_task_runs_every_candidate_in_rank_order(tmp_path
     assert candidates.upstream_task_ids == {"start", "step_01_splitting__train_test_splitter"}
     assert candidates.trigger_rule == "all_success"
     assert tasks["step_02_modelling__select"].upstream_task_ids == {"start", "step_02_modelling__candidates"}
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", "1.5"])
+def test_how_many_candidates_fit_at_once_defaults_to_the_cpus_and_a_bad_value_is_named(monkeypatch, value):
+    monkeypatch.delenv(CANDIDATES_AT_ONCE_VARIABLE, raising=False)
+    assert Settings.from_env().candidates_at_once == usable_cpus() >= 1
+    monkeypatch.setenv(CANDIDATES_AT_ONCE_VARIABLE, "3")
+    assert Settings.from_env().candidates_at_once == 3
+    monkeypatch.setenv(CANDIDATES_AT_ONCE_VARIABLE, value)
+    with pytest.raises(ConfigurationError, match=f"{CANDIDATES_AT_ONCE_VARIABLE} must be a positive whole number, "
+                                                 f"not '{value}'"):
+        Settings.from_env()

@@ -43,7 +43,7 @@ from dagsmith.bench.results import ResultStore, TaskResult, peer_store
 from dagsmith.bench.quality import assess
 from dagsmith.bench.suite import BenchTask
 from dagsmith.catalog.upload import sync
-from dagsmith.config import CANDIDATES_AT_ONCE_VARIABLE, Settings
+from dagsmith.config import CANDIDATES_AT_ONCE_VARIABLE, Settings, usable_cpus
 from dagsmith.data.dictionary import write_sidecar
 from dagsmith.data.sniffing import DatasetError
 from dagsmith.embeddings import Embedder, default_embedder
@@ -339,7 +339,7 @@ _WORKER_BENCH: Bench | None = None
 def _start_worker(bench: Bench, workers: int) -> None:
     global _WORKER_BENCH
     # the runs share the machine's CPUs: each fits as many of its search's candidates at once as its share holds
-    os.environ.setdefault(CANDIDATES_AT_ONCE_VARIABLE, str(max(1, len(os.sched_getaffinity(0)) // workers)))
+    os.environ.setdefault(CANDIDATES_AT_ONCE_VARIABLE, str(max(1, usable_cpus() // workers)))
     _WORKER_BENCH = dataclasses.replace(bench, embedder=default_embedder())
 
 
