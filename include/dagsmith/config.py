@@ -180,15 +180,18 @@ _STEP_LIMITS = (
 
 
 def _step_limits() -> Limits:
-    values = {}
-    for variable in _STEP_LIMITS:
-        value = os.environ.get(variable.name)
-        if not value:
-            continue
-        if not value.isdigit() or int(value) == 0:
-            raise ConfigurationError(f"{variable.name} must be a positive whole number, not '{value}'")
-        values[variable.attribute] = int(value)
-    return Limits(**values)
+    values = {variable.attribute: _positive_whole(variable.name) for variable in _STEP_LIMITS}
+    return Limits(**{attribute: value for attribute, value in values.items() if value is not None})
+
+
+def _positive_whole(variable: str) -> int | None:
+    """``variable``'s whole number, None when it is unset; anything but a positive whole number is refused."""
+    value = os.environ.get(variable)
+    if not value:
+        return None
+    if not value.isdigit() or int(value) == 0:
+        raise ConfigurationError(f"{variable} must be a positive whole number, not '{value}'")
+    return int(value)
 
 
 def _search_seconds() -> float | None:
@@ -202,12 +205,7 @@ def usable_cpus() -> int:
 
 def _candidates_at_once() -> int:
     """``CANDIDATES_AT_ONCE_VARIABLE``, else as many as this process has CPUs: each candidate fits on one."""
-    value = os.environ.get(CANDIDATES_AT_ONCE_VARIABLE)
-    if not value:
-        return usable_cpus()
-    if not value.isdigit() or int(value) == 0:
-        raise ConfigurationError(f"{CANDIDATES_AT_ONCE_VARIABLE} must be a positive whole number, not '{value}'")
-    return int(value)
+    return _positive_whole(CANDIDATES_AT_ONCE_VARIABLE) or usable_cpus()
 
 
 def _not_opted_out(variable: str, meaning: str) -> bool:

@@ -48,7 +48,7 @@ DISK_BYTES = 900 * 1024
 #: Runs a stored pipeline step by step in a process of its own, as an Airflow worker would.
 WORKER = """
 import sys
-from dagsmith.config import CANDIDATES_AT_ONCE_VARIABLE, Settings
+from dagsmith.config import Settings
 from dagsmith.execution import attempts, run as execution
 from dagsmith.runtime import runtime_named
 settings = Settings(home=__import__("pathlib").Path(sys.argv[1]), database_url=sys.argv[2])
@@ -288,8 +288,11 @@ def test_a_killed_dagsmith_run_is_reaped_with_the_reason_and_the_pipeline_reruns
         assert time.monotonic() - killed < 60, "the dead worker's try was never reaped"
         time.sleep(0.2)
     print(f"dead worker's try reaped {time.monotonic() - killed:.1f} s after kill -9 (heartbeat 1 s)")
-    # the candidate seen running, and any that ran beside it
+    # the candidate seen running, and any other candidate of its search that ran beside it
     assert attempt.id in reaped.tries and reaped.runs == [attempt.execution_id]
+    with session_scope(store) as session:
+        assert {(t.execution_id, t.step_id) for t in session.scalars(select(schema.StepAttempt).where(
+            schema.StepAttempt.id.in_(reaped.tries)))} == {(attempt.execution_id, attempt.step_id)}
     assert not [pid for pid in services if _alive(pid)]  # the service died with its worker
     with session_scope(store) as session:
         lost, run = session.get(schema.StepAttempt, attempt.id), session.get(schema.Execution, attempt.execution_id)
