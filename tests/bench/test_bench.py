@@ -268,11 +268,29 @@ def test_the_scale_curve_counts_copies_by_what_a_step_grew_beyond_its_smallest_r
 
     def run(rows, table_mb, model_s, model_mb):
         return {"rows": rows, "table_mb": table_mb, "status": "completed", "seconds": model_s + 5,
-                "steps": [{"position": 0, "stage": "loading", "service": "loader", "peak_mb": 70, "seconds": 2},
-                          {"position": 1, "stage": "modelling", "service": "model", "peak_mb": model_mb,
-                           "seconds": model_s}]}
+                "steps": [{"position": 0, "stage": "loading", "service": "loader", "status": "completed",
+                           "peak_mb": 70, "start": 0.5, "seconds": 2},
+                          {"position": 1, "stage": "modelling", "service": "model", "status": "completed",
+                           "peak_mb": model_mb, "start": 3, "seconds": model_s}]}
 
     lines = curve([run(1_000, 0.5, 3, 150), run(1_000_000, 200.5, 90, 950)]).splitlines()
     assert lines[2] == "| 1,000 | 0.5 | completed | 8 | 3.0 | 2.0 | 3.0 | model | 150 | — |"
     assert lines[3] == "| 1,000,000 | 200.5 | completed | 95 | 90.0 | 2.0 | 3.0 | model | 950 | 4.0 (model) |"
     assert "| 1. modelling: model | 3 s, 150 MB | 90 s, 950 MB |" in lines
+
+
+def test_the_scale_curve_times_a_search_by_its_span_and_shows_the_candidates_not_handed_on():
+    """Candidates side by side overlap: their seconds do not add up, and the one that lost spent its time all the
+    same (it is no time outside the steps)."""
+    from dagsmith.bench.scale import markdown as curve
+
+    tries = [("loading", "loader", "completed", 0.0, 1.0), ("modelling", "booster", "skipped", 2.0, 30.0),
+             ("modelling", "linear", "completed", 2.0, 10.0), ("modelling", "forest", "skipped", 12.0, 15.0),
+             ("evaluation", "evaluator", "completed", 33.0, 1.0)]
+    run = {"rows": 1_000, "table_mb": 0.5, "status": "completed", "seconds": 40.0,
+           "steps": [{"position": position, "stage": stage, "service": service, "status": status, "peak_mb": 100,
+                      "start": start, "seconds": seconds}
+                     for position, (stage, service, status, start, seconds) in enumerate(tries)]}
+    lines = curve([run]).splitlines()
+    assert lines[2].startswith("| 1,000 | 0.5 | completed | 40.0 | 30.0 | 2.0 | 8.0 |")
+    assert "| 1. modelling: booster | 30.0 s, 100 MB (skipped) |" in lines

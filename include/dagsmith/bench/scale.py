@@ -4,9 +4,10 @@ Run with ``python -m dagsmith.bench.scale`` (``make bench-scale``). A customer t
 categories and an identifier; whether a customer churned depends on some of them; no two rows alike, so nothing is
 deduplicated away), written as Parquet and run the way a person runs it, ``dagsmith run DATA GOAL --target churned
 --json`` in a process of its own, on a scratch database holding the shipped catalog. Reported per size: time to
-results, the model steps' seconds beside every other step's and beside what is spent outside the steps (planning,
-Airflow, judging the result), and each step's seconds and peak memory (its try's
-memory cgroup, ``step_attempts.peak_mb``) against the table's own size in memory: the most copies of the table one
+results, the model search's seconds (from its first candidate's start to its last one's end, side by side or not)
+beside every other step's and beside what is spent outside the steps (planning, Airflow, judging the result), and each
+try's seconds and peak memory (its memory cgroup, ``step_attempts.peak_mb``; a search's candidates that were not handed
+on included) against the table's own size in memory: the most copies of the table one
 step holds at once, counted as what its peak grew by over the same step's on the smallest table (an interpreter and
 its libraries cost the same at every size), or over the leanest step's there for a step the smallest run lacks.
 """
@@ -76,18 +77,27 @@ def _run(data: Path, settings: Settings, home: Path, time_budget: int | None) ->
 
 
 def _steps(settings: Settings, execution_id: int) -> list[dict]:
-    """Each step's completed try: stage, service, seconds and peak memory."""
+    """Each try that ended: stage, service, how it ended, when it started (seconds into the run), its seconds and peak
+    memory. A search's candidates that were not handed on end ``skipped`` and spent their time all the same."""
     with session_scope(settings) as session:
+        started = session.get(schema.Execution, execution_id).started_at
         rows = session.execute(select(schema.PipelineStep.position, schema.PipelineStep.stage, schema.StepAttempt)
                                .join(schema.StepAttempt, schema.StepAttempt.step_id == schema.PipelineStep.id)
                                .join(schema.Microservice, schema.Microservice.id == schema.StepAttempt.microservice_id)
                                .add_columns(schema.Microservice.name)
                                .where(schema.StepAttempt.execution_id == execution_id,
-                                      schema.StepAttempt.status == StepStatus.COMPLETED)
+                                      schema.StepAttempt.finished_at.is_not(None))
                                .order_by(schema.PipelineStep.position, schema.StepAttempt.started_at)).all()
-        return [{"position": position, "stage": stage, "service": name, "peak_mb": attempt.peak_mb,
+        return [{"position": position, "stage": stage, "service": name, "status": attempt.status,
+                 "peak_mb": attempt.peak_mb, "start": round((attempt.started_at - started).total_seconds(), 2),
                  "seconds": round((attempt.finished_at - attempt.started_at).total_seconds(), 2)}
                 for position, stage, attempt, name in rows]
+
+
+def _model_seconds(result: dict) -> float:
+    """The model search's span: its candidates run side by side, so their seconds overlap and do not add up."""
+    tries = [s for s in result["steps"] if s["stage"] == Stage.MODELLING]
+    return max((s["start"] + s["seconds"] for s in tries), default=0.0) - min((s["start"] for s in tries), default=0.0)
 
 
 def measure(sizes: tuple[int, ...], time_budget: int | None = None) -> list[dict]:
@@ -111,13 +121,13 @@ def markdown(results: list[dict]) -> str:
     first = results[0] if results else {"steps": [], "table_mb": 0}
     fixed = {_name(s): s["peak_mb"] for s in first["steps"] if s["peak_mb"]}
     leanest = min(fixed.values(), default=0)
-    lines = [("| rows | table in memory MB | status | time to results s | model steps s | other steps s "
+    lines = [("| rows | table in memory MB | status | time to results s | model search s | other steps s "
               "| outside the steps s | hungriest step | its peak MB | most copies of the table in one step |"),
              "|---|---|---|---|---|---|---|---|---|---|"]
     for result in results:
         steps = [s for s in result["steps"] if s["peak_mb"]]
-        model = sum(s["seconds"] for s in result["steps"] if s["stage"] == Stage.MODELLING)
-        other = sum(s["seconds"] for s in result["steps"]) - model
+        model = _model_seconds(result)
+        other = sum(s["seconds"] for s in result["steps"] if s["stage"] != Stage.MODELLING)
         hungriest = max(steps, key=lambda s: s["peak_mb"], default=None)
         grown = result["table_mb"] - first["table_mb"]
         copies = max(((s["peak_mb"] - fixed.get(_name(s), leanest)) / grown, s["service"]) for s in steps) \
@@ -135,25 +145,27 @@ def markdown(results: list[dict]) -> str:
         cells = []
         for result in results:
             found = [s for s in result["steps"] if _name(s) == name]
-            cells.append(", ".join(f"{s['seconds']} s, {s['peak_mb'] or '—'} MB" for s in found) or "—")
+            cells.append(", ".join(f"{s['seconds']} s, {s['peak_mb'] or '—'} MB"
+                                   + ("" if s["status"] == StepStatus.COMPLETED else f" ({s['status']})")
+                                   for s in found) or "—")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def plot(results: list[dict], path: Path) -> None:
-    """The curve on log-log axes: seconds (whole run, model steps, the other steps) and the hungriest step's MB."""
+    """The curve on log-log axes: seconds (whole run, the model search, the other steps) and the hungriest step's MB."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
     rows = [result["rows"] for result in results]
-    model = [sum(s["seconds"] for s in r["steps"] if s["stage"] == Stage.MODELLING) for r in results]
+    model = [_model_seconds(r) for r in results]
     figure, (left, right) = pyplot.subplots(1, 2, figsize=(10, 4))
     left.loglog(rows, [r["seconds"] for r in results], "o-", label="time to results")
-    left.loglog(rows, model, "s-", label="model steps")
-    left.loglog(rows, [sum(s["seconds"] for s in r["steps"]) - m for r, m in zip(results, model)], "^-",
-                label="every other step")
+    left.loglog(rows, model, "s-", label="model search")
+    left.loglog(rows, [sum(s["seconds"] for s in r["steps"] if s["stage"] != Stage.MODELLING) for r in results],
+                "^-", label="every other step")
     left.set(xlabel="rows", ylabel="seconds", title="Time")
     left.legend()
     right.loglog(rows, [max((s["peak_mb"] or 0 for s in r["steps"]), default=0) for r in results], "o-",
