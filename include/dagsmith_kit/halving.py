@@ -5,20 +5,26 @@ gives every candidate a first share, then keeps only the better half for the nex
 candidate checks itself at those rungs (a quarter and a half of its budget) against the candidates that finished
 before it started (the pipeline hands their progress over as ``rivals``): at a rung, it goes on only while it
 ranks in the better half of all of them, each rival judged by the best score it had reached after the same number
-of seconds. Candidates that run side by side race nobody and keep their whole share; candidates that run one
-after another (one machine, ``dag.test()``) stop spending time on a model that is already behind.
+of seconds. Candidates side by side race each other too: when one finishes, the pipeline hands its progress to those
+still running, as ``RIVALS_FILE`` in their output folders, which each reads again at its next check. A model that is
+already behind stops spending time whether the candidates run one after another (one CPU) or side by side.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 #: Points of a candidate's budget at which it is compared with its rivals.
 RUNGS = (0.25, 0.5)
 #: Progress points and rivals read at most: a rival's progress comes from its output, which is untrusted.
 MAX_POINTS, MAX_RIVALS, MAX_NAME = 200, 8, 80
+#: Where, in a running candidate's output folder, the pipeline hands over the rivals that finished after it started
+#: (the ``rivals`` param's form, every rival so far, rewritten whole each time).
+RIVALS_FILE = ".rivals.json"
 
 Progress = tuple[tuple[float, float], ...]  # (seconds since the search started, best score then), in time order
 
@@ -57,17 +63,21 @@ def rivals_of(raw: Any) -> tuple[Rival, ...]:
 
 @dataclass
 class Rungs:
-    """Where a candidate stands against its rivals as its search goes on (``passed``: the rungs checked so far)."""
+    """Where a candidate stands against its rivals as its search goes on (``passed``: the rungs checked so far;
+    ``handed``: the ``RIVALS_FILE`` the pipeline may write while the search runs)."""
 
     budget_seconds: float
     rivals: tuple[Rival, ...]
+    handed: Path | None = None
     passed: int = 0
+    _read: tuple[int, int] | None = None  # the handed file's modification time and size when last read
 
     def behind(self, seconds: float, best: float, metric: str) -> str | None:
         """Why the search should stop ``seconds`` in with ``best`` so far, or None while it is in the better half.
 
         Checked between configurations: once a rung's time has passed, the candidate is compared at the time it
         has actually reached (a rival's score then), so a slow first configuration is not judged early."""
+        self._take_handed()
         if not self.rivals or self.passed >= len(RUNGS) or seconds < RUNGS[self.passed] * self.budget_seconds:
             return None
         while self.passed < len(RUNGS) and seconds >= RUNGS[self.passed] * self.budget_seconds:
@@ -81,3 +91,20 @@ class Rungs:
         shown = f"{best:.4f}" if math.isfinite(best) else "none yet"
         return (f"successive halving: {seconds:.1f} s in, its best {metric} ({shown}) trailed {name}'s at the "
                 f"same point ({leader:.4f}), so the rest of its budget was not spent")
+
+    def _take_handed(self) -> None:
+        """Add the rivals handed over since the last check (read again only when the file changed; anything that
+        does not hold up is left out, as in the params)."""
+        if self.handed is None:
+            return
+        try:
+            state = self.handed.stat()
+            if (state.st_mtime_ns, state.st_size) == self._read:
+                return
+            self._read = (state.st_mtime_ns, state.st_size)
+            raw = json.loads(self.handed.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        known = {rival.name for rival in self.rivals}
+        self.rivals += tuple(rival for rival in rivals_of(raw) if rival.name not in known)
+        self.rivals = self.rivals[:MAX_RIVALS]

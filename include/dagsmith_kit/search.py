@@ -5,7 +5,8 @@ returns params. When a step's params carry ``search`` (the pipeline's modelling 
 budget and a metric), the service's own configuration is scored first, then the configurations that won on similar
 tables (``warm_start``, from the portfolio and the deployment's history: ``dagsmith_kit.portfolio``), then Optuna's TPE
 sampler proposes trials, which learn from all of those, until the budget is spent, the score has stopped improving
-for ``PATIENCE`` trials, or the candidate trails the models that finished before it (``dagsmith_kit.halving``).
+for ``PATIENCE`` trials, or the candidate trails the models that finished before it or beside it
+(``dagsmith_kit.halving``).
 No trial outlives the budget: one that would not finish is not started, and one that runs past it is abandoned
 between folds. Every configuration is scored by cross-validation on the training table (on folds in time order for
 a forecast, each validated on times after those it learned from), and a trivial predictor (the class prior, or the
@@ -21,6 +22,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,7 +33,7 @@ from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit, TimeSeriesSplit
 
 from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, prediction_frame, probability_columns
-from dagsmith_kit.halving import Rival, Rungs, rivals_of
+from dagsmith_kit.halving import RIVALS_FILE, Rival, Rungs, rivals_of
 from dagsmith_kit.log_target import LogTarget, suits_log
 from dagsmith_kit.metrics import ALIASES, METRICS
 from dagsmith_kit.portfolio import clean
@@ -71,9 +73,12 @@ class Search:
     seed: int = 42
     warm_start: tuple[dict[str, Any], ...] = ()  # configurations that won on similar tables, nearest first
     rivals: tuple[Rival, ...] = ()  # candidates of the same search that finished before this one started
+    handed: Path | None = None  # where the pipeline hands over those that finish while it runs (``RIVALS_FILE``)
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> Search | None:
+    def from_params(cls, params: dict[str, Any], output: Path | None = None) -> Search | None:
+        """The search the params ask for, or None; ``output``: the candidate's output folder, where rivals that
+        finish while it runs are handed over."""
         raw = params.get("search")
         if not raw:
             return None
@@ -91,7 +96,8 @@ class Search:
         if not isinstance(warm, list):
             raise ServiceError("search.warm_start must be a list of configurations")
         configs = tuple(config for config in map(clean, warm[:MAX_WARM_STARTS]) if config)
-        return cls(float(budget), metric, folds, int(raw.get("seed", 42)), configs, rivals_of(raw.get("rivals")))
+        return cls(float(budget), metric, folds, int(raw.get("seed", 42)), configs, rivals_of(raw.get("rivals")),
+                   output / RIVALS_FILE if output else None)
 
 
 @dataclass
@@ -112,6 +118,7 @@ class Outcome:
     best_seconds: float = 0.0  # when the chosen configuration was found
     stopped: str = "the given parameters only"  # why the search ended
     progress: list[tuple[float, float]] = field(default_factory=list)  # (seconds, best score) at each improvement
+    raced: list[str] = field(default_factory=list)  # the rivals it was judged against, given and handed over
 
     def found(self, started: float) -> None:
         """Note the time since ``started`` at which the current best configuration was found (and, when it is the
@@ -216,6 +223,7 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
                    [{"params": "as given", "score": round(default, 6)}], validation)
     best.found(started)
     deadline = started + search.budget_seconds
+    rungs = Rungs(search.budget_seconds, search.rivals, search.handed)
     if not classification and suits_log(y):
         _try_log_target(best, lambda: LogTarget(build(params)), X, y, splits, scorer, deadline, started)
     scaled = (lambda config: LogTarget(build(config))) if best.log_target else build
@@ -227,7 +235,8 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
                 best.found(started)
             return result
 
-        best.stopped = _search_space(best, space, score, search, started, given_seconds)
+        best.stopped = _search_space(best, space, score, search, rungs, started, given_seconds)
+    best.raced = [rival.name for rival in rungs.rivals]
     best.seconds = round(time.monotonic() - started, 3)
     return best
 
@@ -248,7 +257,7 @@ def _try_log_target(best: Outcome, estimator_for: Callable[[], Any], X: pd.DataF
 
 
 def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]], float], search: Search,
-                  started: float, given_seconds: float) -> str:
+                  rungs: Rungs, started: float, given_seconds: float) -> str:
     """Optuna trials over ``space``, the warm starts first, until the budget is spent or ``PATIENCE`` trials in a row
     bring nothing (``score`` keeps the best configuration in ``best``); returns why the search stopped. How long a
     trial takes is judged by the configurations scored so far (the given one's ``given_seconds`` first), never by
@@ -258,7 +267,6 @@ def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]],
     spent = [given_seconds]
     since_best = [0]
     stopped = ["the budget was spent"]
-    rungs = Rungs(search.budget_seconds, search.rivals)
 
     def objective(trial) -> float:
         if time.monotonic() - started + max(spent) > search.budget_seconds:
@@ -330,7 +338,7 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
         "log_target": outcome.log_target, "first_useful_seconds": outcome.first_useful_seconds,
         "best_seconds": outcome.best_seconds,
         "stopped": outcome.stopped, "warm_starts": len(search.warm_start), "progress": outcome.progress,
-        "rivals": [rival.name for rival in search.rivals],
+        "rivals": outcome.raced,
         "history": _kept_history(outcome.history),
     }, default=str, indent=2), encoding="utf-8")
     warm = f", {len(search.warm_start)} of them won on similar tables" if search.warm_start else ""

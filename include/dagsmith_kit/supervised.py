@@ -44,7 +44,7 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     target = inp.require_target()
     train, test = inp.table("train"), inp.table("test")
     features = features or inp.feature_columns(train)
-    plan = searching.Search.from_params(params)
+    plan = searching.Search.from_params(params, out.path)
     chosen = params
     if plan is not None:
         outcome = searching.tune(build, params, space, train[features], train[target], plan, time_order(inp, train))

@@ -16,6 +16,7 @@ from dagsmith.agents.planner import plan
 from dagsmith.cli.report import progress_lines
 from dagsmith.config import CANDIDATES_AT_ONCE_VARIABLE
 from dagsmith.execution.deadline import MIN_CANDIDATE_SECONDS
+from dagsmith.execution.search import write_rivals
 from dagsmith.execution.workspace import Workspace
 from dagsmith.learning.configurations import search_winners
 from dagsmith.models.execution import SearchSummary
@@ -27,18 +28,22 @@ from dagsmith.store.db import session_scope
 from dagsmith.store.pipelines import service_names
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import REPORT_FILE
+from dagsmith_kit.halving import RIVALS_FILE
 from dagsmith_kit.search import SEARCH_FILE
 from tests.execution.conftest import NUMERIC_PREPARATION, run_dag
 
 
-def _search_exactly(settings, planned, candidates: list[str], params: dict[str, dict], blend: bool = False) -> int:
-    """Make the modelling step search ``candidates`` with ``params`` (and blend them or not); returns its position."""
+def _search_exactly(settings, planned, candidates: list[str], params: dict[str, dict], blend: bool = False,
+                    budget_seconds: float | None = None) -> int:
+    """Make the modelling step search ``candidates`` with ``params`` (and blend them or not, each within
+    ``budget_seconds`` when given); returns its position."""
     modelling = next(s for s in planned.steps if s.stage == "modelling")
     with session_scope(settings) as session:
         step = session.scalar(select(schema.PipelineStep).where(schema.PipelineStep.pipeline_id == planned.id,
                                                                 schema.PipelineStep.position == modelling.position))
         search = ModelSearch.model_validate(step.search)
-        step.search = search.model_copy(update={"candidates": candidates, "params": params, "blend": blend}
+        budget = {"budget_seconds": budget_seconds} if budget_seconds else {}
+        step.search = search.model_copy(update={"candidates": candidates, "params": params, "blend": blend, **budget}
                                         ).model_dump(mode="json")
     return modelling.position
 
@@ -189,6 +194,49 @@ def test_models_that_each_see_part_of_the_signal_are_handed_on_as_their_blend(st
     assert r2_score(test["output_kw"], predicted) > max(alone), alone
     explained = json.loads(next((workspace / "steps").glob("*/explanation.json")).read_text())
     assert {d["feature"] for d in explained["drivers"][:3]} & {"gauge_0", "gauge_1"}, "the explanation read the blend"
+
+
+def test_candidates_side_by_side_race_each_other(store, embedder, tmp_path):
+    """A linear target: ridge regression finds it at once and completes while the forest beside it, far behind,
+    still searches; handed ridge's progress, the forest stops at its next rung instead of spending its budget."""
+    rng = np.random.default_rng(11)
+    table = pd.DataFrame(rng.normal(size=(400, 6)), columns=[f"sensor_{i}" for i in range(6)])
+    table["load_kw"] = table.to_numpy() @ np.array([1.0, -0.8, 0.6, 0.5, -0.4, 0.3]) + rng.normal(0, 0.1, 400)
+    path = tmp_path / "plant.csv"
+    table.to_csv(path, index=False)
+    planned = plan(path, "predict the load_kw", settings=store, embedder=embedder).pipeline
+    budget = 20.0
+    position = _search_exactly(store, planned, ["ridge_regression", "random_forest_regressor"], {},
+                               budget_seconds=budget)
+    outcome = run_dag(store, planned.id, path, variables={CANDIDATES_AT_ONCE_VARIABLE: "2"})
+    assert outcome["status"] == "completed", outcome["error"]
+    assert _overlap(store, outcome["execution_id"]), "both candidates start together"
+    assert outcome["trace"]["search"][str(position)]["winner"] == "ridge_regression"
+    forest = next(number for name, _, number in _candidate_tries(store, outcome["execution_id"])
+                  if name == "random_forest_regressor")
+    workspace = outcome["workspace"]
+    raced = json.loads((workspace / "attempts" / f"{position:02d}-{forest}" / SEARCH_FILE).read_text())
+    assert raced["rivals"] == ["ridge_regression"] and raced["stopped"].startswith("successive halving"), raced
+    assert raced["seconds"] < 0.75 * budget, raced
+    assert not list(workspace.rglob(RIVALS_FILE)), "what was handed over is no part of any step's output"
+
+
+def test_rivals_are_handed_over_into_a_folder_its_service_controls_without_following_its_links(tmp_path):
+    """The running candidate's code can leave anything in its output folder: a link where the file goes is replaced,
+    not written through; a folder in its place leaves things as they are."""
+    output, elsewhere = tmp_path / "attempt", tmp_path / "worker-file"
+    output.mkdir()
+    elsewhere.write_text("the worker's own")
+    (output / RIVALS_FILE).symlink_to(elsewhere)
+    rivals = [{"name": "ridge_regression", "progress": [[0.5, 0.9]]}]
+    write_rivals(output, rivals)
+    assert elsewhere.read_text() == "the worker's own"
+    assert not (output / RIVALS_FILE).is_symlink() and json.loads((output / RIVALS_FILE).read_text()) == rivals
+    (output / RIVALS_FILE).unlink()
+    (output / RIVALS_FILE).mkdir()
+    write_rivals(output, rivals)
+    assert (output / RIVALS_FILE).is_dir() and [p.name for p in output.iterdir()] == [RIVALS_FILE]
+    write_rivals(tmp_path / "gone", rivals)  # a try whose folder is not there yet races no one more
 
 
 def test_a_rare_class_is_labelled_where_validation_draws_the_line_not_at_even_odds(store, embedder, tmp_path):

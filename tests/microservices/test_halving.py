@@ -1,11 +1,12 @@
 """Successive halving between a search's candidates: a candidate checks itself at its rungs against the candidates
 that finished before it, each judged by the best score it had reached after as many seconds."""
 
+import json
 import math
 
 import pytest
 
-from dagsmith_kit.halving import Rival, Rungs, rivals_of
+from dagsmith_kit.halving import RIVALS_FILE, Rival, Rungs, rivals_of
 
 
 def test_a_rival_is_judged_by_what_it_had_reached_at_the_same_time():
@@ -50,3 +51,27 @@ def test_a_rival_that_does_not_hold_up_is_left_out():
            {"name": "empty", "progress": []}, {"name": "no progress"}, "junk", {"progress": [[0, 0.5]]}]
     assert rivals_of(raw) == (Rival("ok", ((0.5, 0.6), (1.0, 0.7))), Rival("another model", ((0.0, 0.5),)))
     assert rivals_of("junk") == ()
+
+
+def test_rivals_handed_over_while_the_search_runs_join_at_the_next_check(tmp_path):
+    """Side by side, a candidate starts with no rival; the one beside it finishes and the pipeline writes its
+    progress into this one's output folder, which the next check reads (and reads again only when it changes)."""
+    handed = tmp_path / RIVALS_FILE
+    rungs = Rungs(20, (), handed)
+    assert rungs.behind(5.5, 0.70, "roc_auc") is None and rungs.passed == 0, "nothing handed over yet"
+    handed.write_text(json.dumps([{"name": "logistic_regression", "progress": [[0.4, 0.84], [1.1, 0.85]]}]))
+    assert rungs.behind(6.0, 0.70, "roc_auc").startswith("successive halving: 6.0 s in, its best roc_auc (0.7000) "
+                                                         "trailed logistic_regression's")
+    assert [rival.name for rival in rungs.rivals] == ["logistic_regression"]
+
+
+def test_a_handed_over_file_that_does_not_hold_up_changes_nothing(tmp_path):
+    given = (Rival("ridge", ((0.2, 0.9),)),)
+    for junk in ("{not json", json.dumps({"name": "x"}), json.dumps([{"name": "ridge", "progress": [[0.1, 0.2]]}])):
+        (tmp_path / RIVALS_FILE).write_text(junk)
+        rungs = Rungs(20, given, tmp_path / RIVALS_FILE)
+        rungs.behind(1.0, 0.5, "r2")
+        assert rungs.rivals == given, "a rival already given is not replaced by what the folder says of it"
+    (tmp_path / RIVALS_FILE).unlink()
+    (tmp_path / RIVALS_FILE).mkdir()
+    assert Rungs(20, given, tmp_path / RIVALS_FILE).behind(6.0, 0.95, "r2") is None

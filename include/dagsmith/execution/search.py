@@ -3,7 +3,8 @@
 The pipeline DAG runs one task per candidate (side by side where the executor allows), or one task that fits them
 side by side where the run's tasks run one at a time (``run_candidates``), and then a selection task. Each
 candidate is a try of the step, tuned by the service itself within its budget and scored on the training rows
-(``dagsmith_kit.search``), raced against the candidates that finished before it started (``dagsmith_kit.halving``);
+(``dagsmith_kit.search``), raced against the candidates that finished before it started or while it ran (each that
+completes hands its progress to those still running: ``hand_over``; ``dagsmith_kit.halving``);
 a failed candidate is one fewer to choose from. The selection keeps the best validation score, hands on a blend of
 the candidates instead when that validates better (``execution.blending``), makes the output the step's output with
 a table of what was tried, and marks the others as outperformed, so execution history credits the winners.
@@ -14,8 +15,11 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
+import secrets
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +42,7 @@ from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import service_names, step_at, tries_of
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import METRICS_FILE
-from dagsmith_kit.halving import Rival
+from dagsmith_kit.halving import RIVALS_FILE, Rival
 from dagsmith_kit.portfolio import clean
 from dagsmith_kit.search import SEARCH_FILE
 
@@ -71,7 +75,47 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
                                 observe=observe)
     if diagnosis:
         raise StepFailed(f"candidate {candidate} of step {position} failed: {diagnosis}")
+    hand_over(execution_id, position, settings=settings)
     return StepResult(position=position, microservice=candidate, attempt=attempt.attempt, seconds=result.seconds)
+
+
+def hand_over(execution_id: int, position: int, *, settings: Settings) -> None:
+    """Give the step's candidates still running the progress of every one that has completed (``RIVALS_FILE`` in
+    their output folders), so that candidates side by side race each other as later ones race earlier ones."""
+    with session_scope(settings) as session:
+        execution = stored(session, schema.Execution, execution_id)
+        step = step_at(session, execution.pipeline_id, position)
+        rivals = _rivals(session, execution, step.id, position)
+        running = [attempt.attempt for attempt in tries_of(session, execution_id, step.id)
+                   if Decision.action_of(attempt.decision) is TryAction.CANDIDATE
+                   and attempt.status == StepStatus.RUNNING]
+        workspace = Workspace.of(execution)
+    if rivals:
+        for number in running:
+            write_rivals(workspace.attempt_output(position, number), rivals)
+
+
+def write_rivals(output: Path, rivals: list[dict[str, Any]]) -> None:
+    """Put ``RIVALS_FILE`` into a running candidate's output folder, which its untrusted code may change at the same
+    time: the file is created new beside it (never through a link left there) and renamed over the old one, which
+    replaces a link rather than following it. A folder that does not take it leaves the candidate as it was."""
+    written = json.dumps(rivals).encode()
+    partial = f"{RIVALS_FILE}.{secrets.token_hex(8)}"
+    try:
+        folder = os.open(output, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=folder)
+        with os.fdopen(handle, "wb") as file:
+            file.write(written)
+        os.replace(partial, RIVALS_FILE, src_dir_fd=folder, dst_dir_fd=folder)
+    except OSError as exc:
+        log.info("could not hand the search's rivals to %s: %s", output, exc)
+        with suppress(OSError):
+            os.unlink(partial, dir_fd=folder)
+    finally:
+        os.close(folder)
 
 
 def run_candidates(execution_id: int, position: int, candidates: Sequence[str], *, runtime_for: Callable[[], Runtime],
@@ -176,6 +220,8 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> Ste
         rows: list[dict[str, Any]] = []
         for attempt in tried:
             output = workspace.attempt_output(position, attempt.attempt)
+            with suppress(OSError):  # handed over while it ran; no part of what it made
+                (output / RIVALS_FILE).unlink(missing_ok=True)
             completed = attempt.status == StepStatus.COMPLETED
             rows.append({"name": names[attempt.microservice_id], "attempt": attempt, "output": output,
                          "validation": _validation(output) if completed else {},
