@@ -1,12 +1,13 @@
 """Successive halving between a search's candidates: a model that trails its rivals at equal time stops early.
 
 Splitting a search's budget equally gives the weakest candidate as long as the strongest. Successive halving
-gives every candidate a first share, then keeps only the better half for the next, twice as long; here each
+gives every candidate a first share, then keeps only the best ``1 / KEEP`` of them for the next, and the best of
+those for the next (Hyperband's usual factor of three: of a search's three candidates, the leader alone); here each
 candidate checks itself at those rungs (a quarter and a half of its budget) against the candidates that finished
-before it started (the pipeline hands their progress over as ``rivals``): at a rung, it goes on only while it
-ranks in the better half of all of them, each rival judged by the best score it had reached after the same number
-of seconds. Candidates side by side race each other too: when one finishes, the pipeline hands its progress to those
-still running, as ``RIVALS_FILE`` in their output folders, which each reads again at its next check. A model that is
+before it started (the pipeline hands their progress over as ``rivals``): at a rung it goes on only while it ranks
+among those the rung keeps, each rival judged by the best score it had reached after the same number of seconds.
+Candidates side by side race each other too: when one finishes, the pipeline hands its progress to those still
+running, as ``RIVALS_FILE`` in their output folders, which each reads again at its next check. A model that is
 already behind stops spending time whether the candidates run one after another (one CPU) or side by side.
 """
 
@@ -18,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: Points of a candidate's budget at which it is compared with its rivals.
+#: Points of a candidate's budget at which it is compared with its rivals, and the factor each rung divides the
+#: candidates going on by (at least the leader goes on).
 RUNGS = (0.25, 0.5)
+KEEP = 3
 #: Progress points and rivals read at most: a rival's progress comes from its output, which is untrusted.
 MAX_POINTS, MAX_RIVALS, MAX_NAME = 200, 8, 80
 #: Where, in a running candidate's output folder, the pipeline hands over the rivals that finished after it started
@@ -73,7 +76,8 @@ class Rungs:
     _read: tuple[int, int] | None = None  # the handed file's modification time and size when last read
 
     def behind(self, seconds: float, best: float, metric: str) -> str | None:
-        """Why the search should stop ``seconds`` in with ``best`` so far, or None while it is in the better half.
+        """Why the search should stop ``seconds`` in with ``best`` so far, or None while it is among those the rung
+        keeps (the best third at the first, the best ninth at the second; at least the leader).
 
         Checked between configurations: once a rung's time has passed, the candidate is compared at the time it
         has actually reached (a rival's score then), so a slow first configuration is not judged early."""
@@ -84,7 +88,7 @@ class Rungs:
             self.passed += 1
         reached = ((rival.best_at(seconds), rival.name) for rival in self.rivals)
         ahead = sorted(((score, name) for score, name in reached if score > best), reverse=True)
-        kept = math.ceil((len(self.rivals) + 1) / 2)
+        kept = math.ceil((len(self.rivals) + 1) / KEEP**self.passed)
         if len(ahead) < kept:
             return None
         leader, name = ahead[0]

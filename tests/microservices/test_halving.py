@@ -40,10 +40,19 @@ def test_a_candidate_late_past_both_rungs_is_checked_once_where_it_stands():
     assert rungs.behind(3.0, 0.95, "r2") is None and rungs.passed == 2
 
 
-@pytest.mark.parametrize("mine, stops", [(0.70, True), (0.82, False), (0.95, False)])
-def test_among_three_a_candidate_goes_on_while_in_the_better_half(mine, stops):
+@pytest.mark.parametrize("mine, stops", [(0.70, True), (0.82, True), (0.95, False)])
+def test_among_three_only_the_leader_goes_on(mine, stops):
     rivals = (Rival("a", ((1.0, 0.90),)), Rival("b", ((1.0, 0.80),)))
     assert (Rungs(8, rivals).behind(2.0, mine, "roc_auc") is not None) is stops
+
+
+def test_among_more_the_first_rung_keeps_a_third_and_the_second_a_ninth():
+    """The runner-up of four passes the first rung and stops at the second, where only the leader goes on."""
+    rungs = Rungs(8, (Rival("a", ((1.0, 0.90),)), Rival("b", ((1.0, 0.80),)), Rival("c", ((1.0, 0.70),))))
+    assert rungs.behind(2.0, 0.82, "roc_auc") is None
+    assert rungs.behind(4.0, 0.85, "roc_auc").startswith("successive halving: 4.0 s in, its best roc_auc (0.8500) "
+                                                         "trailed a's")
+    assert Rungs(8, rungs.rivals, passed=1).behind(4.0, 0.95, "roc_auc") is None, "the leader goes on"
 
 
 def test_a_rival_that_does_not_hold_up_is_left_out():
