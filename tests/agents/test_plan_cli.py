@@ -85,7 +85,22 @@ def test_an_empty_catalog_is_said_before_the_data_is_read(server_home, tmp_path,
         proc = _cli(Settings(home=tmp_path / "home", database_url=scratch.database_url), command, garbage,
                     "predict species")
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert proc.stderr.startswith("error: the microservice catalog is empty: run `dagsmith catalog sync` first")
+    assert proc.stderr.startswith("error: the microservice catalog is empty: run `dagsmith catalog sync DIR` first, "
+                                  "DIR being a folder of microservice folders"), proc.stderr
+
+
+def test_an_empty_catalog_and_a_missing_folder_of_services_say_what_to_index(server_home, tmp_path):
+    """Outside dagsmith's repository there is no `microservices/` folder to sync by default, and searching before
+    anything was indexed finds nothing: each says which folder to name."""
+    with scratch_database(Settings(home=server_home, database_url=None)) as scratch:
+        env = _env(Settings(home=tmp_path / "home", database_url=scratch.database_url))
+        synced, searched = (subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "catalog", *args],
+                                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+                            for args in (["sync"], ["search", "fill missing values"]))
+    said = " ".join(synced.stderr.split())
+    assert synced.returncode == 1 and "microservices is not a folder: name the folder whose subfolders" in said, said
+    assert searched.returncode == 1 and " ".join(searched.stderr.split()).startswith(
+        "error: the microservice catalog is empty: run `dagsmith catalog sync DIR` first"), searched.stderr
 
 
 @pytest.mark.parametrize("command", ["plan", "run"])

@@ -47,13 +47,10 @@ class EmptyCatalog(InputError, RuntimeError):
     """There is nothing to plan with yet."""
 
 
-EMPTY_CATALOG = "the microservice catalog is empty: run `dagsmith catalog sync` first"
-
-
 def _entries(session: Session, mode: RankingMode) -> list[CatalogEntry]:
     entries = repository.entries(session, analysis_mode(mode))
     if not entries:
-        raise EmptyCatalog(EMPTY_CATALOG)
+        raise EmptyCatalog(repository.EMPTY_CATALOG)
     return entries
 
 
@@ -181,7 +178,7 @@ def plan_each(
 
     with session_scope(settings) as session:  # said before the data is read, not after profiling it
         if not repository.names(session):
-            raise EmptyCatalog(EMPTY_CATALOG)
+            raise EmptyCatalog(repository.EMPTY_CATALOG)
     profile = timed(timings, "profile", lambda: profile_dataset(data, descriptions=descriptions))
     given = given or GivenFields()
     intents = timed(timings, "intent", lambda: read_intents(goal, profile, user=user, given=given, single=single,

@@ -16,6 +16,10 @@ from dagsmith.catalog.source import ServiceSource
 from dagsmith.models.catalog import Analysis, AnalysisMode, Category, Manifest, SearchHit, ServiceDetail, UploadOutcome
 from dagsmith.store import schema
 
+#: What planning or searching an empty catalog says: what to index, and where the shipped services are.
+EMPTY_CATALOG = ("the microservice catalog is empty: run `dagsmith catalog sync DIR` first, DIR being a folder of "
+                 "microservice folders (dagsmith's repository ships its catalog in `microservices/`)")
+
 
 @dataclass(frozen=True)
 class IndexedAnalysis:

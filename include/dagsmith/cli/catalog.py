@@ -14,7 +14,7 @@ from dagsmith.catalog.search import search as search_catalog
 from dagsmith.catalog.upload import add as add_service
 from dagsmith.catalog.upload import reanalyze as reanalyze_catalog
 from dagsmith.catalog.upload import sync as sync_folder
-from dagsmith.cli.output import JsonOption, console, errors, fail, print_json, print_rows, progress
+from dagsmith.cli.output import JsonOption, console, fail, print_json, print_rows, progress
 from dagsmith.models.catalog import Analysis, AnalysisMode, UploadOutcome, UploadResult
 from dagsmith.store.db import session_scope
 
@@ -55,7 +55,8 @@ def sync(
 ) -> None:
     """Index every microservice under DIRECTORY; only new or changed code is analysed again."""
     if not directory.is_dir():
-        fail(f"{directory} is not a folder of microservices")
+        fail(f"{directory} is not a folder: name the folder whose subfolders each hold a microservice (manifest.yaml, "
+             "main.py, requirements.txt), such as `microservices/` in dagsmith's repository")
     results = sync_folder(directory, progress=None if json else progress)
     if json:
         print_json(results)
@@ -107,8 +108,7 @@ def search(
         print_json(hits)
         return
     if not hits:
-        errors.print("the catalog is empty: run `dagsmith catalog sync` first")
-        raise typer.Exit(1)
+        fail(repository.EMPTY_CATALOG)
     table = Table("score", "microservice", "stage", "what the code does", box=None)
     for hit in hits:
         table.add_row(f"{hit.score:.3f}", hit.name, hit.stages[0] if hit.stages else "", hit.summary)
