@@ -140,8 +140,8 @@ def test_a_spent_time_budget_cuts_the_first_candidate_short_and_runs_no_other(st
     assert first == "logistic_regression" and params["search"]["budget_seconds"] == MIN_CANDIDATE_SECONDS
     report = (outcome["workspace"] / "steps" / f"{position:02d}" / REPORT_FILE).read_text()
     assert re.search(r"Budgets under the goal's time budget: logistic_regression: 1 s time budget: \d+ s taken, "
-                     r"about \d+ s for the steps after the search, 0 s left for 2 candidate\(s\); the least a "
-                     r"candidate gets\.", report), report
+                     r"about \d+ s for the steps after the search, 0 s left for 2 candidate\(s\), 1 at a time; the "
+                     r"least a candidate gets\.", report), report
     assert "| decision_tree_classifier | – | – | – | – | not run: the time budget was spent |" in report
     assert "over the time budget of 1 s" in outcome["trace"]["answer"]
 
@@ -196,29 +196,35 @@ def test_models_that_each_see_part_of_the_signal_are_handed_on_as_their_blend(st
     assert {d["feature"] for d in explained["drivers"][:3]} & {"gauge_0", "gauge_1"}, "the explanation read the blend"
 
 
-def test_candidates_side_by_side_race_each_other(store, embedder, tmp_path):
+def test_candidates_side_by_side_race_each_other_and_share_the_time_budget_as_one_round(store, embedder, tmp_path):
     """A linear target: ridge regression finds it at once and completes while the forest beside it, far behind,
-    still searches; handed ridge's progress, the forest stops at its next rung instead of spending its budget."""
+    still searches; handed ridge's progress, the forest stops at its next rung instead of spending its budget. Side
+    by side, both may spend what the goal's time budget leaves, not half of it each."""
     rng = np.random.default_rng(11)
     table = pd.DataFrame(rng.normal(size=(400, 6)), columns=[f"sensor_{i}" for i in range(6)])
     table["load_kw"] = table.to_numpy() @ np.array([1.0, -0.8, 0.6, 0.5, -0.4, 0.3]) + rng.normal(0, 0.1, 400)
     path = tmp_path / "plant.csv"
     table.to_csv(path, index=False)
-    planned = plan(path, "predict the load_kw", settings=store, embedder=embedder).pipeline
-    budget = 20.0
+    planned = plan(path, "predict the load_kw", settings=store, embedder=embedder,
+                   given=GivenFields(time_budget=50)).pipeline
+    budget = 22.0  # more than half of what 50 s leave after the steps before and after the search, less than all
     position = _search_exactly(store, planned, ["ridge_regression", "random_forest_regressor"], {},
                                budget_seconds=budget)
     outcome = run_dag(store, planned.id, path, variables={CANDIDATES_AT_ONCE_VARIABLE: "2"})
     assert outcome["status"] == "completed", outcome["error"]
     assert _overlap(store, outcome["execution_id"]), "both candidates start together"
     assert outcome["trace"]["search"][str(position)]["winner"] == "ridge_regression"
-    forest = next(number for name, _, number in _candidate_tries(store, outcome["execution_id"])
-                  if name == "random_forest_regressor")
+    tries = _candidate_tries(store, outcome["execution_id"])
+    assert [params["search"]["budget_seconds"] for _, params, _ in tries] == [budget, budget]
+    forest = next(number for name, _, number in tries if name == "random_forest_regressor")
     workspace = outcome["workspace"]
     raced = json.loads((workspace / "attempts" / f"{position:02d}-{forest}" / SEARCH_FILE).read_text())
     assert raced["rivals"] == ["ridge_regression"] and raced["stopped"].startswith("successive halving"), raced
     assert raced["seconds"] < 0.75 * budget, raced
     assert not list(workspace.rglob(RIVALS_FILE)), "what was handed over is no part of any step's output"
+    report = (workspace / "steps" / f"{position:02d}" / REPORT_FILE).read_text()
+    assert re.search(r"ridge_regression: 50 s time budget: \d+ s taken, about \d+ s for the steps after the search, "
+                     r"\d+ s left for 2 candidate\(s\), 2 at a time", report), report
 
 
 def test_rivals_are_handed_over_into_a_folder_its_service_controls_without_following_its_links(tmp_path):

@@ -26,6 +26,7 @@ from dagsmith.execution.attempts import Try
 from dagsmith.execution.deadline import OutOfTime
 from dagsmith.healing import policy as healing
 from dagsmith.healing.classify import Diagnosis
+from dagsmith.models.airflow import ONE_AT_A_TIME_VARIABLE
 from dagsmith.runtime import runtime_named
 from dagsmith.runtime.base import InvocationResult, Runtime, RuntimeUnavailable
 from dagsmith.runtime.docker import (API_TIMEOUT_SECONDS, COMMAND, CONNECTION_VARIABLE, SERVICE_USER, ContainerSpec,
@@ -76,8 +77,10 @@ class StepTask:
                 # Imported here: the search's blending loads scikit-learn, which a parse of the DAG file need not pay.
                 from dagsmith.execution.search import run_candidate
 
+                # side by side with the others, unless the run's tasks run one at a time (pods under dag.test())
                 result = run_candidate(execution_id, self.position, self.candidate, runtime=runtime,
-                                       settings=settings, observe=self._note)
+                                       settings=settings, observe=self._note,
+                                       at_once=1 if os.environ.get(ONE_AT_A_TIME_VARIABLE) else None)
             else:
                 result = attempts.run_step(execution_id, self.position, runtime=runtime, settings=settings,
                                            self_healing=context["params"]["self_healing"], observe=self._note)

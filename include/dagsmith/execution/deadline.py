@@ -3,12 +3,15 @@
 The plan gives each candidate model a share of the goal's budget, but it cannot know how long loading, preparing and
 Airflow's own work will take on this machine today. So when a candidate starts, its budget is cut to what is left
 of the run's: the budget less the seconds the run has already taken, less what the steps after the search usually
-take (their services' median in this deployment's history), shared among the candidates still to finish. A
-candidate with nothing left to spend does not run once another has given the selection a model.
+take (their services' median in this deployment's history), shared among the rounds of candidates still to finish
+(candidates side by side share a round: on a deployment every candidate has a task and all start together; a local
+run fits ``DAGSMITH_CANDIDATES_AT_ONCE`` at a time). A candidate with nothing left to spend does not run once another
+has given the selection a model.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sqlalchemy import Float, func, select
@@ -51,9 +54,13 @@ def time_budget_of(pipeline: schema.Pipeline) -> Count | None:
 
 
 def candidate_share(session: Session, execution: schema.Execution, step: schema.PipelineStep,
-                    search: ModelSearch) -> Share | None:
+                    search: ModelSearch, at_once: int | None = None) -> Share | None:
     """The budget of the candidate about to start, or None when the goal states no time budget (the plan's share
-    stands). Raises ``OutOfTime`` when nothing is left and another candidate of the step has completed."""
+    stands); ``at_once``: how many of the step's candidates run side by side (None: all of them). Raises
+    ``OutOfTime`` when nothing is left and another candidate of the step has completed.
+
+    Side by side, what is left is shared by rounds, not by candidates: those of a round spend the same seconds. Too
+    few rounds assumed (candidates queued behind a busy executor) leaves the last ones nothing, never the run late."""
     pipeline = session.get(schema.Pipeline, execution.pipeline_id)
     stated = time_budget_of(pipeline) if pipeline else None
     if stated is None:
@@ -65,10 +72,11 @@ def candidate_share(session: Session, execution: schema.Execution, step: schema.
     after = sum((usual.get(s.microservice_id, UNKNOWN_STEP_SECONDS) for s in later), CLOSING_SECONDS)
     finished = _finished_candidates(session, execution.id, step.id)
     waiting = max(1, len([name for name in search.candidates if name not in finished]))
+    side_by_side = min(waiting, at_once or waiting)
     left = float(stated.value) - elapsed - after
-    share = left / waiting
+    share = left / math.ceil(waiting / side_by_side)
     said = (f"{stated.value} s time budget: {elapsed:.0f} s taken, about {after:.0f} s for the steps after the "
-            f"search, {max(left, 0):.0f} s left for {waiting} candidate(s)")
+            f"search, {max(left, 0):.0f} s left for {waiting} candidate(s), {side_by_side} at a time")
     if share < MIN_CANDIDATE_SECONDS:
         if any(status == StepStatus.COMPLETED for status in finished.values()):
             raise OutOfTime(f"not run: {said}")

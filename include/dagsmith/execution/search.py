@@ -50,8 +50,11 @@ log = logging.getLogger(__name__)
 
 
 def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: Runtime, settings: Settings,
-                  limits: Limits | None = None, observe: TryObserver | None = None) -> StepResult:
-    """Run one candidate of the step's search as a try of the step; its output waits for the selection.
+                  limits: Limits | None = None, observe: TryObserver | None = None,
+                  at_once: int | None = None) -> StepResult:
+    """Run one candidate of the step's search as a try of the step; its output waits for the selection. ``at_once``:
+    how many of the step's candidates run side by side (None: all, a task each), which a goal's time budget is
+    shared by.
 
     Raises ``StepFailed`` when the candidate failed (it is then out of the running), ``OutOfTime`` when the goal's
     time budget is spent and another candidate has completed, and ``RuntimeUnavailable`` when nothing can run
@@ -64,7 +67,7 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
             raise LookupError(f"'{candidate}' is not a candidate of step {position}'s search")
         service_id = session.scalar(select(schema.Microservice.id).where(schema.Microservice.name == candidate))
         params = search.params_for(candidate)
-        share = candidate_share(session, execution, step, search)
+        share = candidate_share(session, execution, step, search, at_once)
         if share:
             params["search"]["budget_seconds"] = share.seconds
         if rivals := _rivals(session, execution, step.id, position):
@@ -129,7 +132,8 @@ def run_candidates(execution_id: int, position: int, candidates: Sequence[str], 
     the results of those that completed. Raises ``RuntimeUnavailable`` when nothing can run here."""
     with ThreadPoolExecutor(max_workers=settings.candidates_at_once, thread_name_prefix="model-search") as pool:
         running = [(name, pool.submit(run_candidate, execution_id, position, name, runtime=runtime_for(),
-                                      settings=settings)) for name in candidates]
+                                      settings=settings, at_once=settings.candidates_at_once))
+                   for name in candidates]
     completed = []
     for name, future in running:
         try:
