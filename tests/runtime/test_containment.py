@@ -26,8 +26,9 @@ from dagsmith.runtime import guard, sandbox, seccomp
 from dagsmith.runtime.base import Invocation, Limits, RuntimeUnavailable
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith_kit import Bundle
-from tests.processes import processes_naming
+from tests.processes import command_line, processes_naming
 from tests.runtime.test_docker_runtime import HOSTILE, service_files
+from tests.waiting import wait_until
 from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
 
 LIMITS = Limits(timeout_seconds=60, memory_mb=512, cpus=1.0, max_processes=64)
@@ -359,6 +360,8 @@ def test_a_sandbox_its_worker_left_is_found_by_its_output_folder_and_killed(tmp_
     command = sandbox.command(invocation, stage(invocation, tmp_path / "stage"), None, ["sleep", "infinity"],
                               seccomp=None, bounded=False)
     left = subprocess.Popen(command, start_new_session=True)
+    # found by its command line, which is bwrap's only once the forked child has executed it
+    wait_until(lambda: (command_line(left.pid) or "").startswith(command[0]), timeout=30, what="bwrap to start")
     other = tmp_path / "attempts" / "03-2"
     assert sandbox.kill_writing_to([other]) == 0 and left.poll() is None  # another try's sandbox is not touched
     assert sandbox.kill_writing_to([invocation.output_dir]) >= 1
