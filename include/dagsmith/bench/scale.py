@@ -100,6 +100,11 @@ def _model_seconds(result: dict) -> float:
     return max((s["start"] + s["seconds"] for s in tries), default=0.0) - min((s["start"] for s in tries), default=0.0)
 
 
+def _other_seconds(result: dict) -> float:
+    """Every other step's tries, which run one after another."""
+    return sum(s["seconds"] for s in result["steps"] if s["stage"] != Stage.MODELLING)
+
+
 def measure(sizes: tuple[int, ...], time_budget: int | None = None) -> list[dict]:
     results = []
     with (scratch_database() as settings, tempfile.TemporaryDirectory(prefix="dagsmith-bench-scale-") as folder):
@@ -127,7 +132,7 @@ def markdown(results: list[dict]) -> str:
     for result in results:
         steps = [s for s in result["steps"] if s["peak_mb"]]
         model = _model_seconds(result)
-        other = sum(s["seconds"] for s in result["steps"] if s["stage"] != Stage.MODELLING)
+        other = _other_seconds(result)
         hungriest = max(steps, key=lambda s: s["peak_mb"], default=None)
         grown = result["table_mb"] - first["table_mb"]
         copies = max(((s["peak_mb"] - fixed.get(_name(s), leanest)) / grown, s["service"]) for s in steps) \
@@ -164,8 +169,7 @@ def plot(results: list[dict], path: Path) -> None:
     figure, (left, right) = pyplot.subplots(1, 2, figsize=(10, 4))
     left.loglog(rows, [r["seconds"] for r in results], "o-", label="time to results")
     left.loglog(rows, model, "s-", label="model search")
-    left.loglog(rows, [sum(s["seconds"] for s in r["steps"] if s["stage"] != Stage.MODELLING) for r in results],
-                "^-", label="every other step")
+    left.loglog(rows, [_other_seconds(r) for r in results], "^-", label="every other step")
     left.set(xlabel="rows", ylabel="seconds", title="Time")
     left.legend()
     right.loglog(rows, [max((s["peak_mb"] or 0 for s in r["steps"]), default=0) for r in results], "o-",
