@@ -28,8 +28,8 @@ from dagsmith.runtime.local import LocalRuntime
 from dagsmith_kit import Bundle
 from tests.processes import command_line, processes_naming
 from tests.runtime.test_docker_runtime import HOSTILE, service_files
-from tests.waiting import wait_until
 from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
+from tests.waiting import wait_until
 
 LIMITS = Limits(timeout_seconds=60, memory_mb=512, cpus=1.0, max_processes=64)
 
