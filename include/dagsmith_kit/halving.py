@@ -6,16 +6,19 @@ those for the next (Hyperband's usual factor of three: of a search's three candi
 candidate checks itself at those rungs (a quarter and a half of its budget) against the candidates that finished
 before it started (the pipeline hands their progress over as ``rivals``): at a rung it goes on only while it ranks
 among those the rung keeps, each rival judged by the best score it had reached after the same number of seconds.
-Candidates side by side race each other too: when one finishes, the pipeline hands its progress to those still
-running, as ``RIVALS_FILE`` in their output folders, which each reads again at its next check. A model that is
-already behind stops spending time whether the candidates run one after another (one CPU) or side by side.
+Candidates side by side race each other too, from their first configurations: each shows its progress while it
+runs (``PROGRESS_FILE`` in its output folder), and the pipeline keeps handing every candidate the progress of the
+others, running or finished, as ``RIVALS_FILE``, which it reads again at its next check. A model that is already
+behind stops spending time whether the candidates run one after another (one CPU) or side by side.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +28,19 @@ RUNGS = (0.25, 0.5)
 KEEP = 3
 #: Progress points and rivals read at most: a rival's progress comes from its output, which is untrusted.
 MAX_POINTS, MAX_RIVALS, MAX_NAME = 200, 8, 80
-#: Where, in a running candidate's output folder, the pipeline hands over the rivals that finished after it started
-#: (the ``rivals`` param's form, every rival so far, rewritten whole each time).
+#: Where, in a running candidate's output folder, the pipeline hands over its rivals' progress so far (the ``rivals``
+#: param's form, every rival, rewritten whole each time).
 RIVALS_FILE = ".rivals.json"
+#: Where, in its own output folder, a running candidate shows its progress so far (``{"progress": [...]}``, as the
+#: finished search's ``search.json`` holds it), for the pipeline to hand to the candidates beside it.
+PROGRESS_FILE = ".progress.json"
 
 Progress = tuple[tuple[float, float], ...]  # (seconds since the search started, best score then), in time order
 
 
 @dataclass(frozen=True)
 class Rival:
-    """A candidate that finished before this one started: how its best validation score grew with time."""
+    """Another candidate of the search: how its best validation score grew with time (so far, while it runs)."""
 
     name: str
     progress: Progress
@@ -57,6 +63,17 @@ class Rival:
         return cls(str(raw.get("name", "another model"))[:MAX_NAME], tuple(sorted(points))) if points else None
 
 
+def show_progress(output: Path, progress: Iterable[tuple[float, float]]) -> None:
+    """Write ``PROGRESS_FILE`` whole (written beside and renamed: a reader never sees half of it); a folder that
+    does not take it only leaves the candidates beside this one racing it less."""
+    partial = output / f"{PROGRESS_FILE}.partial"
+    try:
+        partial.write_text(json.dumps({"progress": [list(point) for point in progress]}), encoding="utf-8")
+        os.replace(partial, output / PROGRESS_FILE)
+    except OSError:
+        pass
+
+
 def rivals_of(raw: Any) -> tuple[Rival, ...]:
     """The rivals a search's params name (anything malformed is left out: a rival can only make a search shorter)."""
     if not isinstance(raw, list):
@@ -66,14 +83,19 @@ def rivals_of(raw: Any) -> tuple[Rival, ...]:
 
 @dataclass
 class Rungs:
-    """Where a candidate stands against its rivals as its search goes on (``passed``: the rungs checked so far;
-    ``handed``: the ``RIVALS_FILE`` the pipeline may write while the search runs)."""
+    """Where a candidate stands against its rivals as its search goes on (``given``: the rivals its params named;
+    ``handed``: the ``RIVALS_FILE`` the pipeline may write while the search runs; ``passed``: the rungs checked so
+    far)."""
 
     budget_seconds: float
-    rivals: tuple[Rival, ...]
+    given: tuple[Rival, ...]
     handed: Path | None = None
     passed: int = 0
+    rivals: tuple[Rival, ...] = field(init=False)  # the given ones and those last handed over
     _read: tuple[int, int] | None = None  # the handed file's modification time and size when last read
+
+    def __post_init__(self) -> None:
+        self.rivals = self.given
 
     def behind(self, seconds: float, best: float, metric: str) -> str | None:
         """Why the search should stop ``seconds`` in with ``best`` so far, or None while it is among those the rung
@@ -97,8 +119,8 @@ class Rungs:
                 f"same point ({leader:.4f}), so the rest of its budget was not spent")
 
     def _take_handed(self) -> None:
-        """Add the rivals handed over since the last check (read again only when the file changed; anything that
-        does not hold up is left out, as in the params)."""
+        """Take the rivals as last handed over, beside the given ones (read again only when the file changed: a
+        running rival's progress grows; anything that does not hold up is left out, as in the params)."""
         if self.handed is None:
             return
         try:
@@ -109,6 +131,5 @@ class Rungs:
             raw = json.loads(self.handed.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return
-        known = {rival.name for rival in self.rivals}
-        self.rivals += tuple(rival for rival in rivals_of(raw) if rival.name not in known)
-        self.rivals = self.rivals[:MAX_RIVALS]
+        known = {rival.name for rival in self.given}
+        self.rivals = (self.given + tuple(rival for rival in rivals_of(raw) if rival.name not in known))[:MAX_RIVALS]

@@ -5,8 +5,8 @@ returns params. When a step's params carry ``search`` (the pipeline's modelling 
 budget and a metric), the service's own configuration is scored first, then the configurations that won on similar
 tables (``warm_start``, from the portfolio and the deployment's history: ``dagsmith_kit.portfolio``), then Optuna's TPE
 sampler proposes trials, which learn from all of those, until the budget is spent, the score has stopped improving
-for ``PATIENCE`` trials, or the candidate trails the models that finished before it or beside it
-(``dagsmith_kit.halving``).
+for ``PATIENCE`` trials, or the candidate trails the models that ran before it or beside it
+(``dagsmith_kit.halving``), to which it shows its own progress as it goes.
 No trial outlives the budget: one that would not finish is not started, and one that runs past it is abandoned
 between folds. Every configuration is scored by cross-validation on the training table (on folds in time order for
 a forecast, each validated on times after those it learned from), and a trivial predictor (the class prior, or the
@@ -33,7 +33,7 @@ from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit, TimeSeriesSplit
 
 from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, prediction_frame, probability_columns
-from dagsmith_kit.halving import RIVALS_FILE, Rival, Rungs, rivals_of
+from dagsmith_kit.halving import PROGRESS_FILE, RIVALS_FILE, Rival, Rungs, rivals_of, show_progress
 from dagsmith_kit.log_target import LogTarget, suits_log
 from dagsmith_kit.metrics import ALIASES, METRICS
 from dagsmith_kit.portfolio import clean
@@ -73,12 +73,12 @@ class Search:
     seed: int = 42
     warm_start: tuple[dict[str, Any], ...] = ()  # configurations that won on similar tables, nearest first
     rivals: tuple[Rival, ...] = ()  # candidates of the same search that finished before this one started
-    handed: Path | None = None  # where the pipeline hands over those that finish while it runs (``RIVALS_FILE``)
+    output: Path | None = None  # its output folder: its progress is shown and its rivals' handed over there
 
     @classmethod
     def from_params(cls, params: dict[str, Any], output: Path | None = None) -> Search | None:
-        """The search the params ask for, or None; ``output``: the candidate's output folder, where rivals that
-        finish while it runs are handed over."""
+        """The search the params ask for, or None; ``output``: the candidate's output folder, where it shows its
+        progress and its rivals' progress is handed over while it runs."""
         raw = params.get("search")
         if not raw:
             return None
@@ -97,7 +97,7 @@ class Search:
             raise ServiceError("search.warm_start must be a list of configurations")
         configs = tuple(config for config in map(clean, warm[:MAX_WARM_STARTS]) if config)
         return cls(float(budget), metric, folds, int(raw.get("seed", 42)), configs, rivals_of(raw.get("rivals")),
-                   output / RIVALS_FILE if output else None)
+                   output)
 
 
 @dataclass
@@ -119,12 +119,15 @@ class Outcome:
     stopped: str = "the given parameters only"  # why the search ended
     progress: list[tuple[float, float]] = field(default_factory=list)  # (seconds, best score) at each improvement
     raced: list[str] = field(default_factory=list)  # the rivals it was judged against, given and handed over
+    shown: Path | None = None  # the output folder its progress is shown in while it runs (``halving.PROGRESS_FILE``)
 
     def found(self, started: float) -> None:
         """Note the time since ``started`` at which the current best configuration was found (and, when it is the
-        first to beat the trivial predictor, a first useful model)."""
+        first to beat the trivial predictor, a first useful model), and show the progress to the rivals."""
         self.best_seconds = round(time.monotonic() - started, 3)
         self.progress.append((self.best_seconds, round(self.score, 6)))
+        if self.shown:
+            show_progress(self.shown, self.progress)
         if self.first_useful_seconds is None and self.score > self.baseline + MARGIN:
             self.first_useful_seconds = self.best_seconds
 
@@ -220,10 +223,10 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     default, validation = _cross_score(lambda: build(params), X, y, splits, scorer, classes)
     given_seconds = time.monotonic() - began
     best = Outcome(dict(params), default, baseline, default, 1, 0.0, folds,
-                   [{"params": "as given", "score": round(default, 6)}], validation)
+                   [{"params": "as given", "score": round(default, 6)}], validation, shown=search.output)
     best.found(started)
     deadline = started + search.budget_seconds
-    rungs = Rungs(search.budget_seconds, search.rivals, search.handed)
+    rungs = Rungs(search.budget_seconds, search.rivals, search.output / RIVALS_FILE if search.output else None)
     if not classification and suits_log(y):
         _try_log_target(best, lambda: LogTarget(build(params)), X, y, splits, scorer, deadline, started)
     scaled = (lambda config: LogTarget(build(config))) if best.log_target else build
@@ -341,6 +344,7 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
         "rivals": outcome.raced,
         "history": _kept_history(outcome.history),
     }, default=str, indent=2), encoding="utf-8")
+    (out.path / PROGRESS_FILE).unlink(missing_ok=True)  # search.json holds it now
     warm = f", {len(search.warm_start)} of them won on similar tables" if search.warm_start else ""
     tuned = (f"{outcome.trials - 1} more configurations tried{warm}; the best scored {outcome.score:.4f} "
              f"(given parameters: {outcome.default_score:.4f}); the search stopped because {outcome.stopped}"

@@ -4,7 +4,9 @@ validates better), a failed candidate is one fewer, and a table nothing can lear
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +18,10 @@ from dagsmith.agents.planner import plan
 from dagsmith.cli.report import progress_lines
 from dagsmith.config import CANDIDATES_AT_ONCE_VARIABLE
 from dagsmith.execution.deadline import MIN_CANDIDATE_SECONDS
-from dagsmith.execution.search import write_rivals
+from dagsmith.execution.search import RELAY_SECONDS, Race, write_rivals
 from dagsmith.execution.workspace import Workspace
 from dagsmith.learning.configurations import search_winners
-from dagsmith.models.execution import SearchSummary
+from dagsmith.models.execution import Decision, SearchSummary, StepStatus, TryAction
 from dagsmith.models.intent import GivenFields
 from dagsmith.models.catalog import Stage
 from dagsmith.models.plan import ModelSearch
@@ -28,9 +30,10 @@ from dagsmith.store.db import session_scope
 from dagsmith.store.pipelines import service_names
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import REPORT_FILE
-from dagsmith_kit.halving import RIVALS_FILE
+from dagsmith_kit.halving import PROGRESS_FILE, RIVALS_FILE
 from dagsmith_kit.search import SEARCH_FILE
 from tests.execution.conftest import NUMERIC_PREPARATION, run_dag
+from tests.waiting import wait_until
 
 
 def _search_exactly(settings, planned, candidates: list[str], params: dict[str, dict], blend: bool = False,
@@ -225,6 +228,50 @@ def test_candidates_side_by_side_race_each_other_and_share_the_time_budget_as_on
     report = (workspace / "steps" / f"{position:02d}" / REPORT_FILE).read_text()
     assert re.search(r"ridge_regression: 50 s time budget: \d+ s taken, about \d+ s for the steps after the search, "
                      r"\d+ s left for 2 candidate\(s\), 2 at a time", report), report
+    _relay_hands_a_running_rivals_progress_as_it_grows(store, outcome["execution_id"], position, workspace,
+                                                      {name: number for name, _, number in tries})
+
+
+def _relay_hands_a_running_rivals_progress_as_it_grows(settings, execution_id: int, position: int, workspace: Path,
+                                                       numbers: dict[str, int]) -> None:
+    """Ridge's try as if it ran again beside a forest still running: it is handed the forest's progress as the forest
+    shows it, growing; nothing while what the forest shows is a pipe that would never answer; none once the forest
+    failed."""
+    forest, ridge = numbers["random_forest_regressor"], numbers["ridge_regression"]
+    forest_out, ridge_out = (workspace / "attempts" / f"{position:02d}-{n}" for n in (forest, ridge))
+    ridge_out.mkdir()  # its output became the step's
+    (forest_out / SEARCH_FILE).unlink()
+    os.mkfifo(forest_out / PROGRESS_FILE)
+
+    def forest_is(status: StepStatus) -> None:
+        with session_scope(settings) as session:
+            attempt = session.scalar(select(schema.StepAttempt).where(
+                schema.StepAttempt.execution_id == execution_id, schema.StepAttempt.attempt == forest))
+            attempt.status, attempt.decision = status, Decision(action=TryAction.CANDIDATE).stored()
+
+    def handed() -> list | None:
+        try:
+            return json.loads((ridge_out / RIVALS_FILE).read_text())
+        except FileNotFoundError:
+            return None
+
+    forest_is(StepStatus.RUNNING)
+    with session_scope(settings) as session:
+        step_id = session.scalar(select(schema.StepAttempt.step_id).where(
+            schema.StepAttempt.execution_id == execution_id, schema.StepAttempt.attempt == forest))
+        race = Race(execution_id, step_id, position, Workspace(workspace), service_names(session))
+    with race.relayed_to(ridge, settings):
+        time.sleep(2 * RELAY_SECONDS)
+        assert handed() is None, "a pipe where the progress goes is no progress, and the relay is not stuck on it"
+        (forest_out / PROGRESS_FILE).unlink()
+        (forest_out / PROGRESS_FILE).write_text(json.dumps({"progress": [[0.4, 0.81]]}))
+        grown = [{"name": "random_forest_regressor", "progress": [[0.4, 0.81]]}]
+        wait_until(lambda: handed() == grown, timeout=30, what=lambda: f"the forest's progress, found {handed()}")
+        (forest_out / PROGRESS_FILE).write_text(json.dumps({"progress": [[0.4, 0.81], [2.5, 0.97]]}))
+        grown[0]["progress"].append([2.5, 0.97])
+        wait_until(lambda: handed() == grown, timeout=30, what=lambda: f"the grown progress, found {handed()}")
+        forest_is(StepStatus.FAILED)
+        wait_until(lambda: handed() == [], timeout=30, what=lambda: f"a failed forest no rival, found {handed()}")
 
 
 def test_rivals_are_handed_over_into_a_folder_its_service_controls_without_following_its_links(tmp_path):

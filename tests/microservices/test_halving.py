@@ -63,15 +63,17 @@ def test_a_rival_that_does_not_hold_up_is_left_out():
 
 
 def test_rivals_handed_over_while_the_search_runs_join_at_the_next_check(tmp_path):
-    """Side by side, a candidate starts with no rival; the one beside it finishes and the pipeline writes its
-    progress into this one's output folder, which the next check reads (and reads again only when it changes)."""
+    """Side by side, a candidate starts with no rival; the pipeline writes the progress of the one beside it into
+    this one's output folder as it grows, which the next check reads (and reads again only when it changes)."""
     handed = tmp_path / RIVALS_FILE
-    rungs = Rungs(20, (), handed)
+    rungs = Rungs(40, (), handed)
     assert rungs.behind(5.5, 0.70, "roc_auc") is None and rungs.passed == 0, "nothing handed over yet"
-    handed.write_text(json.dumps([{"name": "logistic_regression", "progress": [[0.4, 0.84], [1.1, 0.85]]}]))
-    assert rungs.behind(6.0, 0.70, "roc_auc").startswith("successive halving: 6.0 s in, its best roc_auc (0.7000) "
-                                                         "trailed logistic_regression's")
-    assert [rival.name for rival in rungs.rivals] == ["logistic_regression"]
+    handed.write_text(json.dumps([{"name": "logistic_regression", "progress": [[0.4, 0.64]]}]))
+    assert rungs.behind(10.5, 0.70, "roc_auc") is None and rungs.passed == 1, "ahead of it at the first rung"
+    handed.write_text(json.dumps([{"name": "logistic_regression", "progress": [[0.4, 0.64], [15.0, 0.85]]}]))
+    assert rungs.behind(20.5, 0.70, "roc_auc").startswith("successive halving: 20.5 s in, its best roc_auc (0.7000) "
+                                                          "trailed logistic_regression's at the same point (0.8500)")
+    assert rungs.rivals == (Rival("logistic_regression", ((0.4, 0.64), (15.0, 0.85))),), "replaced as it grew"
 
 
 def test_a_handed_over_file_that_does_not_hold_up_changes_nothing(tmp_path):

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from dagsmith_kit import Bundle
+from dagsmith_kit.halving import PROGRESS_FILE
 from dagsmith_kit.log_target import suits_log
 from dagsmith_kit.search import SEARCH_FILE, VALIDATION_FILE
 from tests.microservices.conftest import split_bundle
@@ -28,6 +29,7 @@ def test_a_tuned_booster_reports_its_validation_beside_the_baseline(run, churn_s
     assert sorted(held_out["row"]) == list(range(len(churn_split.table("train"))))
     assert [c for c in held_out.columns if c.startswith("proba_")] == ["proba_No", "proba_Yes"]
     assert search["features"] == churn_split.feature_columns(churn_split.table("train"))
+    assert search["progress"] and not (out.path / PROGRESS_FILE).exists(), "search.json holds the progress now"
 
 
 def test_the_search_improves_on_a_poor_given_configuration(run, regression_split):
@@ -161,9 +163,10 @@ def test_a_configuration_that_runs_past_the_budget_is_abandoned_between_folds():
 
 
 @pytest.mark.parametrize("rival_score, halted", [(1.0, True), (0.5, False)])
-def test_a_candidate_trailing_a_finished_rival_stops_at_a_rung(rival_score, halted):
+def test_a_candidate_trailing_a_finished_rival_stops_at_a_rung(rival_score, halted, tmp_path):
     """A forest searched for 4 s against a model that finished before it: behind a perfect rival it stops at its first
-    rung (a second in), having kept its best so far; ahead of a poor one it searches on."""
+    rung (a second in), having kept its best so far; ahead of a poor one it searches on. Its progress is shown in its
+    output folder as it goes, for the candidates beside it."""
     from sklearn.ensemble import RandomForestClassifier
 
     from dagsmith import datasets
@@ -174,8 +177,11 @@ def test_a_candidate_trailing_a_finished_rival_stops_at_a_rung(rival_score, halt
     X, y = cancer.drop(columns=["diagnosis"]), cancer["diagnosis"]
     outcome = tune(lambda p: RandomForestClassifier(n_estimators=p.get("n_estimators", 5), random_state=0, n_jobs=1),
                    {}, lambda trial: {"n_estimators": trial.suggest_int("n_estimators", 5, 60)}, X, y,
-                   Search(4.0, "roc_auc", rivals=(Rival("logistic_regression", ((0.3, rival_score),)),)))
+                   Search(4.0, "roc_auc", rivals=(Rival("logistic_regression", ((0.3, rival_score),)),),
+                          output=tmp_path))
     assert outcome.stopped.startswith("successive halving: ") is halted, outcome.stopped
+    shown = json.loads((tmp_path / PROGRESS_FILE).read_text())
+    assert shown == {"progress": [list(point) for point in outcome.progress]}
     if halted:
         assert 1.0 <= outcome.seconds < 3.0 and "trailed logistic_regression's at the same point" in outcome.stopped
     assert outcome.score > outcome.baseline and outcome.progress[0][1] == pytest.approx(outcome.default_score, abs=1e-6)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from sqlalchemy import func, update
@@ -31,19 +31,30 @@ def beat(attempt_id: int, settings: Settings) -> None:
 def beating(attempt_id: int, settings: Settings) -> Iterator[None]:
     """Beat for the try until the block ends. A beat that fails (the database restarting) is logged and the next
     one reconnects; a worker that dies stops beating, which is the point."""
+    def beat_once() -> None:
+        try:
+            beat(attempt_id, settings)
+        except SQLAlchemyError as exc:
+            logger.warning("the heartbeat of try %s was not written: %s", attempt_id, exc)
+
+    with every(settings.heartbeat_seconds, beat_once, f"dagsmith-heartbeat-{attempt_id}"):
+        yield
+
+
+@contextmanager
+def every(seconds: float, action: Callable[[], None], name: str) -> Iterator[None]:
+    """Do ``action`` every ``seconds`` from a thread beside the block until it ends (``action`` handles its own
+    errors: the thread must outlive them)."""
     stop = threading.Event()
 
     def loop() -> None:
-        while not stop.wait(settings.heartbeat_seconds):
-            try:
-                beat(attempt_id, settings)
-            except SQLAlchemyError as exc:
-                logger.warning("the heartbeat of try %s was not written: %s", attempt_id, exc)
+        while not stop.wait(seconds):
+            action()
 
-    thread = threading.Thread(target=loop, name=f"dagsmith-heartbeat-{attempt_id}", daemon=True)
+    thread = threading.Thread(target=loop, name=name, daemon=True)
     thread.start()
     try:
         yield
     finally:
         stop.set()
-        thread.join(timeout=settings.heartbeat_seconds)
+        thread.join(timeout=seconds)

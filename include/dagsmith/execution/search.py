@@ -3,8 +3,8 @@
 The pipeline DAG runs one task per candidate (side by side where the executor allows), or one task that fits them
 side by side where the run's tasks run one at a time (``run_candidates``), and then a selection task. Each
 candidate is a try of the step, tuned by the service itself within its budget and scored on the training rows
-(``dagsmith_kit.search``), raced against the candidates that finished before it started or while it ran (each that
-completes hands its progress to those still running: ``hand_over``; ``dagsmith_kit.halving``);
+(``dagsmith_kit.search``), raced against the others: while it runs it is handed their progress so far, running or
+completed (``Race``; ``dagsmith_kit.halving``), so a candidate that trails at equal time stops early;
 a failed candidate is one fewer to choose from. The selection keeps the best validation score, hands on a blend of
 the candidates instead when that validates better (``execution.blending``), makes the output the step's output with
 a table of what was tried, and marks the others as outperformed, so execution history credits the winners.
@@ -17,13 +17,16 @@ import logging
 import math
 import os
 import secrets
-from collections.abc import Callable, Sequence
+import stat
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
+from contextlib import contextmanager, nullcontext, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from dagsmith.config import Settings
@@ -31,6 +34,7 @@ from dagsmith.execution import blending, threshold
 from dagsmith.execution.attempts import StepFailed, TryObserver, open_try, run_try
 from dagsmith.execution.blending import Blend
 from dagsmith.execution.deadline import OutOfTime, candidate_share
+from dagsmith.execution.heartbeat import every
 from dagsmith.execution.workspace import Workspace, promote_output
 from dagsmith.healing.classify import telling_line
 from dagsmith.healing.policy import CandidatesExhausted
@@ -42,19 +46,25 @@ from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import service_names, step_at, tries_of
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import METRICS_FILE
-from dagsmith_kit.halving import RIVALS_FILE, Rival
+from dagsmith_kit.halving import PROGRESS_FILE, RIVALS_FILE, Rival
 from dagsmith_kit.portfolio import clean
 from dagsmith_kit.search import SEARCH_FILE
 
 log = logging.getLogger(__name__)
 
+#: Seconds between two hand-overs of a running candidate's rivals: rungs are checked between configurations, and
+#: where stopping early saves much, a configuration takes longer than this.
+RELAY_SECONDS = 1.0
+#: The largest search or progress file read from a candidate's output (a search's holds a few hundred points).
+MAX_JSON_BYTES = 4 * 1024 * 1024
+
 
 def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: Runtime, settings: Settings,
                   limits: Limits | None = None, observe: TryObserver | None = None,
                   at_once: int | None = None) -> StepResult:
-    """Run one candidate of the step's search as a try of the step; its output waits for the selection. ``at_once``:
-    how many of the step's candidates run side by side (None: all, a task each), which a goal's time budget is
-    shared by.
+    """Run one candidate of the step's search as a try of the step, raced against the others (``Race``); its
+    output waits for the selection. ``at_once``: how many of the step's candidates run side by side (None: all, a
+    task each), which a goal's time budget is shared by.
 
     Raises ``StepFailed`` when the candidate failed (it is then out of the running), ``OutOfTime`` when the goal's
     time budget is spent and another candidate has completed, and ``RuntimeUnavailable`` when nothing can run
@@ -70,53 +80,88 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
         share = candidate_share(session, execution, step, search, at_once)
         if share:
             params["search"]["budget_seconds"] = share.seconds
-        if rivals := _rivals(session, execution, step.id, position):
+        race = Race(execution_id, step.id, position, Workspace.of(execution), service_names(session))
+        if rivals := race.rivals(session):
             params["search"]["rivals"] = rivals
         attempt = open_try(session, execution, step, service_id, params,
                            decision=Decision(action=TryAction.CANDIDATE, reason=share.reason if share else "").stored())
-    result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits, promote=False,
-                                observe=observe)
+    with race.relayed_to(attempt.attempt, settings) if len(search.candidates) > 1 else nullcontext():
+        result, diagnosis = run_try(attempt, position, runtime=runtime, settings=settings, limits=limits,
+                                    promote=False, observe=observe)
     if diagnosis:
         raise StepFailed(f"candidate {candidate} of step {position} failed: {diagnosis}")
-    hand_over(execution_id, position, settings=settings)
     return StepResult(position=position, microservice=candidate, attempt=attempt.attempt, seconds=result.seconds)
 
 
-def hand_over(execution_id: int, position: int, *, settings: Settings) -> None:
-    """Give the step's candidates still running the progress of every one that has completed (``RIVALS_FILE`` in
-    their output folders), so that candidates side by side race each other as later ones race earlier ones."""
-    with session_scope(settings) as session:
-        execution = stored(session, schema.Execution, execution_id)
-        step = step_at(session, execution.pipeline_id, position)
-        rivals = _rivals(session, execution, step.id, position)
-        running = [attempt.attempt for attempt in tries_of(session, execution_id, step.id)
-                   if Decision.action_of(attempt.decision) is TryAction.CANDIDATE
-                   and attempt.status == StepStatus.RUNNING]
-        workspace = Workspace.of(execution)
-    if rivals:
-        for number in running:
-            write_rivals(workspace.attempt_output(position, number), rivals)
+@dataclass(frozen=True)
+class Race:
+    """A modelling step's candidates in one run, racing: each is handed the others' progress while it runs."""
+
+    execution_id: int
+    step_id: int
+    position: int
+    workspace: Workspace
+    names: dict[int | None, str]
+
+    def rivals(self, session: Session, but: int | None = None) -> list[dict[str, Any]]:
+        """The progress so far of the step's candidates running or completed (but try number ``but``): how each
+        one's best score grew, from its untrusted output (``search.json`` once done, ``PROGRESS_FILE`` while it
+        runs; only validated points are handed on)."""
+        found = []
+        for attempt in tries_of(session, self.execution_id, self.step_id):
+            if (Decision.action_of(attempt.decision) is not TryAction.CANDIDATE or attempt.attempt == but
+                    or attempt.status not in (StepStatus.COMPLETED, StepStatus.RUNNING)):
+                continue
+            output = self.workspace.attempt_output(self.position, attempt.attempt)
+            shown = _search_file(output) or _untrusted_json(output / PROGRESS_FILE)
+            if rival := Rival.of({"name": self.names.get(attempt.microservice_id, "another model"),
+                                 "progress": shown.get("progress")}):
+                found.append({"name": rival.name, "progress": [list(point) for point in rival.progress]})
+        return found
+
+    @contextmanager
+    def relayed_to(self, attempt: int, settings: Settings) -> Iterator[None]:
+        """While try ``attempt`` runs, hand it the others' progress (``RIVALS_FILE`` in its output folder) every
+        ``RELAY_SECONDS`` it changed: candidates side by side race from their first configurations, not only once
+        one has finished."""
+        handed: list[list[dict[str, Any]]] = [[]]
+
+        def relay() -> None:
+            try:
+                with session_scope(settings) as session:
+                    rivals = self.rivals(session, but=attempt)
+            except SQLAlchemyError as exc:
+                log.warning("the rivals of try %s of step %s were not read: %s", attempt, self.position, exc)
+                return
+            if rivals != handed[0] and write_rivals(self.workspace.attempt_output(self.position, attempt), rivals):
+                handed[0] = rivals
+
+        with every(RELAY_SECONDS, relay, f"dagsmith-race-{self.execution_id}-{self.position}-{attempt}"):
+            yield
 
 
-def write_rivals(output: Path, rivals: list[dict[str, Any]]) -> None:
+def write_rivals(output: Path, rivals: list[dict[str, Any]]) -> bool:
     """Put ``RIVALS_FILE`` into a running candidate's output folder, which its untrusted code may change at the same
     time: the file is created new beside it (never through a link left there) and renamed over the old one, which
-    replaces a link rather than following it. A folder that does not take it leaves the candidate as it was."""
+    replaces a link rather than following it. A folder that does not take it (or is not there yet) leaves the
+    candidate as it was: False."""
     written = json.dumps(rivals).encode()
     partial = f"{RIVALS_FILE}.{secrets.token_hex(8)}"
     try:
         folder = os.open(output, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
-        return
+        return False
     try:
         handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=folder)
         with os.fdopen(handle, "wb") as file:
             file.write(written)
         os.replace(partial, RIVALS_FILE, src_dir_fd=folder, dst_dir_fd=folder)
+        return True
     except OSError as exc:
         log.info("could not hand the search's rivals to %s: %s", output, exc)
         with suppress(OSError):
             os.unlink(partial, dir_fd=folder)
+        return False
     finally:
         os.close(folder)
 
@@ -126,7 +171,7 @@ def run_candidates(execution_id: int, position: int, candidates: Sequence[str], 
     """Run the step's candidates as ``run_candidate`` does, ``settings.candidates_at_once`` side by side in rank order
     (a thread each, waiting on its own try's sandbox or container, from ``runtime_for``), where one task runs them all
     because the run's tasks run one at a time: one after another, a search would take its candidates' budgets end to
-    end. A candidate that starts once another has finished races it (``dagsmith_kit.halving``).
+    end. The candidates race each other as they run (``Race``).
 
     A failed candidate, or one the time budget leaves out, is one fewer to choose from, as its own task's would be:
     the results of those that completed. Raises ``RuntimeUnavailable`` when nothing can run here."""
@@ -143,20 +188,6 @@ def run_candidates(execution_id: int, position: int, candidates: Sequence[str], 
     return completed
 
 
-def _rivals(session: Session, execution: schema.Execution, step_id: int, position: int) -> list[dict[str, Any]]:
-    """The step's candidates that completed before this one starts, each with how its best score grew (read from its
-    untrusted output: only validated points are handed on)."""
-    workspace, names = Workspace.of(execution), service_names(session)
-    rivals = []
-    for attempt in tries_of(session, execution.id, step_id):
-        if Decision.action_of(attempt.decision) is not TryAction.CANDIDATE or attempt.status != StepStatus.COMPLETED:
-            continue
-        found = _search_file(workspace.attempt_output(position, attempt.attempt))
-        if rival := Rival.of({"name": names[attempt.microservice_id], "progress": found.get("progress")}):
-            rivals.append({"name": rival.name, "progress": [list(point) for point in rival.progress]})
-    return rivals
-
-
 def _validation(output: Path) -> dict:
     """The validation figures a candidate wrote (its output is untrusted: anything unreadable counts as none)."""
     try:
@@ -169,12 +200,25 @@ def _validation(output: Path) -> dict:
 
 
 def _search_file(output: Path) -> dict:
-    """What a candidate's search wrote (``SEARCH_FILE``; its output is untrusted: anything unreadable counts as
-    nothing)."""
+    """What a candidate's search wrote (``SEARCH_FILE``)."""
+    return _untrusted_json(output / SEARCH_FILE)
+
+
+def _untrusted_json(path: Path) -> dict:
+    """A JSON object from a file an untrusted service wrote; anything else there (unreadable, too large, a link, a
+    pipe that would never answer) counts as nothing."""
     try:
-        found = json.loads((output / SEARCH_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return {}
+    with os.fdopen(handle, "rb") as file:
+        state = os.fstat(file.fileno())
+        if not stat.S_ISREG(state.st_mode) or state.st_size > MAX_JSON_BYTES:
+            return {}
+        try:
+            found = json.loads(file.read())
+        except (OSError, ValueError):
+            return {}
     return found if isinstance(found, dict) else {}
 
 
@@ -224,8 +268,9 @@ def select_model(execution_id: int, position: int, *, settings: Settings) -> Ste
         rows: list[dict[str, Any]] = []
         for attempt in tried:
             output = workspace.attempt_output(position, attempt.attempt)
-            with suppress(OSError):  # handed over while it ran; no part of what it made
-                (output / RIVALS_FILE).unlink(missing_ok=True)
+            for raced in (RIVALS_FILE, PROGRESS_FILE):  # how it raced while it ran; no part of what it made
+                with suppress(OSError):
+                    (output / raced).unlink(missing_ok=True)
             completed = attempt.status == StepStatus.COMPLETED
             rows.append({"name": names[attempt.microservice_id], "attempt": attempt, "output": output,
                          "validation": _validation(output) if completed else {},
