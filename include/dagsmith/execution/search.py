@@ -18,6 +18,7 @@ import math
 import os
 import secrets
 import stat
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext, suppress
@@ -125,6 +126,7 @@ class Race:
         ``RELAY_SECONDS`` it changed: candidates side by side race from their first configurations, not only once
         one has finished."""
         handed: list[list[dict[str, Any]]] = [[]]
+        over = threading.Event()  # a relay still reading when the try ends writes nothing after it
 
         def relay() -> None:
             try:
@@ -133,11 +135,15 @@ class Race:
             except SQLAlchemyError as exc:
                 log.warning("the rivals of try %s of step %s were not read: %s", attempt, self.position, exc)
                 return
-            if rivals != handed[0] and write_rivals(self.workspace.attempt_output(self.position, attempt), rivals):
+            if (not over.is_set() and rivals != handed[0]
+                    and write_rivals(self.workspace.attempt_output(self.position, attempt), rivals)):
                 handed[0] = rivals
 
         with every(RELAY_SECONDS, relay, f"dagsmith-race-{self.execution_id}-{self.position}-{attempt}"):
-            yield
+            try:
+                yield
+            finally:
+                over.set()
 
 
 def write_rivals(output: Path, rivals: list[dict[str, Any]]) -> bool:
