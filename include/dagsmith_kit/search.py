@@ -5,7 +5,7 @@ returns params. When a step's params carry ``search`` (the pipeline's modelling 
 budget and a metric), the service's own configuration is scored first, then the configurations that won on similar
 tables (``warm_start``, from the portfolio and the deployment's history: ``dagsmith_kit.portfolio``), then Optuna's TPE
 sampler proposes trials, which learn from all of those, until the budget is spent, the score has stopped improving
-for ``PATIENCE`` trials, or the candidate trails the models that ran before it or beside it
+for ``PATIENCE`` trials (fewer when they are slow), or the candidate trails the models that ran before it or beside it
 (``dagsmith_kit.halving``), to which it shows its own progress as it goes.
 No trial outlives the budget: one that would not finish is not started, and one that runs past it is abandoned
 between folds. Every configuration is scored by cross-validation on the training table (on folds in time order for
@@ -56,6 +56,9 @@ SCORERS = {name: metric.scorer for name, metric in METRICS.items() if metric.sco
 ONE_CLASS_METRICS = {name for name, metric in METRICS.items() if metric.one_class}
 #: The search stops once this many configurations in a row have not raised the best score by ``IMPROVEMENT``.
 PATIENCE, IMPROVEMENT = 15, 1e-4
+#: Where configurations are slow (a large table), fewer do: ``SLOW_PATIENCE`` in a row without raising the score, over
+#: at least ``STALL_SHARE`` of the budget, stop the search as well.
+SLOW_PATIENCE, STALL_SHARE = 5, 1 / 3
 #: Configurations that won on similar tables a search accepts at most.
 MAX_WARM_STARTS = 6
 
@@ -269,16 +272,20 @@ def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]],
 
     spent = [given_seconds]
     since_best = [0]
+    gained = [time.monotonic()]  # when the best score last rose by ``IMPROVEMENT``
     stopped = ["the budget was spent"]
 
     def objective(trial) -> float:
+        stalled = time.monotonic() - gained[0]
+        if since_best[0] >= PATIENCE or (since_best[0] >= SLOW_PATIENCE
+                                         and stalled >= STALL_SHARE * search.budget_seconds):
+            stopped[0] = (f"the score stopped improving ({since_best[0]} configurations in a row, over "
+                          f"{stalled:.0f} s, brought nothing)")
+            trial.study.stop()
+            raise optuna.TrialPruned("the score stopped improving")
         if time.monotonic() - started + max(spent) > search.budget_seconds:
             trial.study.stop()
             raise optuna.TrialPruned("no time left for another configuration")
-        if since_best[0] >= PATIENCE:
-            stopped[0] = f"the score stopped improving ({PATIENCE} configurations in a row brought nothing)"
-            trial.study.stop()
-            raise optuna.TrialPruned("the score stopped improving")
         if behind := rungs.behind(time.monotonic() - started, best.score, search.metric):
             stopped[0] = behind
             trial.study.stop()
@@ -293,7 +300,7 @@ def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]],
             since_best[0] += 1
         spent.append(time.monotonic() - began)
         if best.score > before + IMPROVEMENT:
-            since_best[0] = 0
+            since_best[0], gained[0] = 0, time.monotonic()
         return result
 
     remaining = search.budget_seconds - (time.monotonic() - started)

@@ -1,6 +1,7 @@
 """A model's search under a pipeline's budget: validation on the training rows only, against a trivial predictor."""
 
 import json
+import time
 
 import numpy as np
 import pandas as pd
@@ -185,3 +186,27 @@ def test_a_candidate_trailing_a_finished_rival_stops_at_a_rung(rival_score, halt
     if halted:
         assert 1.0 <= outcome.seconds < 3.0 and "trailed logistic_regression's at the same point" in outcome.stopped
     assert outcome.score > outcome.baseline and outcome.progress[0][1] == pytest.approx(outcome.default_score, abs=1e-6)
+
+
+def test_a_search_of_slow_configurations_stops_after_fewer_that_bring_nothing():
+    """Where each configuration takes long (here about a second on purpose: three folds of a model that waits 0.3 s
+    to fit), 15 in a row without a gain would outlast the budget: 5 over a third of it stop the search, half-way."""
+    from sklearn.linear_model import LogisticRegression
+
+    from dagsmith import datasets
+    from dagsmith_kit.search import SLOW_PATIENCE, Search, tune
+
+    class Slow(LogisticRegression):
+        def fit(self, X, y, sample_weight=None):
+            time.sleep(0.3)
+            return super().fit(X, y, sample_weight)
+
+    cancer = datasets.load("breast_cancer")
+    X, y = cancer.drop(columns=["diagnosis"]), cancer["diagnosis"]
+    X = (X - X.mean()) / X.std()
+    budget = 12.0
+    outcome = tune(lambda p: Slow(C=p.get("C", 1.0)), {}, lambda trial: {"C": trial.suggest_float("C", 1.0, 1.0)},
+                   X, y, Search(budget, "roc_auc"))
+    assert outcome.stopped.startswith(f"the score stopped improving ({SLOW_PATIENCE} configurations in a row, over "), \
+        outcome.stopped
+    assert outcome.trials == 1 + SLOW_PATIENCE and outcome.seconds < 0.75 * budget, outcome.seconds
