@@ -270,6 +270,8 @@ def _relay_hands_a_running_rivals_progress_as_it_grows(settings, execution_id: i
         (forest_out / PROGRESS_FILE).write_text(json.dumps({"progress": [[0.4, 0.81], [2.5, 0.97]]}))
         grown[0]["progress"].append([2.5, 0.97])
         wait_until(lambda: handed() == grown, timeout=30, what=lambda: f"the grown progress, found {handed()}")
+        with session_scope(settings) as session:  # a later candidate's params: it is handed over as it grows
+            assert race.rivals(session, running=False) == [] and race.rivals(session) == grown
         forest_is(StepStatus.FAILED)
         wait_until(lambda: handed() == [], timeout=30, what=lambda: f"a failed forest no rival, found {handed()}")
 

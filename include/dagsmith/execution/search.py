@@ -82,7 +82,7 @@ def run_candidate(execution_id: int, position: int, candidate: str, *, runtime: 
         if share:
             params["search"]["budget_seconds"] = share.seconds
         race = Race(execution_id, step.id, position, Workspace.of(execution), service_names(session))
-        if rivals := race.rivals(session):
+        if rivals := race.rivals(session, running=False):  # those still running are handed over as they grow
             params["search"]["rivals"] = rivals
         attempt = open_try(session, execution, step, service_id, params,
                            decision=Decision(action=TryAction.CANDIDATE, reason=share.reason if share else "").stored())
@@ -104,14 +104,15 @@ class Race:
     workspace: Workspace
     names: dict[int | None, str]
 
-    def rivals(self, session: Session, but: int | None = None) -> list[dict[str, Any]]:
-        """The progress so far of the step's candidates running or completed (but try number ``but``): how each
-        one's best score grew, from its untrusted output (``search.json`` once done, ``PROGRESS_FILE`` while it
-        runs; only validated points are handed on)."""
+    def rivals(self, session: Session, but: int | None = None, *, running: bool = True) -> list[dict[str, Any]]:
+        """The progress so far of the step's candidates completed and (with ``running``) running, but try number
+        ``but``: how each one's best score grew, from its untrusted output (``search.json`` once done,
+        ``PROGRESS_FILE`` while it runs; only validated points are handed on)."""
+        racing = (StepStatus.COMPLETED, StepStatus.RUNNING) if running else (StepStatus.COMPLETED,)
         found = []
         for attempt in tries_of(session, self.execution_id, self.step_id):
             if (Decision.action_of(attempt.decision) is not TryAction.CANDIDATE or attempt.attempt == but
-                    or attempt.status not in (StepStatus.COMPLETED, StepStatus.RUNNING)):
+                    or attempt.status not in racing):
                 continue
             output = self.workspace.attempt_output(self.position, attempt.attempt)
             shown = _search_file(output) or _untrusted_json(output / PROGRESS_FILE)
