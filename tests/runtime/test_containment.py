@@ -26,7 +26,7 @@ from dagsmith.runtime import guard, sandbox, seccomp
 from dagsmith.runtime.base import Invocation, Limits, RuntimeUnavailable
 from dagsmith.runtime.local import LocalRuntime
 from dagsmith_kit import Bundle
-from tests.processes import command_line, processes_naming
+from tests.processes import processes_naming
 from tests.runtime.test_docker_runtime import HOSTILE, service_files
 from tests.runtime.test_docker_runtime import runtime as container_runtime  # noqa: F401 (a fixture)
 from tests.waiting import wait_until
@@ -360,9 +360,12 @@ def test_a_sandbox_its_worker_left_is_found_by_its_output_folder_and_killed(tmp_
     command = sandbox.command(invocation, stage(invocation, tmp_path / "stage"), None, ["sleep", "infinity"],
                               seccomp=None, bounded=False)
     left = subprocess.Popen(command, start_new_session=True)
-    # found by its command line, which is bwrap's only once the forked child has executed it
-    wait_until(lambda: (command_line(left.pid) or "").startswith(command[0]), timeout=30, what="bwrap to start")
+    # found by its command line (bwrap's once the forked child has executed it), as its inner half is once forked
+    folder = str(invocation.output_dir)
+    wait_until(lambda: len(processes_naming(folder)) >= 2, timeout=30, what="both halves of bwrap to start")
     other = tmp_path / "attempts" / "03-2"
     assert sandbox.kill_writing_to([other]) == 0 and left.poll() is None  # another try's sandbox is not touched
-    assert sandbox.kill_writing_to([invocation.output_dir]) >= 1
+    assert sandbox.kill_writing_to([invocation.output_dir]) >= 2
     assert left.wait(timeout=10) == -9
+    wait_until(lambda: not processes_naming(folder), timeout=10,
+               what=lambda: f"no half left, found {processes_naming(folder)}")

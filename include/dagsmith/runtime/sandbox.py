@@ -21,6 +21,7 @@ running as another user gets the same through an unprivileged user namespace.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
@@ -29,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path, PurePath, PurePosixPath
 
 from dagsmith.runtime import guard
@@ -58,6 +60,8 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; 
 #: The service's private writable folders (tmpfs).
 SCRATCH = ("/tmp", "/dev/shm")
 _TOOLS = ("bwrap", "setpriv", "prlimit")
+#: Looks for a dead worker's sandboxes at most (each after killing what the one before found).
+KILL_ROUNDS = 3
 _LIBRARY_CONFIG = ("/etc/ld.so.cache", "/etc/localtime", "/etc/fonts")  # for the loader, time zones and plots
 
 
@@ -150,15 +154,26 @@ def _parents(paths) -> list[str]:
 def kill_writing_to(outputs: list[Path]) -> int:
     """Kill this machine's sandboxes whose writable folder is one of ``outputs`` (the tries of a worker that died):
     a worker killed while bwrap sets a sandbox up can leave its inner half waiting for ever, out of reach of
-    ``--die-with-parent``. Returns how many processes were killed."""
+    ``--die-with-parent``. Looked for again after each round of kills, as an outer half may have forked its inner one
+    between the look and the kill. Returns how many processes were killed."""
     wanted = {f"--bind\0{folder.resolve()}\0{OUTPUT_DIR}\0".encode() for folder in outputs}
     killed = 0
+    for _ in range(KILL_ROUNDS):
+        found = [pid for pid, command in _commands() if command.startswith(b"bwrap\0")
+                 and any(bind in command for bind in wanted)]
+        for pid in found:
+            with contextlib.suppress(OSError):  # ended meanwhile, or not ours to kill
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        if not found:
+            break
+    return killed
+
+
+def _commands() -> Iterator[tuple[int, bytes]]:
+    """Every process's pid and raw command line (those that end while being read are left out)."""
     for entry in Path("/proc").glob("[0-9]*"):
         try:
-            command = (entry / "cmdline").read_bytes()
-            if command.startswith(b"bwrap\0") and any(bind in command for bind in wanted):
-                os.kill(int(entry.name), signal.SIGKILL)
-                killed += 1
-        except (OSError, ValueError):  # ended meanwhile, or not ours to kill
+            yield int(entry.name), (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
             continue
-    return killed
