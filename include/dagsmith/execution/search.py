@@ -196,12 +196,8 @@ def run_candidates(execution_id: int, position: int, candidates: Sequence[str], 
 
 
 def _validation(output: Path) -> dict:
-    """The validation figures a candidate wrote (its output is untrusted: anything unreadable counts as none)."""
-    try:
-        metrics = json.loads((output / METRICS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return {key: float(value) for key, value in metrics.items() if key in
+    """The validation figures a candidate wrote (read as ``_untrusted_json`` reads its output)."""
+    return {key: float(value) for key, value in _untrusted_json(output / METRICS_FILE).items() if key in
             ("validation_score", "validation_baseline", "search_trials", "search_seconds")
             and isinstance(value, int | float) and math.isfinite(value)}
 
