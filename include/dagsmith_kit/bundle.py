@@ -8,13 +8,14 @@ bundles between steps), so both sides always agree on what a bundle is.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from dagsmith_kit.files import write_whole
 
 FORMAT_VERSION = 1
 META_FILE = "bundle.json"
@@ -119,9 +120,7 @@ class Bundle:
         return bundle
 
     def save_meta(self) -> None:
-        tmp = self.path / (META_FILE + ".tmp")
-        tmp.write_text(json.dumps(self.meta, indent=2, default=str), encoding="utf-8")
-        os.replace(tmp, self.path / META_FILE)
+        write_whole(self.path / META_FILE, json.dumps(self.meta, indent=2, default=str))
 
     # ---------------------------------------------------------------- roles
     @property

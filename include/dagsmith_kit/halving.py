@@ -14,13 +14,15 @@ behind stops spending time whether the candidates run one after another (one CPU
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from dagsmith_kit.files import write_whole
 
 #: Points of a candidate's budget at which it is compared with its rivals, and the factor each rung divides the
 #: candidates going on by (at least the leader goes on).
@@ -64,14 +66,10 @@ class Rival:
 
 
 def show_progress(output: Path, progress: Iterable[tuple[float, float]]) -> None:
-    """Write ``PROGRESS_FILE`` whole (written beside and renamed: a reader never sees half of it); a folder that
-    does not take it only leaves the candidates beside this one racing it less."""
-    partial = output / f"{PROGRESS_FILE}.partial"
-    try:
-        partial.write_text(json.dumps({"progress": [list(point) for point in progress]}), encoding="utf-8")
-        os.replace(partial, output / PROGRESS_FILE)
-    except OSError:
-        pass
+    """Write ``PROGRESS_FILE`` whole (a reader never sees half of it); a folder that does not take it only leaves
+    the candidates beside this one racing it less."""
+    with contextlib.suppress(OSError):
+        write_whole(output / PROGRESS_FILE, json.dumps({"progress": [list(point) for point in progress]}))
 
 
 def rivals_of(raw: Any) -> tuple[Rival, ...]:

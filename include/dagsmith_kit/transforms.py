@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from dagsmith_kit.bundle import TABLE_NAMES, Bundle
+from dagsmith_kit.files import write_whole
 
 TRANSFORMS_DIR = "transforms"
 STEPS_FILE = "steps.json"
@@ -45,9 +46,7 @@ def _append(out: Bundle, kind: str, **details: Any) -> dict[str, Any]:
     entries.append(entry)
     folder = out.path / TRANSFORMS_DIR
     folder.mkdir(exist_ok=True)
-    tmp = folder / (STEPS_FILE + ".tmp")
-    tmp.write_text(json.dumps(entries, indent=2), encoding="utf-8")
-    os.replace(tmp, folder / STEPS_FILE)
+    write_whole(folder / STEPS_FILE, json.dumps(entries, indent=2))
     return entry
 
 

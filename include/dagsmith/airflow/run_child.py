@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from dagsmith.airflow.watch import end_with_parent
 from dagsmith.scratch import SCRATCH_VARIABLE, remove_root
 from dagsmith.store.embedded import leave
+from dagsmith_kit.files import write_whole
 
 
 class RunOrder(BaseModel):
@@ -70,9 +71,7 @@ def _run(order: RunOrder, result: Path) -> None:
         summary = session.scalar(XComModel.get_many(run_id=run.run_id, dag_ids=dag.dag_id, task_ids="finish",
                                                     key=SUMMARY_XCOM, limit=1))
         summary = XComModel.deserialize_value(summary) if summary is not None else None
-    partial = result.with_suffix(".partial")
-    partial.write_text(json.dumps({"state": str(run.state), "run_id": run.run_id, "summary": summary}))
-    partial.rename(result)
+    write_whole(result, json.dumps({"state": str(run.state), "run_id": run.run_id, "summary": summary}))
 
 
 class DagTestRun:

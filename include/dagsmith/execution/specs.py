@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dagsmith.config import Settings
-from dagsmith.files import write_whole
+from dagsmith_kit.files import write_whole
 from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus, Recommendation
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope, stored

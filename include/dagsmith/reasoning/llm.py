@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from dagsmith.config import LLMConfig, Settings
-from dagsmith.files import write_whole
+from dagsmith_kit.files import write_whole
 from dagsmith.models.reasoning import DETERMINISTIC, Provenance
 
 if TYPE_CHECKING:
