@@ -56,8 +56,8 @@ SCORERS = {name: metric.scorer for name, metric in METRICS.items() if metric.sco
 ONE_CLASS_METRICS = {name for name, metric in METRICS.items() if metric.one_class}
 #: The search stops once this many configurations in a row have not raised the best score by ``IMPROVEMENT``.
 PATIENCE, IMPROVEMENT = 15, 1e-4
-#: Where configurations are slow (a large table), fewer do: ``SLOW_PATIENCE`` in a row without raising the score, over
-#: at least ``STALL_SHARE`` of the budget, stop the search as well.
+#: Where configurations are slow against the budget (a large table, or a short budget), fewer do: ``SLOW_PATIENCE`` in
+#: a row without raising the score, over at least ``STALL_SHARE`` of the budget, stop the search as well.
 SLOW_PATIENCE, STALL_SHARE = 5, 1 / 3
 #: Configurations that won on similar tables a search accepts at most.
 MAX_WARM_STARTS = 6
