@@ -248,6 +248,14 @@ def test_every_metric_a_goal_may_name_is_read_and_scored_from_the_one_registry()
     assert all(constraints.METRICS_FOR[TaskType(task)] >= {name} for name in nameable for task in METRICS[name].tasks)
 
 
+def test_the_command_starts_a_run_s_child_before_loading_pandas():
+    """``dagsmith run`` starts its ``dag.test()`` child before its own imports (``cli.ahead``): pandas, which a
+    module of the kit it shares would load through the kit's package, must not come before it."""
+    script = "import sys, dagsmith.cli.ahead; print('pandas' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "False"
+
+
 def test_parsing_a_pipeline_dag_and_closing_a_run_without_a_supervised_model_load_no_scikit_learn():
     """scikit-learn costs seconds to import: a DAG file's parse never pays it, nor does closing a clustering or an
     exploration (only a supervised model's held-out quality needs it)."""
