@@ -12,11 +12,11 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dagsmith.config import Settings
-from dagsmith_kit.files import write_whole
 from dagsmith.models.plan import DagSpec, DagStep, PipelineStatus, Recommendation
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope, stored
 from dagsmith.store.pipelines import service_names, steps_of
+from dagsmith_kit.files import write_whole
 
 SPEC_SUFFIX = ".pipeline.json"
 DEFAULT_RETRY_DELAY_SECONDS = 5.0

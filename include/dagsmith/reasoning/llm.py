@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from dagsmith.config import LLMConfig, Settings
-from dagsmith_kit.files import write_whole
 from dagsmith.models.reasoning import DETERMINISTIC, Provenance
+from dagsmith_kit.files import write_whole
 
 if TYPE_CHECKING:
     import openai
