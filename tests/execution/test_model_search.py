@@ -243,10 +243,13 @@ def _relay_hands_a_running_rivals_progress_as_it_grows(settings, execution_id: i
     (forest_out / SEARCH_FILE).unlink()
     os.mkfifo(forest_out / PROGRESS_FILE)
 
+    forest_try = select(schema.StepAttempt).join(schema.Microservice).where(  # try numbers count per step
+        schema.StepAttempt.execution_id == execution_id, schema.StepAttempt.attempt == forest,
+        schema.Microservice.name == "random_forest_regressor")
+
     def forest_is(status: StepStatus) -> None:
         with session_scope(settings) as session:
-            attempt = session.scalar(select(schema.StepAttempt).where(
-                schema.StepAttempt.execution_id == execution_id, schema.StepAttempt.attempt == forest))
+            attempt = session.scalars(forest_try).one()
             attempt.status, attempt.decision = status, Decision(action=TryAction.CANDIDATE).stored()
 
     def handed() -> list | None:
@@ -257,8 +260,7 @@ def _relay_hands_a_running_rivals_progress_as_it_grows(settings, execution_id: i
 
     forest_is(StepStatus.RUNNING)
     with session_scope(settings) as session:
-        step_id = session.scalar(select(schema.StepAttempt.step_id).where(
-            schema.StepAttempt.execution_id == execution_id, schema.StepAttempt.attempt == forest))
+        step_id = session.scalars(forest_try).one().step_id
         race = Race(execution_id, step_id, position, Workspace(workspace), service_names(session))
     with race.relayed_to(ridge, settings):
         time.sleep(2 * RELAY_SECONDS)
