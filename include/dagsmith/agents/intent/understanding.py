@@ -160,18 +160,24 @@ def understand(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | Non
     if given.settles:
         return fields_intent(goal, profile, given)
     with offering_readings(goal, profile, embedder):
-        intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
-                                    lambda: validate_intent(_by_rules(goal, profile, ruled, embedder), profile))
-        check_column_names(goal, profile, intent.target)
-        if {issue.code for issue in intent.errors} == {"target_missing"}:
-            intent = _target_by_meaning(intent, profile, embedder or default_embedder())
-        intent = intent.model_copy(update={"provenance": provenance})
-        if intent.errors:
-            raise InvalidIntent(intent)
-        if provenance.reasoner == DETERMINISTIC and intent.confidence < (
-                calibration().proceed if proceed is None else proceed):
-            raise unsure(intent)
-        return intent if given == GivenFields() else apply_fields(intent, profile, given)
+        return _read(goal, profile, reasoner, embedder, ruled, given, proceed)
+
+
+def _read(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None, embedder: Embedder | None,
+          ruled: Intent | AmbiguousGoal | None, given: GivenFields, proceed: float | None) -> Intent:
+    """``understand``'s reading of a goal already checked, inside the caller's ``offering_readings``."""
+    intent, provenance = decide(reasoner, lambda model: read_intent(model, goal, profile),
+                                lambda: validate_intent(_by_rules(goal, profile, ruled, embedder), profile))
+    check_column_names(goal, profile, intent.target)
+    if {issue.code for issue in intent.errors} == {"target_missing"}:
+        intent = _target_by_meaning(intent, profile, embedder or default_embedder())
+    intent = intent.model_copy(update={"provenance": provenance})
+    if intent.errors:
+        raise InvalidIntent(intent)
+    if provenance.reasoner == DETERMINISTIC and intent.confidence < (
+            calibration().proceed if proceed is None else proceed):
+        raise unsure(intent)
+    return intent if given == GivenFields() else apply_fields(intent, profile, given)
 
 
 def unsure(intent: Intent) -> AmbiguousGoal:
@@ -208,7 +214,7 @@ def understand_targets(goal: str, profile: DatasetProfile, reasoner: ModelReason
             ruled = question
         several = ruled if isinstance(ruled, SeveralTargets) else None
         if several is None or not (several.asked or each_target):
-            return [understand(goal, profile, reasoner, embedder, ruled=ruled, given=given)]
+            return [_read(goal, profile, reasoner, embedder, ruled, given, None)]
         listed = ", ".join(several.columns)
         why = (f"the goal asks for a model of each of {listed} ('{several.asked}')" if several.asked
                else f"a model of each target the goal names was asked for: {listed}")
