@@ -157,17 +157,17 @@ def kill_writing_to(outputs: list[Path]) -> int:
     ``--die-with-parent``. Looked for again after each round of kills, as an outer half may have forked its inner one
     between the look and the kill. Returns how many processes were killed."""
     wanted = {f"--bind\0{folder.resolve()}\0{OUTPUT_DIR}\0".encode() for folder in outputs}
-    killed = 0
+    killed: set[int] = set()  # a process killed but not yet gone is neither killed nor counted again
     for _ in range(KILL_ROUNDS):
-        found = [pid for pid, command in _commands() if command.startswith(b"bwrap\0")
+        found = [pid for pid, command in _commands() if pid not in killed and command.startswith(b"bwrap\0")
                  and any(bind in command for bind in wanted)]
         for pid in found:
             with contextlib.suppress(OSError):  # ended meanwhile, or not ours to kill
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
+                killed.add(pid)
         if not found:
             break
-    return killed
+    return len(killed)
 
 
 def _commands() -> Iterator[tuple[int, bytes]]:
