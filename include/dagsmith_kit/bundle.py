@@ -44,6 +44,15 @@ def probability_columns(predictions: pd.DataFrame) -> list[str]:
     return [c for c in predictions.columns if str(c).startswith(PROBA_PREFIX)]
 
 
+def probabilities_by_label(predictions: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
+    """The class labels of the ``proba_<label>`` columns and those columns, in the labels' order as text: the order
+    scikit-learn's log loss, Brier score and one-vs-rest ROC AUC take probabilities of text labels to be in. A
+    model's own order is not it for numbered classes (2 before 10), and probabilities scored in that order are
+    scored as other classes'."""
+    columns = sorted(probability_columns(predictions))
+    return [c.removeprefix(PROBA_PREFIX) for c in columns], predictions[columns]
+
+
 def prediction_frame(model: Any, X: pd.DataFrame, classes: list | None = None) -> pd.DataFrame:
     """A fitted model's predictions for the rows of ``X``, shaped like predictions.parquet: ``prediction`` and,
     from a classifier that gives probabilities, one ``proba_<label>`` column per class of ``classes`` (by default

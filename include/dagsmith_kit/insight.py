@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, probability_columns
+from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, probabilities_by_label, probability_columns
 from dagsmith_kit.service import ServiceError
 
 
@@ -121,9 +121,12 @@ def class_probabilities(predictions: pd.DataFrame) -> tuple[list[str], np.ndarra
 
 
 def normalised_probabilities(y_true: np.ndarray, predictions: pd.DataFrame) -> tuple[list[str], np.ndarray]:
-    """:func:`class_probabilities` with each row rescaled to sum to 1, refused unless every test label has a
-    ``proba_`` column (scores such as log loss and Brier need the true class's probability)."""
-    labels, proba = class_probabilities(predictions)
+    """:func:`class_probabilities` in the labels' order (``probabilities_by_label``) with each row rescaled to sum to
+    1, refused unless every test label has a ``proba_`` column (scores such as log loss and Brier need the true
+    class's probability)."""
+    class_probabilities(predictions)  # refuses predictions without probabilities
+    labels, columns = probabilities_by_label(predictions)
+    proba = columns.to_numpy(dtype=float)
     unseen = sorted(set(y_true) - set(labels))
     if unseen:
         raise ServiceError(f"test labels without a proba_ column: {', '.join(unseen[:5])}")

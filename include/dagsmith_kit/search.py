@@ -32,7 +32,7 @@ from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_fscore_support
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit, TimeSeriesSplit
 
-from dagsmith_kit.bundle import PROBA_PREFIX, Bundle, prediction_frame, probability_columns
+from dagsmith_kit.bundle import Bundle, prediction_frame, probabilities_by_label, probability_columns
 from dagsmith_kit.halving import PROGRESS_FILE, RIVALS_FILE, Rival, Rungs, rivals_of, show_progress
 from dagsmith_kit.log_target import LogTarget, suits_log
 from dagsmith_kit.metrics import ALIASES, METRICS
@@ -377,15 +377,14 @@ def score_predictions(metric: str, y: pd.Series, predicted: pd.DataFrame) -> flo
     classifier's most probable class."""
     from sklearn import metrics
 
-    proba_columns = probability_columns(predicted)
-    if not proba_columns:
+    if not probability_columns(predicted):
         truth, guess = y.to_numpy(dtype=float), predicted["prediction"].to_numpy(dtype=float)
         regression = {"r2": metrics.r2_score, "rmse": metrics.root_mean_squared_error,
                       "mae": metrics.mean_absolute_error, "mape": metrics.mean_absolute_percentage_error}
         value = regression[metric](truth, guess)
         return float(value if metric == "r2" else -value)
-    labels = [c.removeprefix(PROBA_PREFIX) for c in proba_columns]
-    truth, proba = y.astype(str).to_numpy(), predicted[proba_columns].to_numpy(dtype=float)
+    labels, columns = probabilities_by_label(predicted)
+    truth, proba = y.astype(str).to_numpy(), columns.to_numpy(dtype=float)
     if SCORERS[metric] == "roc_auc":
         return float(metrics.roc_auc_score(truth == labels[1], proba[:, 1]) if len(labels) == 2 else
                      metrics.roc_auc_score(truth, proba / proba.sum(axis=1, keepdims=True), multi_class="ovr",

@@ -4,6 +4,7 @@ import numpy as np
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, log_loss, roc_auc_score
 
 from dagsmith_kit import ServiceError, run_service
+from dagsmith_kit.bundle import probabilities_by_label
 
 
 def evaluate(inp, out, params):
@@ -19,10 +20,9 @@ def evaluate(inp, out, params):
         "balanced_accuracy": balanced_accuracy_score(y_true, y_pred),
         "f1": f1_score(y_true, y_pred, average=average),
     }
-    proba_columns = [c for c in predictions.columns if c.startswith("proba_")]
-    if proba_columns:
-        labels = [c.removeprefix("proba_") for c in proba_columns]
-        proba = predictions[proba_columns].to_numpy(dtype=float)
+    labels, columns = probabilities_by_label(predictions)
+    if labels:
+        proba = columns.to_numpy(dtype=float)
         proba = proba / np.clip(proba.sum(axis=1, keepdims=True), 1e-12, None)
         if set(y_true) <= set(labels) and len(set(y_true)) > 1:
             if len(labels) == 2:

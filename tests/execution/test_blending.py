@@ -28,11 +28,18 @@ def _predictions(model, X: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def _numbered_wine(**kwargs):
+    """The wine cultivars numbered 2, 10 and 11: a model's class order that is not their order as text."""
+    X, y = load_wine(**kwargs)
+    return X, y.map({0: 2, 1: 10, 2: 11})
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a weak model: scores below 1
 @pytest.mark.parametrize("load, model, metrics", [
     (load_breast_cancer, LogisticRegression(max_iter=50),
      ["roc_auc", "log_loss", "accuracy", "balanced_accuracy", "f1", "recall", "precision", "f1_macro"]),
     (load_wine, LogisticRegression(max_iter=30), ["roc_auc", "accuracy", "f1_macro", "f1"]),
+    (_numbered_wine, LogisticRegression(max_iter=30), ["roc_auc", "log_loss", "accuracy", "f1_macro"]),
     (load_diabetes, LinearRegression(), ["r2", "rmse", "mae", "mape"]),
 ])
 def test_predictions_are_judged_as_the_search_judges_models(load, model, metrics):

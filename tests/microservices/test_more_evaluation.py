@@ -210,6 +210,24 @@ def test_log_loss_evaluator_against_the_training_prior(run, penguins_scored):
     assert metrics["mean_true_class_probability"] == pytest.approx(true_class.mean(), abs=1e-12)
 
 
+@pytest.mark.parametrize("service", ["classification_evaluator", "log_loss_evaluator", "calibration_evaluator"])
+def test_probability_scores_do_not_change_when_the_classes_are_numbered(run, penguins_scored, tmp_path, service):
+    """Classes numbered 2, 10 and 11 come from a model in that order, which as text is not their order ("10" before
+    "2"): scored in the model's order, one-vs-rest ROC AUC refused the labels and log loss and the Brier score
+    read each class's probability as another's."""
+    number = {"Adelie": 2, "Chinstrap": 10, "Gentoo": 11}
+    predictions = penguins_scored.predictions()
+    numbered_predictions = pd.DataFrame({"prediction": predictions["prediction"].map(number)})
+    for species, n in number.items():  # the model's class order, as a model of numbered classes writes it
+        numbered_predictions[f"proba_{n}"] = predictions[f"proba_{species}"]
+    tables = {name: penguins_scored.table(name).assign(species=lambda t: t["species"].map(number))
+              for name in ("train", "test")}
+    numbered = altered(penguins_scored, tmp_path / "numbered", predictions=numbered_predictions, **tables)
+    named, by_number = run(service, penguins_scored).output.metrics(), run(service, numbered).output.metrics()
+    assert by_number == pytest.approx(named, abs=1e-12)
+    assert {"roc_auc", "log_loss", "brier_score"} & set(by_number)
+
+
 def test_classification_report_matches_sklearn_without_probabilities(run, penguins_scored, tmp_path):
     labels_only = variant(penguins_scored, tmp_path / "labels", penguins_scored.predictions()[["prediction"]])
     out = run("classification_report_evaluator", labels_only, {"max_classes": 2}).output
