@@ -10,6 +10,7 @@ from dagsmith.catalog.analysis.code import analyze_code
 from dagsmith.catalog.analysis.documentation import analyze_documentation
 from dagsmith.catalog.facts import extract_facts
 from dagsmith.catalog.source import ServiceSource
+from dagsmith.models.catalog import TaskType
 from tests.conftest import CATALOG
 
 
@@ -145,6 +146,16 @@ def test_io_is_read_from_bundle_calls():
     assert "a train/test split" in evaluator.requirements_on_input
     for name in ("correlated_feature_dropper", "extra_trees_regressor"):  # kit helpers that append the report
         assert "report.md" in analysis(name).outputs and analysis(name).tags.writes_report, name
+
+
+def test_a_service_whose_kit_helper_refuses_many_classes_fits_two_classes_only():
+    """The manifest claims multiclass; the code reads the positive class's probability through ``binary_results``,
+    which refuses more classes, so a multiclass pipeline must not be offered it (nor healed onto it)."""
+    source = ServiceSource.read(CATALOG / "binary_calibration_evaluator")
+    assert "multiclass" in source.manifest.description
+    assert analyze_code(source).task_types == [TaskType.BINARY_CLASSIFICATION]
+    assert analysis("roc_curve_plot").task_types == [TaskType.BINARY_CLASSIFICATION]
+    assert TaskType.MULTICLASS_CLASSIFICATION in analysis("calibration_evaluator").task_types
 
 
 @pytest.mark.parametrize("name, claimed, actual", [

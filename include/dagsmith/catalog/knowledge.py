@@ -187,6 +187,9 @@ USE_CASES: dict[Stage, list[str]] = {
 
 #: dagsmith_kit helpers that refuse missing values in the columns they are given (unless allow_missing=True).
 REJECTS_MISSING = {"require_complete", "numeric_features", "data_matrix", "forest_step"}
+#: dagsmith_kit helpers that refuse every task but these: a service that calls one fits no other, whatever else its
+#: calls could serve (a Brier score is defined for many classes, a reliability curve from ``binary_results`` is not).
+ONLY_TASKS = {"binary_results": (TaskType.BINARY_CLASSIFICATION,)}
 #: dagsmith_kit helpers that fit on the training table only and apply to every table.
 FITS_ON_TRAIN = {"transform_tables", "impute_tables", "clip_tables", "fit_replace", "reduce_tables", "fit_table",
                  "drop_columns"}

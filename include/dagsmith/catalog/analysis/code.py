@@ -23,6 +23,7 @@ from dagsmith.catalog.knowledge import (
     REJECTS_MISSING,
     KEEPS_GROUPS,
     METRIC_FUNCTIONS,
+    ONLY_TASKS,
     SHUFFLES_ROWS,
     SHUFFLES_WHEN_ASKED,
     LITERALS,
@@ -40,7 +41,7 @@ from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, Ta
 from dagsmith_kit.metrics import label as metric_label
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.10"
+ANALYZER_VERSION = "1.11"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
@@ -191,11 +192,15 @@ def _stages(evidence: _Evidence) -> list[Stage]:
     return [primary, *others]
 
 
-def _task_types(stages: list[Stage], evidence: _Evidence) -> list[TaskType]:
+def _task_types(stages: list[Stage], evidence: _Evidence, facts: CodeFacts) -> list[TaskType]:
+    """The tasks the calls of the service's stages serve, narrowed to those a kit helper it calls allows."""
     tasks: list[TaskType] = []
     for stage in stages:
         for meaning in evidence.in_stage(stage):
             tasks.extend(t for t in meaning.tasks if t not in tasks)
+    for helper, only in ONLY_TASKS.items():
+        if facts.uses(helper):
+            tasks = [t for t in tasks if t in only] or list(only)
     implied = {
         Stage.CLUSTERING: TaskType.CLUSTERING, Stage.ANOMALY_DETECTION: TaskType.ANOMALY_DETECTION,
         Stage.DIMENSIONALITY_REDUCTION: TaskType.DIMENSIONALITY_REDUCTION, Stage.EDA: TaskType.EXPLORATORY_ANALYSIS,
@@ -353,7 +358,7 @@ def analyze_code(source: ServiceSource) -> Analysis:
     evidence = _collect(facts)
     stages = _stages(evidence)
     primary = stages[0]
-    tasks = _task_types(stages, evidence)
+    tasks = _task_types(stages, evidence, facts)
     algorithms = _algorithms(facts)
     reads = _bundle_io(facts, BUNDLE_READS)
     tags = _tags(facts, evidence, primary, algorithms, reads)
