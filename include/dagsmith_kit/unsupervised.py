@@ -165,11 +165,17 @@ def describe_clusters(frame: pd.DataFrame, columns: list[str], labels: np.ndarra
         members = values[labels == cluster]
         shift = ((members.mean() - overall) / spread).dropna()
         strongest = shift.abs().sort_values(ascending=False).index[:top]
-        named = [f"{'higher' if shift[c] > 0 else 'lower'} {c} ({readable_number(members[c].mean())} against "
-                 f"{readable_number(overall[c])} overall)" for c in strongest]
+        named = [f"{'higher' if shift[c] > 0 else 'lower'} {c} ({_shown(members[c].mean(), spread[c])} against "
+                 f"{_shown(overall[c], spread[c])} overall)" for c in strongest]
         described.append(f"cluster {cluster} ({len(members)} rows, {len(members) / len(values):.0%}): "
                          + ("; ".join(named) or "no feature sets it apart"))
     return described
+
+
+def _shown(mean: float, spread: float) -> str:
+    """A mean as a person reads it; one within rounding error of zero for its column's spread is 0 (a standardised
+    column's mean is 1e-17, not a value)."""
+    return readable_number(0.0 if abs(mean) < 1e-9 * spread else mean)
 
 
 def write_clusters(out: Bundle, frame: pd.DataFrame, columns: list[str], values: np.ndarray, labels: Any,

@@ -32,6 +32,8 @@ if TYPE_CHECKING:  # scikit-learn's metrics: loaded only where a supervised mode
 ANSWER_FILE = "answer.md"
 #: drivers, anomalous rows and cluster traits named in the summary paragraph (the report lists them all).
 NAMED = 3
+#: The silhouette at or below which clusters show no substantial structure (Kaufman and Rousseeuw's reading).
+SUBSTANTIAL_SILHOUETTE = 0.25
 #: metrics named in the summary, most telling first.
 HEADLINE_METRICS = ("roc_auc", "f1", "accuracy", "r2", "nrmse", "rmse")
 
@@ -62,8 +64,9 @@ def summarise(task: TaskType, target: str | None, steps: list[StepOutcome], qual
     if task.supervised and Stage.MODELLING in by_stage:
         doubted = f"Needs review: {quality.review} " if quality is not None and quality.review else ""
         return doubted + _supervised(task, target, by_stage, quality)
-    for stage, describe in ((Stage.ANOMALY_DETECTION, _anomalies), (Stage.CLUSTERING, _clusters),
-                            (Stage.DIMENSIONALITY_REDUCTION, _components)):
+    if Stage.CLUSTERING in by_stage and (bundle := by_stage[Stage.CLUSTERING].bundle()) is not None:
+        return _clusters(bundle, steps)
+    for stage, describe in ((Stage.ANOMALY_DETECTION, _anomalies), (Stage.DIMENSIONALITY_REDUCTION, _components)):
         if stage in by_stage and (bundle := by_stage[stage].bundle()) is not None:
             return describe(bundle)
     explored = next((found for step in steps if (found := read_exploration(step.output))), None)
@@ -139,15 +142,37 @@ def _anomalies(bundle: Bundle) -> str:
     return text + (". The most unusual: " + "; ".join(named) if named else "") + "."
 
 
-def _clusters(bundle: Bundle) -> str:
+def _clusters(bundle: Bundle, steps: list[StepOutcome]) -> str:
+    """The groups and what sets each apart, in the table's own units; groups that barely separate say so."""
     labels = bundle.predictions()["cluster"].to_numpy()
     data = bundle.table("data")
     columns = bundle.feature_columns(data, numeric=True)
     metrics = bundle.metrics()
     found = len(set(labels.tolist()) - {-1})
     quality = f" (silhouette {metrics['silhouette']:.2f})" if "silhouette" in metrics else ""
-    described = describe_clusters(data, columns, labels, top=2)
+    if metrics.get("silhouette", 1.0) <= SUBSTANTIAL_SILHOUETTE:
+        quality += (f", but they barely separate: at a silhouette of {SUBSTANTIAL_SILHOUETTE} or less the table shows "
+                    "no substantial grouping, so read them as slices of a continuum rather than kinds of rows")
+    described = describe_clusters(_in_own_units(data, columns, steps), columns, labels, top=2)
     return f"Found {found} groups{quality}: " + "; ".join(described[:6]) + "."
+
+
+def _in_own_units(data: pd.DataFrame, columns: list[str], steps: list[StepOutcome]) -> pd.DataFrame:
+    """``data``'s ``columns`` as the earliest step that holds each wrote them, on the same rows: the table's own
+    values before any scaling (an encoded category as its 0/1 share), so a cluster reads "age 52 against 38", not
+    in standard deviations. A column no step held on the same rows keeps ``data``'s values."""
+    found = pd.DataFrame(index=data.index)
+    for step in sorted(steps, key=lambda s: s.position):
+        missing = [c for c in columns if c not in found.columns]
+        bundle = step.bundle() if missing else None
+        if bundle is None or "data" not in bundle.table_names():
+            continue
+        table = bundle.table("data")
+        if table.index.equals(data.index):
+            for column in missing:
+                if column in table.columns and pd.api.types.is_numeric_dtype(table[column]):
+                    found[column] = table[column]
+    return found.assign(**{c: data[c] for c in columns if c not in found.columns})[columns]
 
 
 def _components(bundle: Bundle) -> str:
