@@ -648,7 +648,7 @@ def test_a_target_named_in_its_descriptions_words_is_read_from_the_data_dictiona
 def test_several_columns_close_in_meaning_are_named_not_guessed(embedder):
     swiss = profile_frame(pd.DataFrame({"participation": ["yes", "no"] * 100, "income": range(200),
                                         "foreign": ["yes", "no", "no", "yes"] * 50}))
-    with pytest.raises(InvalidIntent) as raised:
+    with pytest.raises(AmbiguousGoal) as raised:
         understand("model whether a Swiss woman takes part in the labour force", swiss, embedder=embedder)
     message = str(raised.value)
     assert "Closest in meaning to the goal's words: foreign ('swiss'" in message

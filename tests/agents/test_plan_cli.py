@@ -61,7 +61,7 @@ def test_plan_json_is_the_whole_plan(catalog_settings, penguins_csv):
     ("missing", "predict species", "does not exist", 2),
     ("empty", "predict species", "empty", 2),
     ("garbage", "predict species", "", 2),
-    ("penguins", "predict the wingspan", "wingspan", 2),
+    ("penguins", "predict the wingspan", "wingspan", 5),  # which column is meant: a question too
     ("penguins", "asdf qwerty", "?", 5),  # a question: its own exit code
 ])
 def test_bad_input_gets_one_clear_paragraph(catalog_settings, penguins_csv, tmp_path, case, goal, expected, code):

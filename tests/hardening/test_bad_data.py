@@ -204,7 +204,6 @@ CASES = [
     # the target
     Case("one-class-target.csv", _csv(_with("label", "yes")), error="single class ('yes')", read=False),
     Case("all-missing-target.csv", _csv(_with("label", np.nan)), error="'label' has no values", read=False),
-    Case("unknown-target.csv", _csv(_frame()), goal="predict the wingspan", error="no column 'wingspan'", read=False),
     Case("infinite-target.csv", _csv(_with("income", np.inf)), goal="predict the income", error="income", read=False),
     # values
     Case("all-missing-column.csv", _csv(_with("age", np.nan)), task="binary_classification",
@@ -313,6 +312,21 @@ def test_messy_data_gets_a_plan_or_one_clear_paragraph(case, store, tmp_path, mo
     assert plan["pipeline"]["status"] == "ready", plan["pipeline"]["checks"]
     _check(plan["profile"], case.expect)
     assert _counts(store) == (before[0] + 1, before[1] + len(plan["pipeline"]["steps"]))
+
+
+def test_a_target_the_table_lacks_is_a_question_offering_its_columns(store, tmp_path, monkeypatch):
+    """"predict the wingspan" over a table without one: which column is meant is the person's to say, so it is a
+    question (exit 5, answerable at the terminal, as JSON or in Airflow), not a dead end; nothing is stored."""
+    path = tmp_path / "birds.csv"
+    path.write_bytes(_csv(_frame()))
+    before = _counts(store)
+    result = _invoke(store, monkeypatch, "plan", str(path), "predict the wingspan", "--json", "--user", "corpus")
+    assert result.exit_code == 5, result.stdout[-2000:] + result.stderr
+    question = json.loads(result.stdout)
+    assert question["question"].startswith("There is no column 'wingspan' in the data.")
+    offered = {c["target"] for c in question["candidates"]}
+    assert offered and offered <= {"age", "income", "plan", "label"}
+    assert _counts(store) == before
 
 
 UNREADABLE = [c for c in CASES if c.error and c.read]

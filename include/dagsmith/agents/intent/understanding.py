@@ -172,6 +172,11 @@ def _read(goal: str, profile: DatasetProfile, reasoner: ModelReasoner | None, em
     if {issue.code for issue in intent.errors} == {"target_missing"}:
         intent = _target_by_meaning(intent, profile, embedder or default_embedder())
     intent = intent.model_copy(update={"provenance": provenance})
+    if {issue.code for issue in intent.errors} == {"target_missing"} and \
+            intent.target != explicit_target(goal, profile)[1]:
+        # a word no column is called by ("predict the wingspan"): which column the person means is theirs to say,
+        # with the likeliest readings, where a name designated outright stays an error
+        raise AmbiguousGoal(" ".join(issue.message for issue in intent.errors))
     if intent.errors:
         raise InvalidIntent(intent)
     if provenance.reasoner == DETERMINISTIC and intent.confidence < (
