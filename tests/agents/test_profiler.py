@@ -163,6 +163,17 @@ def test_semantic_types_from_names_and_values():
     assert {c.column for c in result.target_candidates}.isdisjoint({"customer_id", "email", "review", "signup_date"})
 
 
+def test_a_name_no_other_row_shares_labels_the_row():
+    """A constituency or a contestant named once each is who the row is, never a category to one-hot encode: typed an
+    identifier even with a few names missing; names that repeat are categories, and numbers written as text numbers."""
+    rng = np.random.default_rng(2)
+    towns = [f"{a} {b}" for a in ("Barrow", "Bath", "Bury", "Hove", "Ely") for b in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+    frame = pd.DataFrame({"constituency": [*towns[:128], None, None], "county": rng.choice(towns[:20], 130),
+                          "turnout": [f"{v:.4f}" for v in rng.uniform(0.5, 0.9, 130)], "swing": rng.normal(0, 3, 130)})
+    kinds = {column.name: column.semantic_type for column in profile_frame(frame).columns}
+    assert kinds == {"constituency": S.ID, "county": S.CATEGORICAL, "turnout": S.NUMERIC, "swing": S.NUMERIC}
+
+
 @pytest.mark.parametrize("word", ["three", "ask the agent", "?"])
 def test_numbers_with_a_stray_word_on_many_rows_are_numbers(word):
     """One word written on 50 of 450 rows is a missing value among numbers, not one class among 343."""

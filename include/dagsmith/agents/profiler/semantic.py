@@ -170,16 +170,25 @@ def _separated_phone(column: _Values) -> SemanticType | None:
 
 #: Fewer rows than this and unique integers are as likely a measurement as a row number.
 MIN_ID_ROWS = 20
+#: The share of rows a column of names unique per row must fill to label the rows.
+MIN_NAMED_SHARE = 0.95
 
 
 def _unhinted_id(column: _Values) -> SemanticType | None:
-    """Unique per row, and either a row numbering, UUIDs, or short codes of letters and digits ('7590-VHVEG')."""
-    if not column.complete or column.n_unique < max(MIN_ID_ROWS, len(column.values)):
+    """Unique per row, and either a row numbering, UUIDs, short codes of letters and digits ('7590-VHVEG'), or short
+    names ('Barrow & Furness', 'BeBe Zahara Benet'): a name that no other row shares labels its row, and as a
+    category it would teach a model nothing that holds for another row. Names may be missing on a few rows; wordy
+    values are text, and numbers written as text are numbers."""
+    if column.n_unique < max(MIN_ID_ROWS, len(column.values)):
         return None
     if column.numeric:
         sequence = column.integral and column.values.max() - column.values.min() < column.n_rows
-        return S.ID if sequence else None
-    return S.ID if column.share(UUID) >= 0.99 or column.share(CODE) >= 0.99 else None
+        return S.ID if column.complete and sequence else None
+    if column.complete and (column.share(UUID) >= 0.99 or column.share(CODE) >= 0.99):
+        return S.ID
+    named = (len(column.values) >= MIN_NAMED_SHARE * column.n_rows and not _wordy(column)
+             and not _numbers_with_stray_words(column))
+    return S.ID if named else None
 
 
 def boolean_pair(text: pd.Series) -> frozenset[str] | None:
@@ -215,5 +224,9 @@ def _by_cardinality(column: _Values) -> SemanticType:
     size = len(column.values)
     if column.n_unique <= 0.05 * size or (column.n_unique <= MAX_LEVELS and column.n_unique <= 0.5 * size):
         return S.CATEGORICAL
-    wordy = column.text.str.split().str.len().mean() >= 3 or column.text.str.len().mean() >= 40
-    return S.TEXT if wordy else S.CATEGORICAL
+    return S.TEXT if _wordy(column) else S.CATEGORICAL
+
+
+def _wordy(column: _Values) -> bool:
+    """Values of three words or 40 characters on average: prose, not a name or a category."""
+    return bool(column.text.str.split().str.len().mean() >= 3 or column.text.str.len().mean() >= 40)
