@@ -3,6 +3,7 @@ categorical, free text, numeric), read from the values first and the words of th
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import pandas as pd
@@ -151,7 +152,9 @@ def as_dates(series: pd.Series) -> pd.Series:
 
 def _date_format(text: pd.Series) -> str:
     """The month-first or day-first reading of the first value, whichever parses more of the first values."""
-    guesses = {guess_datetime_format(text.iloc[0], dayfirst=dayfirst) for dayfirst in (False, True)} - {None}
+    with warnings.catch_warnings():  # pandas warns that a year-first date ignores dayfirst: that is the point of both
+        warnings.simplefilter("ignore", UserWarning)
+        guesses = {guess_datetime_format(text.iloc[0], dayfirst=dayfirst) for dayfirst in (False, True)} - {None}
     head = text.head(SNIFF_VALUES)
     return max(sorted(guesses), key=lambda fmt: _parse_dates(head, fmt).notna().sum(), default="mixed")
 
