@@ -198,9 +198,8 @@ def _task_types(stages: list[Stage], evidence: _Evidence, facts: CodeFacts) -> l
     for stage in stages:
         for meaning in evidence.in_stage(stage):
             tasks.extend(t for t in meaning.tasks if t not in tasks)
-    for helper, only in ONLY_TASKS.items():
-        if facts.uses(helper):
-            tasks = [t for t in tasks if t in only] or list(only)
+    for only in (only for helper, only in ONLY_TASKS.items() if facts.uses(helper)):
+        tasks = [t for t in tasks if t in only] or list(only)
     implied = {
         Stage.CLUSTERING: TaskType.CLUSTERING, Stage.ANOMALY_DETECTION: TaskType.ANOMALY_DETECTION,
         Stage.DIMENSIONALITY_REDUCTION: TaskType.DIMENSIONALITY_REDUCTION, Stage.EDA: TaskType.EXPLORATORY_ANALYSIS,
