@@ -182,6 +182,19 @@ def test_a_name_no_other_row_shares_labels_the_row():
     assert kinds == {"constituency": S.ID, "county": S.CATEGORICAL, "turnout": S.NUMERIC, "swing": S.NUMERIC}
 
 
+def test_a_numbering_with_a_few_numbers_missing_is_an_identifier():
+    """Patients numbered 1 to 3,007 over 2,982 rows (some left out of the registry) are numbered, not measured: as a
+    feature the number ranked first among what predicts death, because the registry is in order of something."""
+    rng = np.random.default_rng(3)
+    pid = np.sort(rng.choice(np.arange(1, 3008), 2982, replace=False))
+    grams = np.sort(rng.choice(np.arange(2000, 5000), 300, replace=False))  # unique, but a tenth of the range
+    kinds = {c.name: c.semantic_type for c in profile_frame(pd.DataFrame({"pid": pid, "age": rng.integers(
+        25, 90, 2982)})).columns}
+    assert kinds == {"pid": S.ID, "age": S.NUMERIC}
+    assert profile_frame(pd.DataFrame({"weight": grams, "age": rng.integers(1, 9, 300)})).column(
+        "weight").semantic_type is S.NUMERIC
+
+
 @pytest.mark.parametrize("word", ["three", "ask the agent", "?"])
 def test_numbers_with_a_stray_word_on_many_rows_are_numbers(word):
     """One word written on 50 of 450 rows is a missing value among numbers, not one class among 343."""

@@ -173,20 +173,24 @@ def _separated_phone(column: _Values) -> SemanticType | None:
 
 #: Fewer rows than this and unique integers are as likely a measurement as a row number.
 MIN_ID_ROWS = 20
+#: The least share of the integers between its lowest and highest value a numbering unique per row holds: a patient
+#: number running 1 to 3,007 over 2,982 rows is a numbering; unique measurements spread far wider.
+NUMBERING_DENSITY = 0.95
 #: The share of rows a column of names unique per row must fill to label the rows.
 MIN_NAMED_SHARE = 0.95
 
 
 def _unhinted_id(column: _Values) -> SemanticType | None:
-    """Unique per row, and either a row numbering, UUIDs, short codes of letters and digits ('7590-VHVEG'), or short
-    names ('Barrow & Furness', 'BeBe Zahara Benet'): a name that no other row shares labels its row, and as a
-    category it would teach a model nothing that holds for another row. Names may be missing on a few rows; wordy
-    values are text, and numbers written as text are numbers."""
+    """Unique per row, and either a row numbering (a few numbers may be missing: rows left out of a registry), UUIDs,
+    short codes of letters and digits ('7590-VHVEG'), or short names ('Barrow & Furness', 'BeBe Zahara Benet'): a
+    name that no other row shares labels its row, and as a category it would teach a model nothing that holds for
+    another row. Names may be missing on a few rows; wordy values are text, and numbers written as text are
+    numbers."""
     if column.n_unique < max(MIN_ID_ROWS, len(column.values)):
         return None
     if column.numeric:
-        sequence = column.integral and column.values.max() - column.values.min() < column.n_rows
-        return S.ID if column.complete and sequence else None
+        span = column.values.max() - column.values.min() + 1 if column.integral else float("inf")
+        return S.ID if column.complete and span <= column.n_rows / NUMBERING_DENSITY else None
     if column.complete and (column.share(UUID) >= 0.99 or column.share(CODE) >= 0.99):
         return S.ID
     named = (len(column.values) >= MIN_NAMED_SHARE * column.n_rows and not _wordy(column)
