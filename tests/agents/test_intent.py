@@ -410,6 +410,14 @@ def test_misspellings_are_read_and_said():
     assert "'predcit' as 'predict'" in found.reasons["spelling"] and "misspelling" in found.reasons["target"]
 
 
+def test_the_adverb_of_a_task_word_asks_for_that_task():
+    """"behave unusually" asks for unusual rows as "unusual ones" does; an adverb of no task word ("monthly") stays
+    as it is."""
+    found = intent("diamonds", "find the stones whose prices behave unusually")
+    assert found.task_type is TaskType.ANOMALY_DETECTION and "'unusually'" in found.reasons["task_type"]
+    assert "monthli" in read_goal("forecast the monthly sales", _counts("sales")).stems
+
+
 def test_a_word_with_another_first_letter_is_no_misspelling():
     """'participates' is close to 'anticipate' by letters, but typing rarely changes a first letter."""
     assert read_goal("who participates in the plan?", _counts("member")).corrections == ()

@@ -80,6 +80,7 @@ def read_goal(text: str, profile: DatasetProfile) -> Goal:
     corrections: list[tuple[str, str]] = []
     for word in tokens:
         s = stem(word)
+        s = s[:-2] if s.endswith("li") and s[:-2] in VOCABULARY else s  # the adverb of a task word ("unusually")
         fix = _spelling_fix(s) if len(s) >= 5 and s.isalpha() and s not in known else None
         if fix:
             corrections.append((word, VOCABULARY[fix]))
