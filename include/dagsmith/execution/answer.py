@@ -158,9 +158,9 @@ def _clusters(bundle: Bundle, steps: list[StepOutcome]) -> str:
 
 
 def _in_own_units(data: pd.DataFrame, columns: list[str], steps: list[StepOutcome]) -> pd.DataFrame:
-    """``data``'s ``columns`` as the earliest step that holds each wrote them, on the same rows: the table's own
-    values before any scaling (an encoded category as its 0/1 share), so a cluster reads "age 52 against 38", not
-    in standard deviations. A column no step held on the same rows keeps ``data``'s values."""
+    """``data``'s ``columns`` as the earliest of ``steps`` that holds each wrote them, on the same rows: the table's
+    own values before any scaling (an encoded category as its 0/1 share), so a cluster reads "age 52 against 38",
+    not in standard deviations. ``steps`` include the one that wrote ``data``, so every column is found."""
     found = pd.DataFrame(index=data.index)
     for step in sorted(steps, key=lambda s: s.position):
         missing = [c for c in columns if c not in found.columns]
@@ -172,7 +172,7 @@ def _in_own_units(data: pd.DataFrame, columns: list[str], steps: list[StepOutcom
             for column in missing:
                 if column in table.columns and pd.api.types.is_numeric_dtype(table[column]):
                     found[column] = table[column]
-    return found.assign(**{c: data[c] for c in columns if c not in found.columns})[columns]
+    return found[columns]
 
 
 def _components(bundle: Bundle) -> str:
