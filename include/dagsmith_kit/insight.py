@@ -112,21 +112,21 @@ def classification_results(bundle: Bundle) -> tuple[np.ndarray, pd.DataFrame]:
     return y_true, predictions
 
 
-def class_probabilities(predictions: pd.DataFrame) -> tuple[list[str], np.ndarray]:
-    """The class labels of a classifier's ``proba_<label>`` columns and the matrix of those probabilities."""
+def class_probabilities(predictions: pd.DataFrame, *, by_label: bool = False) -> tuple[list[str], np.ndarray]:
+    """The class labels of a classifier's ``proba_<label>`` columns and the matrix of those probabilities, in the
+    model's class order, or with ``by_label`` in the labels' order as text (``probabilities_by_label``)."""
     columns = probability_columns(predictions)
     if not columns:
         raise ServiceError("the predictions have no proba_ columns: the model gave no probabilities")
-    return [c.removeprefix(PROBA_PREFIX) for c in columns], predictions[columns].to_numpy(dtype=float)
+    labels, frame = (probabilities_by_label(predictions) if by_label
+                     else ([c.removeprefix(PROBA_PREFIX) for c in columns], predictions[columns]))
+    return labels, frame.to_numpy(dtype=float)
 
 
 def normalised_probabilities(y_true: np.ndarray, predictions: pd.DataFrame) -> tuple[list[str], np.ndarray]:
-    """:func:`class_probabilities` in the labels' order (``probabilities_by_label``) with each row rescaled to sum to
-    1, refused unless every test label has a ``proba_`` column (scores such as log loss and Brier need the true
-    class's probability)."""
-    class_probabilities(predictions)  # refuses predictions without probabilities
-    labels, columns = probabilities_by_label(predictions)
-    proba = columns.to_numpy(dtype=float)
+    """:func:`class_probabilities` in the labels' order with each row rescaled to sum to 1, refused unless every test
+    label has a ``proba_`` column (scores such as log loss and Brier need the true class's probability)."""
+    labels, proba = class_probabilities(predictions, by_label=True)
     unseen = sorted(set(y_true) - set(labels))
     if unseen:
         raise ServiceError(f"test labels without a proba_ column: {', '.join(unseen[:5])}")
