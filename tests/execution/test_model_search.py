@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from dagsmith.models.execution import Decision, SearchSummary, StepStatus, TryAc
 from dagsmith.models.intent import GivenFields
 from dagsmith.models.catalog import Stage
 from dagsmith.models.plan import ModelSearch
+from dagsmith.runtime.base import Invocation, Limits
+from dagsmith.runtime.local import LocalRuntime
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from dagsmith.store.pipelines import service_names
@@ -317,3 +320,30 @@ def test_a_rare_class_is_labelled_where_validation_draws_the_line_not_at_even_od
     assert ((predicted["proba_yes"] >= line) == (predicted["prediction"] == "yes")).all()
     assert bundle.metrics()["decision_threshold"] == round(line, 6)
     assert "Labels: a row is labelled 'yes' when its probability is at least" in (bundle.path / REPORT_FILE).read_text()
+
+
+def test_a_candidate_ends_whole_while_its_rivals_are_handed_into_its_folder(tmp_path):
+    """The relay may hand over the rivals' progress just as the try ends, while the worker takes back the folder its
+    sandbox's user wrote: a file renamed away in the meantime is no failure of the candidate."""
+    bundle = Bundle.create(tmp_path / "input", pd.DataFrame({"x": [1.0, 2.0]}), task_type="clustering")
+    writes = "for n in range(3000):\n    open(f'/output/part-{n}', 'w').close()\n"
+    stop = threading.Event()
+    for run in range(3):
+        output = tmp_path / f"attempt-{run}"
+        output.mkdir()
+
+        def relay(output: Path = output) -> None:
+            while not stop.is_set():
+                write_rivals(output, [{"name": "ridge_regression", "progress": [[0.5, 0.9]]}])
+
+        stop.clear()
+        relaying = threading.Thread(target=relay)
+        relaying.start()
+        try:
+            result = LocalRuntime(warm=False).run(Invocation("writes_much", {"main.py": writes}, bundle.path, output,
+                                                             {}, Limits(timeout_seconds=60, memory_mb=256)))
+        finally:
+            stop.set()
+            relaying.join()
+        assert result.ok, result.stderr
+        assert len(list(output.glob("part-*"))) == 3000

@@ -110,9 +110,14 @@ class LocalRuntime:
 
 
 def _take_back(output: Path) -> None:
-    """Give the worker back what the run's uid wrote (links are not followed: the service made them)."""
-    for path in [output, *output.rglob("*")]:
-        os.chown(path, os.geteuid(), os.getegid(), follow_symlinks=False)
+    """Give the worker back what the run's uid wrote (links are not followed: the service made them). The pipeline
+    may replace a file there meanwhile (a model search's rivals, handed over as the try ends): what is gone by the
+    time it is reached has no owner to change."""
+    os.chown(output, os.geteuid(), os.getegid(), follow_symlinks=False)
+    for folder, folders, files in os.walk(output):  # a folder gone meanwhile is skipped, a link never followed
+        for name in folders + files:
+            with contextlib.suppress(FileNotFoundError):
+                os.chown(os.path.join(folder, name), os.geteuid(), os.getegid(), follow_symlinks=False)
 
 
 def _environment(home: Path, service: str, kit: Path) -> dict[str, str]:
