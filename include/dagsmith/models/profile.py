@@ -49,6 +49,11 @@ class ColumnProfile(BaseModel):
     issues: list[str] = Field(default_factory=list, description="e.g. 'constant', 'values out of range'")
     description: str | None = Field(None, description="what the column holds, from the data's dictionary "
                                                       "(dagsmith.data.dictionary)")
+    known_ahead: str | None = Field(None, description="what makes the value known before its time comes, so that a "
+                                    "forecast may use it: the part of the time column's calendar that decides it "
+                                    "('month', 'day of week', 'year'), or 'series' for a column telling the series "
+                                    "apart (or decided by one); None for a value measured with the time "
+                                    "(dagsmith.agents.profiler.ahead)")
 
 
 class QualityScore(BaseModel):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from dagsmith.agents.forecast_features import unknown_ahead
 from dagsmith.agents.intent.calibration import Evidence, chance_right
 from dagsmith.agents.intent.column_ranker import target_chances
 from dagsmith.agents.intent.column_requests import column_constraints, excluded_columns, ruled_columns
@@ -122,11 +123,15 @@ def compose_intent(goal: str, profile: DatasetProfile, task: TaskType, target: s
     constraints = [c for c in parse_constraints(goal, task) + (added or [])
                    + column_constraints(goal, lambda phrase: column_named(phrase, profile))
                    if c.kind not in replaced] + (stated or [])
-    for c in constraints:
-        several = c.kind in {ConstraintKind.EXCLUDE_FAMILY, ConstraintKind.METRIC}  # one reason per value
-        reasons[f"constraint.{c.kind}" + (f".{c.value}" if several else "")] = c.reason
     excluded = set(excluded_columns(constraints, profile.column_names, {target}))
     features = [c for c in _features(profile, target, task) if c.name not in excluded]
+    if task is TaskType.TIME_SERIES_FORECASTING and (ahead := unknown_ahead(features, target, constraints)):
+        constraints.append(ahead)
+        features = [c for c in features if c.name not in ahead.value]
+    for c in constraints:
+        several = c.kind in {ConstraintKind.EXCLUDE_FAMILY, ConstraintKind.METRIC}  # one reason per value
+        key = f"constraint.{c.kind}" + (f".{c.value}" if several else "")
+        reasons[key] = f"{reasons[key]}; {c.reason}" if key in reasons else c.reason
     view = DataView(profile, task, profile.column(target) if target else None, features, constraints)
     required, optional, stage_reasons = plan_stages(view)
     return Intent(

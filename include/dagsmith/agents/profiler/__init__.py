@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dagsmith.agents.profiler.ahead import known_ahead
 from dagsmith.agents.profiler.columns import column_profile
 from dagsmith.agents.profiler.common import S
 from dagsmith.agents.profiler.correlations import as_numbers, listed_correlations, pearson_matrix
@@ -100,6 +101,10 @@ def _profile(table: Table, source: str, info: ReadInfo | None) -> DatasetProfile
     uniqueness, uniqueness_issues = uniqueness_score(duplicates, checked_rows, groups, len(columns))
     axes = {"completeness": completeness, "consistency": consistency, "uniqueness": uniqueness}
     candidates = target_candidates(columns, sample)
+    time = time_column(columns)
+    ahead = known_ahead(sample, columns, time)
+    columns = [column.model_copy(update={"known_ahead": ahead[column.name]}) if column.name in ahead else column
+               for column in columns]
     sampled = len(sample) < table.n_rows
     return DatasetProfile(
         source=source,
@@ -122,7 +127,7 @@ def _profile(table: Table, source: str, info: ReadInfo | None) -> DatasetProfile
         ),
         correlations=listed_correlations(correlation, related, profiles, candidates),
         target_candidates=candidates,
-        time_column=time_column(columns),
+        time_column=time,
         notes=_notes(table, info, checked_rows, skipped),
     )
 
