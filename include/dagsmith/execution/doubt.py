@@ -5,7 +5,9 @@ recorded with or after the outcome (a leak: ``tenure_band`` derived from ``tenur
 derived from it) or a target that is not the one meant. The run completes, marked as needing review, naming the
 column that decides the target when one does: each column alone is scored on the training rows by a small tree fitted
 on half of them and scored on the other half, and one that scores near perfect on rows it did not learn from decides
-the target. The held-out rows are never read for it.
+the target. The held-out rows are never read for it. A forecast's time is no such column: on shuffled rows it only
+interpolates between neighbours in time, which would decide any smooth series, and a forecast is meant to learn from
+it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from dagsmith.execution.quality import Quality
+from dagsmith.models.catalog import TaskType
 from dagsmith_kit import Bundle
 from dagsmith_kit.metrics import label
 
@@ -98,6 +101,8 @@ def _deciding(model: Bundle, columns: list[str], first: list[str], *,
         return None, 0.0
     y = y.astype(str) if classification else y.astype(float)
     grouped = origins(model.feature_columns(train), columns)
+    if model.task_type == TaskType.TIME_SERIES_FORECASTING.value:
+        grouped.pop(model.time_column or "", None)
     ahead = list(dict.fromkeys(origin for origin, features in grouped.items() if set(features) & set(first)))
     tried = (ahead + [origin for origin in grouped if origin not in ahead])[:MAX_COLUMNS]
     scored = {column: _alone(train[grouped[column]], y, classification) for column in tried}
