@@ -1,10 +1,10 @@
 """Is a supervised result an answer? Held-out quality beside what a trivial predictor scores on the same rows.
 
-A run whose model does no better than predicting the majority class or the training mean completed nothing
-useful: ``finish`` fails it saying so, and every metric is shown beside its trivial counterpart (the CLI, the
-UI's run page, the benchmark); one that scores too well to be true completes marked for review
-(``execution.doubt``). The figures are recomputed here from the predictions and the held-out table, so they do not
-depend on which evaluator the pipeline ran.
+A run whose model does no better than predicting the majority class or the training mean (for a forecast, nor than
+its latest value, the naive forecast) completed nothing useful: ``finish`` fails it saying so, and every metric is
+shown beside its trivial counterpart (the CLI, the UI's run page, the benchmark); one that scores too well to be true
+completes marked for review (``execution.doubt``). The figures are recomputed here from the predictions and the
+held-out table, so they do not depend on which evaluator the pipeline ran.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ import numpy as np
 import pandas as pd
 from sklearn import metrics as skm
 
+from dagsmith.models.catalog import TaskType
 from dagsmith_kit import Bundle, BundleError
 from dagsmith_kit.bundle import PROBA_PREFIX, probability_columns
+from dagsmith_kit.cleaning import time_values
 from dagsmith_kit.metrics import METRICS, label
 
 #: Each held-out metric and the key of the trivial predictor's score on the same rows.
@@ -87,24 +89,28 @@ def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataF
                    f"the majority class scores {result[BASELINE_OF[judged]]:.4f})")
 
 
-def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series) -> Quality:
+def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series, *,
+                       latest: float | None = None) -> Quality:
     """RMSE, MAE and R² (also RMSE and MAE divided by the held-out target's spread), against predicting the
-    training mean."""
+    training mean, or for a forecast (``latest``: the last value it learnt from) the better of the mean and that
+    latest value, which a forecast of a wandering series must beat to be worth anything."""
     truth, predicted = y_true.to_numpy(dtype=float), y_pred.to_numpy(dtype=float)
     if not np.isfinite(predicted).all():
         return Quality(False, {}, "non-finite predictions")
     spread = float(np.std(truth)) or 1.0
-    mean = np.full_like(truth, float(y_train.mean()))
+    trivial = {"the training mean": float(y_train.mean())} | ({} if latest is None else {"the latest value": latest})
+    named, value = min(trivial.items(), key=lambda item: skm.mean_squared_error(truth, np.full_like(truth, item[1])))
+    constant = np.full_like(truth, value)
     rmse = math.sqrt(skm.mean_squared_error(truth, predicted))
-    baseline = math.sqrt(skm.mean_squared_error(truth, mean))
+    baseline = math.sqrt(skm.mean_squared_error(truth, constant))
     mae = skm.mean_absolute_error(truth, predicted)
     result = {"rmse": rmse, "mae": mae, "nrmse": rmse / spread, "nmae": mae / spread,
               "r2": skm.r2_score(truth, predicted), "baseline_rmse": baseline,
-              "baseline_mae": skm.mean_absolute_error(truth, mean), "baseline_r2": skm.r2_score(truth, mean)}
+              "baseline_mae": skm.mean_absolute_error(truth, constant), "baseline_r2": skm.r2_score(truth, constant)}
     better = rmse < baseline
     return Quality(better, result, None if better else
-                   f"no better than predicting the training mean on the held-out rows (RMSE {rmse:.4g}, the mean "
-                   f"scores {baseline:.4g})")
+                   f"no better than predicting {named} on the held-out rows (RMSE {rmse:.4g}, {named} scores "
+                   f"{baseline:.4g})")
 
 
 def supervised_quality(bundle: Bundle, *, classification: bool) -> Quality:
@@ -114,16 +120,31 @@ def supervised_quality(bundle: Bundle, *, classification: bool) -> Quality:
         test, train, predictions = bundle.table("test"), bundle.table("train"), bundle.predictions()
     except (BundleError, OSError, ValueError) as exc:
         return Quality(False, {}, f"the model's output cannot be assessed: {exc}")
-    return prediction_quality(test[target], predictions, train[target], classification=classification)
+    return prediction_quality(test[target], predictions, train[target], classification=classification,
+                              latest=None if classification else latest_value(bundle, train))
+
+
+def latest_value(bundle: Bundle, train: pd.DataFrame) -> float | None:
+    """The target's last training value of a forecast of one series (times that repeat are several series, whose
+    latest values differ), or None."""
+    time, target = bundle.time_column, bundle.require_target()
+    if bundle.task_type != TaskType.TIME_SERIES_FORECASTING.value or time not in train.columns:
+        return None
+    labelled = train[train[target].notna()]
+    times = time_values(labelled[time])
+    if labelled.empty or times.duplicated().any():
+        return None
+    return float(labelled[target].loc[times.idxmax()])
 
 
 def prediction_quality(truth: pd.Series, predictions: pd.DataFrame, y_train: pd.Series, *,
-                       classification: bool) -> Quality:
-    """The quality of ``predictions`` (``predictions.parquet``'s columns) against ``truth``, row by row."""
+                       classification: bool, latest: float | None = None) -> Quality:
+    """The quality of ``predictions`` (``predictions.parquet``'s columns) against ``truth``, row by row (``latest``:
+    a forecast's last training value, ``regression_quality``)."""
     if len(predictions) != len(truth) or "prediction" not in predictions:
         return Quality(False, {}, "predictions do not line up with the test table")
     truth, predicted = truth.reset_index(drop=True), predictions["prediction"].reset_index(drop=True)
     if classification:
         proba = predictions[probability_columns(predictions)].reset_index(drop=True)
         return classification_quality(truth, predicted, proba if len(proba.columns) else None, y_train)
-    return regression_quality(truth, predicted, y_train)
+    return regression_quality(truth, predicted, y_train, latest=latest)

@@ -1,5 +1,5 @@
-"""The doubt of an answer too good to be true (``execution.doubt``) on a forecast, which is meant to learn from its
-time."""
+"""A forecast judged (``execution.quality``) and doubted (``execution.doubt``): against the naive forecast too, and
+learning from its own time without doubt."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from dagsmith.execution.doubt import review
-from dagsmith.execution.quality import Quality
+from dagsmith.execution.quality import Quality, regression_quality
 from dagsmith_kit import Bundle
 
 
@@ -33,3 +33,16 @@ def test_a_forecasts_time_is_no_leak_but_a_copy_of_its_target_is(tmp_path):
     doubted = review(quality, _forecast(tmp_path / "copied", copied), ["day", "adjusted", "close"],
                      [{"feature": "adjusted", "importance": 1.0}], classification=False)
     assert doubted and doubted.startswith("`adjusted` alone decides `close`"), doubted
+
+
+def test_a_forecast_is_judged_against_the_better_of_the_mean_and_the_latest_value():
+    """A share price wanders: its latest value forecasts the months after it far better than its long-run mean, and a
+    forecast that beats only the mean is no answer. A seasonal series around a level is the other way round."""
+    held_out, trained = pd.Series([101.0, 103.0, 99.0, 104.0]), pd.Series([20.0, 45.0, 70.0, 100.0])
+    drifting = pd.Series([90.0, 92.0, 91.0, 93.0])  # far better than the mean (56), worse than the latest (100)
+    judged = regression_quality(held_out, drifting, trained, latest=100.0)
+    assert not judged.valid and judged.problem.startswith("no better than predicting the latest value"), judged
+    assert regression_quality(held_out, drifting, trained).valid  # beside the mean alone it looked like an answer
+    seasonal = regression_quality(pd.Series([8.0, 12.0, 8.0, 12.0]), pd.Series([8.5, 11.0, 8.5, 11.0]),
+                                  pd.Series([8.0, 12.0, 8.0, 12.0]), latest=12.0)
+    assert seasonal.valid and seasonal.metrics["baseline_rmse"] == 2.0  # the mean (10) misses by 2, the latest by 2.83
