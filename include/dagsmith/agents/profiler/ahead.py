@@ -75,7 +75,8 @@ def _calendar(times: pd.Series) -> dict[str, pd.Series]:
         if steps:
             parts["season"] = np.round((values - whole) * steps) % steps
         return parts
-    stamps = as_dates(times)
+    distinct = times.dropna().drop_duplicates()  # parsed once each: a table of many series repeats every time
+    stamps = times.map(pd.Series(as_dates(distinct).to_numpy(), index=distinct.to_numpy()))
     if stamps.isna().all():
         return {}
     has_time = bool((stamps.dropna() != stamps.dropna().dt.normalize()).any())
