@@ -209,7 +209,7 @@ def test_a_forecast_knows_the_calendar_and_the_series_ahead_but_not_what_is_meas
     days = pd.date_range("2020-01-01", periods=3 * 365, freq="D")
     sales = rng.normal(100, 10, len(days))
     daily = profile_frame(pd.DataFrame({
-        "date": days.strftime("%Y-%m-%d"), "weekday": days.day_name(), "month_no": days.month,
+        "date": days.strftime("%Y-%m-%d").where(np.arange(len(days)) != 40), "weekday": days.day_name(), "month_no": days.month,
         "years_since_2000": days.year - 2000, "visitors": sales * 3 + rng.normal(0, 5, len(days)),
         "population": days.year.map({2020: 8.1, 2021: 8.3, 2022: 8.2}), "sales": sales}))
     assert daily.time_column == "date"
@@ -217,7 +217,7 @@ def test_a_forecast_knows_the_calendar_and_the_series_ahead_but_not_what_is_meas
         "date": None, "weekday": "day of week", "month_no": "month", "years_since_2000": "year",
         "visitors": None,  # measured on the day, as the sales are
         "population": None,  # decided by the year, but a yearly figure is not known a year ahead
-        "sales": None}
+        "sales": None}  # a day without its date (row 40) is read as the others are
     monthly = profile_frame(pd.DataFrame({"time": 1991 + np.arange(48) / 12, "subsidy": rng.normal(10, 1, 48),
                                           "season_no": np.arange(48) % 12 + 1}))
     assert {c.name: c.known_ahead for c in monthly.columns} == {"time": None, "subsidy": None, "season_no": "season"}
