@@ -209,7 +209,8 @@ def test_a_forecast_knows_the_calendar_and_the_series_ahead_but_not_what_is_meas
     days = pd.date_range("2020-01-01", periods=3 * 365, freq="D")
     sales = rng.normal(100, 10, len(days))
     daily = profile_frame(pd.DataFrame({
-        "date": days.strftime("%Y-%m-%d").where(np.arange(len(days)) != 40), "weekday": days.day_name(), "month_no": days.month,
+        "date": days.strftime("%Y-%m-%d").where(np.arange(len(days)) != 40), "weekday": days.day_name(),
+        "month_no": days.month,
         "years_since_2000": days.year - 2000, "visitors": sales * 3 + rng.normal(0, 5, len(days)),
         "population": days.year.map({2020: 8.1, 2021: 8.3, 2022: 8.2}), "sales": sales}))
     assert daily.time_column == "date"

@@ -255,9 +255,11 @@ def test_an_answer_one_column_decides_is_doubted_naming_that_column(store, tmp_p
     path = tmp_path / "contracts.csv"
     customers.to_csv(path, index=False)
     proc = subprocess.run([sys.executable, "-m", "dagsmith.cli.app", "run", str(path), "--target", "has_contract",
-                           "--time-budget", "30"], capture_output=True, text=True, env=_cli_env(store), timeout=900)
+                           "--time-budget", "30", "--exclude", "region"], capture_output=True, text=True,
+                          env=_cli_env(store), timeout=900)
     assert proc.returncode == 4, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = " ".join(proc.stdout.split())  # as printed, wrapped at the terminal's width
+    assert "runtime local columns given to leave out: --exclude region ✓" in out, out[:600]  # before the steps
     assert "completed, needs review in" in out
     assert "Needs review: `tenure_band` alone decides `has_contract` (balanced accuracy 1.000 " in out
     with session_scope(store) as session:

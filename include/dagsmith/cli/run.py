@@ -40,7 +40,7 @@ from dagsmith.cli.submit import PASSWORD_VARIABLE, URL_VARIABLE, USER_VARIABLE, 
 from dagsmith.config import Settings
 from dagsmith.execution.history import execution_summary
 from dagsmith.execution.specs import write_spec
-from dagsmith.models.intent import GivenFields
+from dagsmith.models.intent import ConstraintKind, GivenFields
 from dagsmith.runtime import check_runtime, runtime_named
 from dagsmith.runtime.base import RuntimeUnavailable
 from dagsmith.store import schema
@@ -146,6 +146,8 @@ def _run_here(data: Path, goal: str, *, runtime: str, user: str, settings: Setti
                 console.print(f"{gap}pipeline {spec.id} [bold]{escape(spec.name)}[/]: "
                               f"{result.intent.task_type.value}{target}, {len(spec.steps)} steps, runtime {runtime}",
                               highlight=False)
+                if left_out := result.intent.reasons.get(f"constraint.{ConstraintKind.EXCLUDE_COLUMNS}"):
+                    console.print(f"  {escape(left_out)}", highlight=False)  # what the answer will not have used
             reports.append(run_and_report(spec.id, Path(data).resolve(), runtime=runtime, user=user,
                                           settings=settings, json=json, started=started,
                                           child=None if reports else ahead))
