@@ -29,6 +29,7 @@ from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from tests.deploy.airflow_api import Api
 from tests.deploy.serving import dagsmith, listening, service_logs, serving
+from tests.processes import processes_naming
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.xdist_group("celery-deployment")
@@ -128,6 +129,8 @@ def test_steps_run_on_both_workers_and_a_killed_workers_step_is_retried_on_the_o
     lost, retried = [t for t in tries if t["position"] == position]
     assert (lost["worker"], lost["status"], lost["error_class"]) == (worker, "failed", "transient"), lost
     assert retried["status"] == "completed" and retried["worker"] != worker, retried
+    # nothing the killed worker started writes into the cut-off try's folder any more: the retry removed it
+    assert not processes_naming(f"{ran['workspace']}/attempts/{position:02d}-{lost['attempt']} /output"), "left"
 
     # The search's candidates ran at once: two of them overlapped. (Not necessarily all: a candidate whose dispatch
     # the broker's restart delayed may start after another has finished.)

@@ -259,6 +259,12 @@ def _running_try_of(settings, pipeline_id: int) -> schema.StepAttempt | None:
             schema.Execution.pipeline_id == pipeline_id, schema.StepAttempt.status == "running"))
 
 
+def _workspace(settings, attempt: schema.StepAttempt) -> str:
+    """The run's own folder: another run's leftovers name the same attempt folders under theirs."""
+    with session_scope(settings) as session:
+        return session.get(schema.Execution, attempt.execution_id).workspace
+
+
 def _alive(pid: int) -> bool:
     try:
         return "\tZ" not in Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1].splitlines()[0]
@@ -277,7 +283,8 @@ def test_a_killed_dagsmith_run_is_reaped_with_the_reason_and_the_pipeline_reruns
         deadline = time.monotonic() + 300
         while (attempt := _running_try_of(store, planned.id)) is None or \
                 _step_stage(store, attempt.step_id) != "modelling" or \
-                not (services := processes_naming(f"/attempts/{_position(store, attempt.step_id):02d}-")):
+                not (services := processes_naming(f"{_workspace(store, attempt)}/attempts/"
+                                                  f"{_position(store, attempt.step_id):02d}-")):
             assert cli.poll() is None and time.monotonic() < deadline, "the run never reached its model"
             time.sleep(0.05)
     finally:

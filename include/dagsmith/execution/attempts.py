@@ -18,7 +18,7 @@ from dagsmith.catalog.repository import current_service
 from dagsmith.config import Settings
 from dagsmith.execution.contract import check_bundle
 from dagsmith.execution.heartbeat import beating
-from dagsmith.execution.reaper import ATTEMPT_LABEL, INTERRUPTED, close_lost
+from dagsmith.execution.reaper import ATTEMPT_LABEL, INTERRUPTED, Leftovers, close_lost
 from dagsmith.execution.workers import worker_name
 from dagsmith.execution.workspace import Workspace, promote_output
 from dagsmith.healing.classify import Diagnosis, ErrorClass, diagnose
@@ -55,7 +55,9 @@ def close_lost_tries(execution_id: int, position: int, *, settings: Settings) ->
                 not (execution.error or "").startswith(INTERRUPTED):
             execution.status, execution.finished_at, execution.error = PipelineStatus.RUNNING, None, None
             stored(session, schema.Pipeline, execution.pipeline_id).status = PipelineStatus.RUNNING
-        return len(lost)
+        left = Leftovers.of(session, lost)
+    left.remove(settings)  # what the cut-off try left running here: the retry may run on this very machine
+    return len(lost)
 
 
 def step_outcome(attempts: list[schema.StepAttempt]) -> str:

@@ -22,6 +22,7 @@ Reaping happens at every run start and on ``dagsmith pipelines reap``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -117,11 +118,29 @@ def reap(settings: Settings, idle: timedelta = IDLE) -> Reaped:
             fail_run(session, run, now, reasons.get(run.id) or
                   f"abandoned: no activity for over {minutes} minutes (the worker running it stopped)")
         tries, failed = [a.id for a in lost], [r.id for r in runs]
-        labels = [a.container_label for a in lost]
-        outputs = [_output_of(session, attempt) for attempt in lost]
-    if outputs:
-        sandbox.kill_writing_to([folder for folder in outputs if folder is not None])
-    return Reaped(tries, failed, _remove_leftovers(labels, settings) if labels else 0)
+        left = Leftovers.of(session, lost)
+    return Reaped(tries, failed, left.remove(settings))
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """What lost tries may have left running: the folders their sandboxes write to, and their containers' labels."""
+
+    outputs: list[Path]
+    labels: list[str]
+
+    @classmethod
+    def of(cls, session: Session, lost: Sequence[schema.StepAttempt]) -> Leftovers:
+        return cls([folder for attempt in lost if (folder := _output_of(session, attempt)) is not None],
+                   [attempt.container_label for attempt in lost if attempt.container_label])
+
+    def remove(self, settings: Settings) -> int:
+        """Kill this machine's sandboxes writing to the outputs (a worker killed while bwrap set one up can leave it
+        waiting for ever, out of reach of ``--die-with-parent``) and remove the containers; how many containers and
+        pods were removed."""
+        if self.outputs:
+            sandbox.kill_writing_to(self.outputs)
+        return _remove_leftovers(self.labels, settings) if self.labels else 0
 
 
 def _output_of(session: Session, attempt: schema.StepAttempt) -> Path | None:
