@@ -3,7 +3,8 @@ columns, dropping the original; hour is skipped for date-only columns. The bundl
 
 A numeric time column in fractions of a unit (decimal years: 1991.0, 1991.083, ...) gets its position in the
 cycle (the month of monthly data) as a number and as a sine and cosine, so that a linear model can follow a
-seasonal pattern too; the time itself stays as the trend.
+seasonal pattern too; the time itself stays as the trend. A time counted in whole units (a year per row) has no
+cycle to expand: it is the trend, and the tables pass through as they are.
 """
 
 import numpy as np
@@ -27,20 +28,22 @@ def extract(inp, out, params):
     def fit(train):
         found = {}
         time = inp.time_column  # not a feature while it holds raw stamps, but expanded all the same
-        if time in train.columns and pd.api.types.is_numeric_dtype(train[time]):
+        numeric_time = time in train.columns and pd.api.types.is_numeric_dtype(train[time])
+        if numeric_time:
             steps = steps_per_unit(train[time])
             if steps:
                 found[time] = steps
             time = []
         else:
             time = [time] if time in train.columns else []
+        whole_time = numeric_time and not found  # a count of whole units (years): the trend itself, no cycle in it
         for column in [*inp.feature_columns(train, numeric=False), *time]:
             present = train[column].dropna()
             parsed = to_datetime(present)
             if len(present) and parsed.notna().mean() >= min_parsed:
                 has_time = (parsed.dropna() != parsed.dropna().dt.normalize()).any()
                 found[column] = [p for p in PARTS if p != "hour" or has_time]
-        if not found:
+        if not found and not whole_time:
             raise ServiceError("no datetime or date-like feature columns found to expand")
         return found
 
@@ -60,7 +63,9 @@ def extract(inp, out, params):
                 frame = frame.drop(columns=column)
         return frame
 
-    transform_tables(inp, out, fit, apply)
+    if not transform_tables(inp, out, fit, apply):
+        out.append_report(f"## Date features\n\nThe time '{inp.time_column}' counts whole units: it is the trend "
+                          "itself, with no cycle to expand, so the tables pass through as they are.")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from sklearn.feature_selection import f_classif
 
 from dagsmith import datasets
 from dagsmith_kit import Bundle
+from dagsmith_kit.bundle import REPORT_FILE
 from tests.microservices.conftest import CATALOG, assert_finite
 
 SERVICES = [
@@ -224,3 +225,15 @@ def test_a_time_column_of_raw_dates_is_expanded_kept_for_order_and_kept_from_mod
     assert train["date"].is_monotonic_increasing and "date" not in expanded.feature_columns(train)
     model = run("ridge_regression", expanded).output
     assert len(model.predictions()) == len(expanded.table("test"))
+
+
+def test_a_time_counted_in_whole_years_is_the_trend_itself_and_passes_through(run, tmp_path: Path):
+    frame = pd.DataFrame({"year": range(1950, 2000), "rate": [100 + 3 * n for n in range(50)]})
+    bundle = Bundle.create(tmp_path / "yearly", frame, target="rate", task_type="time_series_forecasting",
+                           time_column="year")
+    split = run("time_series_splitter", bundle).output
+    expanded = run("datetime_feature_extractor", split).output
+    assert expanded.table("train").equals(split.table("train")) and expanded.table("test").equals(split.table("test"))
+    assert "counts whole units" in (expanded.path / REPORT_FILE).read_text()
+    assert "no datetime" in run("datetime_feature_extractor", Bundle.create(
+        tmp_path / "no-time", frame.assign(year=frame["year"].astype(str) + "x"), target="rate"), ok=False).stderr
