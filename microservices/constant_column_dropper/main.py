@@ -1,5 +1,6 @@
 """Drop columns that carry no information, learned on the training table: constant columns and id-like
-columns (text or integer with a different value in every row). The target and named id columns stay.
+columns (text or integer with a different value in every row). The target, named id columns and the time
+column stay: a year per row is unique too, and it orders the rows.
 """
 
 import pandas as pd
@@ -13,7 +14,7 @@ def drop_columns(inp, out, params):
 
     def fit(train):
         dropped = {}
-        for column in inp.feature_columns(train):
+        for column in (c for c in inp.feature_columns(train) if c != inp.time_column):
             values = train[column]
             if values.nunique(dropna=False) <= 1:
                 dropped[column] = "constant"

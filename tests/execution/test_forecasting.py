@@ -66,3 +66,21 @@ def test_a_forecast_learns_from_what_it_knows_ahead_not_from_what_is_measured_wi
     quality = outcome["trace"]["quality"]
     # the weekend and the trend are learnt; the noise of the day is not, so no near-perfect score to doubt
     assert quality["valid"] and quality["review"] is None and 0.3 < quality["metrics"]["r2"] < 0.95, quality
+
+
+def test_a_forecast_of_one_row_per_year_learns_the_trend_from_the_year(store, embedder, tmp_path):
+    """A year per row numbers the rows as an id would, and is the only thing a yearly forecast knows ahead: it stays
+    the time and the feature, through every step, and the trend is learnt from it."""
+    rng = np.random.default_rng(9)
+    years = np.arange(1925, 2015)
+    rate = 80 + 2.5 * (years - 1925) + rng.normal(0, 4, len(years))
+    path = tmp_path / "prisons.csv"
+    pd.DataFrame({"year": years, "inmates": (rate * 1500).round(), "rate": rate.round(1)}).to_csv(path, index=False)
+    planned = plan(path, "forecast the rate for the next 5 years", settings=store, embedder=embedder)
+    assert (planned.intent.task_type.value, planned.intent.target) == ("time_series_forecasting", "rate")
+    outcome = run_dag(store, planned.pipeline.id, path)
+    assert outcome["status"] == "completed", outcome["error"]
+    searches = [json.loads(p.read_text()) for p in outcome["workspace"].glob("attempts/*/search.json")]
+    assert searches and all(search["features"] == ["year"] for search in searches), searches
+    quality = outcome["trace"]["quality"]
+    assert quality["valid"] and quality["metrics"]["r2"] > 0.5, quality  # the latest year's rate misses the growth

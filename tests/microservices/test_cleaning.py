@@ -193,6 +193,14 @@ def test_constant_column_dropper_learns_on_train(run, tmp_path):
     assert out.metrics()["columns_dropped"] == 3
 
 
+def test_constant_column_dropper_keeps_a_time_of_one_row_per_year(run, tmp_path):
+    frame = pd.DataFrame({"year": range(1925, 2020), "rate": [100.0 + n for n in range(95)], "source": "BJS"})
+    bundle = Bundle.create(tmp_path / "yearly", frame, target="rate", task_type="time_series_forecasting",
+                           time_column="year")
+    out = run("constant_column_dropper", bundle).output
+    assert list(out.table("data").columns) == ["year", "rate"], "the year orders the rows; only the constant goes"
+
+
 @pytest.mark.parametrize("service", ["train_test_splitter", "time_series_splitter", "group_splitter"])
 def test_splitters_leave_out_rows_without_a_target_and_say_how_many(run, tmp_path, service):
     """Penguins with the sex as target (11 gaps): no model can learn from or be scored on those rows."""

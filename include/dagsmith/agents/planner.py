@@ -99,11 +99,13 @@ def _build(profile: DatasetProfile, intent: Intent, recommendation: Recommendati
 
 def _store(session: Session, spec: PipelineSpec, ids: dict[str, int], profile: DatasetProfile, intent: Intent,
            recommendation: Recommendation) -> PipelineSpec:
+    # a year per row numbers the rows too, but as the time it is what a forecast learns its trend from
+    labels = [c.name for c in profile.columns if c.semantic_type is SemanticType.ID and c.name != profile.time_column]
     record = {"intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json"),
               "parameters_by": spec.param_provenance.model_dump(mode="json"),
               "profile_summary": {"n_rows": profile.n_rows, "n_columns": profile.n_columns,
                                   "quality": profile.quality.model_dump(mode="json")},
-              "roles": {"id_columns": [c.name for c in profile.columns if c.semantic_type is SemanticType.ID],
+              "roles": {"id_columns": labels,
                         "time_column": profile.time_column,
                         "excluded_columns": excluded_columns(intent.constraints, profile.column_names,
                                                              {intent.target})}}
