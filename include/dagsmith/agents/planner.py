@@ -21,7 +21,7 @@ from dagsmith.embeddings import Embedder, default_embedder
 from dagsmith.errors import InputError
 from dagsmith.learning import answers
 from dagsmith.learning.configurations import search_winners
-from dagsmith.models.catalog import Stage
+from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.intent import GivenFields, Intent
 from dagsmith.models.plan import (
     PipelineSpec,
@@ -99,8 +99,9 @@ def _build(profile: DatasetProfile, intent: Intent, recommendation: Recommendati
 
 def _store(session: Session, spec: PipelineSpec, ids: dict[str, int], profile: DatasetProfile, intent: Intent,
            recommendation: Recommendation) -> PipelineSpec:
-    # a year per row numbers the rows too, but as the time it is what a forecast learns its trend from
-    labels = [c.name for c in profile.columns if c.semantic_type is SemanticType.ID and c.name != profile.time_column]
+    # a year per row numbers the rows, and names them in an answer, but a forecast learns its trend from it
+    trend = profile.time_column if intent.task_type is TaskType.TIME_SERIES_FORECASTING else None
+    labels = [c.name for c in profile.columns if c.semantic_type is SemanticType.ID and c.name != trend]
     record = {"intent": intent.model_dump(mode="json"), "recommendation": recommendation.model_dump(mode="json"),
               "parameters_by": spec.param_provenance.model_dump(mode="json"),
               "profile_summary": {"n_rows": profile.n_rows, "n_columns": profile.n_columns,
