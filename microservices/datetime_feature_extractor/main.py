@@ -63,9 +63,12 @@ def extract(inp, out, params):
                 frame = frame.drop(columns=column)
         return frame
 
-    if not transform_tables(inp, out, fit, apply):
-        out.append_report(f"## Date features\n\nThe time '{inp.time_column}' counts whole units: it is the trend "
-                          "itself, with no cycle to expand, so the tables pass through as they are.")
+    found = transform_tables(inp, out, fit, apply)
+    expanded = "; ".join(f"`{column}` into its position in a cycle of {parts} steps" if isinstance(parts, int)
+                         else f"`{column}` into {', '.join(parts)}" for column, parts in found.items())
+    out.append_report("## Date features\n\n" + (f"Expanded {expanded}." if found else
+                      f"The time '{inp.time_column}' counts whole units: it is the trend itself, with no cycle to "
+                      "expand, so the tables pass through as they are."))
 
 
 if __name__ == "__main__":
