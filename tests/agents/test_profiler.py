@@ -226,9 +226,11 @@ def test_a_forecast_knows_the_calendar_and_the_series_ahead_but_not_what_is_meas
     shops = (("north-1", "N"), ("south-1", "S"), ("south-2", "S"))
     stores = pd.DataFrame([{"week": week, "store": store, "region": region, "footfall": rng.integers(100, 900)}
                            for week in weeks for store, region in shops])
+    stores["till"] = [f"till-{n}" for n in rng.permuted(np.tile([1, 2, 3], (len(weeks), 1)), axis=1).ravel()]
     panel = profile_frame(stores)
     assert {c.name: c.known_ahead for c in panel.columns} == {
-        "week": None, "store": "series", "region": "series", "footfall": None}
+        "week": None, "store": "series", "region": "series", "footfall": None,
+        "till": "series"}  # tills tell the rows of a week apart too, but the region goes with the store alone
     yearly = profile_frame(pd.DataFrame({"year": np.arange(1950, 2000), "gdp": rng.normal(5, 1, 50)}))
     assert yearly.time_column == "year" and all(c.known_ahead is None for c in yearly.columns)
 

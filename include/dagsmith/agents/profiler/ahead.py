@@ -32,9 +32,9 @@ def known_ahead(frame: pd.DataFrame, columns: list[ColumnProfile], time: str | N
         return {}
     calendar = _calendar(frame[time])
     year = calendar.pop("year", None)
-    keys = {name: part for name, part in calendar.items() if _repeats(part)}
+    keys = [(name, part) for name, part in calendar.items() if _repeats(part)]
     if frame[time].duplicated().any():
-        keys.update(("series", frame[c.name]) for c in columns if c.name != time and _tells_series(frame, time, c))
+        keys += [("series", frame[c.name]) for c in columns if c.name != time and _tells_series(frame, time, c)]
     found = {}
     for column in columns:
         values = frame[column.name]
@@ -42,7 +42,7 @@ def known_ahead(frame: pd.DataFrame, columns: list[ColumnProfile], time: str | N
             continue
         if year is not None and _is_year(year, values):
             found[column.name] = "year"
-        elif decided := next((name for name, key in keys.items() if _decides(key, values)), None):
+        elif decided := next((name for name, key in keys if _decides(key, values)), None):
             found[column.name] = decided
     return found
 
