@@ -36,6 +36,12 @@ def steps_per_unit(times: pd.Series) -> int | None:
     return steps if 2 <= steps <= 366 and abs(steps * step - 1) < 0.02 else None
 
 
+def cycle_position(times: pd.Series, steps: int) -> pd.Series:
+    """Where each time of a fractional numeric time falls in its unit's cycle of ``steps`` (0 to steps - 1: the month
+    of a monthly decimal year), as ``steps_per_unit`` counts them."""
+    return np.round((times - np.floor(times)) * steps) % steps
+
+
 def labelled_data(inp: Bundle, out: Bundle) -> pd.DataFrame:
     """The ``data`` table without the rows whose target is missing: they can be neither learned from nor scored.
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from dagsmith_kit import ServiceError, run_service, transform_tables
-from dagsmith_kit.cleaning import steps_per_unit
+from dagsmith_kit.cleaning import cycle_position, steps_per_unit
 
 PARTS = {"year": "year", "month": "month", "day": "day", "dayofweek": "day_of_week", "hour": "hour"}
 
@@ -51,7 +51,7 @@ def extract(inp, out, params):
         frame = frame.copy()
         for column, parts in found.items():
             if isinstance(parts, int):  # a numeric time: its position in the cycle of `parts` steps
-                position = np.round((frame[column] - np.floor(frame[column])) * parts) % parts
+                position = cycle_position(frame[column], parts)
                 angle = 2 * np.pi * position / parts
                 frame[f"{column}_season"], frame[f"{column}_season_sin"], frame[f"{column}_season_cos"] = (
                     position.astype(float), np.sin(angle), np.cos(angle))

@@ -132,7 +132,7 @@ class Leftovers:
     @classmethod
     def of(cls, session: Session, lost: Sequence[schema.StepAttempt]) -> Leftovers:
         return cls([folder for attempt in lost if (folder := _output_of(session, attempt)) is not None],
-                   [attempt.container_label for attempt in lost if attempt.container_label])
+                   [attempt.container_label for attempt in lost])
 
     def remove(self, settings: Settings) -> int:
         """Kill this machine's sandboxes writing to the outputs (a worker killed while bwrap set one up can leave it

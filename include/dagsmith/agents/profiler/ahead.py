@@ -16,7 +16,7 @@ import pandas as pd
 from dagsmith.agents.profiler.semantic import as_dates
 from dagsmith.models.profile import ColumnProfile
 from dagsmith.models.profile import SemanticType as S
-from dagsmith_kit.cleaning import steps_per_unit
+from dagsmith_kit.cleaning import cycle_position, steps_per_unit
 
 #: A series key: with the time it tells the rows apart on at least this share of them.
 SERIES_KEY_SHARE = 0.95
@@ -69,12 +69,8 @@ def _calendar(times: pd.Series) -> dict[str, pd.Series]:
     decimal years (R's monthly 1991.083), the year and the position within it."""
     if pd.api.types.is_numeric_dtype(times):
         values = times.astype(float)
-        whole = np.floor(values)
         steps = steps_per_unit(values)
-        parts = {"year": whole}
-        if steps:
-            parts["season"] = np.round((values - whole) * steps) % steps
-        return parts
+        return {"year": np.floor(values), **({"season": cycle_position(values, steps)} if steps else {})}
     distinct = times.dropna().drop_duplicates()  # parsed once each: a table of many series repeats every time
     stamps = times.map(pd.Series(as_dates(distinct).to_numpy(), index=distinct.to_numpy()))
     if stamps.isna().all():
