@@ -1,4 +1,5 @@
-"""The answer's paragraph for groups found: in the table's own units, and doubted when the groups barely separate."""
+"""The answer's paragraph for groups found: in the table's own units, and doubted when the groups barely separate
+(``quality.clustering_quality``, recomputed from the step's table and labels, not taken from the service)."""
 
 from __future__ import annotations
 
@@ -6,34 +7,58 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dagsmith.execution.answer import SUBSTANTIAL_SILHOUETTE, StepOutcome, summarise
+from dagsmith.execution.answer import StepOutcome, summarise
+from dagsmith.execution.quality import SUBSTANTIAL_SILHOUETTE, clustering_quality
 from dagsmith.models.catalog import Stage, TaskType
 from dagsmith_kit import Bundle
 from dagsmith_kit.insight import readable_number
 
 
-def _clustered(tmp_path, silhouette: float) -> tuple[pd.DataFrame, list[StepOutcome]]:
-    """A loaded table of ages and incomes, then the same rows standardised and clustered by age."""
-    rng = np.random.default_rng(1)
-    table = pd.DataFrame({"age": rng.integers(20, 70, 300).astype(float), "income": rng.normal(50_000, 9_000, 300)})
+def _clustered(tmp_path, table: pd.DataFrame, labels: np.ndarray) -> list[StepOutcome]:
+    """A loaded table, then the same rows standardised and clustered by ``labels`` (the service's claimed
+    silhouette is high whatever they are: the run's judgement must not take it on trust)."""
     loaded = Bundle.create(tmp_path / "00", table)
     scaled = Bundle.create(tmp_path / "01", (table - table.mean()) / table.std(ddof=0))
-    scaled.write_predictions(pd.DataFrame({"cluster": (table["age"] > 45).astype(int)}))
-    scaled.write_metrics({"silhouette": silhouette})
-    return table, [StepOutcome(0, Stage.LOADING, "tabular_loader", loaded.path),
-                   StepOutcome(1, Stage.CLUSTERING, "kmeans_clustering", scaled.path)]
+    scaled.write_predictions(pd.DataFrame({"cluster": labels}))
+    scaled.write_metrics({"silhouette": 0.9})
+    return [StepOutcome(0, Stage.LOADING, "tabular_loader", loaded.path),
+            StepOutcome(1, Stage.CLUSTERING, "kmeans_clustering", scaled.path)]
+
+
+def _ages_and_incomes(rows: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    return pd.DataFrame({"age": rng.integers(20, 70, rows).astype(float), "income": rng.normal(50_000, 9_000, rows)})
 
 
 def test_groups_are_described_in_the_table_s_own_units(tmp_path):
-    table, steps = _clustered(tmp_path, 0.6)
-    answer = summarise(TaskType.CLUSTERING, None, steps, None, None)
-    older = table.loc[table["age"] > 45, "age"].mean()
-    assert f"higher age ({readable_number(older)} against {readable_number(table['age'].mean())} overall)" in answer
-    assert "e-1" not in answer and "barely separate" not in answer
+    table = _ages_and_incomes()
+    older = table["age"] > 45
+    table.loc[older, "income"] += 60_000  # two groups far apart on both columns
+    steps = _clustered(tmp_path, table, older.astype(int).to_numpy())
+    quality = clustering_quality(steps[1].bundle())
+    assert quality is not None and quality.review is None and quality.metrics["silhouette"] > 0.5
+    answer = summarise(TaskType.CLUSTERING, None, steps, quality, None)
+    expected = table.loc[older, "age"].mean()
+    assert f"higher age ({readable_number(expected)} against {readable_number(table['age'].mean())} overall)" in answer
+    assert answer.startswith("Found 2 groups") and "e-1" not in answer
 
 
-@pytest.mark.parametrize("silhouette", [0.07, SUBSTANTIAL_SILHOUETTE])
-def test_groups_that_barely_separate_are_reported_as_such(tmp_path, silhouette):
-    _, steps = _clustered(tmp_path, silhouette)
-    answer = summarise(TaskType.CLUSTERING, None, steps, None, None)
-    assert answer.startswith(f"Found 2 groups (silhouette {silhouette:.2f}), but they barely separate")
+@pytest.mark.parametrize("split", ["random", "one column"])
+def test_groups_that_barely_separate_need_review(tmp_path, split):
+    """Rows labelled at random, or a cloud of six unrelated measurements cut in two along one of them, form no
+    groups."""
+    rng = np.random.default_rng(2)
+    table = pd.DataFrame(rng.normal(size=(300, 6)), columns=[f"m{i}" for i in range(6)])
+    labels = rng.integers(0, 3, len(table)) if split == "random" else (table["m0"] > 0).astype(int).to_numpy()
+    steps = _clustered(tmp_path, table, labels)
+    quality = clustering_quality(steps[1].bundle())
+    assert quality is not None and quality.valid and quality.metrics["silhouette"] <= SUBSTANTIAL_SILHOUETTE
+    answer = summarise(TaskType.CLUSTERING, None, steps, quality, None)
+    found = len(set(labels.tolist()))
+    assert answer.startswith(f"Needs review: the {found} groups barely separate (silhouette "), answer
+
+
+def test_one_group_for_every_row_needs_review(tmp_path):
+    steps = _clustered(tmp_path, _ages_and_incomes(), np.zeros(300, dtype=int))
+    quality = clustering_quality(steps[1].bundle())
+    assert quality is not None and quality.review.startswith("every row fell into one group")

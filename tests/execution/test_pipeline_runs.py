@@ -21,6 +21,7 @@ from dagsmith.agents.planner import plan
 from dagsmith.airflow.pipeline_shards import SHARDS
 from dagsmith.execution.doubt import origins
 from dagsmith.execution.history import execution_summary
+from dagsmith.execution.quality import SUBSTANTIAL_SILHOUETTE
 from dagsmith.execution.specs import spec_file, specs_dir
 from dagsmith.learning.patterns import load_history
 from dagsmith.store import schema
@@ -344,6 +345,9 @@ def test_every_task_type_runs_end_to_end(store, embedder, tmp_path, runtime, tas
     assert metric in metrics and all(isinstance(v, (int, float)) for v in metrics.values())
     if task == "regression":
         assert metrics["rmse"] < metrics["baseline_rmse"], "better than predicting the mean"
+    if task == "clustering":  # the setosa flowers stand apart: groups that separate, no doubt raised
+        quality = outcome["trace"]["quality"]
+        assert quality["review"] is None and quality["metrics"]["silhouette"] > SUBSTANTIAL_SILHOUETTE, quality
 
 
 def test_an_exploration_answers_the_analyses_it_was_asked_for(store, embedder, tmp_path):

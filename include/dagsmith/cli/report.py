@@ -77,12 +77,12 @@ def show(summary: RunSummary, seconds: float, airflow_log: Path | str) -> None:
     console.print(f"\n[{style}]{verdict}[/] in {seconds} s (execution {summary.execution_id})", highlight=False)
     if summary.answer and summary.completed:
         console.print(f"\n{escape(summary.answer)}\n", highlight=False)
-    quality = summary.quality
-    for row in Quality(**quality).beside_baselines() if quality else []:
+    beside = Quality(**summary.quality).beside_baselines() if summary.quality else []
+    for row in beside:
         console.print(f"  {row['metric']:<28} {row['value']:.4f}   trivial predictor {row['baseline']:.4f}",
                       highlight=False)
     for key, value in summary.metrics.items():
-        if isinstance(value, float) and not (quality and key in quality["metrics"]):
+        if isinstance(value, float) and key not in {row["metric"] for row in beside}:
             console.print(f"  {key:<28} {value:.4f}", highlight=False)
     for item in summary.substitutions:
         console.print(f"  [yellow]substituted[/] {item['stage']}: {item['from']} -> {item['to']}", highlight=False)

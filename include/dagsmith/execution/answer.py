@@ -32,8 +32,6 @@ if TYPE_CHECKING:  # scikit-learn's metrics: loaded only where a supervised mode
 ANSWER_FILE = "answer.md"
 #: drivers, anomalous rows and cluster traits named in the summary paragraph (the report lists them all).
 NAMED = 3
-#: The silhouette at or below which clusters show no substantial structure (Kaufman and Rousseeuw's reading).
-SUBSTANTIAL_SILHOUETTE = 0.25
 #: metrics named in the summary, most telling first.
 HEADLINE_METRICS = ("roc_auc", "f1", "accuracy", "r2", "nrmse", "rmse")
 
@@ -61,11 +59,11 @@ def summarise(task: TaskType, target: str | None, steps: list[StepOutcome], qual
     if error:
         return f"No answer: {error}"
     by_stage = {step.stage: step for step in steps}
+    doubted = f"Needs review: {quality.review} " if quality is not None and quality.review else ""
     if task.supervised and Stage.MODELLING in by_stage:
-        doubted = f"Needs review: {quality.review} " if quality is not None and quality.review else ""
         return doubted + _supervised(task, target, by_stage, quality)
     if Stage.CLUSTERING in by_stage and (bundle := by_stage[Stage.CLUSTERING].bundle()) is not None:
-        return _clusters(bundle, steps)
+        return doubted + _clusters(bundle, steps)
     for stage, describe in ((Stage.ANOMALY_DETECTION, _anomalies), (Stage.DIMENSIONALITY_REDUCTION, _components)):
         if stage in by_stage and (bundle := by_stage[stage].bundle()) is not None:
             return describe(bundle)
@@ -143,16 +141,14 @@ def _anomalies(bundle: Bundle) -> str:
 
 
 def _clusters(bundle: Bundle, steps: list[StepOutcome]) -> str:
-    """The groups and what sets each apart, in the table's own units; groups that barely separate say so."""
+    """The groups and what sets each apart, in the table's own units (whether they separate at all is the run's
+    review, ``quality.clustering_quality``)."""
     labels = bundle.predictions()["cluster"].to_numpy()
     data = bundle.table("data")
     columns = bundle.feature_columns(data, numeric=True)
     metrics = bundle.metrics()
     found = len(set(labels.tolist()) - {-1})
     quality = f" (silhouette {metrics['silhouette']:.2f})" if "silhouette" in metrics else ""
-    if metrics.get("silhouette", 1.0) <= SUBSTANTIAL_SILHOUETTE:
-        quality += (f", but they barely separate: at a silhouette of {SUBSTANTIAL_SILHOUETTE} or less the table shows "
-                    "no substantial grouping, so read them as slices of a continuum rather than kinds of rows")
     described = describe_clusters(_in_own_units(data, columns, steps), columns, labels, top=2)
     return f"Found {found} groups{quality}: " + "; ".join(described[:6]) + "."
 

@@ -1,6 +1,6 @@
 """Closing a run: each step's outcome from its own tries, the held-out quality of a supervised model beside a
-trivial predictor's (and a person's review when it looks too good to be true), the answer to the goal and the
-patterns learned from the run."""
+trivial predictor's (and a person's review when it looks too good to be true) or how well a clustering's groups
+separate (reviewed when they barely do), the answer to the goal and the patterns learned from the run."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from dagsmith.execution.specs import write_spec
 from dagsmith.execution.workspace import Workspace
 from dagsmith.healing.classify import telling_line
 from dagsmith.learning.record import record_execution
-from dagsmith.models.catalog import Stage
+from dagsmith.models.catalog import Stage, TaskType
 from dagsmith.models.execution import RunSummary, StepStatus
 from dagsmith.models.plan import DagStep, PipelineStatus
 from dagsmith.registry.runs import register_run
@@ -48,22 +48,30 @@ def _failure(session: Session, execution_id: int, steps: list[schema.PipelineSte
     return f"{len(failed)} step(s) did not complete: " + ", ".join(failed)
 
 
-def _held_out_quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep],
-                      workspace: Workspace) -> Quality | None:
-    """A supervised pipeline's held-out quality beside a trivial predictor's, from its model step's output."""
+def _quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep], workspace: Workspace) -> Quality | None:
+    """A supervised pipeline's held-out quality beside a trivial predictor's, from its model step's output; a
+    clustering's separation, from its clustering step's; None for the other tasks."""
     task = task_of(pipeline)
-    models = [s for s in steps if s.stage == Stage.MODELLING.value]
-    if not task.supervised or not models:
+    if not (task.supervised or task is TaskType.CLUSTERING):
+        return None
+    stage = Stage.MODELLING if task.supervised else Stage.CLUSTERING
+    found = [s for s in steps if s.stage == stage.value]
+    if not found:
         return None
     # Imported here: scikit-learn would otherwise load on every parse of a pipeline DAG file, and to close a run
-    # without a supervised model.
-    from dagsmith.execution.quality import Quality, supervised_quality
+    # without a model.
+    from dagsmith.execution.quality import Quality, clustering_quality, supervised_quality
 
     try:
-        bundle = Bundle.open(workspace.step_output(models[-1].position))
+        bundle = Bundle.open(workspace.step_output(found[-1].position))
     except BundleError as exc:
-        return Quality(False, {}, f"not assessable: {exc}")
-    return supervised_quality(bundle, classification=task.classification)
+        return Quality(False, {}, f"not assessable: {exc}") if task.supervised else None
+    if not task.supervised:
+        return clustering_quality(bundle)
+    quality = supervised_quality(bundle, classification=task.classification)
+    if quality.valid:
+        quality.review = _review(pipeline, steps, workspace, quality)
+    return quality
 
 
 def _review(pipeline: schema.Pipeline, steps: list[schema.PipelineStep], workspace: Workspace,
@@ -143,9 +151,7 @@ def finish(execution_id: int, *, settings: Settings) -> RunSummary:
         ok = all(t["status"] == StepStatus.COMPLETED for t in trace)
         execution.trace = {**execution.trace, "steps": trace}
         execution.error = None if ok else _failure(session, execution_id, steps, trace)
-        quality = _held_out_quality(pipeline, steps, Workspace.of(execution)) if ok else None
-        if quality is not None and quality.valid:
-            quality.review = _review(pipeline, steps, Workspace.of(execution), quality)
+        quality = _quality(pipeline, steps, Workspace.of(execution)) if ok else None
         if quality is not None:
             execution.trace = {**execution.trace, "quality": {"valid": quality.valid, "metrics": quality.metrics,
                                                               "problem": quality.problem, "review": quality.review}}

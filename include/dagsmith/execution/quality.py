@@ -1,10 +1,12 @@
-"""Is a supervised result an answer? Held-out quality beside what a trivial predictor scores on the same rows.
+"""Is a result an answer? A supervised model's held-out quality beside what a trivial predictor scores on the same
+rows; a clustering's separation.
 
 A run whose model does no better than predicting the majority class or the training mean (for a forecast, nor than
 its latest value, the naive forecast) completed nothing useful: ``finish`` fails it saying so, and every metric is
 shown beside its trivial counterpart (the CLI, the UI's run page, the benchmark); one that scores too well to be true
 completes marked for review (``execution.doubt``). The figures are recomputed here from the predictions and the
-held-out table, so they do not depend on which evaluator the pipeline ran.
+held-out table, so they do not depend on which evaluator the pipeline ran. Groups that barely separate complete
+marked for review too: a table may hold no groups at all, which is an answer only when it is said.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pandas as pd
 from sklearn import metrics as skm
 
 from dagsmith.models.catalog import TaskType
-from dagsmith_kit import Bundle, BundleError
+from dagsmith_kit import Bundle, BundleError, ServiceError
 from dagsmith_kit.bundle import PROBA_PREFIX, probability_columns
 from dagsmith_kit.cleaning import time_values
 from dagsmith_kit.metrics import METRICS, label
@@ -29,6 +31,8 @@ BASELINE_OF = {name: metric.baseline for name, metric in METRICS.items() if metr
 #: the classes, else by its labels' macro F1 (with rare classes, labels at the even-odds threshold may all be the
 #: majority's while the ranking is worth acting on); a regressor by its RMSE.
 JUDGED_BY = ("roc_auc", "f1", "rmse")
+#: The silhouette at or below which clusters show no substantial structure (Kaufman and Rousseeuw's reading).
+SUBSTANTIAL_SILHOUETTE = 0.25
 
 
 def judged_metric(metrics: dict[str, float]) -> tuple[str, bool] | None:
@@ -148,3 +152,31 @@ def prediction_quality(truth: pd.Series, predictions: pd.DataFrame, y_train: pd.
         proba = predictions[probability_columns(predictions)].reset_index(drop=True)
         return classification_quality(truth, predicted, proba if len(proba.columns) else None, y_train)
     return regression_quality(truth, predicted, y_train, latest=latest)
+
+
+def clustering_quality(bundle: Bundle) -> Quality | None:
+    """How well the groups of a clustering step's output separate: the silhouette of its labels on its table's numeric
+    features, standardised (as the clustering services see them), recomputed here rather than taken from the service.
+    Groups at or below ``SUBSTANTIAL_SILHOUETTE``, or a single group, are valid but need a person's review. None when
+    the output cannot be read: the step's own checks judged it, and a doubt never fails a run."""
+    from dagsmith_kit.unsupervised import cluster_labels, silhouette
+
+    try:
+        data = bundle.table("data")
+        labels = cluster_labels(bundle.predictions(), data)
+    except (BundleError, ServiceError, OSError, ValueError):
+        return None
+    values = data[bundle.feature_columns(data, numeric=True)].to_numpy(dtype=float)
+    spread = values.std(axis=0)
+    values = (values - values.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    found = len(set(labels.tolist()) - {-1})
+    score = silhouette(values, labels) if np.isfinite(values).all() else None
+    metrics = {"n_clusters": float(found)} | ({} if score is None else {"silhouette": score})
+    if found < 2:
+        return Quality(True, metrics, review=f"every row fell into {'one group' if found else 'no group'}: the table "
+                                             "shows no grouping by these columns.")
+    if score is not None and score <= SUBSTANTIAL_SILHOUETTE:
+        return Quality(True, metrics, review=f"the {found} groups barely separate (silhouette {score:.2f}; at "
+                                             f"{SUBSTANTIAL_SILHOUETTE} or less a table shows no substantial "
+                                             "grouping): read them as slices of a continuum rather than kinds of rows.")
+    return Quality(True, metrics)
