@@ -34,7 +34,8 @@ SOURCE_PREFIX = "source"
 #: Table names a bundle may hold: ``data`` before a split, ``train``/``test`` after one.
 TABLE_NAMES = ("data", "train", "test")
 #: The task types whose target is a quantity.
-NUMBER_TASKS = ("regression", "time_series_forecasting")
+FORECAST_TASK = "time_series_forecasting"
+NUMBER_TASKS = ("regression", FORECAST_TASK)
 #: How predictions.parquet names a class's probability column: ``proba_<label>``.
 PROBA_PREFIX = "proba_"
 
@@ -139,6 +140,11 @@ class Bundle:
     @property
     def task_type(self) -> str | None:
         return self.meta.get("task_type")
+
+    @property
+    def forecasts(self) -> bool:
+        """A forecast: the target's rows are ordered in time, and only what is known ahead may be learnt from."""
+        return self.task_type == FORECAST_TASK
 
     @property
     def predicts_numbers(self) -> bool:

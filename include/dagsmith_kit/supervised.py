@@ -64,7 +64,7 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
 def time_order(inp: Bundle, table: pd.DataFrame) -> pd.Series | None:
     """The rows' times when the model forecasts along the bundle's time column (dates parsed), else None."""
     column = inp.time_column
-    if inp.task_type != "time_series_forecasting" or not column or column not in table.columns:
+    if not inp.forecasts or not column or column not in table.columns:
         return None
     times = time_values(table[column])
     return None if times.isna().any() else times.reset_index(drop=True)

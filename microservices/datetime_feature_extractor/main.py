@@ -11,15 +11,9 @@ import numpy as np
 import pandas as pd
 
 from dagsmith_kit import ServiceError, run_service, transform_tables
-from dagsmith_kit.cleaning import cycle_position, steps_per_unit
+from dagsmith_kit.cleaning import cycle_position, steps_per_unit, time_values
 
 PARTS = {"year": "year", "month": "month", "day": "day", "dayofweek": "day_of_week", "hour": "hour"}
-
-
-def to_datetime(values):
-    if pd.api.types.is_datetime64_any_dtype(values):
-        return values
-    return pd.to_datetime(values.astype(object), errors="coerce", format="mixed")
 
 
 def extract(inp, out, params):
@@ -39,7 +33,7 @@ def extract(inp, out, params):
         whole_time = numeric_time and not found  # a count of whole units (years): the trend itself, no cycle in it
         for column in [*inp.feature_columns(train, numeric=False), *time]:
             present = train[column].dropna()
-            parsed = to_datetime(present)
+            parsed = time_values(present)
             if len(present) and parsed.notna().mean() >= min_parsed:
                 has_time = (parsed.dropna() != parsed.dropna().dt.normalize()).any()
                 found[column] = [p for p in PARTS if p != "hour" or has_time]
@@ -56,7 +50,7 @@ def extract(inp, out, params):
                 frame[f"{column}_season"], frame[f"{column}_season_sin"], frame[f"{column}_season_cos"] = (
                     position.astype(float), np.sin(angle), np.cos(angle))
                 continue
-            stamps = to_datetime(frame[column])
+            stamps = time_values(frame[column])
             for part in parts:
                 frame[f"{column}_{part}"] = getattr(stamps.dt, PARTS[part]).astype(float)
             if column != inp.time_column:

@@ -19,7 +19,6 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from dagsmith.execution.quality import Quality
-from dagsmith.models.catalog import TaskType
 from dagsmith_kit import Bundle
 from dagsmith_kit.metrics import label
 
@@ -101,7 +100,7 @@ def _deciding(model: Bundle, columns: list[str], first: list[str], *,
         return None, 0.0
     y = y.astype(str) if classification else y.astype(float)
     grouped = origins(model.feature_columns(train), columns)
-    if model.task_type == TaskType.TIME_SERIES_FORECASTING.value:
+    if model.forecasts:
         grouped.pop(model.time_column or "", None)
     ahead = list(dict.fromkeys(origin for origin, features in grouped.items() if set(features) & set(first)))
     tried = (ahead + [origin for origin in grouped if origin not in ahead])[:MAX_COLUMNS]

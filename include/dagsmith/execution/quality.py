@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 from sklearn import metrics as skm
 
-from dagsmith.models.catalog import TaskType
 from dagsmith_kit import Bundle, BundleError, ServiceError
 from dagsmith_kit.bundle import PROBA_PREFIX, probability_columns
 from dagsmith_kit.cleaning import time_values
@@ -132,7 +131,7 @@ def latest_value(bundle: Bundle, train: pd.DataFrame) -> float | None:
     """The target's last training value of a forecast of one series (times that repeat are several series, whose
     latest values differ), or None."""
     time, target = bundle.time_column, bundle.require_target()
-    if bundle.task_type != TaskType.TIME_SERIES_FORECASTING.value or time not in train.columns:
+    if not bundle.forecasts or time not in train.columns:
         return None
     labelled = train[train[target].notna()]
     times = time_values(labelled[time])
