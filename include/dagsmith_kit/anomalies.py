@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from dagsmith_kit.bundle import Bundle
+from dagsmith_kit.indicators import Indicator, indicators
 from dagsmith_kit.insight import readable_number
 from dagsmith_kit.service import ServiceError
 from dagsmith_kit.unsupervised import TableInput, save_row_model
@@ -86,7 +87,11 @@ def _rarity_z(values: pd.Series, basis: pd.Series) -> pd.Series:
     return pd.Series(norm.isf(shares.to_numpy(dtype=float) / 2), index=values.index)
 
 
-def _describe(column: str, value: float, values: pd.Series) -> str:
+def _describe(column: str, value: float, values: pd.Series, groups: dict[str, Indicator]) -> str:
+    if column in groups:  # a category's value, held or not: "type = Condo", "type is not Residential"
+        found = groups[column]
+        said = f"{found.column} = {found.value}" if value == 1 else f"{found.column} is not {found.value}"
+        return f"{said} (only {(values == value).mean():.1%} of rows)"
     if values.nunique() <= 2:
         return f"{column} = {readable_number(value)} (only {(values == value).mean():.1%} of rows)"
     low, high = values.quantile([0.25, 0.75])
@@ -103,10 +108,13 @@ def reasons(frame: pd.DataFrame, columns: list[str], rows: np.ndarray, basis: pd
     known = numeric if basis is None else basis[columns].astype(float)
     unusual = pd.DataFrame({c: (_rarity_z if known[c].nunique() <= 2 else _robust_z)(numeric[c], known[c])
                             for c in columns})
+    groups = indicators(known, columns)
     described = []
     for row in rows:
         z = unusual.iloc[row].dropna().sort_values(ascending=False)
-        named = [_describe(c, numeric[c].iloc[row], known[c]) for c in z.index[:REASONS_PER_ROW] if z[c] >= UNUSUAL_Z]
+        z = z[z >= UNUSUAL_Z]
+        once = z[~z.index.map(lambda c: groups[c].column if c in groups else c).duplicated()]  # a category once
+        named = [_describe(c, numeric[c].iloc[row], known[c], groups) for c in once.index[:REASONS_PER_ROW]]
         described.append("; ".join(named) or "an unusual combination of ordinary values")
     return described
 

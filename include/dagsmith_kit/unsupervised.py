@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from dagsmith_kit.bundle import MODEL_FILE, Bundle
 from dagsmith_kit.insight import readable_number
+from dagsmith_kit.indicators import Indicator, indicators, shown_as
 from dagsmith_kit.service import ServiceError, transform_tables
 from dagsmith_kit.transforms import service_name
 
@@ -157,19 +158,37 @@ def clusters_by_silhouette(values: np.ndarray, fit: Callable[[int], Any], reques
 
 def describe_clusters(frame: pd.DataFrame, columns: list[str], labels: np.ndarray, top: int = 3) -> list[str]:
     """What sets each cluster apart, in words: the features whose mean in the cluster differs most from the whole
-    table's, in the table's standard deviations (e.g. "higher income (82,000 against 51,000 overall)")."""
+    table's, in the table's standard deviations (e.g. "higher income (82,000 against 51,000 overall)"); a category's
+    value by its share of rows, one value per category ("more type = Condo (64% against 12% overall)")."""
     values = frame[columns].astype(float).reset_index(drop=True)
     overall, spread = values.mean(), values.std(ddof=0).replace(0, np.nan)
+    groups = indicators(values, columns)
     described = []
     for cluster in sorted(set(labels.tolist()) - {-1}):
         members = values[labels == cluster]
         shift = ((members.mean() - overall) / spread).dropna()
-        strongest = shift.abs().sort_values(ascending=False).index[:top]
-        named = [f"{'higher' if shift[c] > 0 else 'lower'} {c} ({_shown(members[c].mean(), spread[c])} against "
-                 f"{_shown(overall[c], spread[c])} overall)" for c in strongest]
+        named: dict[str, str] = {}  # per column as loaded, the trait that names it
+        for c in shift.abs().sort_values(ascending=False).index:
+            if len(named) == top:
+                break
+            if c not in groups:
+                mean, usual = _shown(members[c].mean(), spread[c]), _shown(overall[c], spread[c])
+                named[c] = f"{'higher' if shift[c] > 0 else 'lower'} {c} ({mean} against {usual} overall)"
+            elif groups[c].column not in named:
+                shown = _held_value(c, shift, groups)
+                named[groups[c].column] = (f"{'more' if shift[shown] > 0 else 'fewer'} {shown_as(shown, groups)} "
+                                           f"({members[shown].mean():.0%} against {overall[shown]:.0%} overall)")
         described.append(f"cluster {cluster} ({len(members)} rows, {len(members) / len(values):.0%}): "
-                         + ("; ".join(named) or "no feature sets it apart"))
+                         + ("; ".join(named.values()) or "no feature sets it apart"))
     return described
+
+
+def _held_value(strongest: str, shift: pd.Series, groups: dict[str, Indicator]) -> str:
+    """The indicator a cluster is described by among its category's: the value it holds more of ("more plan =
+    premium"), unless that is far weaker than the ``strongest`` shift, a value it lacks ("fewer type = house")."""
+    held = max((c for c in shift.index if c in groups and groups[c].column == groups[strongest].column),
+               key=lambda c: shift[c])
+    return held if shift[held] > 0 and shift[held] >= abs(shift[strongest]) / 2 else strongest
 
 
 def _shown(mean: float, spread: float) -> str:

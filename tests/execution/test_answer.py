@@ -62,3 +62,16 @@ def test_one_group_for_every_row_needs_review(tmp_path):
     steps = _clustered(tmp_path, _ages_and_incomes(), np.zeros(300, dtype=int))
     quality = clustering_quality(steps[1].bundle())
     assert quality is not None and quality.review.startswith("every row fell into one group")
+
+
+def test_a_one_hot_encoded_category_is_described_by_its_value(tmp_path):
+    """Groups set apart by a plan that an encoder turned into indicator columns read "more plan = premium", once
+    per group, never by an indicator's name."""
+    rng = np.random.default_rng(3)
+    premium = rng.random(300) < 0.3
+    table = pd.DataFrame({"spend": np.where(premium, 900.0, 100.0) + rng.normal(0, 20, 300),
+                          "plan_basic": (~premium).astype(float), "plan_premium": premium.astype(float)})
+    steps = _clustered(tmp_path, table, premium.astype(int))
+    answer = summarise(TaskType.CLUSTERING, None, steps, clustering_quality(steps[1].bundle()), None)
+    assert f"more plan = premium (100% against {premium.mean():.0%} overall)" in answer, answer
+    assert "plan_" not in answer and answer.count("plan = ") == 2, answer

@@ -187,13 +187,17 @@ def test_isolation_forest_finds_an_impossible_flower(run, iris_with_outlier):
 
 def test_detectors_flag_a_short_list_and_say_why_each_row_is_unusual(run, tmp_path):
     """3% of 3,000 transactions are planted with one extreme amount or a rare channel: without a fraction from the
-    goal the detector flags a few percent, finds most planted rows and names the planted value as the reason."""
+    goal the detector flags a few percent, finds most planted rows and names the planted value as the reason, a
+    one-hot encoded channel by its value, not by its indicator column."""
     rng = np.random.default_rng(7)
     frame = pd.DataFrame({"amount": rng.lognormal(4, 0.3, 3000), "items": rng.poisson(3, 3000).astype(float),
-                          "hour": rng.integers(8, 20, 3000).astype(float), "channel_phone": np.zeros(3000)})
+                          "hour": rng.integers(8, 20, 3000).astype(float)})
     planted = rng.choice(3000, 90, replace=False)
+    channel = pd.Series(rng.choice(["web", "store"], 3000))
+    channel[planted[60:]] = "phone"
+    frame = frame.join(pd.get_dummies(channel, prefix="channel", dtype=float))
     frame.loc[planted[:60], "amount"] *= 12
-    frame.loc[planted[60:], ["channel_phone", "items"]] = [1.0, 25.0]
+    frame.loc[planted[60:], "items"] = 25.0
     transactions = Bundle.create(tmp_path / "tx", frame, task_type="anomaly_detection")
     out = run("isolation_forest_detector", transactions).output
     predictions = out.predictions()
@@ -203,7 +207,8 @@ def test_detectors_flag_a_short_list_and_say_why_each_row_is_unusual(run, tmp_pa
     assert sorted(predictions.loc[flagged, "anomaly_rank"]) == list(range(1, flagged.sum() + 1))
     assert predictions["why"][~flagged].eq("").all()
     assert all(predictions.at[row, "why"].startswith("amount = ") for row in planted[:60] if flagged[row])
-    assert any("channel_phone = 1 (only 1.0% of rows)" in predictions.at[row, "why"] for row in planted[60:])
+    assert any("channel = phone (only 1.0% of rows)" in predictions.at[row, "why"] for row in planted[60:])
+    assert not predictions["why"].str.contains("channel_").any()
     report = (out.path / "report.md").read_text(encoding="utf-8")
     assert f"{flagged.sum()} of 3000 rows flagged" in report
     assert "upper fence" in report and "Most unusual rows" in report
