@@ -75,3 +75,22 @@ def test_a_one_hot_encoded_category_is_described_by_its_value(tmp_path):
     answer = summarise(TaskType.CLUSTERING, None, steps, clustering_quality(steps[1].bundle()), None)
     assert f"more plan = premium (100% against {premium.mean():.0%} overall)" in answer, answer
     assert "plan_" not in answer and answer.count("plan = ") == 2, answer
+
+
+def test_components_are_named_by_the_features_they_move_with(tmp_path):
+    """A size component (height and weight together) and a second one (age): the answer names each by the loaded
+    features most correlated with it, whatever the reduction's own report holds."""
+    rng = np.random.default_rng(4)
+    size, age = rng.normal(size=400), rng.normal(size=400)
+    table = pd.DataFrame({"height": 170 + 10 * size + rng.normal(0, 2, 400), "weight": 70 + 12 * size,
+                          "age": 40 + 12 * age, "noise": rng.normal(size=400)})
+    loaded = Bundle.create(tmp_path / "00", table)
+    reduced = Bundle.create(tmp_path / "01", pd.DataFrame({"component_1": size, "component_2": -age}))
+    reduced.write_metrics({"n_input_features": 4, "n_components": 2, "explained_variance_ratio": 0.8,
+                           "explained_variance_ratio_1": 0.5, "explained_variance_ratio_2": 0.3})
+    steps = [StepOutcome(0, Stage.LOADING, "tabular_loader", loaded.path),
+             StepOutcome(1, Stage.DIMENSIONALITY_REDUCTION, "pca_reducer", reduced.path)]
+    answer = summarise(TaskType.DIMENSIONALITY_REDUCTION, None, steps, None, None)
+    assert answer.startswith("Reduced 4 numeric features to 2 components that keep 80.0% of the variance: "
+                             "component_1 (50%) moves with weight (+1.00), height (+0.98), "), answer
+    assert "component_2 (30%) moves with age (-1.00), " in answer

@@ -345,6 +345,8 @@ def test_every_task_type_runs_end_to_end(store, embedder, tmp_path, runtime, tas
     assert metric in metrics and all(isinstance(v, (int, float)) for v in metrics.values())
     if task == "regression":
         assert metrics["rmse"] < metrics["baseline_rmse"], "better than predicting the mean"
+    if task == "dimensionality_reduction":  # each component named by what it moves with
+        assert " moves with " in outcome["trace"]["answer"], outcome["trace"]["answer"]
     if task == "clustering":  # the setosa flowers stand apart: groups that separate, no doubt raised
         quality = outcome["trace"]["quality"]
         assert quality["review"] is None and quality["metrics"]["silhouette"] > SUBSTANTIAL_SILHOUETTE, quality

@@ -214,3 +214,25 @@ def test_cluster_scatter_uses_components_and_needs_clusters(run, iris_clustered,
     unclustered.write_predictions(pd.DataFrame({"anomaly_score": np.zeros(len(data))}))
     result = run("cluster_scatter_plot", unclustered, ok=False)
     assert "no 'cluster' column" in result.stderr
+
+
+# ---------------------------------------------------------------- components
+def test_component_plot_of_a_reduction_shows_the_variance_it_keeps(run, iris_unlabelled):
+    reduced = run("pca_reducer", iris_unlabelled, {"n_components": 3}).output
+    out = run("component_plot", reduced).output
+    assert_png(out.path / "artifacts" / "components.png", min_bytes=15000)
+    kept = sum(reduced.metrics()[f"explained_variance_ratio_{i}"] for i in (1, 2))
+    report = (out.path / "report.md").read_text()
+    assert f"150 rows on component_1 / component_2. The first two keep {kept:.1%} of the variance." in report
+    assert "Arrows" not in report  # the reduction's own components: their loadings are in its report
+
+
+def test_component_plot_projects_the_features_itself_and_draws_what_loads(run, iris_unlabelled, tmp_path):
+    out = run("component_plot", iris_unlabelled, {"arrows": 2}).output
+    assert_png(out.path / "artifacts" / "components.png", min_bytes=15000)
+    report = (out.path / "report.md").read_text()
+    assert "150 rows on PC1 / PC2. The first two keep " in report
+    assert report.count(", ") == 1 and "Arrows: the features that load most (" in report
+    one = iris_unlabelled.copy_into(tmp_path / "one")
+    one.write_table("data", iris_unlabelled.table("data").iloc[:, :1])
+    assert "at least two numeric features" in run("component_plot", one, ok=False).stderr

@@ -177,10 +177,12 @@ def _judged_by(reported: list[str], intent: Intent) -> tuple[float, str]:
 def stage_query(stage: Stage, intent: Intent, state: DataState) -> str:
     """The text a stage is matched against: what it must do, for which task, on what data."""
     task = intent.task_type.value.replace("_", " ")
+    explored = ", ".join(asked_analyses(intent)) or "describe every column"
     words = {Stage.MODELLING: f"train a {task} model", Stage.EVALUATION: f"evaluate {task} predictions",
              Stage.EXPLANATION: f"explain what drives a {task} model's predictions",
-             Stage.VISUALISATION: f"plot {task} results",
-             Stage.EDA: f"explore the data: {', '.join(asked_analyses(intent)) or 'describe every column'}"}
+             Stage.VISUALISATION: f"plot the data explored: {explored}"
+             if intent.task_type is TaskType.EXPLORATORY_ANALYSIS else f"plot {task} results",
+             Stage.EDA: f"explore the data: {explored}"}
     parts = [words.get(stage, f"{stage.value.replace('_', ' ')} for {task}")]
     if state.has_missing:
         parts.append("the data has missing values")

@@ -106,6 +106,8 @@ PLOT_SUBJECTS: dict[str, str] = {
     "residual": "residuals", "boxplot": "box plots", "value_counts": "bar charts of category frequencies",
     "precision_recall_curve": "a precision-recall curve", "anomaly_score": "anomaly scores",
     "regression_results": "regression predictions against the actual test target",
+    "explained_variance_ratio_": "the share of the variance each component keeps",
+    "components_": "the features' loadings on the components",
 }
 
 #: Computations recognised by their shape in the syntax tree (see ``CodeFacts.patterns``).

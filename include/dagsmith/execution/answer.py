@@ -64,9 +64,11 @@ def summarise(task: TaskType, target: str | None, steps: list[StepOutcome], qual
         return doubted + _supervised(task, target, by_stage, quality)
     if Stage.CLUSTERING in by_stage and (bundle := by_stage[Stage.CLUSTERING].bundle()) is not None:
         return doubted + _clusters(bundle, steps)
-    for stage, describe in ((Stage.ANOMALY_DETECTION, _anomalies), (Stage.DIMENSIONALITY_REDUCTION, _components)):
-        if stage in by_stage and (bundle := by_stage[stage].bundle()) is not None:
-            return describe(bundle)
+    if Stage.ANOMALY_DETECTION in by_stage and (bundle := by_stage[Stage.ANOMALY_DETECTION].bundle()) is not None:
+        return _anomalies(bundle)
+    if Stage.DIMENSIONALITY_REDUCTION in by_stage and (
+            bundle := by_stage[Stage.DIMENSIONALITY_REDUCTION].bundle()) is not None:
+        return _components(bundle, steps)
     explored = next((found for step in steps if (found := read_exploration(step.output))), None)
     if explored:
         return _exploration(explored)
@@ -171,13 +173,30 @@ def _in_own_units(data: pd.DataFrame, columns: list[str], steps: list[StepOutcom
     return found[columns]
 
 
-def _components(bundle: Bundle) -> str:
+def _components(bundle: Bundle, steps: list[StepOutcome]) -> str:
+    """How many components keep how much, and what each moves with: the features, as loaded, most correlated with it
+    on the same rows (any reduction's components, whatever its own report says)."""
     metrics = bundle.metrics()
     text = (f"Reduced {readable_number(metrics.get('n_input_features', 0))} numeric features to "
             f"{readable_number(metrics.get('n_components', 0))} components")
     if "explained_variance_ratio" in metrics:
         text += f" that keep {metrics['explained_variance_ratio']:.1%} of the variance"
-    return text + "; the report below says what loads on each."
+    data = bundle.table("data")
+    components = [c for c in data.columns if c.startswith("component_")][:NAMED]
+    loaded = steps[0].bundle()
+    table = loaded.table("data") if loaded is not None and "data" in loaded.table_names() else None
+    # rows left out on the way leave no row-by-row correlation to read
+    if not components or loaded is None or table is None or not table.index.equals(data.index):
+        return text + "; the report below says what loads on each."
+    features = [c for c in loaded.feature_columns(table, numeric=True) if table[c].nunique() > 1]
+    moves = []
+    for name in components:
+        r = table[features].corrwith(data[name]).dropna()
+        top = r.abs().sort_values(ascending=False).index[:NAMED]
+        share = metrics.get(f"explained_variance_ratio_{name.removeprefix('component_')}")
+        moves.append(f"{name}{f' ({share:.0%})' if share else ''} moves with "
+                     + ", ".join(f"{c} ({r[c]:+.2f})" for c in top))
+    return f"{text}: " + "; ".join(moves) + " (correlations on the same rows)."
 
 
 def write_answer(workspace: Path, goal: str, summary: str, steps: list[StepOutcome], chosen: str) -> Path:

@@ -41,7 +41,7 @@ from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, Ta
 from dagsmith_kit.metrics import label as metric_label
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.11"
+ANALYZER_VERSION = "1.12"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
