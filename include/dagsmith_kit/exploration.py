@@ -90,11 +90,12 @@ def tukey_outliers(values: pd.Series, factor: float = 1.5) -> tuple[float, float
 
 def column_outliers(frame: pd.DataFrame, columns: list[str], factor: float = 1.5) -> list[ColumnOutliers]:
     """Per numeric column, the values outside its Tukey fences and the most extreme of them with their rows;
-    columns with none are left out, the rest come most affected first."""
+    columns with none are left out, the rest come most affected first. A column where half the rows or more hold
+    one value has no fences (its quartiles meet: every other value would be an outlier) and is left out too."""
     found = []
     for column in columns:
         values = frame[column].dropna().astype("float64")
-        if values.nunique() < 3:
+        if values.nunique() < 3 or values.quantile(0.25) == values.quantile(0.75):
             continue
         low, high, outside = tukey_outliers(values, factor)
         if outside.empty:
