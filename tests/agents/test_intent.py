@@ -268,6 +268,20 @@ def test_an_identifier_named_as_surely_as_the_target_does_not_make_it_doubtful(g
     assert found.target == "monthly_fee" and not evidence.rival
 
 
+@pytest.mark.parametrize("goal, target, qualifier", [
+    ("predict whether a person has health insurance", "insurance", "health"),
+    ("predict the continent of a country", "continent", "country"),
+])
+def test_a_column_that_only_qualifies_the_target_is_no_rival(goal, target, qualifier):
+    """The head of a noun phrase is its last word ("health insurance") and what comes before "of" ("the continent of
+    a country"): a column named by a word that only qualifies the target's is no second reading."""
+    rng = np.random.default_rng(6)
+    people = profile_frame(pd.DataFrame({target: rng.choice(["yes", "no"], 300), qualifier: rng.choice(["a", "b"], 300),
+                                         "age": rng.integers(18, 80, 300)}))
+    found, evidence = read_with_evidence(goal, people)
+    assert found.target == target and not evidence.rival
+
+
 def test_an_identifier_is_refused_as_a_target():
     found = validate_intent(detect_intent("predict the customer", _members()), _members())
     assert "'customer' holds an identifier, a different value on nearly every row" in _issue(found, "target_unusable")

@@ -27,6 +27,7 @@ from dagsmith.agents.intent.target import (
     TargetChoice,
     focus_column,
     listed_target,
+    qualifies,
     supervised_target,
     target_reason,
 )
@@ -94,9 +95,12 @@ def read_with_evidence(goal: str, profile: DatasetProfile, *, target: str | None
     reasons["task_type"] = f"{task.value.replace('_', ' ')}: {family_evidence(scores, family)}; {why}"
     asked = Name(kind=ConstraintKind.FOCUS, value=focus.column,
                        reason=f"the goal asks what goes with {target_reason(focus)}") if focus else None
-    # a column no model could predict (one value, an identifier) is no rival, however surely it is named
+    # a column no model could predict (one value, an identifier) is no rival, however surely it is named; nor is
+    # one whose words only qualify the target's ("health insurance")
+    chosen = [m for m in matches if m.column == choice.column]
     rival = any(m.column != choice.column and m.score >= choice.confidence and not read.among_inputs(m.start)
-                and predictable(profile.column(m.column)) for m in matches) if choice.column else False
+                and predictable(profile.column(m.column)) and not any(qualifies(m, c, read.stems) for c in chosen)
+                for m in matches) if choice.column else False
     if not choice.column:
         ranked = 1.0
     elif choice.confidence <= MATCH_SCORE[MatchKind.PROFILE]:

@@ -91,6 +91,15 @@ def noun_phrase_distance(match: Match, stems: tuple[str, ...], verbs: list[int])
     return min((start - v if start > v else v - end + 2 for v in verbs), default=start)
 
 
+def qualifies(match: Match, target: Match, stems: tuple[str, ...]) -> bool:
+    """Whether ``match`` only qualifies the target's mention: a word before it in its noun phrase ("*health*
+    insurance", whose head is the last word), or the complement of "of" after it ("the continent of a *country*")."""
+    start, _ = _chunk(stems, target.start, target.end, [])
+    between = stems[target.end : match.start]
+    return (start <= match.start and match.end <= target.start) or (
+        bool(between) and between[0] == "of" and set(between) <= STOPWORDS)
+
+
 def _rank_key(match: Match, stems: tuple[str, ...], verbs: list[int]) -> tuple[float, int, int]:
     """Best match first; then the noun phrase nearest after a task verb; then its head word."""
     return -match.score, noun_phrase_distance(match, stems, verbs), -match.end
