@@ -33,8 +33,8 @@ def reduced(inp, frame):
         raise ServiceError("a plot of components needs component_ columns or at least two numeric features")
     if frame[features].isna().any().any():
         raise ServiceError("the numeric features have missing values; impute them before projecting them")
-    pca = PCA(random_state=0).fit(StandardScaler().fit_transform(frame[features]))
-    points = pca.transform(StandardScaler().fit_transform(frame[features]))[:, :2]
+    pca = PCA(random_state=0)
+    points = pca.fit_transform(StandardScaler().fit_transform(frame[features]))[:, :2]
     loadings = dict(zip(features, pca.components_[:2].T))
     return points, ["PC1", "PC2"], pca.explained_variance_ratio_, loadings
 

@@ -81,8 +81,9 @@ def show(summary: RunSummary, seconds: float, airflow_log: Path | str) -> None:
     for row in beside:
         console.print(f"  {row['metric']:<28} {row['value']:.4f}   trivial predictor {row['baseline']:.4f}",
                       highlight=False)
+    shown = {row["metric"] for row in beside}
     for key, value in summary.metrics.items():
-        if isinstance(value, float) and key not in {row["metric"] for row in beside}:
+        if isinstance(value, float) and key not in shown:
             console.print(f"  {key:<28} {value:.4f}", highlight=False)
     for item in summary.substitutions:
         console.print(f"  [yellow]substituted[/] {item['stage']}: {item['from']} -> {item['to']}", highlight=False)

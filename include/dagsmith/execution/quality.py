@@ -158,18 +158,15 @@ def clustering_quality(bundle: Bundle) -> Quality | None:
     features, standardised (as the clustering services see them), recomputed here rather than taken from the service.
     Groups at or below ``SUBSTANTIAL_SILHOUETTE``, or a single group, are valid but need a person's review. None when
     the output cannot be read: the step's own checks judged it, and a doubt never fails a run."""
-    from dagsmith_kit.unsupervised import cluster_labels, silhouette
+    from dagsmith_kit.unsupervised import cluster_labels, data_matrix, silhouette
 
     try:
-        data = bundle.table("data")
+        data, _, values = data_matrix(bundle)
         labels = cluster_labels(bundle.predictions(), data)
     except (BundleError, ServiceError, OSError, ValueError):
         return None
-    values = data[bundle.feature_columns(data, numeric=True)].to_numpy(dtype=float)
-    spread = values.std(axis=0)
-    values = (values - values.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
     found = len(set(labels.tolist()) - {-1})
-    score = silhouette(values, labels) if np.isfinite(values).all() else None
+    score = silhouette(values, labels)
     metrics = {"n_clusters": float(found)} | ({} if score is None else {"silhouette": score})
     if found < 2:
         return Quality(True, metrics, review=f"every row fell into {'one group' if found else 'no group'}: the table "
