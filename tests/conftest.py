@@ -67,7 +67,7 @@ def embedder():
 @pytest.fixture(scope="session")
 def catalog_template(server_home, tmp_path_factory, embedder) -> Iterator[str]:
     """The name of a database holding the whole shipped catalog, synced once for the session (analysing and
-    embedding 130 services takes about 40 s) and never connected to again: tests get copies (`catalog_copy`)."""
+    embedding 131 services takes about 40 s) and never connected to again: tests get copies (`catalog_copy`)."""
     with scratch_database(Settings(home=server_home, database_url=None)) as scratch:
         settings = Settings(home=tmp_path_factory.mktemp("template-home"), database_url=scratch.database_url)
         results = sync(CATALOG, settings, embedder)

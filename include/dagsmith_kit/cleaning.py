@@ -42,6 +42,14 @@ def cycle_position(times: pd.Series, steps: int) -> pd.Series:
     return np.round((times - np.floor(times)) * steps) % steps
 
 
+def season_features(name: str, times: pd.Series, steps: int) -> dict[str, pd.Series]:
+    """A fractional numeric time's position in its cycle of ``steps`` as a number and as a sine and cosine (named
+    ``<name>_season``, ``_sin``, ``_cos``), so that a linear model can follow a seasonal pattern too."""
+    position = cycle_position(times, steps).astype(float)
+    angle = 2 * np.pi * position / steps
+    return {f"{name}_season": position, f"{name}_season_sin": np.sin(angle), f"{name}_season_cos": np.cos(angle)}
+
+
 def labelled_data(inp: Bundle, out: Bundle) -> pd.DataFrame:
     """The ``data`` table without the rows whose target is missing: they can be neither learned from nor scored.
 

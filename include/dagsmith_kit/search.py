@@ -207,9 +207,10 @@ def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series
 
 
 def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFrame, y: pd.Series,
-         search: Search, order: pd.Series | None = None) -> Outcome:
+         search: Search, order: pd.Series | None = None, *, may_log: bool = True) -> Outcome:
     """Score the given params, then the warm starts and Optuna's proposals over ``space`` until the budget is spent
-    or the score stops improving; the best configuration wins (``order``: the rows' times, when the model forecasts).
+    or the score stops improving; the best configuration wins (``order``: the rows' times, when the model forecasts;
+    ``may_log``: whether a model of log(target) may be tried, which a model of another transform of it may not).
 
     The given configuration's failure is the service's failure (its error says why); a failing trial only
     loses its turn. A trial that would not finish within the budget, judged by the time configurations have
@@ -230,7 +231,7 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     best.found(started)
     deadline = started + search.budget_seconds
     rungs = Rungs(search.budget_seconds, search.rivals, search.output / RIVALS_FILE if search.output else None)
-    if not classification and suits_log(y):
+    if may_log and not classification and suits_log(y):
         _try_log_target(best, lambda: LogTarget(build(params)), X, y, splits, scorer, deadline, started)
     scaled = (lambda config: LogTarget(build(config))) if best.log_target else build
     if space is not None:

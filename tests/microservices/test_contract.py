@@ -126,15 +126,16 @@ class Contract:
     @property
     def task(self) -> str:
         """The task of the input: unlabelled for clustering, anomalies and reduction (or an evaluator that names
-        them and reads the whole table), a regression where the analysis names regression first, else a binary
-        classification."""
+        them and reads the whole table), a regression where the analysis names regression (or a forecast) first, else a
+        binary classification."""
         primary, tasks = self.analysis.stages[0], self.analysis.task_types
         if primary in UNLABELLED:
             return UNLABELLED[primary]
         unlabelled = [t for t in tasks if t in (TaskType.CLUSTERING, TaskType.ANOMALY_DETECTION)]
         if unlabelled and (tasks[0] in unlabelled or not self.declares("train", "test")):
             return unlabelled[0].value
-        return "regression" if tasks and tasks[0] is TaskType.REGRESSION else "binary_classification"
+        numbers = (TaskType.REGRESSION, TaskType.TIME_SERIES_FORECASTING)
+        return "regression" if tasks and tasks[0] in numbers else "binary_classification"
 
     @property
     def specs(self) -> list[Spec]:

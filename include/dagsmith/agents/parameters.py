@@ -9,8 +9,8 @@ import re
 from dagsmith.agents.model_search import class_weighting
 from dagsmith.agents.repeats import entity_column, repeated_ids
 from dagsmith.catalog.repository import CatalogEntry
-from dagsmith.models.catalog import Stage
-from dagsmith.models.intent import ConstraintKind, Intent
+from dagsmith.models.catalog import Stage, TaskType
+from dagsmith.models.intent import ConstraintKind, Horizon, Intent, find_constraint
 from dagsmith.models.profile import DatasetProfile, SemanticType
 
 
@@ -67,6 +67,14 @@ def infer_params(stage: Stage, entry: CatalogEntry, profile: DatasetProfile, int
         ids = list(repeated_ids(profile))
         if ids:
             put("subset", ids, "rows sharing a record id are one record entered more than once")
+    elif stage is Stage.FEATURE_ENGINEERING and intent.task_type is TaskType.TIME_SERIES_FORECASTING:
+        horizon = find_constraint(intent.constraints, ConstraintKind.HORIZON)
+        if isinstance(horizon, Horizon):
+            put("horizon", horizon.value, horizon.reason)
+            put("horizon_unit", horizon.unit, horizon.reason)
+        else:
+            put("horizon", 1, "the goal names no horizon: one step ahead (say 'for the next 12 months' for another)")
+            put("horizon_unit", "step", "the goal names no horizon")
     elif stage is Stage.FEATURE_SELECTION:
         limit = intent.asks(ConstraintKind.MAX_FEATURES)
         if limit:

@@ -79,6 +79,8 @@ TASK_TERMS: dict[TaskType, tuple[str, ...]] = {
     TaskType.EXPLORATORY_ANALYSIS: ("statistic",),
 }
 #: Stages whose services must fit the task type (a regressor is no classifier).
+#: How much a forecast's feature step that gives none of the target's past fits, against one that does.
+WITHOUT_PAST = 0.6
 TASK_BOUND = {Stage.MODELLING, Stage.EVALUATION, Stage.EXPLANATION, Stage.VISUALISATION}
 
 
@@ -150,6 +152,12 @@ def _compatibility(entry: CatalogEntry, stage: Stage, intent: Intent,
         factor, why = _judged_by(analysis.tags.metrics, intent)
         score *= factor
         reasons.append(why)
+    if stage is Stage.FEATURE_ENGINEERING and state.forecasting:
+        if analysis.tags.lags_target:
+            reasons.append("gives the forecast the target's own past, what a series is forecast from first")
+        else:
+            score *= WITHOUT_PAST
+            reasons.append("gives the forecast none of the target's own past, only what else it knows ahead")
     if stage in REPAIR_STAGES and state.quality < REPAIR_QUALITY:
         score = min(1.0, score + 0.1)
         reasons.append(f"data quality {state.quality:.2f} favours repair")

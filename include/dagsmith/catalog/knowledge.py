@@ -94,6 +94,10 @@ METHODS: dict[str, Meaning] = {
     "barh": Meaning(Stage.VISUALISATION, "draws bar charts", 1.0),
     "bar": Meaning(Stage.VISUALISATION, "draws bar charts", 1.0),
     "filter": Meaning(Stage.COLUMN_FILTERING, "keeps only the named columns", 2.0),
+    "shift": Meaning(Stage.FEATURE_ENGINEERING, "adds a column's earlier values as features (lags)", 3.0,
+                     (TaskType.TIME_SERIES_FORECASTING,)),
+    "rolling": Meaning(Stage.FEATURE_ENGINEERING, "adds statistics over a moving window of earlier rows", 2.0,
+                       (TaskType.TIME_SERIES_FORECASTING,)),
 }
 
 #: What a chart shows, read from the calls and attributes around the plotting code.
@@ -126,6 +130,8 @@ LITERALS: dict[str, Meaning] = {
     "component_": Meaning(Stage.DIMENSIONALITY_REDUCTION, "writes components", 1.0),
     "dayofweek": Meaning(Stage.FEATURE_ENGINEERING, "extracts calendar features (year, month, day of week) from dates",
                          3.0),
+    "day_of_week": Meaning(Stage.FEATURE_ENGINEERING, "extracts calendar features (month, day of week) from dates",
+                           3.0),
 }
 
 #: The kit's functions that fit a model on ``train`` and predict ``test`` (the second also validates and tunes; the

@@ -7,7 +7,8 @@ column that decides the target when one does: each column alone is scored on the
 on half of them and scored on the other half, and one that scores near perfect on rows it did not learn from decides
 the target. The held-out rows are never read for it. A forecast's time is no such column: on shuffled rows it only
 interpolates between neighbours in time, which would decide any smooth series, and a forecast is meant to learn from
-it.
+it; nor is its target's own past as known a horizon back. A score near perfect that a trivial predictor matches
+(yesterday's value of a smooth series) is an easy task, not a doubt.
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ def review(quality: Quality, model: Bundle, columns: list[str], drivers: list[di
     model's features were made from), ``drivers`` the explanation's ranked features.
     """
     target = model.require_target()
-    name, score = next(((label(key), quality.metrics[key]) for key in HEADLINE if key in quality.metrics),
-                       (None, None))
-    too_good = score is not None and score >= TOO_GOOD
+    key = next((key for key in HEADLINE if key in quality.metrics), None)
+    name, score = (label(key), quality.metrics[key]) if key else (None, None)
+    # a trivial predictor as good (a forecast of a smooth series from its value a horizon back) says the task is easy
+    too_good = score is not None and score >= TOO_GOOD and quality.metrics.get(f"baseline_{key}", 0.0) < TOO_GOOD
     dominant = _dominant(drivers)
     if not too_good and dominant is None:
         return None
@@ -100,8 +102,11 @@ def _deciding(model: Bundle, columns: list[str], first: list[str], *,
         return None, 0.0
     y = y.astype(str) if classification else y.astype(float)
     grouped = origins(model.feature_columns(train), columns)
-    if model.forecasts:
+    if model.forecasts:  # its time, and its own past as known a horizon back, are what a forecast learns from
         grouped.pop(model.time_column or "", None)
+        past = set(model.meta.get("past_features") or [])
+        grouped = {origin: kept for origin, features in grouped.items() if (kept := [f for f in features
+                                                                                  if f not in past])}
     ahead = list(dict.fromkeys(origin for origin, features in grouped.items() if set(features) & set(first)))
     tried = (ahead + [origin for origin in grouped if origin not in ahead])[:MAX_COLUMNS]
     scored = {column: _alone(train[grouped[column]], y, classification) for column in tried}

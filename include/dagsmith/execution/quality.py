@@ -2,11 +2,12 @@
 rows; a clustering's separation.
 
 A run whose model does no better than predicting the majority class or the training mean (for a forecast, nor than
-its latest value, the naive forecast) completed nothing useful: ``finish`` fails it saying so, and every metric is
-shown beside its trivial counterpart (the CLI, the UI's run page, the benchmark); one that scores too well to be true
-completes marked for review (``execution.doubt``). The figures are recomputed here from the predictions and the
-held-out table, so they do not depend on which evaluator the pipeline ran. Groups that barely separate complete
-marked for review too: a table may hold no groups at all, which is an answer only when it is said.
+its latest value, nor than each row's value a horizon earlier: the naive forecasts) completed nothing useful:
+``finish`` fails it saying so, and every metric is shown beside its trivial counterpart (the CLI, the UI's run page,
+the benchmark); one that scores too well to be true completes marked for review (``execution.doubt``). The figures
+are recomputed here from the predictions and the held-out table, so they do not depend on which evaluator the
+pipeline ran. Groups that barely separate complete marked for review too: a table may hold no groups at all, which
+is an answer only when it is said.
 """
 
 from __future__ import annotations
@@ -93,17 +94,21 @@ def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataF
 
 
 def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series, *,
-                       latest: float | None = None) -> Quality:
+                       latest: float | None = None, naive: tuple[str, pd.Series] | None = None) -> Quality:
     """RMSE, MAE and R² (also RMSE and MAE divided by the held-out target's spread), against predicting the
-    training mean, or for a forecast (``latest``: the last value it learnt from) the better of the mean and that
-    latest value, which a forecast of a wandering series must beat to be worth anything."""
+    training mean, or for a forecast the best of the mean, ``latest`` (the last value it learnt from) and ``naive``
+    (each row's own value as known a horizon earlier, with its name), which a forecast of a wandering series must
+    beat to be worth anything."""
     truth, predicted = y_true.to_numpy(dtype=float), y_pred.to_numpy(dtype=float)
     if not np.isfinite(predicted).all():
         return Quality(False, {}, "non-finite predictions")
     spread = float(np.std(truth)) or 1.0
-    trivial = {"the training mean": float(y_train.mean())} | ({} if latest is None else {"the latest value": latest})
-    named, value = min(trivial.items(), key=lambda item: skm.mean_squared_error(truth, np.full_like(truth, item[1])))
-    constant = np.full_like(truth, value)
+    trivial = {"the training mean": np.full_like(truth, float(y_train.mean()))}
+    if latest is not None:
+        trivial["the latest value"] = np.full_like(truth, latest)
+    if naive is not None and np.isfinite(values := naive[1].to_numpy(dtype=float)).all():
+        trivial[naive[0]] = values
+    named, constant = min(trivial.items(), key=lambda item: skm.mean_squared_error(truth, item[1]))
     rmse = math.sqrt(skm.mean_squared_error(truth, predicted))
     baseline = math.sqrt(skm.mean_squared_error(truth, constant))
     mae = skm.mean_absolute_error(truth, predicted)
@@ -123,8 +128,11 @@ def supervised_quality(bundle: Bundle, *, classification: bool) -> Quality:
         test, train, predictions = bundle.table("test"), bundle.table("train"), bundle.predictions()
     except (BundleError, OSError, ValueError) as exc:
         return Quality(False, {}, f"the model's output cannot be assessed: {exc}")
+    naive = bundle.meta.get("naive_forecast")  # the column of each row's value a horizon back: `<target>_lag_<steps>`
+    past = (f"the value {naive.rsplit('_', 1)[-1]} steps earlier", test[naive]) if (
+        bundle.forecasts and isinstance(naive, str) and naive in test.columns) else None
     return prediction_quality(test[target], predictions, train[target], classification=classification,
-                              latest=None if classification else latest_value(bundle, train))
+                              latest=None if classification else latest_value(bundle, train), naive=past)
 
 
 def latest_value(bundle: Bundle, train: pd.DataFrame) -> float | None:
@@ -141,16 +149,18 @@ def latest_value(bundle: Bundle, train: pd.DataFrame) -> float | None:
 
 
 def prediction_quality(truth: pd.Series, predictions: pd.DataFrame, y_train: pd.Series, *,
-                       classification: bool, latest: float | None = None) -> Quality:
-    """The quality of ``predictions`` (``predictions.parquet``'s columns) against ``truth``, row by row (``latest``:
-    a forecast's last training value, ``regression_quality``)."""
+                       classification: bool, latest: float | None = None,
+                       naive: tuple[str, pd.Series] | None = None) -> Quality:
+    """The quality of ``predictions`` (``predictions.parquet``'s columns) against ``truth``, row by row (``latest``
+    and ``naive``: a forecast's trivial predictions, ``regression_quality``)."""
     if len(predictions) != len(truth) or "prediction" not in predictions:
         return Quality(False, {}, "predictions do not line up with the test table")
     truth, predicted = truth.reset_index(drop=True), predictions["prediction"].reset_index(drop=True)
     if classification:
         proba = predictions[probability_columns(predictions)].reset_index(drop=True)
         return classification_quality(truth, predicted, proba if len(proba.columns) else None, y_train)
-    return regression_quality(truth, predicted, y_train, latest=latest)
+    return regression_quality(truth, predicted, y_train, latest=latest,
+                              naive=(naive[0], naive[1].reset_index(drop=True)) if naive else None)
 
 
 def clustering_quality(bundle: Bundle) -> Quality | None:

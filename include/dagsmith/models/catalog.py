@@ -114,6 +114,7 @@ class Tags(BaseModel):
     shuffles_rows: bool = Field(False, description="divides rows at random (a random split or shuffled folds)")
     orders_by_time: bool = Field(False, description="orders rows by the table's time column")
     keeps_groups: bool = Field(False, description="keeps the rows of one group (a customer, a patient) together")
+    lags_target: bool = Field(False, description="adds the target's earlier values as features (a forecast's past)")
     metrics: list[str] = Field(default_factory=list, description="metrics its code computes (r2, roc_auc, ...)")
     produces_model: bool = False
     produces_predictions: bool = False

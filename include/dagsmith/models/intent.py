@@ -43,6 +43,7 @@ class ConstraintKind(StrEnum):
     EXCLUDE_COLUMNS = "exclude_columns"  # columns never used as features
     ONLY_COLUMNS = "only_columns"  # the only columns used as features
     EACH_TARGET = "each_target"  # the targets a goal asks a model of each: one pipeline per target
+    HORIZON = "horizon"  # how far ahead a forecast looks ("for the next 12 months")
 
 
 #: The kinds of constraint by what their value is (each kind's value has one type, its model's below).
@@ -99,8 +100,20 @@ class Names(_Constraint):
     value: list[str]
 
 
+#: The units a forecast's horizon is counted in; a ``step`` is a row of the series.
+HorizonUnit = Literal["step", "hour", "day", "week", "month", "quarter", "year"]
+
+
+class Horizon(_Constraint):
+    """How far ahead a forecast looks: a count of units of time, turned into rows by the series' own step."""
+
+    kind: Literal[ConstraintKind.HORIZON]
+    value: int = Field(gt=0)
+    unit: HorizonUnit = "step"
+
+
 #: A constraint is one of the above, told apart by its kind (a value of the wrong type for its kind is refused).
-Constraint = Annotated[Flag | Count | Share | Name | Names, Field(discriminator="kind")]
+Constraint = Annotated[Flag | Count | Share | Name | Names | Horizon, Field(discriminator="kind")]
 
 
 def find_constraint(constraints: Iterable[Constraint], kind: ConstraintKind) -> Constraint | None:

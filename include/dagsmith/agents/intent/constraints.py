@@ -11,7 +11,7 @@ from dagsmith.agents.intent.lexicon import CLAUSE_BREAKS, NEGATIONS
 from dagsmith.agents.intent.model_mentions import mentions
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import Constraint, ConstraintKind, Count, Flag, Name, Names, Share
+from dagsmith.models.intent import Constraint, ConstraintKind, Count, Flag, Horizon, Name, Names, Share
 from dagsmith.text import stem, words
 from dagsmith_kit.metrics import METRICS as KIT_METRICS
 
@@ -67,6 +67,10 @@ _N_CLUSTERS = re.compile(
 _N_COMPONENTS = re.compile(r"\b" + _NUMBER + r"\s*(?:d|dimensions?|dims?|components?|axes)\b")
 #: a share of the rows: "the top 2%", "about 1 percent of the transactions", "0.5 % most unusual"
 _SHARE = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)")
+_HORIZON_UNIT = r"(hours?|days?|weeks?|months?|quarters?|years?|decades?|steps?|periods?)"
+#: how far ahead a forecast looks: "for the next 12 months", "the coming year", "30 trading days ahead"
+_HORIZON = re.compile(r"\b(?:next|coming|following|upcoming)\s+(?:" + _NUMBER + r"\s+)?(?:\w+\s+)?" + _HORIZON_UNIT
+                      + r"\b|\b" + _NUMBER + r"\s+(?:\w+\s+)?" + _HORIZON_UNIT + r"\s+(?:ahead|out|forward|from now)\b")
 _DEDUPLICATE = re.compile(r"\b(de ?dup\w*|duplicat\w*|repeated (?:rows|records|entries))\b")
 _VISUALISE = re.compile(r"\b(visuali[sz]\w*|plots?|plotting|charts?|graphs?|scatter|show me|picture)\b")
 
@@ -92,7 +96,24 @@ def parse_constraints(goal: str, task: TaskType) -> list[Constraint]:
     text = " ".join(words(goal))
     return [*_time_budget(text), *_interpretability(text), *_model_requests(text), *_max_features(text),
             *_metrics(text), *_shape_requests(text, task), *_anomaly_share(goal.lower(), task),
-            *_deduplication_request(text), *_analyses(text, task)]
+            *_deduplication_request(text), *_analyses(text, task), *_horizon(text, task)]
+
+
+def _horizon(text: str, task: TaskType) -> list[Constraint]:
+    """How far ahead a forecast looks, in the goal's own unit of time; a plural unit without a count ("the coming
+    decades") says no horizon."""
+    said = _HORIZON.search(text) if task is TaskType.TIME_SERIES_FORECASTING else None
+    if not said:
+        return []
+    count, unit = (said.group(1), said.group(2)) if said.group(2) else (said.group(3), said.group(4))
+    if count is None and unit.endswith("s"):
+        return []
+    value = _number(count) if count else 1
+    unit = unit.removesuffix("s")
+    if unit == "decade":
+        value, unit = value * 10, "year"
+    return [Horizon(kind=ConstraintKind.HORIZON, value=max(1, round(value)),
+                    unit="step" if unit == "period" else unit, reason=f"the goal says '{said.group(0)}'")]
 
 
 def _anomaly_share(goal: str, task: TaskType) -> list[Constraint]:

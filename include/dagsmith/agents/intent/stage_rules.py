@@ -31,7 +31,8 @@ BASE_STAGES: dict[TaskType, dict[Stage, str]] = {
     TaskType.TIME_SERIES_FORECASTING: {
         **_SUPERVISED_BASE,
         Stage.SPLITTING: "a time-based split holds out the latest rows, so the model never sees the future",
-        Stage.FEATURE_ENGINEERING: "turns the dates into features (year, month, day of week)",
+        Stage.FEATURE_ENGINEERING: "gives the model what it knows ahead: the target's own past, a horizon back, "
+                                   "and the time's calendar (month, day of week)",
     },
     TaskType.CLUSTERING: {
         Stage.LOADING: "reads the dataset",

@@ -41,7 +41,7 @@ from dagsmith.models.catalog import Analysis, AnalysisMode, Parameter, Stage, Ta
 from dagsmith_kit.metrics import label as metric_label
 
 ANALYZER = "dagsmith-static"
-ANALYZER_VERSION = "1.12"
+ANALYZER_VERSION = "1.13"
 _STAGE_WORDS = {
     Stage.LOADING: "loading", Stage.VALIDATION: "data validation", Stage.DEDUPLICATION: "deduplication",
     Stage.TYPE_CONVERSION: "type fixing", Stage.COLUMN_FILTERING: "column filtering",
@@ -51,11 +51,8 @@ _STAGE_WORDS = {
     Stage.MODELLING: "model training", Stage.CLUSTERING: "clustering",
     Stage.DIMENSIONALITY_REDUCTION: "dimensionality reduction", Stage.ANOMALY_DETECTION: "anomaly detection",
     Stage.EVALUATION: "evaluation", Stage.EXPLANATION: "model explanation", Stage.EDA: "exploratory data analysis",
-    Stage.VISUALISATION: "visualisation",
-    Stage.REPORTING: "reporting",
+    Stage.VISUALISATION: "visualisation", Stage.REPORTING: "reporting",
 }
-
-
 _CHOICE_PARAMS = {"strategy", "method", "kernel", "linkage", "metric", "covariance_type", "score_func"}
 _TABLE_WRITERS = ("transform_tables", "impute_tables", "clip_tables", "fit_replace", "reduce_tables", "write_loaded",
                   "drop_columns")
@@ -253,6 +250,7 @@ def _tags(facts: CodeFacts, evidence: _Evidence, primary: Stage, algorithms: lis
         shuffles_rows=facts.uses(*SHUFFLES_ROWS) or any(facts.uses(name) and facts.call_keywords.get(name, {})
                                                         .get("shuffle") is True for name in SHUFFLES_WHEN_ASKED),
         keeps_groups=facts.uses(*KEEPS_GROUPS),
+        lags_target="shift" in facts.methods and "require_target" in facts.methods,
         metrics=sorted({metric for name, reported in METRIC_FUNCTIONS.items() if facts.uses(name)
                         for metric in reported}),
         orders_by_time=facts.uses("TimeSeriesSplit") or (
@@ -281,6 +279,7 @@ _CAPABILITIES = {
     "shuffles_rows": "picks rows at random",
     "orders_by_time": "keeps the rows in time order",
     "keeps_groups": "keeps each group's rows on one side",
+    "lags_target": "adds the target's earlier values as features",
     "produces_model": "produces a trained model",
     "produces_predictions": "produces predictions",
     "produces_probabilities": "produces class probabilities when the model supports them",

