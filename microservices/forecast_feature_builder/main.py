@@ -103,6 +103,13 @@ def series_keys(frame: pd.DataFrame, time: str, features: list[str]) -> list[str
                        "cannot be followed series by series")
 
 
+def longest_step(times: pd.Series, series: list[pd.Series]):
+    """The longest step between consecutive times of any one series (a Timedelta, or a number of a numeric time)."""
+    if not series:
+        return times.sort_values().diff().max()
+    return times.groupby(series).apply(lambda t: t.sort_values().diff().max()).max()
+
+
 def lagged(frame: pd.DataFrame, state: dict, *, strict: bool = True) -> pd.DataFrame:
     """``frame`` with the target's past as of ``horizon`` steps back, taken from the frame's own target values and
     the recorded ``history`` around them. ``strict`` refuses rows whose value a horizon back is unknown (new rows
@@ -195,12 +202,9 @@ def build(inp, out, params):
     window = season or lags
     numeric_time = pd.api.types.is_numeric_dtype(train[time])
     cycles = [part for part, seconds in CYCLES if step and step < seconds] if not numeric_time else []
-    times = time_values(train[time])
-    longest = (times.groupby([train[k] for k in keys]).apply(lambda t: t.sort_values().diff().max()).max() if keys
-               else times.sort_values().diff().max())
     state = {"target": target, "time": time, "keys": keys, "horizon": horizon, "lags": steps_back,
-             "longest_step": longest,
-             "window": window, "mean": f"{target}_mean_{window}_lag_{horizon}", "naive": f"{target}_lag_{horizon}",
+             "longest_step": longest_step(time_values(train[time]), [train[k] for k in keys]), "window": window,
+             "mean": f"{target}_mean_{window}_lag_{horizon}", "naive": f"{target}_lag_{horizon}",
              "calendar": steps_per_unit(train[time]) if numeric_time else cycles,
              "history": pd.DataFrame(columns=[*keys, time, "_t", "_y"])}
 
