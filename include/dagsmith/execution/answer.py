@@ -116,7 +116,8 @@ def _supervised(task: TaskType, target: str | None, by_stage: dict[Stage, StepOu
         shown = sorted(quality.beside_baselines(), key=lambda r: HEADLINE_METRICS.index(r["metric"])
                        if r["metric"] in HEADLINE_METRICS else len(HEADLINE_METRICS))[:2]
         scores = (" and ".join(f"{metric_label(r['metric'])} {r['value']:.3f}" for r in shown) + ", against "
-                  + " and ".join(f"{r['baseline']:.3f}" for r in shown) + " for a trivial predictor")
+                  + " and ".join(f"{r['baseline']:.3f}" for r in shown)
+                  + f" for {quality.baseline or 'a trivial predictor'}")
         text += f". On {rows:,} held-out rows: {scores}" if rows else f": {scores}"
     explained = by_stage.get(Stage.EXPLANATION)
     drivers = (read_explanation(explained.output) or {}).get("drivers", []) if explained else []

@@ -4,6 +4,7 @@ separate (reviewed when they barely do), the answer to the goal and the patterns
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -153,8 +154,7 @@ def finish(execution_id: int, *, settings: Settings) -> RunSummary:
         execution.error = None if ok else _failure(session, execution_id, steps, trace)
         quality = _quality(pipeline, steps, Workspace.of(execution)) if ok else None
         if quality is not None:
-            execution.trace = {**execution.trace, "quality": {"valid": quality.valid, "metrics": quality.metrics,
-                                                              "problem": quality.problem, "review": quality.review}}
+            execution.trace = {**execution.trace, "quality": dataclasses.asdict(quality)}
             if not quality.valid:
                 ok, execution.error = False, f"every step ran, but the model is {quality.problem}"
         if execution.workspace:

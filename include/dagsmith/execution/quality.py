@@ -55,6 +55,9 @@ class Quality:
     problem: str | None = None
     #: Why a valid result is too good to trust before a person reviews it (``execution.doubt``).
     review: str | None = None
+    #: The trivial predictor the baselines are the scores of, in words ("the majority class", "the value 12 steps
+    #: earlier"); None where no baseline is scored.
+    baseline: str | None = None
 
     def beside_baselines(self) -> list[BesideBaseline]:
         """Each held-out metric with the trivial predictor's score on the same rows, for people to read."""
@@ -90,7 +93,7 @@ def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataF
     better = result[judged] > result[BASELINE_OF[judged]]
     return Quality(better, result, None if better else
                    f"no better than predicting the majority class on the held-out rows ({name} {result[judged]:.4f}, "
-                   f"the majority class scores {result[BASELINE_OF[judged]]:.4f})")
+                   f"the majority class scores {result[BASELINE_OF[judged]]:.4f})", baseline="the majority class")
 
 
 def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series, *,
@@ -118,7 +121,7 @@ def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series,
     better = rmse < baseline
     return Quality(better, result, None if better else
                    f"no better than predicting {named} on the held-out rows (RMSE {rmse:.4g}, {named} scores "
-                   f"{baseline:.4g})")
+                   f"{baseline:.4g})", baseline=named)
 
 
 def supervised_quality(bundle: Bundle, *, classification: bool) -> Quality:
