@@ -22,6 +22,7 @@ from dagsmith.models.intent import (
     AmbiguousGoal,
     ConstraintKind,
     GivenFields,
+    Horizon,
     Intent,
     Question,
     SeveralTargets,
@@ -173,8 +174,8 @@ def _show(result: Plan) -> None:
     for field, reason in intent.reasons.items():
         console.print(f"  [dim]{field}:[/] {escape(reason)}", highlight=False)
     for constraint in intent.constraints:
-        console.print(f"  [dim]constraint[/] {constraint.kind} = {constraint.value}: {escape(constraint.reason)}",
-                      highlight=False)
+        value = f"{constraint.value} {constraint.unit}(s)" if isinstance(constraint, Horizon) else constraint.value
+        console.print(f"  [dim]constraint[/] {constraint.kind} = {value}: {escape(constraint.reason)}", highlight=False)
     for warning in intent.warnings:
         console.print(f"  [yellow]warning[/] {escape(warning.message)}", highlight=False)
 
