@@ -35,6 +35,7 @@ from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, Strati
 from dagsmith_kit.bundle import Bundle, prediction_frame, probabilities_by_label, probability_columns
 from dagsmith_kit.halving import PROGRESS_FILE, RIVALS_FILE, Rival, Rungs, rivals_of, show_progress
 from dagsmith_kit.log_target import LogTarget, suits_log
+from dagsmith_kit.past_change import PastChange
 from dagsmith_kit.metrics import ALIASES, METRICS
 from dagsmith_kit.portfolio import clean
 from dagsmith_kit.service import ServiceError
@@ -49,6 +50,8 @@ VALIDATION_FILE = "validation_predictions.parquet"
 HOLDOUT_ROWS = 20_000
 #: A model must beat the trivial predictor's validation score by at least this much.
 MARGIN = 1e-3
+#: The transforms of the target a search may try beside the target itself, as its history and report say them.
+SCALES = {"log_target": "on log(target)", "past_change": "on its change from its value a horizon back"}
 #: Metrics a search may compare by, as the scikit-learn scorers that compute them (greater is better).
 SCORERS = {name: metric.scorer for name, metric in METRICS.items() if metric.scorer} | {
     alias: METRICS[name].scorer for alias, name in ALIASES.items()}
@@ -117,6 +120,7 @@ class Outcome:
     history: list[dict[str, Any]] = field(default_factory=list)
     validation: pd.DataFrame | None = None
     log_target: bool = False  # the model learns log(target): it validated better than on the target itself
+    past_change: bool = False  # the forecast learns the change from its value a horizon back: it validated better
     first_useful_seconds: float | None = None  # when a configuration first beat the trivial predictor
     best_seconds: float = 0.0  # when the chosen configuration was found
     stopped: str = "the given parameters only"  # why the search ended
@@ -207,10 +211,11 @@ def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series
 
 
 def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFrame, y: pd.Series,
-         search: Search, order: pd.Series | None = None, *, may_log: bool = True) -> Outcome:
+         search: Search, order: pd.Series | None = None, *, past: str | None = None) -> Outcome:
     """Score the given params, then the warm starts and Optuna's proposals over ``space`` until the budget is spent
     or the score stops improving; the best configuration wins (``order``: the rows' times, when the model forecasts;
-    ``may_log``: whether a model of log(target) may be tried, which a model of another transform of it may not).
+    ``past``: the feature holding a forecast's value a horizon back, when it has one: a model of the change from it
+    is tried, as a model of log(target) is for a wide positive target).
 
     The given configuration's failure is the service's failure (its error says why); a failing trial only
     loses its turn. A trial that would not finish within the budget, judged by the time configurations have
@@ -231,9 +236,14 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     best.found(started)
     deadline = started + search.budget_seconds
     rungs = Rungs(search.budget_seconds, search.rivals, search.output / RIVALS_FILE if search.output else None)
-    if may_log and not classification and suits_log(y):
-        _try_log_target(best, lambda: LogTarget(build(params)), X, y, splits, scorer, deadline, started)
-    scaled = (lambda config: LogTarget(build(config))) if best.log_target else build
+    scale: tuple[str, Build] | None = None
+    if past is not None:
+        scale = "past_change", lambda config: PastChange(build(config), past)
+    elif not classification and suits_log(y):
+        scale = "log_target", lambda config: LogTarget(build(config))
+    if scale is not None:
+        _try_scale(best, scale[0], lambda: scale[1](params), X, y, splits, scorer, deadline, started)
+    scaled = scale[1] if scale is not None and getattr(best, scale[0]) else build
     if space is not None:
         def score(config: dict[str, Any]) -> float:
             result, predicted = _cross_score(lambda: scaled(config), X, y, splits, scorer, classes, deadline)
@@ -248,18 +258,19 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     return best
 
 
-def _try_log_target(best: Outcome, estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series, splits: list,
-                    scorer, deadline: float, started: float) -> None:
-    """Score the given configuration on log(target) and keep it when it validates better (unless the budget runs out
-    first: it is an option, not the service's answer)."""
+def _try_scale(best: Outcome, scale: str, estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series,
+               splits: list, scorer, deadline: float, started: float) -> None:
+    """Score the given configuration on a transform of the target (``scale``: an attribute of ``Outcome``) and keep
+    it when it validates better (unless the budget runs out first: it is an option, not the service's answer)."""
     try:
-        logged, validation = _cross_score(estimator_for, X, y, splits, scorer, None, deadline)
+        scored, validation = _cross_score(estimator_for, X, y, splits, scorer, None, deadline)
     except OutOfTime:
         return
     best.trials += 1
-    best.history.append({"params": "as given, on log(target)", "score": round(logged, 6)})
-    if logged > best.default_score + MARGIN:
-        best.score, best.validation, best.log_target = logged, validation, True
+    best.history.append({"params": f"as given, {SCALES[scale]}", "score": round(scored, 6)})
+    if scored > best.default_score + MARGIN:
+        best.score, best.validation = scored, validation
+        setattr(best, scale, True)
         best.found(started)
 
 
@@ -346,7 +357,8 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
         "metric": search.metric, "budget_seconds": search.budget_seconds, "folds": outcome.folds,
         "score": outcome.score, "baseline": outcome.baseline, "default_score": outcome.default_score,
         "params": chosen, "trials": outcome.trials, "seconds": outcome.seconds, "features": features,
-        "log_target": outcome.log_target, "first_useful_seconds": outcome.first_useful_seconds,
+        "log_target": outcome.log_target, "past_change": outcome.past_change,
+        "first_useful_seconds": outcome.first_useful_seconds,
         "best_seconds": outcome.best_seconds,
         "stopped": outcome.stopped, "warm_starts": len(search.warm_start), "progress": outcome.progress,
         "rivals": outcome.raced,
@@ -357,7 +369,8 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
     tuned = (f"{outcome.trials - 1} more configurations tried{warm}; the best scored {outcome.score:.4f} "
              f"(given parameters: {outcome.default_score:.4f}); the search stopped because {outcome.stopped}"
              if outcome.trials > 1 else "the given parameters only")
-    scale = " The model learns the logarithm of the target, which validated better." if outcome.log_target else ""
+    scale = next((f" The model learns the target {SCALES[name].removeprefix('on ')}, which validated better."
+                  for name in SCALES if getattr(outcome, name)), "")
     out.append_report(f"Validation ({outcome.folds}, {search.metric}): {outcome.score:.4f} against "
                       f"{outcome.baseline:.4f} for a trivial predictor; {tuned}, in {outcome.seconds:.1f} s of a "
                       f"{search.budget_seconds:.0f} s budget.{scale}")

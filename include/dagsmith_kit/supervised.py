@@ -34,9 +34,9 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     """Build the model from ``params`` (``build(params)``), searching ``space`` first when the params carry a
     search; fit it on the training table and predict the test table as ``fit_and_predict`` does.
 
-    Returns the fitted model and the feature columns (when the search chose to model log(target), or the model
-    forecasts the change from the target's value a horizon back, it is fitted on that and the saved model wraps it
-    to predict on the target's scale). ``fitted`` is the instance
+    Returns the fitted model and the feature columns (when the search chose to model log(target), or a forecast's
+    change from its value a horizon back, it is fitted on that and the saved model wraps it to predict on the
+    target's scale). ``fitted`` is the instance
     to fit in the end (so a caller's references to its parts stay valid); by default ``build`` makes it.
     """
     from dagsmith_kit import search as searching
@@ -46,21 +46,20 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     target = inp.require_target()
     train, test = inp.table("train"), inp.table("test")
     features = features or inp.feature_columns(train)
-    past = inp.meta.get("naive_forecast") if inp.forecasts else None
-    past = past if past in features else None  # a forecast from its past learns the change over the horizon
-
-    def change(model: Any) -> Any:
-        return PastChange(model, past) if past else model
-
+    past = inp.meta.get("naive_forecast") if inp.forecasts else None  # a forecast's value a horizon back
     plan = searching.Search.from_params(params, out.path)
     chosen = params
     if plan is not None:
-        outcome = searching.tune(lambda config: change(build(config)), params, space, train[features], train[target],
-                                 plan, time_order(inp, train), may_log=past is None)
+        outcome = searching.tune(build, params, space, train[features], train[target], plan, time_order(inp, train),
+                                 past=past if past in features else None)
         searching.require_better_than_baseline(outcome, plan.metric)
         chosen = outcome.params
     model = fitted if fitted is not None and chosen == params else build(chosen)
-    predictor = change(LogTarget(model) if plan is not None and outcome.log_target else model)
+    predictor = model
+    if plan is not None and outcome.log_target:
+        predictor = LogTarget(model)
+    elif plan is not None and outcome.past_change:
+        predictor = PastChange(model, past)
     predictor.fit(train[features], train[target])  # a LogTarget or PastChange fits ``model`` itself
     out.save_model(predictor, {"kind": "regressor" if inp.predicts_numbers else "classifier", "features": features})
     out.write_predictions(prediction_frame(predictor, test[features]))

@@ -50,7 +50,9 @@ def time_step_seconds(times: pd.Series) -> float | None:
         looks_like_years = 1000 <= float(np.min(distinct)) <= 3000
         step = float(np.median(np.diff(distinct.astype(float))))
         return step * UNIT_SECONDS["year"] if looks_like_years else None
-    return float(pd.Series(np.diff(distinct)).median().total_seconds())
+    step = float(pd.Series(np.diff(distinct)).median().total_seconds())
+    # months and years differ in length: a step near one of them is one (monthly rows step 31 days in the median)
+    return next((unit for unit in UNIT_SECONDS.values() if abs(step - unit) <= 0.1 * unit), step)
 
 
 def season_steps(times: pd.Series, step_seconds: float | None) -> int | None:

