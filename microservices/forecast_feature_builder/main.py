@@ -168,12 +168,17 @@ def tail(frames: list[pd.DataFrame], state: dict) -> pd.DataFrame:
 
 
 def calendar(frame: pd.DataFrame, state: dict) -> pd.DataFrame:
-    """The time's calendar parts finer than a season's own cycle, or its position in the cycle of decimal years."""
+    """The time's calendar parts finer than a season's own cycle and its years as a number (``_trend``: what a trend
+    is learnt from); of a numeric time, which is its own trend, the position in the cycle of decimal years."""
     time, cycle = state["time"], state["calendar"]
     if isinstance(cycle, int):
         return frame.assign(**season_features(time, frame[time], cycle))
+    if cycle is None:  # a count of whole units (years): the time itself is the trend, with no cycle in it
+        return frame
     stamps = time_values(frame[time])
-    return frame.assign(**{f"{time}_{part}": getattr(stamps.dt, part).astype(float) for part in cycle})
+    parts = {f"{time}_{part}": getattr(stamps.dt, part).astype(float) for part in cycle}
+    parts[f"{time}_trend"] = (stamps.dt.year + (stamps.dt.day_of_year - 1) / 365.25).astype(float)
+    return frame.assign(**parts)
 
 
 def build(inp, out, params):

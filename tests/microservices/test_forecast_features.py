@@ -92,3 +92,19 @@ def test_a_horizon_in_years_of_monthly_dates_is_twelve_rows_a_year(run, tmp_path
     out = run("forecast_feature_builder", split, {"horizon": 5, "horizon_unit": "year"}).output
     assert out.metrics()["horizon_steps"] == 60 and out.meta["naive_forecast"] == "unemploy_lag_60"
     assert "date_month" in out.table("train").columns and "date_day_of_week" not in out.table("train").columns
+
+
+def test_a_yearly_series_keeps_its_year_as_the_trend_and_a_date_gets_one(run, tmp_path: Path):
+    years = pd.DataFrame({"year": range(1950, 2010), "rate": [100.0 + 3 * n for n in range(60)]})
+    bundle = Bundle.create(tmp_path / "yearly", years, target="rate", task_type="time_series_forecasting",
+                           time_column="year")
+    out = run("forecast_feature_builder", run("time_series_splitter", bundle).output, {"horizon": 5,
+                                                                                        "horizon_unit": "year"}).output
+    assert set(out.table("train").columns) == {"year", "rate", "rate_lag_5", "rate_lag_6", "rate_lag_7",
+                                               "rate_mean_3_lag_5"}
+    days = pd.DataFrame({"day": pd.date_range("2024-01-01", periods=100).strftime("%Y-%m-%d"),
+                         "visits": np.arange(100.0)})
+    daily = run("time_series_splitter", Bundle.create(tmp_path / "daily", days, target="visits",
+                                                      task_type="time_series_forecasting", time_column="day")).output
+    train = run("forecast_feature_builder", daily).output.table("train")
+    assert train["day_trend"].is_monotonic_increasing and train["day_trend"].iloc[0] == pytest.approx(2024 + 7 / 365.25)
