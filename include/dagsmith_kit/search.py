@@ -50,7 +50,7 @@ VALIDATION_FILE = "validation_predictions.parquet"
 HOLDOUT_ROWS = 20_000
 #: A model must beat the trivial predictor's validation score by at least this much.
 MARGIN = 1e-3
-#: The transforms of the target a search may try beside the target itself, as its history and report say them.
+#: The scales of the target a search may try beside the target itself, as its history says them.
 SCALES = {"log_target": "on log(target)", "past_change": "on its change from its value a horizon back"}
 #: Metrics a search may compare by, as the scikit-learn scorers that compute them (greater is better).
 SCORERS = {name: metric.scorer for name, metric in METRICS.items() if metric.scorer} | {
@@ -120,7 +120,8 @@ class Outcome:
     history: list[dict[str, Any]] = field(default_factory=list)
     validation: pd.DataFrame | None = None
     log_target: bool = False  # the model learns log(target): it validated better than on the target itself
-    past_change: bool = False  # the forecast learns the change from its value a horizon back: it validated better
+    past_change: bool = False  # the forecast learns its change from its value a horizon back (unless the target itself
+    # validated better)
     first_useful_seconds: float | None = None  # when a configuration first beat the trivial predictor
     best_seconds: float = 0.0  # when the chosen configuration was found
     stopped: str = "the given parameters only"  # why the search ended
@@ -214,8 +215,8 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
          search: Search, order: pd.Series | None = None, *, past: str | None = None) -> Outcome:
     """Score the given params, then the warm starts and Optuna's proposals over ``space`` until the budget is spent
     or the score stops improving; the best configuration wins (``order``: the rows' times, when the model forecasts;
-    ``past``: the feature holding a forecast's value a horizon back, when it has one: a model of the change from it
-    is tried, as a model of log(target) is for a wide positive target).
+    ``past``: the feature holding a forecast's value a horizon back, when it has one: the model learns the change from
+    it unless the target itself validates better, as a model of log(target) is tried for a wide positive target).
 
     The given configuration's failure is the service's failure (its error says why); a failing trial only
     loses its turn. A trial that would not finish within the budget, judged by the time configurations have
@@ -228,22 +229,31 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     classes = list(np.unique(y)) if classification else None
     trivial = DummyClassifier(strategy="prior") if classification else DummyRegressor()
     baseline, _ = _cross_score(lambda: trivial, X, y, splits, scorer, classes)
+    def anchored(config: dict[str, Any]) -> Any:
+        """A forecast from its past learns its change from it by default: at worst, no change is the naive forecast
+        it is judged against."""
+        return PastChange(build(config), past) if past is not None else build(config)
+
     began = time.monotonic()
-    default, validation = _cross_score(lambda: build(params), X, y, splits, scorer, classes)
+    default, validation = _cross_score(lambda: anchored(params), X, y, splits, scorer, classes)
     given_seconds = time.monotonic() - began
+    said = "as given" + (f", {SCALES['past_change']}" if past is not None else "")
     best = Outcome(dict(params), default, baseline, default, 1, 0.0, folds,
-                   [{"params": "as given", "score": round(default, 6)}], validation, shown=search.output)
+                   [{"params": said, "score": round(default, 6)}], validation, past_change=past is not None,
+                   shown=search.output)
     best.found(started)
     deadline = started + search.budget_seconds
     rungs = Rungs(search.budget_seconds, search.rivals, search.output / RIVALS_FILE if search.output else None)
-    scale: tuple[str, Build] | None = None
+    other: tuple[str, Build] | None = None  # the other scale of the target, kept when it validates better
     if past is not None:
-        scale = "past_change", lambda config: PastChange(build(config), past)
+        other = "on the target itself", build
     elif not classification and suits_log(y):
-        scale = "log_target", lambda config: LogTarget(build(config))
-    if scale is not None:
-        _try_scale(best, scale[0], lambda: scale[1](params), X, y, splits, scorer, deadline, started)
-    scaled = scale[1] if scale is not None and getattr(best, scale[0]) else build
+        other = SCALES["log_target"], lambda config: LogTarget(build(config))
+    won = other is not None and _try_scale(best, other[0], lambda: other[1](params), X, y, splits, scorer, deadline,
+                                           started)
+    if won:
+        best.past_change, best.log_target = False, past is None
+    scaled = other[1] if won and other is not None else anchored
     if space is not None:
         def score(config: dict[str, Any]) -> float:
             result, predicted = _cross_score(lambda: scaled(config), X, y, splits, scorer, classes, deadline)
@@ -258,20 +268,22 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     return best
 
 
-def _try_scale(best: Outcome, scale: str, estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series,
-               splits: list, scorer, deadline: float, started: float) -> None:
-    """Score the given configuration on a transform of the target (``scale``: an attribute of ``Outcome``) and keep
-    it when it validates better (unless the budget runs out first: it is an option, not the service's answer)."""
+def _try_scale(best: Outcome, said: str, estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series,
+               splits: list, scorer, deadline: float, started: float) -> bool:
+    """Score the given configuration on another scale of the target (``said``: which, in words) and keep it when it
+    validates better (unless the budget runs out first: it is an option, not the service's answer); whether it was
+    kept."""
     try:
         scored, validation = _cross_score(estimator_for, X, y, splits, scorer, None, deadline)
     except OutOfTime:
-        return
+        return False
     best.trials += 1
-    best.history.append({"params": f"as given, {SCALES[scale]}", "score": round(scored, 6)})
-    if scored > best.default_score + MARGIN:
-        best.score, best.validation = scored, validation
-        setattr(best, scale, True)
-        best.found(started)
+    best.history.append({"params": f"as given, {said}", "score": round(scored, 6)})
+    if scored <= best.default_score + MARGIN:
+        return False
+    best.score, best.validation = scored, validation
+    best.found(started)
+    return True
 
 
 def _search_space(best: Outcome, space: Space, score: Callable[[dict[str, Any]], float], search: Search,
@@ -369,8 +381,8 @@ def record(out: Bundle, search: Search, outcome: Outcome, features: list[str]) -
     tuned = (f"{outcome.trials - 1} more configurations tried{warm}; the best scored {outcome.score:.4f} "
              f"(given parameters: {outcome.default_score:.4f}); the search stopped because {outcome.stopped}"
              if outcome.trials > 1 else "the given parameters only")
-    scale = next((f" The model learns the target {SCALES[name].removeprefix('on ')}, which validated better."
-                  for name in SCALES if getattr(outcome, name)), "")
+    scale = (" The model learns the logarithm of the target, which validated better." if outcome.log_target else
+             " The model learns the target's change from its value a horizon back." if outcome.past_change else "")
     out.append_report(f"Validation ({outcome.folds}, {search.metric}): {outcome.score:.4f} against "
                       f"{outcome.baseline:.4f} for a trivial predictor; {tuned}, in {outcome.seconds:.1f} s of a "
                       f"{search.budget_seconds:.0f} s budget.{scale}")

@@ -15,7 +15,8 @@ The first rows of each training series have no past that far back and are left o
 are lagged from the latest known values (the recorded tail of the series), so a forecast can score the rows up to
 `horizon` steps after the last known value; rows further ahead are refused, saying so. The column holding the value
 `horizon` steps earlier is the naive forecast every forecast is judged against (`naive_forecast` in the bundle's
-meta; `past_features` lists the columns made of the target's past, which are no leak).
+meta; `past_features` lists the columns made of the target's past, which are no leak; `horizon` says how far
+ahead, in rows and in the goal's unit).
 """
 
 import math
@@ -196,7 +197,8 @@ def build(inp, out, params):
     if lags < 1:
         raise ServiceError(f"lags must be at least 1, got {lags}")
     step = time_step_seconds(time_values(train[time]))
-    horizon = horizon_steps(float(params.get("horizon", 1)), horizon_unit, step)
+    count = float(params.get("horizon", 1))
+    horizon = horizon_steps(count, horizon_unit, step)
     season = season_steps(train[time], step)
     keys = series_keys(train, time, inp.feature_columns(train))
     rows = train.groupby(keys).size().max() if keys else len(train)
@@ -226,10 +228,11 @@ def build(inp, out, params):
     except ValueError as exc:  # a series of the test rows the training rows never had
         raise ServiceError(str(exc)) from None
     transforms.record(out, apply, {**state, "history": tail([train, test], state)})
+    said = None if horizon_unit in ("step", "steps") else f"{count:g} {horizon_unit}{'' if count == 1 else 's'}"
     out.meta["naive_forecast"] = state["naive"]
     out.meta["past_features"] = [*steps_back, state["mean"]]
+    out.meta["horizon"] = f"{horizon} steps" + (f" ({said})" if said else "")
     out.write_metrics({"horizon_steps": horizon, "rows_without_past": int(len(known) - known.sum())})
-    said = f"{params.get('horizon', 1)} {horizon_unit}(s)" if horizon_unit not in ("step", "steps") else None
     out.append_report(
         "## Forecast features\n\n"
         f"Forecasting {horizon} steps ahead" + (f" ({said})" if said else "") + f": `{target}` "

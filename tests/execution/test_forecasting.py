@@ -37,7 +37,7 @@ def test_a_forecast_over_a_decimal_year_runs_and_beats_the_naive_forecast(store,
     # here the value 24 months earlier (the training mean misses the growth by far: R² -7.2): the forecast beats it,
     # and even the held-out rows' own mean.
     assert quality["valid"] and quality["metrics"]["r2"] > 0 > quality["metrics"]["baseline_r2"] > -7, quality
-    assert outcome["trace"]["answer"].startswith("Predicts value (time series forecasting) with ")
+    assert outcome["trace"]["answer"].startswith("Forecasts value 24 steps (2 years) ahead with ")
     with session_scope(store) as session:
         workspace = Path(session.get(schema.Execution, outcome["execution_id"]).workspace)
     explained = json.loads(next(workspace.glob("steps/*/explanation.json")).read_text())

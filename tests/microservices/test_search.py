@@ -213,7 +213,7 @@ def test_a_search_of_slow_configurations_stops_after_fewer_that_bring_nothing():
 
 
 @pytest.mark.parametrize("wanders", [True, False])
-def test_a_forecast_learns_the_change_from_its_past_only_where_that_validates_better(run, tmp_path, wanders):
+def test_a_forecast_learns_its_change_from_its_past_unless_its_level_validates_better(run, tmp_path, wanders):
     """A walk that drifts upwards leaves the levels a forest saw: its change over the horizon, added to the value a
     horizon back, follows it. A season around a steady level is the other way round: the value a horizon back carries
     its own noise, which the change would add to every forecast."""

@@ -111,7 +111,8 @@ def _supervised(task: TaskType, target: str | None, by_stage: dict[Stage, StepOu
     bundle = model.bundle()
     rows = len(bundle.table("test")) if bundle is not None and "test" in bundle.table_names() else None
     kind = task.value.replace("_", " ")
-    text = f"Predicts {target} ({kind}) with {model.service}"
+    ahead = bundle.meta.get("horizon") if bundle is not None and bundle.forecasts else None
+    text = (f"Forecasts {target} {ahead} ahead" if ahead else f"Predicts {target} ({kind})") + f" with {model.service}"
     if quality is not None:
         shown = sorted(quality.beside_baselines(), key=lambda r: HEADLINE_METRICS.index(r["metric"])
                        if r["metric"] in HEADLINE_METRICS else len(HEADLINE_METRICS))[:2]
