@@ -17,20 +17,26 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 
 class PastChange(RegressorMixin, BaseEstimator):
-    """``regressor`` fitted on y - X[column]; predictions are X[column] plus its predictions."""
+    """``regressor`` fitted on y - X[column]; predictions are X[column] plus its predictions. ``timeless`` are
+    features the change is not learnt from: the time as a trend, since a change that grows with the date would be
+    extrapolated into every forecast (the level a horizon back already carries where the series has got to)."""
 
-    def __init__(self, regressor: Any, column: str):
+    def __init__(self, regressor: Any, column: str, timeless: tuple[str, ...] = ()):
         self.regressor = regressor
         self.column = column
+        self.timeless = timeless
 
     def fit(self, X, y, **fit_params) -> PastChange:
-        self.regressor.fit(X, np.asarray(y, dtype=float) - X[self.column].to_numpy(dtype=float), **fit_params)
-        if hasattr(self.regressor, "feature_names_in_"):
-            self.feature_names_in_ = self.regressor.feature_names_in_
+        change = np.asarray(y, dtype=float) - X[self.column].to_numpy(dtype=float)
+        self.regressor.fit(self._inputs(X), change, **fit_params)
+        self.feature_names_in_ = np.asarray(list(X.columns), dtype=object)
         return self
 
     def predict(self, X) -> np.ndarray:
-        return X[self.column].to_numpy(dtype=float) + self.regressor.predict(X)
+        return X[self.column].to_numpy(dtype=float) + self.regressor.predict(self._inputs(X))
+
+    def _inputs(self, X):
+        return X.drop(columns=[c for c in self.timeless if c in X.columns])
 
     @property
     def regressor_(self) -> Any:

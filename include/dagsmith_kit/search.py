@@ -35,7 +35,6 @@ from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, Strati
 from dagsmith_kit.bundle import Bundle, prediction_frame, probabilities_by_label, probability_columns
 from dagsmith_kit.halving import PROGRESS_FILE, RIVALS_FILE, Rival, Rungs, rivals_of, show_progress
 from dagsmith_kit.log_target import LogTarget, suits_log
-from dagsmith_kit.past_change import PastChange
 from dagsmith_kit.metrics import ALIASES, METRICS
 from dagsmith_kit.portfolio import clean
 from dagsmith_kit.service import ServiceError
@@ -212,11 +211,12 @@ def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series
 
 
 def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFrame, y: pd.Series,
-         search: Search, order: pd.Series | None = None, *, past: str | None = None) -> Outcome:
+         search: Search, order: pd.Series | None = None, *, anchor: Callable[[Any], Any] | None = None) -> Outcome:
     """Score the given params, then the warm starts and Optuna's proposals over ``space`` until the budget is spent
     or the score stops improving; the best configuration wins (``order``: the rows' times, when the model forecasts;
-    ``past``: the feature holding a forecast's value a horizon back, when it has one: the model learns the change from
-    it unless the target itself validates better, as a model of log(target) is tried for a wide positive target).
+    ``anchor``: for a forecast from its past, what wraps a model to learn the change from its value a horizon back,
+    which it does unless the target itself validates better, as a model of log(target) is tried for a wide positive
+    target).
 
     The given configuration's failure is the service's failure (its error says why); a failing trial only
     loses its turn. A trial that would not finish within the budget, judged by the time configurations have
@@ -232,27 +232,27 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     def anchored(config: dict[str, Any]) -> Any:
         """A forecast from its past learns its change from it by default: at worst, no change is the naive forecast
         it is judged against."""
-        return PastChange(build(config), past) if past is not None else build(config)
+        return anchor(build(config)) if anchor is not None else build(config)
 
     began = time.monotonic()
     default, validation = _cross_score(lambda: anchored(params), X, y, splits, scorer, classes)
     given_seconds = time.monotonic() - began
-    said = "as given" + (f", {SCALES['past_change']}" if past is not None else "")
+    said = "as given" + (f", {SCALES['past_change']}" if anchor is not None else "")
     best = Outcome(dict(params), default, baseline, default, 1, 0.0, folds,
-                   [{"params": said, "score": round(default, 6)}], validation, past_change=past is not None,
+                   [{"params": said, "score": round(default, 6)}], validation, past_change=anchor is not None,
                    shown=search.output)
     best.found(started)
     deadline = started + search.budget_seconds
     rungs = Rungs(search.budget_seconds, search.rivals, search.output / RIVALS_FILE if search.output else None)
     other: tuple[str, Build] | None = None  # the other scale of the target, kept when it validates better
-    if past is not None:
+    if anchor is not None:
         other = "on the target itself", build
     elif not classification and suits_log(y):
         other = SCALES["log_target"], lambda config: LogTarget(build(config))
     won = other is not None and _try_scale(best, other[0], lambda: other[1](params), X, y, splits, scorer, deadline,
                                            started)
     if won:
-        best.past_change, best.log_target = False, past is None
+        best.past_change, best.log_target = False, anchor is None
     scaled = other[1] if won and other is not None else anchored
     if space is not None:
         def score(config: dict[str, Any]) -> float:

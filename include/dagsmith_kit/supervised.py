@@ -47,11 +47,16 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     train, test = inp.table("train"), inp.table("test")
     features = features or inp.feature_columns(train)
     past = inp.meta.get("naive_forecast") if inp.forecasts else None  # a forecast's value a horizon back
+    timeless = tuple(c for c in inp.meta.get("trend_features") or [] if c in features)
+
+    def anchor(model: Any) -> PastChange:
+        return PastChange(model, past, timeless)
+
     plan = searching.Search.from_params(params, out.path)
     chosen = params
     if plan is not None:
         outcome = searching.tune(build, params, space, train[features], train[target], plan, time_order(inp, train),
-                                 past=past if past in features else None)
+                                 anchor=anchor if past in features else None)
         searching.require_better_than_baseline(outcome, plan.metric)
         chosen = outcome.params
     model = fitted if fitted is not None and chosen == params else build(chosen)
@@ -59,7 +64,7 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     if plan is not None and outcome.log_target:
         predictor = LogTarget(model)
     elif plan is not None and outcome.past_change:
-        predictor = PastChange(model, past)
+        predictor = anchor(model)
     predictor.fit(train[features], train[target])  # a LogTarget or PastChange fits ``model`` itself
     out.save_model(predictor, {"kind": "regressor" if inp.predicts_numbers else "classifier", "features": features})
     out.write_predictions(prediction_frame(predictor, test[features]))

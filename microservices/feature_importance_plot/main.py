@@ -29,6 +29,8 @@ def plot_importance(inp, out, params):
     model = inp.load_model()
     values, label = importances_of(model)
     names = getattr(model, "feature_names_in_", None)
+    if names is None or len(names) != len(values):  # the model inside may read fewer (a forecast's change: no trend)
+        names = getattr(getattr(model, "regressor_", model), "feature_names_in_", None)
     if names is None or len(names) != len(values):
         columns = inp.feature_columns(inp.fit_table())
         names = columns if len(columns) == len(values) else [f"feature_{i}" for i in range(len(values))]

@@ -15,8 +15,9 @@ The first rows of each training series have no past that far back and are left o
 are lagged from the latest known values (the recorded tail of the series), so a forecast can score the rows up to
 `horizon` steps after the last known value; rows further ahead are refused, saying so. The column holding the value
 `horizon` steps earlier is the naive forecast every forecast is judged against (`naive_forecast` in the bundle's
-meta; `past_features` lists the columns made of the target's past, which are no leak; `horizon` says how far
-ahead, in rows and in the goal's unit).
+meta; `past_features` lists the columns made of the target's past, which are no leak; `trend_features` the time as
+a number, which a model of the change over the horizon leaves out; `horizon` says how far ahead, in rows and in the
+goal's unit).
 """
 
 import math
@@ -231,6 +232,7 @@ def build(inp, out, params):
     said = None if horizon_unit in ("step", "steps") else f"{count:g} {horizon_unit}{'' if count == 1 else 's'}"
     out.meta["naive_forecast"] = state["naive"]
     out.meta["past_features"] = [*steps_back, state["mean"]]
+    out.meta["trend_features"] = [time if numeric_time else f"{time}_trend"]
     out.meta["horizon"] = f"{horizon} steps" + (f" ({said})" if said else "")
     out.write_metrics({"horizon_steps": horizon, "rows_without_past": int(len(known) - known.sum())})
     out.append_report(
