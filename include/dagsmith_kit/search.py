@@ -119,8 +119,7 @@ class Outcome:
     history: list[dict[str, Any]] = field(default_factory=list)
     validation: pd.DataFrame | None = None
     log_target: bool = False  # the model learns log(target): it validated better than on the target itself
-    past_change: bool = False  # the forecast learns its change from its value a horizon back (unless the target itself
-    # validated better)
+    past_change: bool = False  # the forecast learns its change from its value a horizon back (its level lost)
     first_useful_seconds: float | None = None  # when a configuration first beat the trivial predictor
     best_seconds: float = 0.0  # when the chosen configuration was found
     stopped: str = "the given parameters only"  # why the search ended
@@ -229,6 +228,7 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     classes = list(np.unique(y)) if classification else None
     trivial = DummyClassifier(strategy="prior") if classification else DummyRegressor()
     baseline, _ = _cross_score(lambda: trivial, X, y, splits, scorer, classes)
+
     def anchored(config: dict[str, Any]) -> Any:
         """A forecast from its past learns its change from it by default: at worst, no change is the naive forecast
         it is judged against."""

@@ -36,8 +36,8 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
 
     Returns the fitted model and the feature columns (when the search chose to model log(target), or a forecast's
     change from its value a horizon back, it is fitted on that and the saved model wraps it to predict on the
-    target's scale). ``fitted`` is the instance
-    to fit in the end (so a caller's references to its parts stay valid); by default ``build`` makes it.
+    target's scale). ``fitted`` is the instance to fit in the end (so a caller's references to its parts stay valid);
+    by default ``build`` makes it.
     """
     from dagsmith_kit import search as searching
     from dagsmith_kit.log_target import LogTarget
