@@ -22,7 +22,7 @@ from dagsmith.bench.catalog_search import store_synthetic, synthetic_services
 from dagsmith.catalog import repository
 from dagsmith.catalog.search import search
 from dagsmith.config import Settings
-from dagsmith.models.catalog import AnalysisMode
+from dagsmith.models.catalog import AnalysisMode, Stage
 from dagsmith.store import schema
 from dagsmith.store.db import engine_for, session_scope
 from dagsmith_kit import Bundle
@@ -173,7 +173,10 @@ def test_planning_over_a_large_catalog_keeps_to_the_top_services(large_catalog, 
     shipped_score = {(stage.stage, c.microservice): c.score for stage in shipped.recommendation.stages
                      for c in stage.candidates}
     picked = {s.stage: code_of[s.microservice] for s in large.pipeline.steps}
-    assert list(picked) == [s.stage for s in shipped.pipeline.steps]
+    # the same stages, apart from the preparation one near-tied model needs and another does itself
+    preparation = {Stage.IMPUTATION, Stage.ENCODING}
+    assert [s for s in picked if s not in preparation] == [s.stage for s in shipped.pipeline.steps
+                                                           if s.stage not in preparation]
     # a variation's own wording moves its semantic score a little, so a shipped near-tie with the third may flip
     outside = {stage.value: (picked[stage], [(c.microservice, c.score) for c in top[stage]])
                for stage in picked if picked[stage] not in [c.microservice for c in top[stage]]
