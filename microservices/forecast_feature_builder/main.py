@@ -58,8 +58,8 @@ def time_step_seconds(times: pd.Series) -> float | None:
 
 
 def season_steps(times: pd.Series, step_seconds: float | None) -> int | None:
-    """How many rows make one season of the series: 12 months, 7 days (5 on trading days), 24 hours, 52 weeks, 4
-    quarters; None for yearly or irregular steps."""
+    """How many rows make one season of the series (``times`` parsed): 12 months, 7 days (5 on trading days), 24
+    hours, 52 weeks, 4 quarters, the steps of a unit of decimal years; None for yearly or irregular steps."""
     if pd.api.types.is_numeric_dtype(times):
         return steps_per_unit(times)
     if step_seconds is None or step_seconds <= 0:
@@ -68,7 +68,7 @@ def season_steps(times: pd.Series, step_seconds: float | None) -> int | None:
     if days < 1:
         return round(86_400 / step_seconds) if 86_400 % step_seconds == 0 else None
     if days == 1:
-        weekdays = time_values(times).dt.day_of_week.nunique()
+        weekdays = times.dt.day_of_week.nunique()
         return 5 if weekdays == 5 else 7
     for cycle, per_year in ((7, 52), (30.44, 12), (91.31, 4)):
         if abs(days - cycle) <= cycle * 0.15:
@@ -126,11 +126,12 @@ def lagged(frame: pd.DataFrame, state: dict, *, strict: bool = True) -> pd.DataF
     history = state["history"].assign(_row=-1)
     if len(history):  # a row given again is the history's row: its value, when it comes without one
         on = [*keys, "_t"]
-        known = history.drop_duplicates(on, keep="last").set_index(on)["_y"]
+        at = history.set_index(on).index
+        known = history["_y"].set_axis(at)[~at.duplicated(keep="last")]
         given = pd.MultiIndex.from_frame(own[on]) if keys else pd.Index(own["_t"])
         own["_y"] = np.where(np.isfinite(own["_y"].to_numpy(dtype=float)), own["_y"],
                              known.reindex(given).to_numpy(dtype=float))
-        history = history[~history.set_index(on).index.isin(given)]
+        history = history[~at.isin(given)]
     combined = pd.concat([history, own], ignore_index=True).sort_values([*keys, "_t"], kind="stable")
     # a row counts its lags in rows, so rows missing from the series would pull older values nearer: a step longer
     # than any the training series took starts a stretch whose lags never reach across it
@@ -197,10 +198,11 @@ def build(inp, out, params):
     lags = int(params.get("lags", 3))
     if lags < 1:
         raise ServiceError(f"lags must be at least 1, got {lags}")
-    step = time_step_seconds(time_values(train[time]))
+    times = time_values(train[time])
+    step = time_step_seconds(times)
     count = float(params.get("horizon", 1))
     horizon = horizon_steps(count, horizon_unit, step)
-    season = season_steps(train[time], step)
+    season = season_steps(times, step)
     keys = series_keys(train, time, inp.feature_columns(train))
     rows = train.groupby(keys).size().max() if keys else len(train)
     if horizon >= rows / 2:
@@ -213,9 +215,9 @@ def build(inp, out, params):
     numeric_time = pd.api.types.is_numeric_dtype(train[time])
     cycles = [part for part, seconds in CYCLES if step and step < seconds] if not numeric_time else []
     state = {"target": target, "time": time, "keys": keys, "horizon": horizon, "lags": steps_back,
-             "longest_step": longest_step(time_values(train[time]), [train[k] for k in keys]), "window": window,
+             "longest_step": longest_step(times, [train[k] for k in keys]), "window": window,
              "mean": f"{target}_mean_{window}_lag_{horizon}", "naive": f"{target}_lag_{horizon}",
-             "calendar": steps_per_unit(train[time]) if numeric_time else cycles,
+             "calendar": season if numeric_time else cycles,  # a numeric time's season is its cycle
              "history": pd.DataFrame(columns=[*keys, time, "_t", "_y"])}
 
     def apply(frame, fitted):

@@ -78,9 +78,9 @@ TASK_TERMS: dict[TaskType, tuple[str, ...]] = {
     TaskType.ANOMALY_DETECTION: ("anomal",),
     TaskType.EXPLORATORY_ANALYSIS: ("statistic",),
 }
-#: Stages whose services must fit the task type (a regressor is no classifier).
 #: How much a forecast's feature step that gives none of the target's past fits, against one that does.
 WITHOUT_PAST = 0.6
+#: Stages whose services must fit the task type (a regressor is no classifier).
 TASK_BOUND = {Stage.MODELLING, Stage.EVALUATION, Stage.EXPLANATION, Stage.VISUALISATION}
 
 
