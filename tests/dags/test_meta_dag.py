@@ -77,7 +77,8 @@ def test_every_task_accepts_the_conf_the_trigger_form_sends(tmp_path):
 
     dag = build()
     form = {**dag.params.dump(), "dataset": str(tmp_path / "penguins.csv"), "goal": "predict the species",
-            "interactive": True, "task": "multiclass_classification", "exclude": ["island"], "time_budget": 60}
+            "interactive": True, "task": "multiclass_classification", "exclude": ["island"], "time_budget": 60,
+            "horizon": "12 months"}
     assert form["choices"] is None and form["schedule"] is None and form["target"] is None
     for task in dag.tasks:
         assert process_params(dag, task, form, suppress_exception=False)["goal"] == "predict the species", task.task_id

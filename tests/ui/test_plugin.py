@@ -242,6 +242,10 @@ def test_several_targets_are_a_question_or_one_pipeline_each_built_and_run_throu
     assert refused.status_code == 422 and "line 2" in refused.text
     page = cai.post("/build/plan", data={**form, "columns": "rooms: bedrooms and others"})
     assert page.status_code == 200 and '"columns": {"rooms": "bedrooms and others"}' in page.text
+    unread = cai.post("/build/plan", data={**form, "columns": "", "horizon": "soon"})
+    assert unread.status_code == 422 and "give a count of rows" in unread.text
+    misfit = cai.post("/api/plan", json={"dataset": str(csv), "goal": "", "target": "rooms", "horizon": "2 years"})
+    assert misfit.status_code == 422 and "--horizon 2 years says how far ahead a forecast looks" in misfit.text
 
     plans = cai.post("/api/plan", json={"dataset": str(csv), "goal": goal, "each_target": True}).json()["plans"]
     [price, rooms] = plans

@@ -258,6 +258,9 @@ def build(login: str | None = None) -> DAG:
             "time_budget": Param(None, type=["null", "integer"], minimum=1,
                                  description="Optional: seconds the run may take; the model search gets 60%, "
                                              "or what the steps before it left."),
+            "horizon": Param(None, type=["null", "string"],
+                             description="Optional: how far ahead a forecast looks, e.g. '12 months', '30 days', or a "
+                                         "count of rows."),
             "columns": Param({}, type="object", additionalProperties={"type": "string"},
                              description="Optional: what each column holds (column -> description), read beside the "
                                          "data's own dictionary (DATA.columns.yaml, Parquet field metadata)."),
@@ -275,12 +278,13 @@ def build(login: str | None = None) -> DAG:
             read as XComs of their own: the question and its readings, or the intents to recommend for."""
             built_for, settings = owner_for(params, dag_run), Settings.from_env()
             try:
+                given = GivenFields.from_conf(params)
                 profiled = profile_dataset(run_dataset(params["dataset"], settings), descriptions=params.get("columns"))
             except InputError as exc:
                 raise _user_error(exc) from None
             shown = _keep_profile(profiled, settings, dag_run)
             try:
-                outcome = goal_questions.clear(_read(params, built_for, GivenFields.from_conf(params), profiled))
+                outcome = goal_questions.clear(_read(params, built_for, given, profiled))
             except AmbiguousGoal as question:
                 if not question.candidates or api_login(dag_run.triggering_user_name) is None:
                     raise _user_error(question) from None  # nobody logged in to answer (a run made in-process)

@@ -62,6 +62,22 @@ TimeBudget = Annotated[int | None, typer.Option("--time-budget", metavar="SECOND
                                                      "or what the steps before it left.")]
 
 
+def _horizon_read(text: str | None) -> str | None:
+    """The horizon as given, once it reads as one (else the usage error says the form)."""
+    if text is None:
+        return None
+    try:
+        Horizon.given(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return text.strip()
+
+
+HorizonSpan = Annotated[str | None, typer.Option(
+    "--horizon", metavar="SPAN", callback=_horizon_read,
+    help="How far ahead a forecast looks: '12 months', '30 days', or a count of rows; wins over the goal's words.")]
+
+
 def read_choices(choose: list[str], interactive: bool) -> Callable | None:
     """Check the ``--choose`` lines are choices before anything is read (the targets they aim at are checked once the
     goal's are known), and with ``--interactive`` the question put to the person once each plan's candidates are
@@ -223,6 +239,7 @@ def plan_command(
     metric: Metric = None,
     exclude: Exclude = [],  # noqa: B006
     time_budget: TimeBudget = None,
+    horizon: HorizonSpan = None,
     columns: Columns = None,
     user: Annotated[str, typer.Option(help="Who the pipeline belongs to; their history weighs in.")] = "anonymous",
     interactive: Interactive = False,
@@ -234,7 +251,8 @@ def plan_command(
 ) -> None:
     """Profile the data, read the goal, rank microservices per stage, build and store a validated pipeline."""
     ask = read_choices(choose, interactive)
-    given = GivenFields(target=target, task=task, metric=metric, exclude=exclude, time_budget=time_budget)
+    given = GivenFields(target=target, task=task, metric=metric, exclude=exclude, time_budget=time_budget,
+                        horizon=horizon)
     results = plan_or_fail(data, goal, user=user, mode=mode, choose=choose, ask=ask, each_target=each_target,
                            given=given, descriptions=read_columns(columns), json=json)
     if json:

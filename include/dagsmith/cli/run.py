@@ -26,6 +26,7 @@ from dagsmith.cli.plan import (
     EachTarget,
     Exclude,
     Goal,
+    HorizonSpan,
     Interactive,
     Metric,
     Target,
@@ -77,6 +78,7 @@ def run_command(
     metric: Metric = None,
     exclude: Exclude = [],  # noqa: B006
     time_budget: TimeBudget = None,
+    horizon: HorizonSpan = None,
     columns: Columns = None,
     runtime: Annotated[str | None, typer.Option(help="Where steps run: local (subprocesses) or docker (containers); "
                                                      "default local, or the deployment's default there.")] = None,
@@ -101,7 +103,8 @@ def run_command(
     if runtime:
         require_runtime(runtime)
     ask = read_choices(choose, interactive)
-    given = GivenFields(target=target, task=task, metric=metric, exclude=exclude, time_budget=time_budget)
+    given = GivenFields(target=target, task=task, metric=metric, exclude=exclude, time_budget=time_budget,
+                        horizon=horizon)
     descriptions = read_columns(columns)
     goal = given.goal_for(goal)  # the goal the pipeline is stored with, whichever process plans it
     settings = Settings.from_env()

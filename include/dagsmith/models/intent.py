@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Annotated, Any, Literal, overload
+from typing import Annotated, Any, Literal, get_args, overload
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import Stage, TaskType
@@ -102,6 +103,8 @@ class Names(_Constraint):
 
 #: The units a forecast's horizon is counted in; a ``step`` is a row of the series.
 HorizonUnit = Literal["step", "hour", "day", "week", "month", "quarter", "year"]
+_GIVEN_UNITS = {None: "step", "row": "step", "period": "step"}
+_GIVEN_HORIZON = re.compile(r"(\d+)(?:\s+(?:[a-z-]+\s+)?(step|row|period|hour|day|week|month|quarter|year|decade)s?)?")
 
 
 class Horizon(_Constraint):
@@ -110,6 +113,20 @@ class Horizon(_Constraint):
     kind: Literal[ConstraintKind.HORIZON]
     value: int = Field(gt=0)
     unit: HorizonUnit = "step"
+
+    @classmethod
+    def given(cls, text: str) -> Horizon:
+        """The horizon a field states: a count of rows ("30"), or of a unit of time, in any number, with a word between
+        ("12 months", "30 trading days", "1 decade"); anything else is a ``ValueError`` that shows the form."""
+        said = _GIVEN_HORIZON.fullmatch(text.strip().lower())
+        if not said or int(said.group(1)) < 1:
+            raise ValueError(f"horizon {text!r}: give a count of rows ('30') or of a unit of time ('12 months', "
+                             f"'30 days'), the unit one of {', '.join(get_args(HorizonUnit))}, decade")
+        value, unit = int(said.group(1)), _GIVEN_UNITS.get(said.group(2), said.group(2))
+        if unit == "decade":
+            value, unit = value * 10, "year"
+        return cls(kind=ConstraintKind.HORIZON, value=value, unit=unit,
+                   reason=f"horizon given: --horizon {text.strip()}")
 
 
 #: A constraint is one of the above, told apart by its kind (a value of the wrong type for its kind is refused).
@@ -130,11 +147,27 @@ class GivenFields(BaseModel):
     metric: str | None = Field(None, description="the measure candidates are compared by")
     exclude: list[str] = Field(default_factory=list, description="columns no step uses as features")
     time_budget: int | None = Field(None, gt=0, description="seconds for the whole pipeline")
+    horizon: str | None = Field(None, description="how far ahead a forecast looks: '12 months', '30 days', or a "
+                                                  "count of rows")
+
+    @field_validator("horizon")
+    @classmethod
+    def _horizon_reads(cls, text: str | None) -> str | None:
+        if not text:
+            return None
+        Horizon.given(text)  # refuses what it cannot read, with the form it reads
+        return text.strip()
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, Any]) -> GivenFields:
-        """The fields a run's conf (or params) states under the same names; a null states nothing."""
-        return cls.model_validate({name: conf[name] for name in cls.model_fields if conf.get(name) is not None})
+        """The fields a run's conf (or params) states under the same names; a null states nothing. Fields that cannot
+        be read are an ``InputError`` naming each."""
+        try:
+            return cls.model_validate({name: conf[name] for name in cls.model_fields if conf.get(name) is not None})
+        except ValidationError as exc:
+            raise InputError("the run's fields cannot be used: " + "; ".join(
+                f"{'.'.join(map(str, e['loc']))}: {e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
+            ) from None
 
     @property
     def settles(self) -> bool:

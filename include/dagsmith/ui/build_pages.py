@@ -184,7 +184,8 @@ def build_page(request: Request, viewer: BuilderDep, settings: SettingsDep) -> R
                 task_types=[t.value for t in TaskType], metrics=KNOWN_METRICS)
 
 
-def form_fields(target: str, task: str, metric: str, exclude: str, time_budget: str, columns: str) -> BuildFields:
+def form_fields(target: str, task: str, metric: str, exclude: str, time_budget: str, horizon: str,
+                columns: str) -> BuildFields:
     """The build form's optional fields: empty ones state nothing; columns to leave out are separated by commas, and
     each line of ``columns`` is ``column: what it holds``."""
     described = {}
@@ -198,8 +199,9 @@ def form_fields(target: str, task: str, metric: str, exclude: str, time_budget: 
     try:
         return BuildFields(target=target.strip() or None, task=TaskType(task) if task else None,
                            metric=metric or None, exclude=[c.strip() for c in exclude.split(",") if c.strip()],
-                           time_budget=int(time_budget) if time_budget.strip() else None, columns=described)
-    except ValueError as exc:  # an unknown task, a budget that is no whole number of seconds
+                           time_budget=int(time_budget) if time_budget.strip() else None,
+                           horizon=horizon.strip() or None, columns=described)
+    except ValueError as exc:  # an unknown task, a budget that is no whole number of seconds, an unread horizon
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"the fields cannot be used: {exc}") from None
 
 
@@ -209,8 +211,8 @@ async def plan_page(request: Request, viewer: BuilderDep, settings: SettingsDep,
                     dataset_file: Annotated[UploadFile | None, File()] = None, target: Annotated[str, Form()] = "",
                     task: Annotated[str, Form()] = "", metric: Annotated[str, Form()] = "",
                     exclude: Annotated[str, Form()] = "", time_budget: Annotated[str, Form()] = "",
-                    columns: Annotated[str, Form()] = "") -> Response:
-    fields = form_fields(target, task, metric, exclude, time_budget, columns)
+                    horizon: Annotated[str, Form()] = "", columns: Annotated[str, Form()] = "") -> Response:
+    fields = form_fields(target, task, metric, exclude, time_budget, horizon, columns)
     if not goal.strip() and not fields.settles:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "say what you want, e.g. \"predict churn\", or "
                                                                    "give the column to predict")

@@ -1,7 +1,8 @@
 """Fields a person or an upstream system states instead of hoping the goal's words are read right (``GivenFields``:
-the target, the task, the metric, columns to leave out, a time budget). A field given wins over the words; the words
-still give the rest. A field that cannot be used (a target that is no column or does not fit the task, a metric the
-task is not judged by) is an error naming what would fit, never a guess.
+the target, the task, the metric, columns to leave out, a time budget, a forecast's horizon). A field given wins over
+the words; the words still give the rest. A field that cannot be used (a target that is no column or does not fit the
+task, a metric the task is not judged by, a horizon for what is no forecast) is an error naming what would fit, never
+a guess.
 """
 
 from __future__ import annotations
@@ -16,7 +17,17 @@ from dagsmith.agents.intent.validation import missing_column_message, type_issue
 from dagsmith.agents.intent.wording import shortlist
 from dagsmith.errors import InputError
 from dagsmith.models.catalog import TaskType
-from dagsmith.models.intent import Constraint, ConstraintKind, Count, GivenFields, Intent, InvalidIntent, Name, Names
+from dagsmith.models.intent import (
+    Constraint,
+    ConstraintKind,
+    Count,
+    GivenFields,
+    Horizon,
+    Intent,
+    InvalidIntent,
+    Name,
+    Names,
+)
 from dagsmith.models.profile import DatasetProfile
 
 #: Every metric a task is judged by, as ``--metric`` takes it.
@@ -48,6 +59,8 @@ def stated_constraints(given: GivenFields) -> list[Constraint]:
         columns = list(dict.fromkeys(given.exclude))
         found.append(Names(kind=ConstraintKind.EXCLUDE_COLUMNS, value=columns,
                                 reason="columns given to leave out: " + ", ".join(f"--exclude {c}" for c in columns)))
+    if given.horizon:
+        found.append(Horizon.given(given.horizon))
     return found
 
 
@@ -116,6 +129,10 @@ def _checked(intent: Intent, profile: DatasetProfile, given: GivenFields) -> Int
                       if issue.code in MISFIT_CODES else issue for issue in intent.issues]
             intent = intent.model_copy(update={"issues": issues})
         raise InvalidIntent(intent)
+    if given.horizon and intent.task_type is not TaskType.TIME_SERIES_FORECASTING:
+        raise FieldError(f"--horizon {given.horizon} says how far ahead a forecast looks, and this is "
+                         f"{_task_name(intent.task_type)}: give --task {TaskType.TIME_SERIES_FORECASTING.value}, or "
+                         "drop --horizon")
     fits = METRICS_FOR.get(intent.task_type, set())
     if given.metric and given.metric not in fits:
         task = _task_name(intent.task_type)
