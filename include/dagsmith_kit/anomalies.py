@@ -164,10 +164,10 @@ def write_anomalies(out: Bundle, frame: pd.DataFrame, columns: list[str], scores
     out.write_predictions(pd.DataFrame({"anomaly_score": scores, "is_anomaly": flags, "anomaly_rank": rank,
                                         "why": why}))
     out.write_metrics(metrics)
-    listed = [f"{i + 1}. row {row} (score {scores[row]:.3g}): {why[row]}"
+    listed = [f"{i + 1}. row {row + 1} (score {scores[row]:.3g}): {why[row]}"
               for i, row in enumerate(flagged[:REPORT_ROWS])]
     out.append_report(f"## {title}\n\n{metrics['n_anomalies']} of {len(scores)} rows flagged "
                       f"({metrics['anomaly_fraction']:.1%}) by {criterion}.\n\n"
                       + "\n".join(f"- {k}: {v:.4g}" for k, v in metrics.items())
-                      + ("\n\nMost unusual rows and why:\n\n" + "\n".join(listed) if listed else ""))
+                      + ("\n\nMost unusual rows (counted from 1) and why:\n\n" + "\n".join(listed) if listed else ""))
     return metrics

@@ -51,7 +51,7 @@ class ColumnOutliers:
     share: float
     low: float
     high: float
-    extremes: list[tuple[int, float]]  # (row number, value), most extreme first
+    extremes: list[tuple[int, float]]  # (row number counted from 1, value), most extreme first
 
 
 def requested(analyses: Any, focus: str | None) -> list[str]:
@@ -103,7 +103,7 @@ def column_outliers(frame: pd.DataFrame, columns: list[str], factor: float = 1.5
         middle = values.median()
         extremes = outside.reindex((outside - middle).abs().sort_values(ascending=False).index).head(EXTREMES)
         found.append(ColumnOutliers(column, len(outside), len(outside) / len(values), low, high,
-                                    [(int(row), float(value)) for row, value in extremes.items()]))
+                                    [(int(row) + 1, float(value)) for row, value in extremes.items()]))
     return sorted(found, key=lambda c: -c.share)
 
 

@@ -329,7 +329,10 @@ def test_an_anomaly_run_flags_about_the_planted_share_and_says_why(store, embedd
     assert predictions.loc[flagged, "why"].str.len().gt(0).all()
     assert any(predictions.at[row, "why"].startswith("amount = ") for row in planted[:40])
     assert outcome["trace"]["answer"].startswith(f"Flagged {flagged.sum()} of 2,000 rows ")
-    assert "The most unusual: row " in outcome["trace"]["answer"]
+    first = re.search(r"The most unusual: row ([\d,]+) ", outcome["trace"]["answer"])
+    assert first, outcome["trace"]["answer"]
+    row = int(first.group(1).replace(",", "")) - 1  # counted from 1, as a person counts the file's rows
+    assert predictions.at[row, "anomaly_rank"] == 1 and row in planted
 
 
 @pytest.mark.parametrize("runtime, task", [(r, t) for t in TASKS for r in ("local",)] + [("docker", "regression")])
@@ -376,7 +379,7 @@ def test_an_exploration_answers_the_analyses_it_was_asked_for(store, embedder, t
     assert answer.startswith("Explored 600 rows and 5 columns. What goes most with weekly_hours: overtime_pay "), answer
     assert "; role (correlation ratio eta" in answer and re.search(r"; outliers in .*salary \(\d+, ", answer), answer
     report = (outcome["workspace"] / "answer.md").read_text(encoding="utf-8")
-    assert "5,200,000 (row 41)" in report and "#### Spearman correlations (with weekly_hours)" in report
+    assert "5,200,000 (row 42)" in report and "#### Spearman correlations (with weekly_hours)" in report
     assert report.count("associations.png") == 1  # a plot passed on by later steps is shown once
 
 

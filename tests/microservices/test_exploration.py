@@ -46,9 +46,9 @@ def test_correlations_and_outliers_are_both_found(run, tmp_path):
     assert "cars" not in {c["column"] for c in found["outliers"]}  # its quartiles meet: no fences to be outside
     salary = next(c for c in found["outliers"] if c["column"] == "salary")
     assert metrics["outliers.salary.iqr"] == salary["count"] >= 2
-    assert sorted(row for row, _ in salary["extremes"][:2]) == [17, 402]
+    assert sorted(row for row, _ in salary["extremes"][:2]) == [18, 403]  # counted from 1
     report = (out.path / "report.md").read_text(encoding="utf-8")
-    assert "## Outliers per column" in report and "5,100,000 (row 17)" in report
+    assert "## Outliers per column" in report and "5,100,000 (row 18)" in report
     assert "## Spearman correlations" in report and (out.path / "artifacts" / "correlation_spearman.png").is_file()
 
 

@@ -65,7 +65,8 @@ def summarise(task: TaskType, target: str | None, steps: list[StepOutcome], qual
     if Stage.CLUSTERING in by_stage and (bundle := by_stage[Stage.CLUSTERING].bundle()) is not None:
         return doubted + _clusters(bundle, steps)
     if Stage.ANOMALY_DETECTION in by_stage and (bundle := by_stage[Stage.ANOMALY_DETECTION].bundle()) is not None:
-        return _anomalies(bundle)
+        loaded = by_stage[Stage.LOADING].bundle() if Stage.LOADING in by_stage else None
+        return _anomalies(bundle, len(loaded.table("data")) if loaded and "data" in loaded.table_names() else None)
     if Stage.DIMENSIONALITY_REDUCTION in by_stage and (
             bundle := by_stage[Stage.DIMENSIONALITY_REDUCTION].bundle()) is not None:
         return _components(bundle, steps)
@@ -129,7 +130,9 @@ def _supervised(task: TaskType, target: str | None, by_stage: dict[Stage, StepOu
 
 
 
-def _anomalies(bundle: Bundle) -> str:
+def _anomalies(bundle: Bundle, loaded: int | None) -> str:
+    """The share flagged and the most unusual rows with why: by the table's id, else by their number counted from 1
+    (which is the row of the file the data was loaded from unless a step before dropped rows, which is then said)."""
     predictions = bundle.predictions()
     flagged = predictions[predictions["is_anomaly"].astype(bool)]
     if "anomaly_rank" in flagged.columns:
@@ -139,9 +142,11 @@ def _anomalies(bundle: Bundle) -> str:
     data = bundle.table("data")
     ids = [c for c in bundle.id_columns if c in data.columns]
     why = flagged["why"] if "why" in flagged.columns else pd.Series("", index=flagged.index)
-    named = [(f"{ids[0]} {data.at[row, ids[0]]}" if ids else f"row {row}") + (f" ({why[row]})" if why[row] else "")
-             for row in flagged.index[:NAMED]]
-    return text + (". The most unusual: " + "; ".join(named) if named else "") + "."
+    named = [(f"{ids[0]} {data.at[row, ids[0]]}" if ids else f"row {row + 1:,}")
+             + (f" ({why[row]})" if why[row] else "") for row in flagged.index[:NAMED]]
+    renumbered = not ids and loaded is not None and loaded != len(data)
+    counted = f" (rows numbered among the {len(data):,} left of the {loaded:,} loaded)" if renumbered else ""
+    return text + (f". The most unusual{counted}: " + "; ".join(named) if named else "") + "."
 
 
 def _clusters(bundle: Bundle, steps: list[StepOutcome]) -> str:
