@@ -3,8 +3,7 @@
 Quantities that grow by ratios (prices, incomes, sales that grow a few percent a year, counts) have errors that
 grow with their size; a model of their logarithm fits the ratios and extrapolates a growth as a growth. The
 model search tries it beside the raw target when the target is positive and spans a wide range, and keeps it
-only when it validates better. Unlike scikit-learn's ``TransformedTargetRegressor`` this fits the regressor it
-is given in place, so a service's own references to it (its coefficients, its importances) stay valid.
+only when it validates better.
 """
 
 from __future__ import annotations
@@ -13,7 +12,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
+
+from dagsmith_kit.target_transform import TargetTransform
 
 #: A target is worth modelling on the log scale when it is positive and its largest value is this many times
 #: its smallest, or its distribution is this skewed to the right.
@@ -28,22 +28,14 @@ def suits_log(y: pd.Series) -> bool:
     return bool(values.max() / values.min() >= WIDE_RATIO or values.skew() >= RIGHT_SKEW)
 
 
-class LogTarget(RegressorMixin, BaseEstimator):
+class LogTarget(TargetTransform):
     """``regressor`` fitted on log(y); predictions are exp of its predictions."""
 
     def __init__(self, regressor: Any):
         self.regressor = regressor
 
-    def fit(self, X, y, **fit_params) -> LogTarget:
-        self.regressor.fit(X, np.log(np.asarray(y, dtype=float)), **fit_params)
-        if hasattr(self.regressor, "feature_names_in_"):
-            self.feature_names_in_ = self.regressor.feature_names_in_
-        return self
+    def _learnt(self, y: np.ndarray, X) -> np.ndarray:
+        return np.log(y)
 
-    def predict(self, X) -> np.ndarray:
-        return np.exp(np.clip(self.regressor.predict(X), -700, 700))
-
-    @property
-    def regressor_(self) -> Any:
-        """The fitted regressor, named as scikit-learn's target transformers name it (explainers unwrap it)."""
-        return self.regressor
+    def _restored(self, predicted: np.ndarray, X) -> np.ndarray:
+        return np.exp(np.clip(predicted, -700, 700))
