@@ -235,7 +235,7 @@ def build(inp, out, params):
     out.meta["naive_forecast"] = state["naive"]
     out.meta["past_features"] = [*steps_back, state["mean"]]
     out.meta["trend_features"] = [time if numeric_time else f"{time}_trend"]
-    out.meta["horizon"] = f"{horizon} steps" + (f" ({said})" if said else "")
+    out.meta["horizon"] = f"{horizon} step{'' if horizon == 1 else 's'}" + (f" ({said})" if said else "")
     out.write_metrics({"horizon_steps": horizon, "rows_without_past": int(len(known) - known.sum())})
     out.append_report(
         "## Forecast features\n\n"

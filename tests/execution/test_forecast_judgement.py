@@ -54,9 +54,9 @@ def test_a_forecast_from_its_past_is_judged_against_the_value_a_horizon_back_and
     rng = np.random.default_rng(4)
     walk = pd.Series(np.cumsum(rng.normal(1, 1, 3000)) + 500)  # a drifting walk: a wide held-out range
     back = walk.shift(1).bfill()
-    held_out, naive = walk.iloc[2500:], ("the value 1 steps earlier", back.iloc[2500:])
+    held_out, naive = walk.iloc[2500:], ("the value 1 step earlier", back.iloc[2500:])
     copying = regression_quality(held_out, back.iloc[2500:] - 0.5, walk.iloc[:2500], naive=naive)
-    assert not copying.valid and copying.problem.startswith("no better than predicting the value 1 steps earlier")
+    assert not copying.valid and copying.problem.startswith("no better than predicting the value 1 step earlier")
     assert copying.metrics["baseline_r2"] > 0.995
     better = held_out * 0.3 + back.iloc[2500:] * 0.7
     judged = regression_quality(held_out, better, walk.iloc[:2500], naive=naive)

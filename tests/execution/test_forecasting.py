@@ -38,6 +38,7 @@ def test_a_forecast_over_a_decimal_year_runs_and_beats_the_naive_forecast(store,
     # and even the held-out rows' own mean.
     assert quality["valid"] and quality["metrics"]["r2"] > 0 > quality["metrics"]["baseline_r2"] > -7, quality
     assert outcome["trace"]["answer"].startswith("Forecasts value 24 steps (2 years) ahead with ")
+    assert " for the value 24 steps (2 years) earlier" in outcome["trace"]["answer"]
     with session_scope(store) as session:
         workspace = Path(session.get(schema.Execution, outcome["execution_id"]).workspace)
     explained = json.loads(next(workspace.glob("steps/*/explanation.json")).read_text())

@@ -131,8 +131,9 @@ def supervised_quality(bundle: Bundle, *, classification: bool) -> Quality:
         test, train, predictions = bundle.table("test"), bundle.table("train"), bundle.predictions()
     except (BundleError, OSError, ValueError) as exc:
         return Quality(False, {}, f"the model's output cannot be assessed: {exc}")
-    naive = bundle.meta.get("naive_forecast")  # the column of each row's value a horizon back: `<target>_lag_<steps>`
-    past = (f"the value {naive.rsplit('_', 1)[-1]} steps earlier", test[naive]) if (
+    naive = bundle.meta.get("naive_forecast")  # the column of each row's value a horizon back
+    ahead = bundle.meta.get("horizon") or "a horizon"  # in words: "24 steps (2 years)"
+    past = (f"the value {ahead} earlier", test[naive]) if (
         bundle.forecasts and isinstance(naive, str) and naive in test.columns) else None
     return prediction_quality(test[target], predictions, train[target], classification=classification,
                               latest=None if classification else latest_value(bundle, train), naive=past)
