@@ -94,3 +94,22 @@ def test_components_are_named_by_the_features_they_move_with(tmp_path):
     assert answer.startswith("Reduced 4 numeric features to 2 components that keep 80.0% of the variance: "
                              "component_1 (50%) moves with weight (+1.00), height (+0.98), "), answer
     assert "component_2 (30%) moves with age (-1.00), " in answer
+
+
+@pytest.mark.parametrize("dropped", [0, 3])
+def test_unusual_rows_are_counted_from_one_and_renumbering_is_said(tmp_path, dropped):
+    """Without an id column the most unusual rows are named by number, counted from 1 as a person counts a file's
+    rows; after a step dropped rows the numbers are among those left, and the answer says so."""
+    table = _ages_and_incomes(20)
+    loaded = Bundle.create(tmp_path / "00", table)
+    kept = table.iloc[dropped:].reset_index(drop=True)
+    detected = Bundle.create(tmp_path / "01", kept)
+    flags = np.zeros(len(kept), dtype=bool)
+    flags[4] = True
+    detected.write_predictions(pd.DataFrame({"anomaly_score": flags.astype(float), "is_anomaly": flags,
+                                             "anomaly_rank": np.where(flags, 1, 2), "why": np.where(flags, "odd", "")}))
+    steps = [StepOutcome(0, Stage.LOADING, "tabular_loader", loaded.path),
+             StepOutcome(1, Stage.ANOMALY_DETECTION, "isolation_forest_detector", detected.path)]
+    answer = summarise(TaskType.ANOMALY_DETECTION, None, steps, None, None)
+    said = " (rows numbered among the 17 left of the 20 loaded)" if dropped else ""
+    assert answer.endswith(f"The most unusual{said}: row 5 (odd)."), answer
