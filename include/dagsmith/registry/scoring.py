@@ -38,7 +38,7 @@ with open(args["--params"], encoding="utf-8") as handle:
     params = json.load(handle)
 main(["--model", f"{args['--input']}/model", "--input", f"{args['--input']}/rows.parquet",
       "--output", args["--output"], "--chunk-rows", str(params.get("chunk_rows", 50000)),
-      "--after-step", str(params.get("after_step", 0))])
+      "--after-step", str(params.get("after_step", 0)), *(["--ahead"] if params.get("ahead") else [])])
 '''
 
 
@@ -71,12 +71,24 @@ def score(version_dir: Path, rows: pd.DataFrame, *, runtime: Runtime, settings: 
     """``rows`` scored by the version in ``version_dir`` in a sandboxed step; ``after_step`` > 0 when they are a
     run's rows as its step ``after_step`` wrote them (see ``dagsmith_kit.scoring.score``). Raises
     ``ScoringRefused`` when the version cannot take these rows, ``ScoringFailed`` when the step failed otherwise."""
+    return _scored(version_dir, rows, {"after_step": after_step, **({"chunk_rows": chunk_rows} if chunk_rows else {})},
+                   runtime, settings)
+
+
+def score_ahead(version_dir: Path, *, runtime: Runtime, settings: Settings) -> Scored:
+    """The forecast past the data of a forecast's version: the rows its feature step says come next
+    (``dagsmith_kit.scoring.score_ahead``), each prediction beside its series keys and time. Raises as ``score``."""
+    return _scored(version_dir, None, {"ahead": True}, runtime, settings)
+
+
+def _scored(version_dir: Path, rows: pd.DataFrame | None, params: dict[str, Any], runtime: Runtime,
+            settings: Settings) -> Scored:
     with scratch_folder("dagsmith-scoring-") as scratch:
         staged = scratch / "input"
         _link_tree(version_dir, staged / MODEL_DIR)
-        rows.to_parquet(staged / ROWS_FILE, index=False)
+        if rows is not None:
+            rows.to_parquet(staged / ROWS_FILE, index=False)
         output = scratch / "output"
-        params = {"after_step": after_step, **({"chunk_rows": chunk_rows} if chunk_rows else {})}
         result = runtime.run(Invocation(SERVICE, {"main.py": SCORER}, staged, output, params, settings.step_limits))
         if not result.ok:
             line = telling_line(result.stderr or result.stdout or "")
