@@ -91,7 +91,7 @@ def test_a_forecast_learns_from_what_it_knows_ahead_not_from_what_is_measured_wi
     # the weekend and the trend are learnt; the noise of the day is not, so no near-perfect score to doubt
     assert quality["valid"] and quality["review"] is None and 0.3 < quality["metrics"]["r2"] < 0.95, quality
     # the month past the data, each day given the weekday the calendar decides, as the model learnt it
-    forecast = pd.read_csv(outcome["workspace"] / "forecast.csv")
+    forecast = pd.read_csv(outcome["forecast"])  # the run's summary names the file
     assert list(forecast.columns) == ["day", "weekday", "prediction"] and len(forecast) == 30
     assert forecast["day"].iloc[0] == "2024-12-30" and (pd.to_datetime(forecast["day"]).dt.day_name()
                                                         == forecast["weekday"]).all()

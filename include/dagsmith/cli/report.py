@@ -91,6 +91,8 @@ def show(summary: RunSummary, seconds: float, airflow_log: Path | str) -> None:
         console.print(f"  [dim]plot[/] {artifact}", highlight=False, soft_wrap=True)
     if summary.report:
         console.print(f"  [dim]report[/] {summary.report}", highlight=False, soft_wrap=True)
+    if summary.forecast:
+        console.print(f"  [dim]forecast[/] {summary.forecast}", highlight=False, soft_wrap=True)
     if summary.error:
         console.print(f"  [red]{escape(summary.error)}[/] (Airflow log: {airflow_log})", highlight=False)
     for isolation in summary.isolation:

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select, true
 from sqlalchemy.orm import Session
 
-from dagsmith.models.execution import Decision, RunSummary, TryAction
+from dagsmith.models.execution import FORECAST_FILE, Decision, RunSummary, TryAction
 from dagsmith.store import schema
 from dagsmith.store.pipelines import service_names, steps_of
 
@@ -108,6 +108,7 @@ def execution_summary(session: Session, execution: schema.Execution) -> RunSumma
             metrics.update(load_json(file.read_text()))
     reports = sorted(workspace.glob("steps/*/report.md"))
     answer = workspace / "answer.md"
+    forecast = workspace / FORECAST_FILE
     return RunSummary(
         pipeline_id=execution.pipeline_id, execution_id=execution.id, status=execution.status, owner=execution.owner,
         dataset=execution.dataset, started_at=execution.started_at, seconds=execution.seconds,
@@ -115,5 +116,6 @@ def execution_summary(session: Session, execution: schema.Execution) -> RunSumma
         report=str(answer) if answer.is_file() else str(reports[-1]) if reports else None,
         answer=execution.trace.get("answer"), substitutions=substitutions(execution.trace, service_names(session)),
         error=execution.error, isolation=execution.trace.get("isolation", []), quality=execution.trace.get("quality"),
-        search=execution.trace.get("search", {}), review=(execution.trace.get("quality") or {}).get("review"))
+        search=execution.trace.get("search", {}), review=(execution.trace.get("quality") or {}).get("review"),
+        forecast=str(forecast) if forecast.is_file() else None)
 

@@ -88,6 +88,10 @@ class StepResult(BaseModel):
     search: SearchSummary | None = Field(None, description="a model search's selection")
 
 
+#: Where a forecast's run writes its values past the data, in its workspace (``registry.ahead``).
+FORECAST_FILE = "forecast.csv"
+
+
 class RunSummary(BaseModel):
     """One run's outcome as people read it (``dagsmith run``, the run page, the REST API): its status, the answer to
     the goal, every step's metrics, held-out quality beside a trivial predictor's, the model search, plots,
@@ -112,6 +116,8 @@ class RunSummary(BaseModel):
     search: dict[str, Any]
     review: str | None = Field(None, description="why a completed result is too good to trust before a person "
                                                  "reviews it (a likely leak or a wrong target)")
+    forecast: str | None = Field(None, description="a forecast's values past the data (forecast.csv: the series "
+                                                   "keys, the time, the prediction)")
 
     @property
     def completed(self) -> bool:

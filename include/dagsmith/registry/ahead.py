@@ -19,11 +19,11 @@ import pandas as pd
 
 from dagsmith.config import Settings
 from dagsmith.errors import UserFacingError
+from dagsmith.models.execution import FORECAST_FILE
 from dagsmith_kit.freeze import SCHEMA_FILE
 from dagsmith_kit.insight import readable_number
 
 logger = logging.getLogger(__name__)
-FORECAST_FILE = "forecast.csv"
 #: Values of the forecast named in the answer (the rest are in the file).
 NAMED = 3
 
