@@ -45,7 +45,7 @@ MAX_HISTORY = 500_000
 #: The latest times of a series whose calendar frequency the times past the data follow.
 RECENT_TIMES = 60
 #: Calendar parts of a date that may decide another column (a weekday's name, a month's season).
-CALENDAR_PARTS = ("day_of_week", "month", "quarter", "day_of_year", "hour")
+CALENDAR_PARTS = ("day_of_week", "day", "month", "quarter", "day_of_year", "hour")
 
 
 def time_step_seconds(times: pd.Series) -> float | None:
@@ -201,8 +201,9 @@ def following(times: pd.Series, count: int) -> pd.Series:
     if pd.api.types.is_numeric_dtype(parsed):
         step = float(np.median(np.diff(parsed.to_numpy(dtype=float)))) if len(parsed) > 1 else 1.0
         ahead = float(parsed.iloc[-1]) + step * np.arange(1, count + 1)
-        whole = pd.api.types.is_integer_dtype(times) and step == round(step)
-        return pd.Series(ahead.round().astype(times.dtype) if whole else ahead)
+        if pd.api.types.is_integer_dtype(times) and step == round(step):
+            return pd.Series(ahead.round().astype(times.dtype))
+        return pd.Series(ahead.round(3 - math.floor(math.log10(abs(step))) if step else 6))  # 2008.58333, not ...1
     recent = pd.DatetimeIndex(parsed.dropna().iloc[-RECENT_TIMES:])
     with pd.option_context("future.infer_freq_returns_offset", True):  # an offset, as pandas 4 gives it
         frequency = pd.infer_freq(recent) if len(recent) >= 3 else None
@@ -239,7 +240,7 @@ def decided_columns(frame: pd.DataFrame, time: str, keys: list[str], features: l
     for column in (c for c in features if c not in keys and c != time):
         if year is not None and pd.api.types.is_numeric_dtype(frame[column]) and \
                 (offsets := (frame[column] - year).dropna()).nunique() == 1:
-            found[column] = ("_year", float(offsets.iloc[0]))
+            found[column] = ("_year", offsets.iloc[0].item())  # an int for a column of ints
             continue
         for name, values in candidates.items():
             pairs = pd.DataFrame({"by": values.to_numpy(), "value": frame[column].to_numpy()}).dropna()

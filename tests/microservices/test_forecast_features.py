@@ -104,7 +104,7 @@ def test_a_horizon_in_years_of_monthly_dates_is_twelve_rows_a_year(run, tmp_path
     following = transforms.ahead_rows(out.path)  # month starts, as the table writes its dates
     assert len(following) == 60 and (following["date"].iloc[0], following["date"].iloc[-1]) == ("2015-05-01",
                                                                                                 "2020-04-01")
-    assert (following["since_1900"].iloc[0], following["since_1900"].iloc[-1]) == (115, 120)
+    assert following["since_1900"].tolist()[::59] == [115, 120] and following["since_1900"].dtype.kind == "i"
 
 
 def test_a_yearly_series_keeps_its_year_as_the_trend_and_a_date_gets_one(run, tmp_path: Path):
