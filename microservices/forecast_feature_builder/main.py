@@ -194,17 +194,14 @@ def following(times: pd.Series, count: int) -> pd.Series:
     """The ``count`` times after the latest of one series' ``times``, in their own form, at their own step: the
     calendar frequency the latest times keep (month starts, quarters, weeks), business days for daily rows that skip
     weekends, else the median step."""
-    distinct = times.drop_duplicates()
-    parsed = time_values(distinct)
-    order = np.argsort(parsed.to_numpy(), kind="stable")
-    distinct, parsed = distinct.iloc[order], parsed.iloc[order]
+    parsed = time_values(times.drop_duplicates()).dropna().sort_values()
     if pd.api.types.is_numeric_dtype(parsed):
         step = float(np.median(np.diff(parsed.to_numpy(dtype=float)))) if len(parsed) > 1 else 1.0
         ahead = float(parsed.iloc[-1]) + step * np.arange(1, count + 1)
         if pd.api.types.is_integer_dtype(times) and step == round(step):
             return pd.Series(ahead.round().astype(times.dtype))
         return pd.Series(ahead.round(3 - math.floor(math.log10(abs(step))) if step else 6))  # 2008.58333, not ...1
-    recent = pd.DatetimeIndex(parsed.dropna().iloc[-RECENT_TIMES:])
+    recent = pd.DatetimeIndex(parsed.iloc[-RECENT_TIMES:])
     with pd.option_context("future.infer_freq_returns_offset", True):  # an offset, as pandas 4 gives it
         frequency = pd.infer_freq(recent) if len(recent) >= 3 else None
     if frequency is None:
