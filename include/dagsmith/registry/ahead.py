@@ -37,16 +37,19 @@ def forecast_ahead(version: dict[str, Any], target: str, workspace: Path, trace:
 
     try:
         scored = score_ahead(Path(version["path"]), runtime=runtime_of(trace, settings), settings=settings)
+        time = json.loads((Path(version["path"]) / SCHEMA_FILE).read_text(encoding="utf-8"))["time_column"]
+        sentence = said(scored.predictions, target, time)
     except UserFacingError as exc:
         return (f"No forecast past the data: {exc}. Rows with the values it needs can be scored with `dagsmith "
                 f"predict {version['pipeline_id']} ROWS.csv`.")
-    forecast = scored.predictions
+    except (OSError, ValueError, KeyError, IndexError) as exc:  # the run and its version stand without it
+        logger.warning("no forecast past the data for pipeline %s: %s", version["pipeline_id"], exc)
+        return f"No forecast past the data: {exc}."
     try:
-        forecast.to_csv(workspace / FORECAST_FILE, index=False)
+        scored.predictions.to_csv(workspace / FORECAST_FILE, index=False)
     except OSError as exc:  # a full disk loses the file, not the answer
         logger.warning("could not write the forecast of pipeline %s: %s", version["pipeline_id"], exc)
-    time = json.loads((Path(version["path"]) / SCHEMA_FILE).read_text(encoding="utf-8"))["time_column"]
-    return said(forecast, target, time)
+    return sentence
 
 
 def said(forecast: pd.DataFrame, target: str, time: str) -> str:
