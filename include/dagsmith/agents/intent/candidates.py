@@ -26,6 +26,7 @@ from dagsmith.agents.intent.mentions import (
     column_lists,
     column_matches,
     explicit_target,
+    naming_words,
 )
 from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.target import target_reason
@@ -92,7 +93,7 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
             supervised.append(Reading(task_type=other, target=column, evidence=f"{evidence}; the goal's words do not "
                                       f"say whether {task.value.replace('_', ' ')} or this is meant"))
 
-    masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
+    masked = naming_words(matches)
     scores = family_scores(read, masked)
     totals = family_totals(scores, named_target=False)
     unsupervised = [Reading(task_type=FAMILY_TASK[family], evidence=family_evidence(scores, family))

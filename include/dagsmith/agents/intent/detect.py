@@ -20,6 +20,7 @@ from dagsmith.agents.intent.mentions import (
     column_matches,
     column_named,
     explicit_target,
+    naming_words,
 )
 from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.stage_rules import DataView, plan_stages
@@ -74,7 +75,7 @@ def read_with_evidence(goal: str, profile: DatasetProfile, *, target: str | None
     explicit, absent = explicit_target(text, profile)
     ruled = ruled_columns(text, profile)
     matches = [m for m in column_matches(read, profile) if m.column not in ruled] or column_matches(read, profile)
-    masked = {i for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES} for i in range(m.start, m.end)}
+    masked = naming_words(matches)
     named = bool(explicit or absent) or any(m.score >= STRONG_MATCH and not read.among_inputs(m.start) for m in matches)
     scores = family_scores(read, masked, named, named_inputs=any(read.among_inputs(m.start) for m in matches))
     family, task_words, task_margin = choose_family(scores, named, goal, profile)

@@ -222,16 +222,27 @@ def _synonym_matches(name: ColumnName, goal: Goal) -> Iterable[Match]:
                 yield Match(name.column.name, MatchKind.SYNONYM, at, at + 1, goal.words[at])
 
 
+def naming_words(matches: Iterable[Match]) -> set[int]:
+    """The positions of the goal's words that name a column outright, by its name, its classes or its description:
+    no task words there ("the temperature anomaly" is a column to forecast, not anomalies to find)."""
+    return {at for m in matches if m.kind in {MatchKind.EXACT, MatchKind.CLASSES, MatchKind.DESCRIBED}
+            for at in range(m.start, m.end)}
+
+
 def _described_matches(profile: DatasetProfile, goal: Goal) -> Iterable[Match]:
     """The column whose description (the data's dictionary) the goal's words follow: at least ``MIN_DESCRIBED_WORDS``
     of its content words, and more than any other column's description shares."""
     said = {at: s for at, s in enumerate(goal.stems)
-            if s not in STOPWORDS and s not in TASK_STEMS and len(s) >= 3 and not goal.among_inputs(at)}
+            if s not in STOPWORDS and len(s) >= 3 and not goal.among_inputs(at)}
     used = {}  # column -> the positions of the goal's words its description uses
     for column in profile.columns:
         if column.description:
             described = set(stems_of(column.description))
             used[column.name] = [at for at, s in said.items() if s in described]
+    # a task word counts only next to a word of the description that is none, in one phrase ("temperature anomaly"),
+    # never apart from it ("predict" in "predict the price" against "the price predicted by a model")
+    used = {name: [at for at in ats if said[at] not in TASK_STEMS or any(
+        near in ats and said[near] not in TASK_STEMS for near in (at - 1, at + 1))] for name, ats in used.items()}
     distinct = {name: len({said[at] for at in ats}) for name, ats in used.items()}
     ranked = sorted(distinct, key=distinct.get, reverse=True)
     if not ranked or distinct[ranked[0]] < MIN_DESCRIBED_WORDS or \
