@@ -211,6 +211,14 @@ def test_a_user_plans_chooses_and_triggers_then_sees_only_what_is_theirs_or_shar
     image = ana.get(run["plots"][0]["url"].removeprefix("/dagsmith"))
     assert image.status_code == 200 and image.content.startswith(b"\x89PNG")
     assert bob.get(f"/api/runs/{run['execution_id']}").status_code == 404
+    assert run["forecast_url"] is None  # a classifier's run: no forecast past the data to offer
+    assert ana.get(f"/runs/{run['execution_id']}/forecast").status_code == 404
+    (Path(run["workspace"]) / "forecast.csv").write_text("day,prediction\n2026-01-05,3.5\n")  # as a forecast leaves it
+    offered = ana.get(f"/api/runs/{run['execution_id']}").json()["forecast_url"]
+    download = ana.get(offered.removeprefix("/dagsmith"))
+    assert download.status_code == 200 and download.text.startswith("day,prediction")
+    assert download.headers["content-type"].startswith("text/csv")
+    assert bob.get(offered.removeprefix("/dagsmith")).status_code == 404  # only who may see the run
 
     assert bob.put(f"/api/pipelines/{pipeline_id}/shared", params={"shared": True}).status_code == 404
     assert ana.put(f"/api/pipelines/{pipeline_id}/shared", params={"shared": True}).status_code == 200

@@ -16,6 +16,7 @@ from dagsmith.config import Settings
 from dagsmith.errors import UserFacingError
 from dagsmith.execution.answer import ANSWER_FILE
 from dagsmith.execution.history import artifact_paths, execution_summary, pipeline_detail, pipeline_rows
+from dagsmith.models.execution import FORECAST_FILE
 from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import dag_id, score_dag_id, spec_file, specs_dir, write_spec
 from dagsmith.registry import records, versions
@@ -77,6 +78,7 @@ def run(settings: Settings, viewer: Viewer, execution_id: int) -> dict[str, Any]
     summary["plots"] = [{"name": Path(p).name, "url": f"{PREFIX}/runs/{execution_id}/plots/{i}"}
                         for i, p in enumerate(summary["artifacts"])]
     summary["held_out"] = Quality(**summary["quality"]).beside_baselines() if summary["quality"] else []
+    summary["forecast_url"] = f"{PREFIX}/runs/{execution_id}/forecast" if summary["forecast"] else None
     return summary
 
 
@@ -178,6 +180,17 @@ def report_page(request: Request, execution_id: int, viewer: ViewerDep, settings
     body = render_report(file.read_text(encoding="utf-8"),
                          lambda src: f"{PREFIX}/runs/{execution_id}/plots/{plots[src]}" if src in plots else None)
     return page(request, "report.html", viewer=viewer, execution_id=execution_id, body=body)
+
+
+@router.get("/runs/{execution_id}/forecast")
+def forecast(execution_id: int, viewer: ViewerDep, settings: SettingsDep) -> Response:
+    """A forecast's values past the data (``forecast.csv``), to download."""
+    with session_scope(settings) as session:
+        workspace = Path(_visible_execution(session, viewer, execution_id).workspace or "")
+    file = workspace / FORECAST_FILE
+    if not file.is_file():
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"run {execution_id} made no forecast past its data")
+    return FileResponse(file, media_type="text/csv", filename=f"run-{execution_id}-forecast.csv")
 
 
 @router.get("/runs/{execution_id}/plots/{index}")
