@@ -42,6 +42,21 @@ def cycle_position(times: pd.Series, steps: int) -> pd.Series:
     return np.round((times - np.floor(times)) * steps) % steps
 
 
+def repeats(key: pd.Series) -> bool:
+    """Whether a key can decide anything: its values repeat (most rows share theirs with another), or any column
+    would follow it."""
+    present = key.dropna()
+    return len(present) > 1 and present.nunique() <= len(present) / 2
+
+
+def decided_by(key: pd.Series, values: pd.Series) -> dict | None:
+    """The value each of ``key``'s values comes with, when every one comes with one value of the column (missing ones
+    aside): what a forecast knows of the column ahead from the key (a weekday's name from the weekday); else None."""
+    pairs = pd.DataFrame({"key": key.to_numpy(), "value": values.to_numpy()}).dropna()
+    grouped = pairs.groupby("key")["value"]
+    return grouped.first().to_dict() if len(pairs) and (grouped.nunique() <= 1).all() else None
+
+
 def season_features(name: str, times: pd.Series, steps: int) -> dict[str, pd.Series]:
     """A fractional numeric time's position in its cycle of ``steps`` as a number and as a sine and cosine (named
     ``<name>_season``, ``_sin``, ``_cos``), so that a linear model can follow a seasonal pattern too."""

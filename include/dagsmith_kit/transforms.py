@@ -119,7 +119,6 @@ def load(folder: str | Path, after_step: int = 0) -> list[tuple[str, Callable[[p
     ``unreplayable`` entry raises ``ValueError`` saying why.
 
     This unpickles code services wrote: call it only inside the sandbox (the scorer does)."""
-    import pickle
 
     loaded = []
     for entry in (e for e in steps(folder) if e["step"] > after_step):
@@ -127,7 +126,7 @@ def load(folder: str | Path, after_step: int = 0) -> list[tuple[str, Callable[[p
             raise ValueError(f"step {entry['step']} ({entry['service']}) cannot be applied to new rows: "
                              f"{entry.get('reason') or 'no reason recorded'}")
         if entry["kind"] == REPLAY:
-            payload = pickle.loads((Path(folder) / TRANSFORMS_DIR / Path(entry["file"]).name).read_bytes())
+            payload = _payload(folder, entry)
             loaded.append((entry["service"], payload["apply"], payload["state"]))
     return loaded
 
@@ -136,13 +135,18 @@ def ahead_rows(folder: str | Path) -> pd.DataFrame | None:
     """The rows past the known data that the latest step recording ``ahead`` makes, or None when no step does.
 
     This unpickles code services wrote: call it only inside the sandbox (the scorer does)."""
-    import pickle
-
     entry = next((e for e in reversed(steps(folder)) if e["kind"] == REPLAY and e.get("ahead")), None)
     if entry is None:
         return None
-    payload = pickle.loads((Path(folder) / TRANSFORMS_DIR / Path(entry["file"]).name).read_bytes())
+    payload = _payload(folder, entry)
     return payload["ahead"](payload["state"])
+
+
+def _payload(folder: str | Path, entry: dict[str, Any]) -> dict[str, Any]:
+    """A ``replay`` entry's pickle, read from the folder by its own name only (never a path the entry holds)."""
+    import pickle
+
+    return pickle.loads((Path(folder) / TRANSFORMS_DIR / Path(entry["file"]).name).read_bytes())
 
 
 def replay(frame: pd.DataFrame, loaded: list[tuple[str, Callable, Any]]) -> pd.DataFrame:

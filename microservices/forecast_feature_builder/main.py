@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from dagsmith_kit import ServiceError, run_service, transforms
-from dagsmith_kit.cleaning import cycle_position, season_features, steps_per_unit, time_values
+from dagsmith_kit.cleaning import cycle_position, decided_by, repeats, season_features, steps_per_unit, time_values
 
 #: Seconds in each unit a horizon can be counted in (a month and a year on average).
 UNIT_SECONDS = {"hour": 3600, "day": 86_400, "week": 7 * 86_400, "month": 30.44 * 86_400,
@@ -235,12 +235,12 @@ def decided_columns(frame: pd.DataFrame, time: str, keys: list[str], features: l
                     season: int | None) -> dict[str, tuple]:
     """The features a key or a calendar part decides (a weekday's name, a store's region), each as its decider and
     the value of each of the decider's values, or the time's year and the column's offset from it: what the rows
-    past the data are given, as the profile read them known ahead. A decider must repeat, or any column would follow
-    it."""
+    past the data are given, as the profile read them known ahead (``cleaning.decided_by``, which the profiler uses
+    too)."""
     found: dict[str, tuple] = {}
     candidates = deciders(frame, time, keys, season)
     year = candidates.pop("_year", None)
-    candidates = {name: values for name, values in candidates.items() if values.nunique() <= len(frame) / 2}
+    candidates = {name: values for name, values in candidates.items() if repeats(values)}
     for column in (c for c in features if c not in keys and c != time):
         if year is not None and pd.api.types.is_numeric_dtype(frame[column]) and \
                 (offsets := (frame[column] - year).dropna()).nunique() == 1:
@@ -248,11 +248,10 @@ def decided_columns(frame: pd.DataFrame, time: str, keys: list[str], features: l
             whole = pd.api.types.is_integer_dtype(frame[column]) and offset == round(offset)
             found[column] = ("_year", round(offset) if whole else offset)  # an int keeps a column of ints whole
             continue
-        for name, values in candidates.items():
-            pairs = pd.DataFrame({"by": values.to_numpy(), "value": frame[column].to_numpy()}).dropna()
-            if len(pairs) and (pairs.groupby("by")["value"].nunique() <= 1).all():
-                found[column] = (name, pairs.groupby("by")["value"].first().to_dict())
-                break
+        decided = next(((name, by) for name, values in candidates.items()
+                        if (by := decided_by(values, frame[column])) is not None), None)
+        if decided:
+            found[column] = decided
     return found
 
 

@@ -16,9 +16,9 @@ from dagsmith.config import Settings
 from dagsmith.errors import UserFacingError
 from dagsmith.execution.answer import ANSWER_FILE
 from dagsmith.execution.history import artifact_paths, execution_summary, pipeline_detail, pipeline_rows
-from dagsmith.models.execution import FORECAST_FILE
 from dagsmith.execution.quality import Quality
 from dagsmith.execution.specs import dag_id, score_dag_id, spec_file, specs_dir, write_spec
+from dagsmith.models.execution import FORECAST_FILE
 from dagsmith.registry import records, versions
 from dagsmith.store import schema
 from dagsmith.store.db import session_scope

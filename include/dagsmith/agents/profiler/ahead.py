@@ -16,7 +16,7 @@ import pandas as pd
 from dagsmith.agents.profiler.semantic import as_dates
 from dagsmith.models.profile import ColumnProfile
 from dagsmith.models.profile import SemanticType as S
-from dagsmith_kit.cleaning import cycle_position, steps_per_unit
+from dagsmith_kit.cleaning import cycle_position, decided_by, repeats, steps_per_unit
 
 #: A series key: with the time it tells the rows apart on at least this share of them.
 SERIES_KEY_SHARE = 0.95
@@ -32,7 +32,7 @@ def known_ahead(frame: pd.DataFrame, columns: list[ColumnProfile], time: str | N
         return {}
     calendar = _calendar(frame[time])
     year = calendar.pop("year", None)
-    keys = [(name, part) for name, part in calendar.items() if _repeats(part)]
+    keys = [(name, part) for name, part in calendar.items() if repeats(part)]
     if frame[time].duplicated().any():
         keys += [("series", frame[c.name]) for c in columns if c.name != time and _tells_series(frame, time, c)]
     found = {}
@@ -42,7 +42,7 @@ def known_ahead(frame: pd.DataFrame, columns: list[ColumnProfile], time: str | N
             continue
         if year is not None and _is_year(year, values):
             found[column.name] = "year"
-        elif decided := next((name for name, key in keys if _decides(key, values)), None):
+        elif decided := next((name for name, key in keys if decided_by(key, values) is not None), None):
             found[column.name] = decided
     return found
 
@@ -77,15 +77,3 @@ def _calendar(times: pd.Series) -> dict[str, pd.Series]:
         return {}
     has_time = bool((stamps.dropna() != stamps.dropna().dt.normalize()).any())
     return {name: getattr(stamps.dt, part) for name, part in CALENDAR_PARTS.items() if part != "hour" or has_time}
-
-
-def _repeats(key: pd.Series) -> bool:
-    """A key decides something only where its values repeat (most rows share theirs with another)."""
-    present = key.dropna()
-    return len(present) > 1 and present.nunique() <= len(present) / 2
-
-
-def _decides(key: pd.Series, values: pd.Series) -> bool:
-    """Whether every value of ``key`` comes with one value of the column (missing ones aside)."""
-    pairs = pd.DataFrame({"key": key.to_numpy(), "value": values.to_numpy()}).dropna()
-    return not pairs.empty and bool((pairs.groupby("key")["value"].nunique() <= 1).all())
