@@ -95,11 +95,31 @@ def test_a_dead_zygote_is_replaced_and_steps_do_not_wait_for_its_imports(bundle,
     assert result.ok and seen["already"] == ["numpy", "pandas", "sklearn"]
 
 
+def test_a_warm_step_joins_its_sandbox_only_once_bubblewrap_has_built_it(bundle, tmp_path, monkeypatch):
+    """bwrap names the sandbox's pid before it mounts anything: a service joining then would see the host's files."""
+    roots = []
+
+    def built(info, placeholder):
+        pid = built_sandbox(info, placeholder)
+        roots.append(sorted(os.listdir(f"/proc/{pid}/root")))
+        return pid
+
+    built_sandbox = warm.built_sandbox
+    monkeypatch.setattr(warm, "built_sandbox", built)
+    runtime = _warmed(LocalRuntime())
+    for name in ("one", "two", "three"):
+        result, seen = _probe(runtime, bundle, tmp_path / name)
+        assert result.ok and seen["already"] == ["numpy", "pandas", "sklearn"]
+    assert len(roots) == 3
+    for root in roots:
+        assert {"input", "output", "service", "tmp"} <= set(root) and "home" not in root, root
+
+
 def test_a_warm_start_that_fails_starts_the_step_cold(bundle, tmp_path, monkeypatch):
-    def refused(info):
+    def refused(info, built):
         raise LookupError("bubblewrap did not start the sandbox")
 
-    monkeypatch.setattr(warm, "sandbox_pid", refused)
+    monkeypatch.setattr(warm, "built_sandbox", refused)
     runtime = _warmed(LocalRuntime())
     before = set(os.listdir("/proc/self/fd"))
     result, seen = _probe(runtime, bundle, tmp_path / "out")

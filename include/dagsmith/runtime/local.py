@@ -187,18 +187,19 @@ def _execute_warm(zygote: warm.Zygote, invocation: Invocation, host: HostPaths, 
     itself failed before any of the service's code ran (the caller then starts it cold)."""
     limits, bounded = invocation.limits, cgroup is not None
     started = time.monotonic()
-    info_read, info_write = os.pipe()
+    (info_read, info_write), (built_read, built_write) = os.pipe(), os.pipe()
     command = sandbox.command(invocation, host, uid, warm.PLACEHOLDER, seccomp=seccomp_fd, bounded=bounded,
                               info=info_write)
-    shell = subprocess.Popen(command, cwd=cwd, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    shell = subprocess.Popen(command, cwd=cwd, env=environment, stdin=subprocess.DEVNULL, stdout=built_write,
                              stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=_limiter(limits, cgroup),
                              pass_fds=(seccomp_fd, info_write))
     os.close(info_write)
+    os.close(built_write)
     kill = functools.partial(_kill_group, shell.pid)  # the sandbox, and the service inside it, die with it
     pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, exit status
     try:
-        with os.fdopen(info_read, "rb") as info:
-            sandbox_pid = warm.sandbox_pid(info)
+        with os.fdopen(info_read, "rb") as info, os.fdopen(built_read, "rb") as built:
+            sandbox_pid = warm.built_sandbox(info, built)
         request = Request(sandbox_pid, uid, user_namespace=os.geteuid() != 0,
                           cgroup_procs=str(cgroup.path / "cgroup.procs") if cgroup else None,
                           memory_bytes=limits.memory_mb * guard.MIB, cpu_seconds=_cpu_seconds(limits),

@@ -22,12 +22,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import IO
 
 from dagsmith.runtime.zygote import CONNECT, FORKED, MESSAGE_BYTES, READY, Request
 
 logger = logging.getLogger(__name__)
-#: What the sandbox runs until the service joins it: nothing, for ever (the worker ends it).
-PLACEHOLDER = ["sleep", "infinity"]
+#: What the sandbox runs until the service joins it: a line on its stdout, which says bwrap has built the sandbox
+#: whole, then nothing, for ever (the worker ends it).
+PLACEHOLDER = ["sh", "-c", "echo; exec sleep infinity"]
 #: ``DAGSMITH_COLD_STEPS=1`` starts every step in a fresh interpreter (``Settings.warm_steps``).
 COLD_VARIABLE = "DAGSMITH_COLD_STEPS"
 
@@ -149,16 +151,21 @@ def _forked() -> None:
 os.register_at_fork(after_in_child=_forked)
 
 
-def sandbox_pid(info: io.BufferedReader) -> int:
-    """The host pid of the sandbox's init, from what bwrap writes to ``--info-fd`` (LookupError when bwrap ended
-    without writing it: it could not build the sandbox)."""
+def built_sandbox(info: io.BufferedReader, placeholder: IO[bytes]) -> int:
+    """The host pid of the sandbox's init, once the sandbox is built: bwrap writes the pid to ``--info-fd`` before
+    it mounts anything, and a process joining its namespaces then would see the host's files; the placeholder's line
+    comes once the mounts are made and the privileges and filter in place. LookupError when bwrap ended before
+    either: it could not build the sandbox."""
     text = b""
     while chunk := info.read1(4096):
         text += chunk
         try:
-            return int(json.loads(text)["child-pid"])
+            pid = int(json.loads(text)["child-pid"])
         except ValueError:
             continue
+        if placeholder.readline() == b"\n":
+            return pid
+        break
     raise LookupError("bubblewrap did not start the sandbox")
 
 
