@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,3 +111,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for lane, (_, fixtures) in LANES.items():
             if used & fixtures:
                 item.add_marker(lane)
+
+
+#: Seconds spent per test file (set-up, call and tear-down) and per xdist worker, summed from the reports the
+#: controller receives, and when each worker reported last: where `make test`'s time goes, to keep it under its aim
+#: and its workers evenly loaded.
+_SPENT: Counter[str] = Counter()
+_BUSY: Counter[str] = Counter()
+_DONE: dict[str, float] = {}
+_STARTED = time.monotonic()
+SPENT_SHOWN = 15
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _SPENT[report.nodeid.split("::", 1)[0]] += report.duration
+    node = getattr(report, "node", None)  # the xdist worker that ran it, as the controller sees it
+    worker = node.gateway.id if node is not None else "main"
+    _BUSY[worker] += report.duration
+    _DONE[worker] = time.monotonic() - _STARTED
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not _SPENT:
+        return
+    terminalreporter.section("time per test file and per worker")
+    for path, seconds in _SPENT.most_common(SPENT_SHOWN):
+        terminalreporter.write_line(f"{seconds:8.1f} s  {path}")
+    terminalreporter.write_line(f"{sum(_SPENT.values()):8.1f} s  in all, over {len(_SPENT)} files; busy: "
+                                + ", ".join(f"{worker} {seconds:.0f} s (last done at {_DONE[worker]:.0f} s)"
+                                            for worker, seconds in sorted(_BUSY.items())))
