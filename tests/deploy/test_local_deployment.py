@@ -107,9 +107,15 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
                                          "on_behalf_of": "feeds", "schedule": ON_NEW_DATA})
     with airflow_ui(deployment.url, "local_deployment") as ui:
         ui.login(login.user, login.password)
+        # A person triggers from the UI's form, whose params are documented, and then does not answer: after the
+        # timeout the top-ranked services are built (at the end; the timeout runs meanwhile).
+        form, unanswered = ui.trigger(META_DAG, {"dataset": str(second), "goal": "predict the species",
+                                                 "on_behalf_of": "nobody"}, switches=("interactive",))
+        assert "What you want, e.g." in form and "Let a person choose among the top 3" in form, form
         run = api.trigger(META_DAG, {"dataset": str(first), "goal": "predict the species",
                                      "on_behalf_of": "upstream",
                                      "schedule": "* * * * *", "interactive": True})
+        top = _ranked(api.question(META_DAG, unanswered, "choose")["body"], "**modelling**", 1)
         # A person picks the second-ranked model among the top 3 the UI's form shows with their reasons.
         asked = api.question(META_DAG, run, "choose")["body"]
         wait_until(lambda: _parked(deployment, META_DAG, run, "choose"), timeout=120,
@@ -189,12 +195,6 @@ def test_an_upstream_system_and_a_person_build_run_rerun_and_schedule_a_pipeline
                                                                     == retrained["dag_run_id"])).one()
             assert latest.dataset == str(second) and latest.status == "completed"
 
-        # A person triggers from the UI's form, whose params are documented, and then does not answer: after the
-        # timeout the top-ranked services are built.
-        form, unanswered = ui.trigger(META_DAG, {"dataset": str(second), "goal": "predict the species",
-                                                 "on_behalf_of": "nobody"}, switches=("interactive",))
-        assert "What you want, e.g." in form and "Let a person choose among the top 3" in form, form
-    top = _ranked(api.question(META_DAG, unanswered, "choose")["body"], "**modelling**", 1)
     assert api.wait(META_DAG, unanswered) == "success", _logs(deployment)
     assert _built(catalog_settings, "nobody")[1] == top
 
@@ -241,16 +241,21 @@ def test_an_unclear_goal_is_asked_in_airflow_and_the_answer_is_built_and_remembe
 
 
 def test_a_chosen_build_with_one_target_that_cannot_be_built_stores_none_of_them(deployment, catalog_settings):
-    """Services chosen for a goal of two targets (``interactive``; nobody answers, so the run's own choices stand
-    after the timeout): the choice for rooms names a service its ranking does not offer, and price's pipeline, which
-    builds, is not left stored beside nothing."""
+    """Services chosen for a goal of two targets (``interactive``; a person confirms the run's own choices through the
+    REST API): the choice for rooms names a service its ranking does not offer, and price's pipeline, which builds,
+    is not left stored beside nothing."""
     data = deployment.settings.home / "datasets" / "houses.csv"
     data.parent.mkdir(parents=True, exist_ok=True)
     houses().to_csv(data, index=False)
     login = deployment.login()
     api = Api(deployment.url, login.user, login.password)
+    chosen = "rooms: modelling=kmeans_clustering"
     run = api.trigger(META_DAG, {"dataset": str(data), "goal": "predict both price and rooms", "interactive": True,
-                                 "on_behalf_of": "half-chosen", "choices": "rooms: modelling=kmeans_clustering"})
+                                 "on_behalf_of": "half-chosen", "choices": chosen})
+    api.question(META_DAG, run, "choose")
+    wait_until(lambda: _parked(deployment, META_DAG, run, "choose"), timeout=120,
+               what="the scheduler to see the asking try park")
+    api.respond(META_DAG, run, "choose", "OK", {"choices": chosen})
     assert api.wait(META_DAG, run) == "failed", _logs(deployment)
     assert api.task_instances(META_DAG, run)["build"]["state"] == "failed"
     with session_scope(catalog_settings) as session:
