@@ -19,6 +19,7 @@ from dagsmith.agents.intent.candidates import likely_readings
 from dagsmith.agents.intent.column_ranker import column_evidence, ranker
 from dagsmith.agents.intent.constraints import parse_constraints
 from dagsmith.agents.intent.detect import read_with_evidence
+from dagsmith.agents.intent.task_meaning import MIN_LEAD, task_by_meaning
 from dagsmith.agents.intent.understanding import understand
 from dagsmith.agents.profiler import profile_frame
 from dagsmith.models.catalog import Stage, TaskType
@@ -320,6 +321,20 @@ def test_a_question_offers_the_likeliest_readings_with_their_evidence(goal, offe
     candidates = raised.value.candidates
     assert 1 <= len(candidates) <= 3 and all(c.evidence for c in candidates)
     assert [(c.task_type.value, c.target) for c in candidates[:len(offered)]] == offered
+
+
+def test_a_question_offering_only_predictions_offers_last_the_kind_of_task_the_goal_leans_to(embedder):
+    """A goal that only presents its table: its words give the profile's targets, and its meaning leans, by less than
+    a clear lead, to exploring the data, which a person may well have meant."""
+    goal = "here is the wine file from the vineyard study"
+    leaning = task_by_meaning(goal, embedder, min_lead=0.0)
+    assert leaning.task_type is TaskType.EXPLORATORY_ANALYSIS and leaning.lead < MIN_LEAD
+    with pytest.raises(AmbiguousGoal) as asked:
+        understand(goal, profile("wine"), embedder=embedder)
+    offered = [(c.task_type, c.target) for c in asked.value.candidates]
+    assert len(offered) == 3 and all(target for _, target in offered[:2])
+    assert offered[2] == (TaskType.EXPLORATORY_ANALYSIS, None)
+    assert "closest in meaning" in asked.value.candidates[2].evidence
 
 
 def test_a_question_offers_no_column_the_goal_makes_a_feature_or_rules_out():

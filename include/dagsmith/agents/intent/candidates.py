@@ -8,9 +8,10 @@ the inputs, or in a list of several columns ("visit, treatment and baseline"), c
 in or out as a feature ("without the id", "only from age") is never offered. A task family the goal's words ask for
 without a column (grouping rows, finding unusual ones) is offered too, ahead of the columns when its words outweigh
 the prediction's. The kind of task the goal's meaning clearly names (when the caller has it) comes first: an
-unsupervised one as itself, a forecast as forecasts of the columns. Where the likeliest target's values allow two
-tasks and no word chooses (a rating of 1 to 5: classes or an amount; a number on rows ordered in time: predicted or
-forecast), both are offered.
+unsupervised one as itself, a forecast as forecasts of the columns; an unsupervised one it only leans to takes the
+last place of a question that would otherwise offer predictions only (a goal its words read as a prediction may mean
+none). Where the likeliest target's values allow two tasks and no word chooses (a rating of 1 to 5: classes or an
+amount; a number on rows ordered in time: predicted or forecast), both are offered.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dagsmith.agents.intent.mentions import (
 )
 from dagsmith.agents.intent.reading import read_goal
 from dagsmith.agents.intent.target import target_reason
-from dagsmith.agents.intent.task_meaning import TaskMeaning
+from dagsmith.agents.intent.task_meaning import MIN_LEAD, TaskMeaning
 from dagsmith.agents.intent.task import (
     FAMILY_TASK,
     family_evidence,
@@ -54,8 +55,8 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
                     chances: dict[str, float] | None = None) -> list[Reading]:
     """Up to ``limit`` readings of ``goal``, likeliest first, each a different task and target. ``meant`` are columns
     close in meaning to the goal's words, closest first, each with the evidence for it; ``task_meant`` the kind of
-    task the goal's meaning names; ``chances`` each column's chance of being the target (``column_ranker``), which
-    orders the columns when given."""
+    task the goal's meaning names or leans to; ``chances`` each column's chance of being the target
+    (``column_ranker``), which orders the columns when given."""
     read = read_goal(goal, profile)
     matches = sorted(column_matches(read, profile), key=lambda m: (-m.score, m.start))
     mentioned = [m for m in matches if m.kind is not MatchKind.FUZZY or len(matches) == 1]
@@ -78,6 +79,7 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
     if chances:
         named = _ranked(named, chances, explicit.column if explicit else None)
     ruled = ruled_columns(goal, profile)
+    clear = task_meant is not None and task_meant.lead >= MIN_LEAD  # else the meaning only leans to that kind
 
     supervised: list[Reading] = []
     for column, evidence in named:
@@ -85,7 +87,7 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
         if found is None or found.semantic_type in UNPREDICTABLE or found.unique < 2 or column in ruled:
             continue
         task, why = supervised_type(read, profile, column)
-        if (task_meant and task_meant.task_type is TaskType.TIME_SERIES_FORECASTING
+        if (clear and task_meant.task_type is TaskType.TIME_SERIES_FORECASTING
                 and forecastable(task, profile, column)):
             task, why = task_meant.task_type, f"{task_meant.evidence}, and '{profile.time_column}' orders the rows"
         supervised.append(Reading(task_type=task, target=column, evidence=f"{evidence}; {why}"))
@@ -101,12 +103,18 @@ def likely_readings(goal: str, profile: DatasetProfile, meant: Iterable[tuple[st
     ahead = [r for r in unsupervised
              if totals[_family(r)] > totals.get(Family.SUPERVISED, 0.0)] if unsupervised else []
     ordered = ahead + supervised + [r for r in unsupervised if r not in ahead]
-    if task_meant and not task_meant.task_type.supervised:
-        ordered.insert(0, Reading(task_type=task_meant.task_type, evidence=task_meant.evidence))
+    kind = Reading(task_type=task_meant.task_type, evidence=task_meant.evidence) if (
+        task_meant and not task_meant.task_type.supervised) else None
+    if kind and clear:
+        ordered.insert(0, kind)
     unique: dict[tuple[str, str | None], Reading] = {}
     for reading in ordered:
         unique.setdefault((reading.task_type.value, reading.target), reading)
-    return list(unique.values())[:limit]
+    offered = list(unique.values())[:limit]
+    if kind and all(reading.task_type.supervised for reading in offered):
+        # a question offering predictions only: the kind of task the meaning leans to, however little, is the last
+        offered = offered[: limit - 1] + [kind]
+    return offered
 
 
 def _ranked(named: list[tuple[str, str]], chances: dict[str, float], designated: str | None) -> list[tuple[str, str]]:

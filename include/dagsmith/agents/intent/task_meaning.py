@@ -47,8 +47,8 @@ class TaskMeaning:
                 "of task, by the embedding model)")
 
 
-def task_by_meaning(goal: str, embedder: Embedder) -> TaskMeaning | None:
-    """The kind of task other than a prediction that the goal's meaning clearly names, or None."""
+def task_by_meaning(goal: str, embedder: Embedder, min_lead: float = MIN_LEAD) -> TaskMeaning | None:
+    """The kind of task other than a prediction that the goal's meaning names by ``min_lead`` at least, or None."""
     kinds = [(kind, text) for kind, texts in DESCRIPTIONS.items() for text in texts]
     vectors = embedder.embed([goal] + [text for _, text in kinds])
     similarity = vectors[1:] @ vectors[0]
@@ -57,6 +57,6 @@ def task_by_meaning(goal: str, embedder: Embedder) -> TaskMeaning | None:
         best[kind] = max(best.get(kind, (-1.0, "")), (float(value), text))
     first, second = sorted(best.items(), key=lambda item: -item[1][0])[:2]
     lead = first[1][0] - second[1][0]
-    if first[0] is None or lead < MIN_LEAD:
+    if first[0] is None or lead < min_lead:
         return None
     return TaskMeaning(first[0], first[1][1], lead)

@@ -246,7 +246,7 @@ def offering_readings(goal: str, profile: DatasetProfile, embedder: Embedder | N
             meant = [(m.column, f"{m.column}: closest in meaning to the goal's '{m.phrase}' ({m.similarity:.2f})")
                      for m in (found.close if found else [])]
             offered = {(r.task_type, r.target) for r in question.candidates}
-            likely = likely_readings(goal, profile, meant, task_meant=task_by_meaning(goal, embedder),
+            likely = likely_readings(goal, profile, meant, task_meant=task_by_meaning(goal, embedder, min_lead=0.0),
                                      chances=target_chances(goal, profile, embedder))
             question.candidates += [r for r in likely
                                     if (r.task_type, r.target) not in offered][: OFFERED - len(question.candidates)]
