@@ -35,13 +35,14 @@ serve: install
 
 ## Tests run real sandboxes, containers, Celery workers and a real browser: the first run installs bubblewrap, sets
 ## up podman (as root), builds the runtime image (~2 min), installs Debian's redis-server for the Celery deployment
-## and Debian's chromium for the UI tests (screenshots land in test-artifacts/).
+## and Debian's chromium for the UI tests (screenshots land in test-artifacts/). Three workers even on two cores: many
+## tests wait on Airflow's scheduler, a container or a person's timeout, and a third worker uses that time.
 test: install
 	scripts/setup-sandbox.sh
 	scripts/setup-container-runtime.sh
 	scripts/setup-celery.sh
 	scripts/setup-browser.sh
-	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=25 tests
+	$(PYTHON) -m pytest -n 3 --dist loadgroup --durations=25 tests
 
 ## The tests that need no database, services, containers or Airflow deployment (lanes: tests/conftest.py).
 test-fast: install
