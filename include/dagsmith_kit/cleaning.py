@@ -43,8 +43,8 @@ def cycle_position(times: pd.Series, steps: int) -> pd.Series:
 
 
 def repeats(key: pd.Series) -> bool:
-    """Whether a key can decide anything: its values repeat (most rows share theirs with another), or any column
-    would follow it."""
+    """Whether a key can decide anything: its values repeat (most rows share theirs with another); a key of values
+    nearly all different would decide every column."""
     present = key.dropna()
     return len(present) > 1 and present.nunique() <= len(present) / 2
 

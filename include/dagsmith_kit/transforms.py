@@ -119,7 +119,6 @@ def load(folder: str | Path, after_step: int = 0) -> list[tuple[str, Callable[[p
     ``unreplayable`` entry raises ``ValueError`` saying why.
 
     This unpickles code services wrote: call it only inside the sandbox (the scorer does)."""
-
     loaded = []
     for entry in (e for e in steps(folder) if e["step"] > after_step):
         if entry["kind"] == UNREPLAYABLE:

@@ -156,16 +156,21 @@ def built_sandbox(info: io.BufferedReader, placeholder: IO[bytes]) -> int:
     it mounts anything, and a process joining its namespaces then would see the host's files; the placeholder's line
     comes once the mounts are made and the privileges and filter in place. LookupError when bwrap ended before
     either: it could not build the sandbox."""
+    pid = _sandbox_pid(info)
+    if placeholder.readline() != b"\n":
+        raise LookupError("bubblewrap did not start the sandbox")
+    return pid
+
+
+def _sandbox_pid(info: io.BufferedReader) -> int:
+    """The pid bwrap writes to ``--info-fd`` (LookupError when it ended without writing it)."""
     text = b""
     while chunk := info.read1(4096):
         text += chunk
         try:
-            pid = int(json.loads(text)["child-pid"])
+            return int(json.loads(text)["child-pid"])
         except ValueError:
             continue
-        if placeholder.readline() == b"\n":
-            return pid
-        break
     raise LookupError("bubblewrap did not start the sandbox")
 
 
