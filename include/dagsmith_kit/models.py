@@ -46,13 +46,16 @@ def numeric_features(inp: Bundle, *, regression: bool = False, allow_missing: bo
 def native_features(inp: Bundle, *, regression: bool = False) -> list[str]:
     """The feature columns for models that handle missing values and categories themselves.
 
-    Checks the split, that there are features, that the target is complete (and numeric for ``regression``).
+    Checks the split, that there are features, that the target is complete (and numeric for ``regression``). A
+    column with no value in any training row is left out: nothing can be learnt from it, and histogram boosting
+    cannot bin it (a measurement taken only where the target is not, such as a dose on the rows between the
+    concentrations it explains).
     """
     target = require_split(inp)
     train = inp.table("train")
-    features = inp.feature_columns(train)
+    features = [c for c in inp.feature_columns(train) if train[c].notna().any()]
     if not features:
-        raise ServiceError("the training table has no feature columns")
+        raise ServiceError("the training table has no feature columns with values")
     if train[target].isna().any():
         raise ServiceError(f"the target '{target}' has missing values in the training table")
     if regression and not pd.api.types.is_numeric_dtype(train[target]):

@@ -1,5 +1,7 @@
 """Model services (classifiers, regressors) and the regression evaluator, run on real datasets."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -152,6 +154,17 @@ def test_gradient_boosting_regressor_on_raw_penguins(run, tmp_path):
     metrics = out.metrics()
     assert metrics["r2"] > 0.75 and metrics["rmse"] < 0.5 * metrics["baseline_rmse"]
     assert "species" in (out.path / "report.md").read_text()
+
+
+@pytest.mark.parametrize("service", ["gradient_boosting_regressor", "ridge_regression"])
+def test_regressors_leave_out_a_column_empty_on_every_training_row(run, tmp_path, service):
+    """A measurement taken only on the rows without the target (a dose between the concentrations) has no value
+    once those rows are gone: the model learns from the other columns instead of failing to bin it."""
+    frame = datasets.load("penguins").dropna(subset=["body_mass_g"])[["body_mass_g", *PENGUIN_MEASURES[:3]]]
+    frame["dose"] = np.nan
+    out = run.chain(split_bundle(tmp_path / "dose", frame, "body_mass_g", "regression"), service)
+    assert "dose" not in json.loads((out.path / "model.json").read_text())["features"]
+    assert out.metrics()["n_features"] == 3
 
 
 def test_regressors_reject_text_targets(run, split):
