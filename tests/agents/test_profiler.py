@@ -195,6 +195,52 @@ def test_a_numbering_with_a_few_numbers_missing_is_an_identifier():
         "weight").semantic_type is S.NUMERIC
 
 
+def visits(rng: np.random.Generator, subjects: int = 60, each: int = 5) -> pd.DataFrame:
+    """Subjects numbered without a word saying so, seen ``each`` times: their height and smoking are their own, the
+    concentration and the time are measured at each visit."""
+    numbers = rng.choice(np.arange(1, 3 * subjects), subjects, replace=False)
+    return pd.DataFrame({"Subject": np.repeat(numbers, each),
+                         "Height": np.repeat(rng.integers(150, 200, subjects), each),
+                         "Smoke": np.repeat(rng.choice(["yes", "no"], subjects), each),
+                         "time": rng.uniform(0, 48, subjects * each).round(1),
+                         "conc": rng.normal(2.5, 1, subjects * each).round(2)})
+
+
+def test_a_number_the_rest_of_the_row_belongs_to_numbers_entities():
+    """A column holding 1 to 180 reads as an amount by its values; that each of its values has one height and one
+    smoking habit, whatever the visit, says it numbers subjects, so no model learns from it as an amount and the
+    split keeps a subject's visits together."""
+    from dagsmith.agents.repeats import entity_column
+
+    frame = visits(np.random.default_rng(3))
+    profile = profile_frame(frame)
+    assert {c.name: c.semantic_type for c in profile.columns} == {
+        "Subject": S.ID, "Height": S.NUMERIC, "Smoke": S.BOOLEAN, "time": S.NUMERIC, "conc": S.NUMERIC}
+    assert entity_column(profile, "conc") == ("Subject", 5.0)
+    one_visit = frame.drop_duplicates("Subject")  # nothing repeats: nothing to tell a number from an amount
+    assert profile_frame(one_visit).column("Subject").semantic_type is S.NUMERIC
+
+
+def test_a_measurement_with_what_it_decides_stays_a_measurement():
+    """An age has its age groups (each a run of consecutive ages), an hour says whether it is night (one column is
+    not an entity's own), and a store's floor area goes with its number one to one (the number counts 1 to 40; the
+    areas are spread over thousands): none of these numbers entities."""
+    rng = np.random.default_rng(3)
+    age = rng.integers(20, 80, 400)
+    ages = pd.DataFrame({"age": age, "band": np.where(age < 40, "young", np.where(age < 60, "middle", "older")),
+                         "decade": age // 10 * 10, "score": rng.normal(size=400)})
+    assert profile_frame(ages).column("age").semantic_type is S.NUMERIC
+    hour = rng.integers(0, 24, 400)
+    hours = pd.DataFrame({"hour": hour, "night": (hour < 6) | (hour > 21), "load": rng.normal(size=400)})
+    assert profile_frame(hours).column("hour").semantic_type is S.NUMERIC
+    area = rng.choice(np.arange(800, 9000), 40, replace=False)
+    region = rng.choice(["north", "south", "east"], 40)
+    stores = pd.DataFrame({"store": np.repeat(np.arange(1, 41), 10), "area": np.repeat(area, 10),
+                           "region": np.repeat(region, 10), "sales": rng.normal(100, 10, 400)})
+    kinds = {c.name: c.semantic_type for c in profile_frame(stores).columns}
+    assert (kinds["store"], kinds["area"]) == (S.ID, S.NUMERIC)
+
+
 @pytest.mark.parametrize("word", ["three", "ask the agent", "?"])
 def test_numbers_with_a_stray_word_on_many_rows_are_numbers(word):
     """One word written on 50 of 450 rows is a missing value among numbers, not one class among 343."""

@@ -6,7 +6,7 @@ near-identical columns, duplicate rows of very wide tables) run on a random samp
 or wide table profiles in seconds. Delimited text above ``CHUNKED_BYTES`` is never loaded whole: one chunked pass
 accumulates the full statistics and draws the sample.
 
-Modules: table (reading and sampling), semantic (types), columns (statistics), quality,
+Modules: table (reading and sampling), semantic (types), entities (entity numbers), columns (statistics), quality,
 correlations, targets; common holds what they share.
 """
 
@@ -31,6 +31,7 @@ from dagsmith.agents.profiler.quality import (
     uniqueness_score,
     weighted_harmonic_mean,
 )
+from dagsmith.agents.profiler.entities import entity_numbers
 from dagsmith.agents.profiler.semantic import semantic_type
 from dagsmith.agents.profiler.table import Table, profilable, streamed
 from dagsmith.agents.profiler.targets import target_candidates, time_column
@@ -87,6 +88,9 @@ def _profile(table: Table, source: str, info: ReadInfo | None) -> DatasetProfile
     sample = table.sample
     stats = table.full if table.full is not None else sample
     columns = [column_profile(stats[name], semantic_type(sample[name], table.n_rows)) for name in sample.columns]
+    entities = entity_numbers(sample, columns)
+    columns = [column.model_copy(update={"semantic_type": S.ID}) if column.name in entities else column
+               for column in columns]
     for column in columns:
         if column.name in table.moments:
             table.moments[column.name].apply(column)
