@@ -156,6 +156,11 @@ class Bundle:
         return list(self.meta.get("id_columns") or [])
 
     @property
+    def group_column(self) -> str | None:
+        """The column whose groups (a patient's visits) the split kept on one side, if the split was by group."""
+        return self.meta.get("group_column")
+
+    @property
     def excluded_columns(self) -> list[str]:
         """Columns the person ruled out of the analysis ("without the size column"): never features."""
         return list(self.meta.get("excluded_columns") or [])

@@ -9,7 +9,8 @@ for ``PATIENCE`` trials (fewer when they are slow), or the candidate trails the 
 (``dagsmith_kit.halving``), to which it shows its own progress as it goes.
 No trial outlives the budget: one that would not finish is not started, and one that runs past it is abandoned
 between folds. Every configuration is scored by cross-validation on the training table (on folds in time order for
-a forecast, each validated on times after those it learned from), and a trivial predictor (the class prior, or the
+a forecast, each validated on times after those it learned from; on folds of whole groups where the split kept a
+patient's rows together), and a trivial predictor (the class prior, or the
 mean) is scored on the same folds: the pipeline compares candidates by these scores and refuses a model that
 learned nothing, without looking at the held-out rows.
 """
@@ -30,7 +31,16 @@ import pandas as pd
 from sklearn.base import is_classifier
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_fscore_support
-from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit, TimeSeriesSplit
+from sklearn.model_selection import (
+    GroupKFold,
+    GroupShuffleSplit,
+    KFold,
+    ShuffleSplit,
+    StratifiedGroupKFold,
+    StratifiedKFold,
+    StratifiedShuffleSplit,
+    TimeSeriesSplit,
+)
 
 from dagsmith_kit.bundle import Bundle, prediction_frame, probabilities_by_label, probability_columns
 from dagsmith_kit.halving import PROGRESS_FILE, RIVALS_FILE, Rival, Rungs, rivals_of, show_progress
@@ -155,11 +165,14 @@ def _scorer(metric: str, y: pd.Series) -> Callable:
 
 
 def _splits(y: pd.Series, classification: bool, folds: int, seed: int,
-            order: pd.Series | None = None) -> tuple[list, str]:
+            order: pd.Series | None = None, groups: pd.Series | None = None) -> tuple[list, str]:
     """The folds every configuration is scored on (the same ones for every candidate of a pipeline); with the
-    rows' times as ``order``, folds that learn from earlier times and validate on later ones."""
+    rows' times as ``order``, folds that learn from earlier times and validate on later ones; with their ``groups``,
+    folds that validate on groups they did not learn from."""
     if order is not None:
         return _time_splits(order, folds)
+    if groups is not None and groups.nunique() >= 2:
+        return _group_splits(y, groups, classification, folds, seed)
     smallest = int(y.value_counts().min()) if classification else len(y)
     if len(y) > HOLDOUT_ROWS:
         splitter = (StratifiedShuffleSplit if classification and smallest >= 2 else ShuffleSplit)(
@@ -172,6 +185,20 @@ def _splits(y: pd.Series, classification: bool, folds: int, seed: int,
     else:
         splitter = KFold(n_splits=folds, shuffle=True, random_state=seed)
     return list(splitter.split(np.zeros(len(y)), y)), f"{folds}-fold cross-validation on the training rows"
+
+
+def _group_splits(y: pd.Series, groups: pd.Series, classification: bool, folds: int,
+                  seed: int) -> tuple[list, str]:
+    """Folds that keep each group's rows together, as the held-out split did: random folds would validate on the
+    patients a model learnt from and favour configurations that remember them, which the test set does not reward."""
+    if len(y) > HOLDOUT_ROWS:
+        splitter = GroupShuffleSplit(n_splits=1, test_size=0.2, random_state=seed)
+        return list(splitter.split(np.zeros(len(y)), y, groups)), "one 80/20 split of the training rows' groups"
+    folds = min(folds, groups.nunique())
+    stratified = classification and int(y.value_counts().min()) >= folds
+    splitter = (StratifiedGroupKFold if stratified else GroupKFold)(n_splits=folds, shuffle=True, random_state=seed)
+    return list(splitter.split(np.zeros(len(y)), y, groups)), \
+        f"{folds}-fold cross-validation on the training rows, each group's rows in one fold"
 
 
 def _time_splits(order: pd.Series, folds: int) -> tuple[list, str]:
@@ -210,9 +237,11 @@ def _cross_score(estimator_for: Callable[[], Any], X: pd.DataFrame, y: pd.Series
 
 
 def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFrame, y: pd.Series,
-         search: Search, order: pd.Series | None = None, *, anchor: Callable[[Any], Any] | None = None) -> Outcome:
+         search: Search, order: pd.Series | None = None, *, groups: pd.Series | None = None,
+         anchor: Callable[[Any], Any] | None = None) -> Outcome:
     """Score the given params, then the warm starts and Optuna's proposals over ``space`` until the budget is spent
     or the score stops improving; the best configuration wins (``order``: the rows' times, when the model forecasts;
+    ``groups``: each row's group, when the split kept groups apart;
     ``anchor``: for a forecast from its past, what wraps a model to learn the change from its value a horizon back,
     which it does unless the target itself validates better, as a model of log(target) is tried for a wide positive
     target).
@@ -223,7 +252,7 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     """
     started = time.monotonic()
     classification = is_classifier(build(params))
-    splits, folds = _splits(y, classification, search.folds, search.seed, order)
+    splits, folds = _splits(y, classification, search.folds, search.seed, order, groups)
     scorer = _scorer(search.metric, y)
     classes = list(np.unique(y)) if classification else None
     trivial = DummyClassifier(strategy="prior") if classification else DummyRegressor()

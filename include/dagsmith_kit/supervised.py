@@ -56,6 +56,7 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     chosen = params
     if plan is not None:
         outcome = searching.tune(build, params, space, train[features], train[target], plan, time_order(inp, train),
+                                 groups=groups_of(inp, train),
                                  anchor=anchor if past in features else None)
         searching.require_better_than_baseline(outcome, plan.metric)
         chosen = outcome.params
@@ -72,6 +73,12 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     if plan is not None:
         searching.record(out, plan, outcome, features)
     return model, features
+
+
+def groups_of(inp: Bundle, table: pd.DataFrame) -> pd.Series | None:
+    """The group of each row when the split kept groups apart (``Bundle.group_column``), else None."""
+    column = inp.group_column
+    return table[column].reset_index(drop=True) if column and column in table.columns else None
 
 
 def time_order(inp: Bundle, table: pd.DataFrame) -> pd.Series | None:

@@ -2,7 +2,8 @@
 lands on the same side, so the model is tested on groups it has never seen.
 
 `group_column` names the groups (default: the bundle's first id column); about `test_size` of the groups go
-to the test set. The group column becomes an id column (never a feature: test groups are unseen).
+to the test set. The group column becomes an id column (never a feature: test groups are unseen) and the bundle's
+`group_column`, by which a model search validates on groups it did not learn from.
 Refuses a bundle already split, a missing group column, missing group values and fewer than two groups.
 Rows without a target value are left out (counted in the metrics).
 """
@@ -31,6 +32,7 @@ def split(inp, out, params):
     out.remove_table("data")
     if column not in inp.id_columns:
         out.meta["id_columns"] = [*inp.id_columns, column]
+    out.meta["group_column"] = column  # a model search's folds keep the groups apart too
     out.write_metrics({"train_rows": len(train), "test_rows": len(test),
                        "train_groups": train[column].nunique(), "test_groups": test[column].nunique()})
     out.append_report(f"## Group split by `{column}`\n\nTrain: {len(train)} rows in {train[column].nunique()} groups; "

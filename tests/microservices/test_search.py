@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
 
 from dagsmith_kit import Bundle
 from dagsmith_kit.halving import PROGRESS_FILE
@@ -91,6 +92,44 @@ def test_a_forecast_is_validated_on_later_times_than_it_learned_from(run, tmp_pa
     earliest = train["year"].rank(method="first") <= 240 // 6
     assert not set(held_out["row"]) & set(train.index[earliest]), "the earliest times are only learned from"
     assert forest.metrics()["validation_score"] < 0.8 < 0.95 < linear.metrics()["validation_score"]
+
+
+class PatientLookup(RegressorMixin, BaseEstimator):
+    """Predicts each patient's mean level seen in fitting (the overall mean for a patient never seen): what a model
+    that remembers patients does at its extreme."""
+
+    def fit(self, X, y):
+        self.levels_, self.mean_ = y.groupby(X["patient"].to_numpy()).mean(), float(y.mean())
+        return self
+
+    def predict(self, X):
+        return X["patient"].map(self.levels_).fillna(self.mean_).to_numpy()
+
+
+def test_a_split_by_patient_is_validated_on_patients_the_model_did_not_learn_from(run, tmp_path):
+    """Each patient's level decides the target: random folds score a model that remembers patients near perfect,
+    though the held-out patients are new to it; folds of whole patients score it as the test set will."""
+    from dagsmith_kit.search import Search, tune
+
+    rng = np.random.default_rng(5)
+    patients, visits = 60, 6
+    frame = pd.DataFrame({"patient": np.repeat(np.arange(1, patients + 1), visits),
+                          "dose": rng.uniform(0, 1, patients * visits)})
+    frame["level"] = np.repeat(rng.normal(0, 3, patients), visits) + 4 * frame["dose"] + rng.normal(0, 0.3, len(frame))
+    X, y = frame[["patient", "dose"]], frame["level"]
+
+    def validated(groups):
+        return tune(lambda _: PatientLookup(), {}, None, X, y, Search(5.0, "r2"), groups=groups).score
+
+    assert validated(frame["patient"]) < 0 < 0.6 < validated(None)
+
+    split = run("group_splitter", Bundle.create(tmp_path / "visits", frame, target="level", task_type="regression"),
+                {"group_column": "patient"}).output
+    assert split.group_column == "patient"
+    out = run("ridge_regression", split, searched(3, "r2")).output
+    assert "each group's rows in one fold" in out.path.joinpath("report.md").read_text()
+    held_out = pd.read_parquet(out.path / VALIDATION_FILE)
+    assert sorted(held_out["row"]) == list(range(len(split.table("train"))))
 
 
 def test_a_target_that_grows_by_ratios_is_modelled_on_its_logarithm(run, tmp_path):
