@@ -71,7 +71,7 @@ def _quality(pipeline: schema.Pipeline, steps: list[schema.PipelineStep], worksp
         return clustering_quality(bundle)
     quality = supervised_quality(bundle, classification=task.classification)
     if quality.valid:
-        quality.review = _review(pipeline, steps, workspace, quality)
+        quality.review = _review(pipeline, steps, workspace, quality) or quality.review
     return quality
 
 

@@ -4,7 +4,9 @@ rows; a clustering's separation.
 A run whose model does no better than predicting the majority class or the training mean (for a forecast, nor than
 its latest value, nor than each row's value a horizon earlier: the naive forecasts) completed nothing useful:
 ``finish`` fails it saying so, and every metric is shown beside its trivial counterpart (the CLI, the UI's run page,
-the benchmark); one that scores too well to be true completes marked for review (``execution.doubt``). The figures
+the benchmark); one that scores too well to be true completes marked for review (``execution.doubt``), and so does
+one whose lead over the trivial predictor chance explains (a one-sided test of the rows' paired errors, or of the
+ROC AUC's distance from 0.5). The figures
 are recomputed here from the predictions and the held-out table, so they do not depend on which evaluator the
 pipeline ran. Groups that barely separate complete marked for review too: a table may hold no groups at all, which
 is an answer only when it is said.
@@ -33,6 +35,9 @@ BASELINE_OF = {name: metric.baseline for name, metric in METRICS.items() if metr
 JUDGED_BY = ("roc_auc", "f1", "rmse")
 #: The silhouette at or below which clusters show no substantial structure (Kaufman and Rousseeuw's reading).
 SUBSTANTIAL_SILHOUETTE = 0.25
+#: How many standard errors ahead of the trivial predictor a model must be for chance to explain its lead less than one
+#: time in twenty (one-sided): on a few dozen held-out rows a lead of a few thousandths is noise.
+CLEAR_LEAD = 1.645
 
 
 def judged_metric(metrics: dict[str, float]) -> tuple[str, bool] | None:
@@ -91,9 +96,12 @@ def classification_quality(y_true: pd.Series, y_pred: pd.Series, proba: pd.DataF
     judged = next(name for name in JUDGED_BY if name in result)  # as the search chose
     name = label(judged)
     better = result[judged] > result[BASELINE_OF[judged]]
+    lead = _auc_lead(result["roc_auc"], truth == labels[1]) if judged == "roc_auc" and len(labels) == 2 else None
     return Quality(better, result, None if better else
                    f"no better than predicting the majority class on the held-out rows ({name} {result[judged]:.4f}, "
-                   f"the majority class scores {result[BASELINE_OF[judged]]:.4f})", baseline="the majority class")
+                   f"the majority class scores {result[BASELINE_OF[judged]]:.4f})", baseline="the majority class",
+                   review=_within_chance(better, lead, len(truth), f"{name} {result[judged]:.3f} against 0.5",
+                                         "the majority class"))
 
 
 def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series, *,
@@ -121,7 +129,32 @@ def regression_quality(y_true: pd.Series, y_pred: pd.Series, y_train: pd.Series,
     better = rmse < baseline
     return Quality(better, result, None if better else
                    f"no better than predicting {named} on the held-out rows (RMSE {rmse:.4g}, {named} scores "
-                   f"{baseline:.4g})", baseline=named)
+                   f"{baseline:.4g})", baseline=named,
+                   review=_within_chance(better, _paired_lead((truth - constant) ** 2 - (truth - predicted) ** 2),
+                                         len(truth), f"RMSE {rmse:.4g} against {baseline:.4g}", named))
+
+
+def _paired_lead(gains: np.ndarray) -> float | None:
+    """How many standard errors the mean of the rows' ``gains`` (the trivial predictor's squared error less the
+    model's) lies above zero; None when every row gains the same."""
+    spread = float(np.std(gains, ddof=1)) if len(gains) > 1 else 0.0
+    return float(np.mean(gains)) / (spread / math.sqrt(len(gains))) if spread > 0 else None
+
+
+def _auc_lead(auc: float, positive: np.ndarray) -> float | None:
+    """How many standard errors a binary ROC AUC lies above 0.5 (Hanley and McNeil's error of the AUC)."""
+    n1, n0 = int(positive.sum()), int((~positive).sum())
+    q1, q2 = auc / (2 - auc), 2 * auc**2 / (1 + auc)
+    variance = (auc * (1 - auc) + (n1 - 1) * (q1 - auc**2) + (n0 - 1) * (q2 - auc**2)) / max(n1 * n0, 1)
+    return (auc - 0.5) / math.sqrt(variance) if variance > 0 else None
+
+
+def _within_chance(better: bool, lead: float | None, rows: int, scores: str, trivial: str) -> str | None:
+    """Why a model ahead of the trivial predictor may still have learnt nothing: a lead that chance explains."""
+    if not better or lead is None or lead >= CLEAR_LEAD:
+        return None
+    return (f"the model is ahead of {trivial} by less than chance explains on {rows:,} held-out rows ({scores}): "
+            f"it may have learnt nothing that holds on new rows")
 
 
 def supervised_quality(bundle: Bundle, *, classification: bool) -> Quality:
