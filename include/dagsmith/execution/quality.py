@@ -154,7 +154,7 @@ def _within_chance(better: bool, lead: float | None, rows: int, scores: str, tri
     if not better or lead is None or lead >= CLEAR_LEAD:
         return None
     return (f"the model is ahead of {trivial} by less than chance explains on {rows:,} held-out rows ({scores}): "
-            f"it may have learnt nothing that holds on new rows")
+            f"it may have learnt nothing that holds on new rows.")
 
 
 def supervised_quality(bundle: Bundle, *, classification: bool) -> Quality:
