@@ -301,6 +301,13 @@ def test_a_name_written_as_a_column_that_the_table_lacks_is_refused_with_the_clo
     assert message.startswith(f"There is no column '{absent}' in the data.") and offered in message
 
 
+def test_a_word_that_joins_clauses_is_never_taken_for_a_missing_column():
+    """What the task verb governs ends at a word that joins clauses: "until" is no column the table lacks."""
+    with pytest.raises(AmbiguousGoal) as raised:
+        understand("predict how long until a patient goes back to drugs", profile("wine"))
+    assert "no column 'until'" not in str(raised.value)
+
+
 @pytest.mark.parametrize(("goal", "target"), [
     ("predict color_intensity; optimise roc_auc with a random_forest", "color_intensity"),  # metric and model names
     ("predict colorIntensity from wine.csv, e.g. from the alcohol", "color_intensity"),  # camelCase, a file, e.g.

@@ -26,7 +26,9 @@ STOPWORDS = frozenset(stems_of(
     "no yes please want wanna need like help use try make build create train fit run find know see show tell "
     "give get let go going gonna about into over under up down out off again per based one ones such other "
     "else something anything thing things way able new good best better well really hi hello hey thanks ok "
-    "okay lets using given our data dataset table file frame across among between within throughout during"
+    "okay lets using given our data dataset table file frame across among between within throughout during until "
+    "till since because while whilst unless though although whether toward towards against upon via onto unlike "
+    "despite"
 ))
 #: Nouns that name the rows or the idea of a target, not a column: "predict which customers leave".
 GENERIC_NOUNS = frozenset(stems_of(
