@@ -72,9 +72,27 @@ def test_a_one_hot_encoded_category_is_described_by_its_value(tmp_path):
     table = pd.DataFrame({"spend": np.where(premium, 900.0, 100.0) + rng.normal(0, 20, 300),
                           "plan_basic": (~premium).astype(float), "plan_premium": premium.astype(float)})
     steps = _clustered(tmp_path, table, premium.astype(int))
-    answer = summarise(TaskType.CLUSTERING, None, steps, clustering_quality(steps[1].bundle()), None)
+    quality = clustering_quality(steps[1].bundle())
+    assert quality.review is None, "the plans spend differently: the groups say more than the plan"
+    answer = summarise(TaskType.CLUSTERING, None, steps, quality, None)
     assert f"more plan = premium (100% against {premium.mean():.0%} overall)" in answer, answer
     assert "plan_" not in answer and answer.count("plan = ") == 2, answer
+
+
+def test_groups_that_are_one_yes_no_columns_values_need_review(tmp_path):
+    """Residents grouped into women and men, who entered, left and stayed alike: standardised, the sex's indicator
+    columns stand apart from every measurement, so k-means finds the sexes, well separated (silhouette above 0.25),
+    and nothing else. Groups set apart by a plan that also spend differently are an answer (above)."""
+    rng = np.random.default_rng(4)
+    female = rng.random(400) < 0.78
+    table = pd.DataFrame({"sex_Female": female.astype(float), "sex_Male": (~female).astype(float),
+                          "entry": rng.normal(900, 60, 400), "exit": rng.normal(1000, 60, 400),
+                          "time": rng.normal(100, 40, 400)})
+    steps = _clustered(tmp_path, table, female.astype(int))
+    quality = clustering_quality(steps[1].bundle())
+    assert quality.metrics["silhouette"] > SUBSTANTIAL_SILHOUETTE
+    assert quality.review.startswith("the groups are the two values of `sex_Female` and `sex_Male` and barely differ")
+    assert summarise(TaskType.CLUSTERING, None, steps, quality, None).startswith("Needs review: the groups are")
 
 
 def test_components_are_named_by_the_features_they_move_with(tmp_path):

@@ -6,10 +6,10 @@ its latest value, nor than each row's value a horizon earlier: the naive forecas
 ``finish`` fails it saying so, and every metric is shown beside its trivial counterpart (the CLI, the UI's run page,
 the benchmark); one that scores too well to be true completes marked for review (``execution.doubt``), and so does
 one whose lead over the trivial predictor chance explains (a one-sided test of the rows' paired errors, or of the
-ROC AUC's distance from 0.5). The figures
-are recomputed here from the predictions and the held-out table, so they do not depend on which evaluator the
-pipeline ran. Groups that barely separate complete marked for review too: a table may hold no groups at all, which
-is an answer only when it is said.
+ROC AUC's distance from 0.5). The figures are recomputed here from the predictions and the held-out table, so they
+do not depend on which evaluator the pipeline ran. Groups that barely separate complete marked for review too (a table
+may hold no groups at all, which is an answer only when it is said), as do groups that are one yes/no column's values
+and little else.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ BASELINE_OF = {name: metric.baseline for name, metric in METRICS.items() if metr
 JUDGED_BY = ("roc_auc", "f1", "rmse")
 #: The silhouette at or below which clusters show no substantial structure (Kaufman and Rousseeuw's reading).
 SUBSTANTIAL_SILHOUETTE = 0.25
+#: Groups that agree this well with one yes/no column's values (adjusted Rand index) are that column's values.
+SAME_GROUPS = 0.9
 #: How many standard errors ahead of the trivial predictor a model must be for chance to explain its lead less than one
 #: time in twenty (one-sided): on a few dozen held-out rows a lead of a few thousandths is noise.
 CLEAR_LEAD = 1.645
@@ -208,7 +210,7 @@ def clustering_quality(bundle: Bundle) -> Quality | None:
     from dagsmith_kit.unsupervised import cluster_labels, data_matrix, silhouette
 
     try:
-        data, _, values = data_matrix(bundle)
+        data, columns, values = data_matrix(bundle)
         labels = cluster_labels(bundle.predictions(), data)
     except (BundleError, ServiceError, OSError, ValueError):
         return None
@@ -222,4 +224,22 @@ def clustering_quality(bundle: Bundle) -> Quality | None:
         return Quality(True, metrics, review=f"the {found} groups barely separate (silhouette {score:.2f}; at "
                                              f"{SUBSTANTIAL_SILHOUETTE} or less a table shows no substantial "
                                              "grouping): read them as slices of a continuum rather than kinds of rows.")
+    if yes_no := _yes_no_split(data, columns, values, labels):
+        return Quality(True, metrics, review=f"the groups are the two values of {' and '.join(yes_no)} and barely "
+                                             "differ in anything else (scaled, a yes/no column stands apart from "
+                                             "every measurement): they say what the table says already. Leave it out "
+                                             "to group the rows by the other columns.")
     return Quality(True, metrics)
+
+
+def _yes_no_split(data: pd.DataFrame, columns: list[str], values: np.ndarray, labels: np.ndarray) -> list[str]:
+    """The two-valued columns whose values the groups are (adjusted Rand index ``SAME_GROUPS`` or more; a category's
+    one-hot columns together) when the groups barely separate on the other columns; else none."""
+    from dagsmith_kit.unsupervised import silhouette
+
+    grouped = labels != -1
+    same = [c for c in columns if data[c].nunique() == 2
+            and skm.adjusted_rand_score(pd.factorize(data[c])[0][grouped], labels[grouped]) >= SAME_GROUPS]
+    rest = [i for i, c in enumerate(columns) if c not in same]
+    score = silhouette(values[:, rest], labels) if same and rest else None
+    return [f"`{c}`" for c in same] if same and (score is None or score <= SUBSTANTIAL_SILHOUETTE) else []
