@@ -13,6 +13,7 @@ measurement.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from dagsmith.agents.profiler.common import integral, is_numeric
@@ -28,6 +29,8 @@ MIN_REPEATED_SHARE = 0.5
 MIN_CONSTANT_SHARE = 0.99
 #: An attribute whose commonest value fills more of the rows is constant within groups by chance alone.
 MAX_COMMONEST_SHARE = 0.9
+#: Values of a candidate whose rows are read first: a column that varies within them is no attribute of it.
+PROBE_ENTITIES = 200
 
 
 def entity_numbers(sample: pd.DataFrame, columns: list[ColumnProfile]) -> dict[str, list[str]]:
@@ -45,7 +48,7 @@ def entity_numbers(sample: pd.DataFrame, columns: list[ColumnProfile]) -> dict[s
         rows = sample[values.isin(repeated)]
         if len(rows) < MIN_REPEATED_SHARE * len(sample):
             continue
-        attributes = [name for name in varied if name != key and _belongs_to(rows, key, name)]
+        attributes = _attributes(rows, key, [name for name in varied if name != key])
         if len(attributes) >= MIN_ATTRIBUTES:
             found[key] = attributes
     return {key: attributes for key, attributes in found.items()
@@ -63,13 +66,33 @@ def _varies(series: pd.Series) -> bool:
     return len(shares) >= 2 and shares.iloc[0] <= MAX_COMMONEST_SHARE
 
 
-def _belongs_to(rows: pd.DataFrame, key: str, name: str) -> bool:
-    """Whether ``name`` takes one value within (nearly) every value of ``key`` without being a binning of it."""
-    groups = rows.groupby(key, sort=True)[name]
-    if (groups.nunique(dropna=False) <= 1).mean() < MIN_CONSTANT_SHARE:
-        return False
-    per_key = groups.first()
+def _attributes(rows: pd.DataFrame, key: str, others: list[str]) -> list[str]:
+    """The ``others`` that take one value within (nearly) every value of ``key`` without being a binning of it: tried
+    first on the rows of ``PROBE_ENTITIES`` of its values, so that a table of many integer columns reads in seconds."""
+    probe = rows[rows[key].isin(rows[key].drop_duplicates().head(PROBE_ENTITIES))]
+    probed = _single_valued(probe, key, others)
+    possible = [name for name in others if probed[name]]
+    if len(possible) < MIN_ATTRIBUTES:
+        return []
+    single = _single_valued(rows, key, possible)
+    firsts = rows.groupby(key, sort=True)[possible].first()
+    return [name for name in possible if single[name] and not _bins(firsts[name])]
+
+
+def _single_valued(rows: pd.DataFrame, key: str, names: list[str]) -> pd.Series:
+    """For each of ``names``, whether it holds one value within at least ``MIN_CONSTANT_SHARE`` of ``key``'s values."""
+    ordered = rows.sort_values(key, kind="stable")
+    keys = ordered[key].to_numpy()
+    values = ordered[names]
+    before = values.shift()
+    changed = values.ne(before) & ~(values.isna() & before.isna())  # a value differing from the row before it
+    changed = changed & np.r_[False, keys[1:] == keys[:-1]][:, None]  # within one value of the key
+    return changed.groupby(keys).any().mean() <= 1 - MIN_CONSTANT_SHARE
+
+
+def _bins(per_key: pd.Series) -> bool:
+    """Whether an attribute's value per key (in the key's order) only bins or rescales the key: each of its values
+    one run of consecutive keys (an age and its age groups), or, one to one, rising or falling with it."""
     if per_key.is_unique:  # one to one: another name for the entity, unless it is the number rescaled
-        return not (is_numeric(per_key) and (per_key.is_monotonic_increasing or per_key.is_monotonic_decreasing))
-    runs = int((per_key != per_key.shift()).sum())  # each value one run of consecutive keys: a binning
-    return runs > per_key.nunique(dropna=False)
+        return is_numeric(per_key) and (per_key.is_monotonic_increasing or per_key.is_monotonic_decreasing)
+    return int((per_key != per_key.shift()).sum()) <= per_key.nunique(dropna=False)
