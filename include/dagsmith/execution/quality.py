@@ -225,7 +225,7 @@ def clustering_quality(bundle: Bundle) -> Quality | None:
                                              f"{SUBSTANTIAL_SILHOUETTE} or less a table shows no substantial "
                                              "grouping): read them as slices of a continuum rather than kinds of rows.")
     if yes_no := _yes_no_split(data, columns, values, labels):
-        return Quality(True, metrics, review=f"the groups are the two values of {' and '.join(yes_no)} and barely "
+        return Quality(True, metrics, review=f"the groups are the values of {' and '.join(yes_no)} and barely "
                                              "differ in anything else (scaled, a yes/no column stands apart from "
                                              "every measurement): they say what the table says already. Leave it out "
                                              "to group the rows by the other columns.")
@@ -235,6 +235,7 @@ def clustering_quality(bundle: Bundle) -> Quality | None:
 def _yes_no_split(data: pd.DataFrame, columns: list[str], values: np.ndarray, labels: np.ndarray) -> list[str]:
     """The two-valued columns whose values the groups are (adjusted Rand index ``SAME_GROUPS`` or more; a category's
     one-hot columns together) when the groups barely separate on the other columns; else none."""
+    from dagsmith_kit.indicators import indicators
     from dagsmith_kit.unsupervised import silhouette
 
     grouped = labels != -1
@@ -242,4 +243,8 @@ def _yes_no_split(data: pd.DataFrame, columns: list[str], values: np.ndarray, la
             and skm.adjusted_rand_score(pd.factorize(data[c])[0][grouped], labels[grouped]) >= SAME_GROUPS]
     rest = [i for i, c in enumerate(columns) if c not in same]
     score = silhouette(values[:, rest], labels) if same and rest else None
-    return [f"`{c}`" for c in same] if same and (score is None or score <= SUBSTANTIAL_SILHOUETTE) else []
+    if not same or (score is not None and score > SUBSTANTIAL_SILHOUETTE):
+        return []
+    # the category a one-hot column stands for, read from the columns as 0/1 again (the step's table is scaled)
+    encoded = indicators(data[same].apply(lambda column: column.eq(column.max()).astype(int)), same)
+    return [f"`{name}`" for name in dict.fromkeys(encoded[c].column if c in encoded else c for c in same)]
