@@ -31,17 +31,8 @@ import pandas as pd
 from sklearn.base import is_classifier
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import f1_score, get_scorer, make_scorer, precision_recall_fscore_support
-from sklearn.model_selection import (
-    GroupKFold,
-    GroupShuffleSplit,
-    KFold,
-    ShuffleSplit,
-    StratifiedGroupKFold,
-    StratifiedKFold,
-    StratifiedShuffleSplit,
-    TimeSeriesSplit,
-)
 
+from dagsmith_kit.folds import validation_splits
 from dagsmith_kit.bundle import Bundle, prediction_frame, probabilities_by_label, probability_columns
 from dagsmith_kit.halving import PROGRESS_FILE, RIVALS_FILE, Rival, Rungs, rivals_of, show_progress
 from dagsmith_kit.log_target import LogTarget, suits_log
@@ -55,8 +46,6 @@ SEARCH_FILE = "search.json"
 #: not see the row (out of fold): a ``row`` position in the training table, ``prediction`` and ``proba_<label>``.
 #: The pipeline blends candidates from these without loading their models.
 VALIDATION_FILE = "validation_predictions.parquet"
-#: Above this many training rows one 80/20 split replaces k-fold cross-validation.
-HOLDOUT_ROWS = 20_000
 #: A model must beat the trivial predictor's validation score by at least this much.
 MARGIN = 1e-3
 #: The scales of the target a search may try beside the target itself, as its history says them.
@@ -164,56 +153,6 @@ def _scorer(metric: str, y: pd.Series) -> Callable:
     return get_scorer(name)
 
 
-def _splits(y: pd.Series, classification: bool, folds: int, seed: int,
-            order: pd.Series | None = None, groups: pd.Series | None = None) -> tuple[list, str]:
-    """The folds every configuration is scored on (the same ones for every candidate of a pipeline); with the
-    rows' times as ``order``, folds that learn from earlier times and validate on later ones; with their ``groups``,
-    folds that validate on groups they did not learn from."""
-    if order is not None:
-        return _time_splits(order, folds)
-    if groups is not None and groups.nunique() >= 2:
-        return _group_splits(y, groups, classification, folds, seed)
-    smallest = int(y.value_counts().min()) if classification else len(y)
-    if len(y) > HOLDOUT_ROWS:
-        splitter = (StratifiedShuffleSplit if classification and smallest >= 2 else ShuffleSplit)(
-            n_splits=1, test_size=0.2, random_state=seed)
-        return list(splitter.split(np.zeros(len(y)), y)), "one 80/20 split of the training rows"
-    folds = min(folds, len(y))
-    if classification and smallest >= 2:
-        folds = min(folds, smallest)
-        splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
-    else:
-        splitter = KFold(n_splits=folds, shuffle=True, random_state=seed)
-    return list(splitter.split(np.zeros(len(y)), y)), f"{folds}-fold cross-validation on the training rows"
-
-
-def _group_splits(y: pd.Series, groups: pd.Series, classification: bool, folds: int,
-                  seed: int) -> tuple[list, str]:
-    """Folds that keep each group's rows together, as the held-out split did: random folds would validate on the
-    patients a model learnt from and favour configurations that remember them, which the test set does not reward."""
-    if len(y) > HOLDOUT_ROWS:
-        splitter = GroupShuffleSplit(n_splits=1, test_size=0.2, random_state=seed)
-        return list(splitter.split(np.zeros(len(y)), y, groups)), "one 80/20 split of the training rows' groups"
-    folds = min(folds, groups.nunique())
-    stratified = classification and int(y.value_counts().min()) >= folds
-    splitter = (StratifiedGroupKFold if stratified else GroupKFold)(n_splits=folds, shuffle=True, random_state=seed)
-    return list(splitter.split(np.zeros(len(y)), y, groups)), \
-        f"{folds}-fold cross-validation on the training rows, each group's rows in one fold"
-
-
-def _time_splits(order: pd.Series, folds: int) -> tuple[list, str]:
-    """Expanding-window folds over the rows sorted by time (positions into the unsorted rows): random folds
-    would let a forecast learn from the future it is validated on and flatter models that only interpolate."""
-    by_time = np.argsort(order.to_numpy(), kind="stable")
-    if len(order) > HOLDOUT_ROWS:
-        cut = int(len(order) * 0.8)
-        return [(by_time[:cut], by_time[cut:])], "the latest 20% of the training rows, after the rest"
-    folds = max(2, min(folds, len(order) // 2 - 1))
-    splits = TimeSeriesSplit(n_splits=folds).split(by_time)
-    return [(by_time[fit], by_time[score]) for fit, score in splits], \
-        f"{folds} folds in time order (each validated on times after those it learned from)"
-
-
 class OutOfTime(Exception):
     """A configuration's validation ran past the search's deadline; it is abandoned, not scored."""
 
@@ -252,7 +191,7 @@ def tune(build: Build, params: dict[str, Any], space: Space | None, X: pd.DataFr
     """
     started = time.monotonic()
     classification = is_classifier(build(params))
-    splits, folds = _splits(y, classification, search.folds, search.seed, order, groups)
+    splits, folds = validation_splits(y, classification, search.folds, search.seed, order, groups)
     scorer = _scorer(search.metric, y)
     classes = list(np.unique(y)) if classification else None
     trivial = DummyClassifier(strategy="prior") if classification else DummyRegressor()

@@ -13,6 +13,7 @@ import pandas as pd
 
 from dagsmith_kit.bundle import Bundle, prediction_frame
 from dagsmith_kit.cleaning import time_values
+from dagsmith_kit.folds import groups_of
 
 
 def fit_and_predict(inp: Bundle, out: Bundle, model: Any, features: list[str] | None = None, *,
@@ -73,12 +74,6 @@ def tune_fit_and_predict(inp: Bundle, out: Bundle, build, params: dict[str, Any]
     if plan is not None:
         searching.record(out, plan, outcome, features)
     return model, features
-
-
-def groups_of(inp: Bundle, table: pd.DataFrame) -> pd.Series | None:
-    """The group of each row when the split kept groups apart (``Bundle.group_column``), else None."""
-    column = inp.group_column
-    return table[column].reset_index(drop=True) if column and column in table.columns else None
 
 
 def time_order(inp: Bundle, table: pd.DataFrame) -> pd.Series | None:

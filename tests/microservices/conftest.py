@@ -183,6 +183,18 @@ def split_bundle(path, frame: pd.DataFrame, target: str, task_type: str, test_si
     return bundle
 
 
+def patient_visits(patients: int, visits: int, seed: int) -> pd.DataFrame:
+    """Each patient seen ``visits`` times: their ``height`` (one per patient, unrelated to the rest), a ``dose`` per
+    visit, their own ``baseline`` and the visit's ``level`` (baseline + 4 x dose + noise). A model that remembers
+    patients by their height scores well on visits of patients it learnt from and not at all on new patients."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"patient": np.repeat(np.arange(1, patients + 1), visits),
+                          "height": np.repeat(rng.normal(170, 10, patients).round(1), visits),
+                          "dose": rng.uniform(0, 1, patients * visits),
+                          "baseline": np.repeat(rng.normal(0, 3, patients), visits)})
+    return frame.assign(level=frame["baseline"] + 4 * frame["dose"] + rng.normal(0, 0.3, len(frame)))
+
+
 def assert_outlier_found(out: Bundle, n_rows: int) -> pd.DataFrame:
     """The planted outlier (the last row) has the top score and is flagged; flags are the top scores."""
     predictions = out.predictions()

@@ -11,7 +11,7 @@ from sklearn.feature_selection import f_classif
 from dagsmith import datasets
 from dagsmith_kit import Bundle
 from dagsmith_kit.bundle import REPORT_FILE
-from tests.microservices.conftest import CATALOG, assert_finite
+from tests.microservices.conftest import CATALOG, assert_finite, patient_visits, split_bundle
 
 SERVICES = [
     "onehot_encoder", "ordinal_encoder", "target_encoder", "frequency_encoder", "standard_scaler",
@@ -93,6 +93,20 @@ def test_target_encoder_cross_fits_on_train(run, churn_split, penguins_split):
     multi = run("target_encoder", penguins_split).output.table("test")
     assert {"island_Adelie", "island_Chinstrap", "island_Gentoo"} <= set(multi.columns)
     assert np.allclose(multi[["island_Adelie", "island_Chinstrap", "island_Gentoo"]].sum(axis=1), 1, atol=0.05)
+
+
+def test_target_encoder_cross_fits_on_whole_patients_when_the_split_kept_them_apart(run, tmp_path):
+    """Each patient's own ward: encoded out of fold on random folds, a ward's value is learnt from the patient's other
+    visits and carries their level into training; on folds of whole patients every ward is new to its fold and gets
+    the fold's mean, as the held-out patients' wards will."""
+    frame = patient_visits(40, 5, seed=1).drop(columns=["baseline", "height"])
+    frame["ward"] = "ward " + frame["patient"].astype(str)
+    bundle = Bundle.create(tmp_path / "visits", frame, target="level", task_type="regression")
+    by_patient = run("group_splitter", bundle, {"group_column": "patient"}).output
+    encoded = run("target_encoder", by_patient, {"cv": 5}).output.table("train")
+    assert encoded["ward"].nunique() <= 5, "one value per fold: no ward's level leaks into its own rows"
+    random_rows = run("target_encoder", split_bundle(tmp_path / "rows", frame, "level", "regression"), {"cv": 5})
+    assert random_rows.output.table("train")["ward"].nunique() > 20
 
 
 def test_frequency_encoder_uses_train_counts(run, island_split):

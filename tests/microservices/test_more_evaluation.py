@@ -32,7 +32,7 @@ from sklearn.metrics import (accuracy_score, adjusted_rand_score, auc, average_p
                              matthews_corrcoef, max_error, mean_absolute_error, mean_absolute_percentage_error,
                              median_absolute_error, precision_recall_curve, precision_score, r2_score,
                              recall_score, roc_auc_score, roc_curve, root_mean_squared_error)
-from sklearn.model_selection import StratifiedKFold, cross_validate
+from sklearn.model_selection import KFold, StratifiedKFold, cross_validate
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import LocalOutlierFactor
 from sklearn.pipeline import make_pipeline
@@ -40,7 +40,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from dagsmith import datasets
 from dagsmith_kit import Bundle, fit_and_predict
-from tests.microservices.conftest import CATALOG, assert_finite, split_bundle
+from tests.microservices.conftest import CATALOG, assert_finite, patient_visits, split_bundle
 
 PENGUIN_MEASURES = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
 CHURN_NUMERIC = ["female", "senior_citizen", "partner", "dependents", "tenure", "phone_service",
@@ -472,12 +472,36 @@ def test_cross_validation_refits_the_saved_model(run, cancer_scored):
     assert metrics["cv.accuracy.std"] == pytest.approx(scores.std(ddof=1), abs=1e-12)
     assert metrics["cv.accuracy.overfit_gap"] == pytest.approx(expected["train_score"].mean() - scores.mean())
     assert metrics["cv.accuracy.mean"] > 0.95 and 0 <= metrics["cv.accuracy.min"] <= metrics["cv.accuracy.max"] <= 1
-    assert "4-fold cross-validation of Pipeline" in (out.path / "report.md").read_text()
+    report = (out.path / "report.md").read_text()
+    assert "## Cross-validation of Pipeline" in report and "4-fold cross-validation on the training rows" in report
 
 
-def test_cross_validation_refuses_more_folds_than_rows_of_a_class(run, cancer_scored):
-    result = run("cross_validation_evaluator", cancer_scored, {"n_splits": 200}, ok=False)
-    assert result.returncode == 2 and "lower n_splits" in result.stderr and "'malignant'" in result.stderr
+def test_cross_validation_makes_no_more_folds_than_rows_of_the_smallest_class(run, tmp_path):
+    frame = datasets.load("penguins")[["species", *PENGUIN_MEASURES]].dropna()
+    scored = scored_split(tmp_path / "penguins", frame.groupby("species").head(12), "species",
+                          "multiclass_classification", GaussianNB())
+    smallest = int(scored.table("train")["species"].value_counts().min())
+    out = run("cross_validation_evaluator", scored, {"n_splits": 50}).output
+    assert f"cv.accuracy.fold_{smallest}" in out.metrics() and f"cv.accuracy.fold_{smallest + 1}" not in out.metrics()
+    assert f"{smallest}-fold cross-validation on the training rows" in (out.path / "report.md").read_text()
+
+
+def test_cross_validation_of_a_split_by_patient_keeps_each_patients_visits_in_one_fold(run, tmp_path):
+    """A forest remembers patients by their height: on random folds it validates on visits of patients it learnt
+    from and looks good; on folds of whole patients, as the held-out patients will find it, it does not."""
+    frame = patient_visits(60, 6, seed=5).drop(columns="baseline")
+    bundle = Bundle.create(tmp_path / "visits", frame, target="level", task_type="regression")
+    split = run("group_splitter", bundle, {"group_column": "patient"}).output
+    out = run.chain(split, ("random_forest_regressor", {"n_estimators": 50, "random_state": 0}),
+                    ("cross_validation_evaluator", {"n_splits": 5}))
+    model, train = out.load_model(), out.table("train")
+    features = list(model.feature_names_in_)
+    assert sorted(features) == ["dose", "height"]
+    remembered = cross_validate(clone(model), train[features], train["level"], scoring="r2",
+                                cv=KFold(5, shuffle=True, random_state=42))["test_score"].mean()
+    grouped = out.metrics()["cv.r2.mean"]
+    assert grouped < remembered - 0.3, (grouped, remembered)
+    assert "each group's rows in one fold" in (out.path / "report.md").read_text()
 
 
 # ---------------------------------------------------------------- unsupervised outputs

@@ -12,7 +12,7 @@ from dagsmith_kit import Bundle
 from dagsmith_kit.halving import PROGRESS_FILE
 from dagsmith_kit.log_target import suits_log
 from dagsmith_kit.search import SEARCH_FILE, VALIDATION_FILE
-from tests.microservices.conftest import split_bundle
+from tests.microservices.conftest import patient_visits, split_bundle
 
 
 def searched(budget: float, metric: str, **extra) -> dict:
@@ -111,11 +111,7 @@ def test_a_split_by_patient_is_validated_on_patients_the_model_did_not_learn_fro
     though the held-out patients are new to it; folds of whole patients score it as the test set will."""
     from dagsmith_kit.search import Search, tune
 
-    rng = np.random.default_rng(5)
-    patients, visits = 60, 6
-    frame = pd.DataFrame({"patient": np.repeat(np.arange(1, patients + 1), visits),
-                          "dose": rng.uniform(0, 1, patients * visits)})
-    frame["level"] = np.repeat(rng.normal(0, 3, patients), visits) + 4 * frame["dose"] + rng.normal(0, 0.3, len(frame))
+    frame = patient_visits(60, 6, seed=5)[["patient", "dose", "level"]]
     X, y = frame[["patient", "dose"]], frame["level"]
 
     def validated(groups):

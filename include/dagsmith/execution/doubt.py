@@ -4,11 +4,11 @@ A held-out score at or near perfect, or one feature carrying nearly all of the e
 recorded with or after the outcome (a leak: ``tenure_band`` derived from ``tenure`` predicting ``has_contract``, itself
 derived from it) or a target that is not the one meant. The run completes, marked as needing review, naming the
 column that decides the target when one does: each column alone is scored on the training rows by a small tree fitted
-on half of them and scored on the other half, and one that scores near perfect on rows it did not learn from decides
-the target. The held-out rows are never read for it. A forecast's time is no such column: on shuffled rows it only
-interpolates between neighbours in time, which would decide any smooth series, and a forecast is meant to learn from
-it; nor is its target's own past as known a horizon back. A score near perfect that a trivial predictor matches
-(yesterday's value of a smooth series) is an easy task, not a doubt.
+on half of them (half of their groups, when the split kept groups apart) and scored on the other half, and one that
+scores near perfect on rows it did not learn from decides the target. The held-out rows are never read for it. A
+forecast's time is no such column: on shuffled rows it only interpolates between neighbours in time, which would decide
+any smooth series, and a forecast is meant to learn from it; nor is its target's own past as known a horizon back. A
+score near perfect that a trivial predictor matches (yesterday's value of a smooth series) is an easy task, not a doubt.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from sklearn import metrics as skm
-from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
+from sklearn.model_selection import cross_val_predict
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from dagsmith.execution.quality import Quality
 from dagsmith_kit import Bundle
+from dagsmith_kit.folds import Folds, cross_folds, groups_of
 from dagsmith_kit.metrics import label
 
 #: A held-out ROC AUC or R² (macro F1 for a classifier without probabilities) at least this is too good to trust.
@@ -109,21 +110,21 @@ def _deciding(model: Bundle, columns: list[str], first: list[str], *,
                                                                                   if f not in past])}
     ahead = list(dict.fromkeys(origin for origin, features in grouped.items() if set(features) & set(first)))
     tried = (ahead + [origin for origin in grouped if origin not in ahead])[:MAX_COLUMNS]
-    scored = {column: _alone(train[grouped[column]], y, classification) for column in tried}
+    halves, _ = cross_folds(y, 2, 0, classification=classification, groups=groups_of(model, train))
+    scored = {column: _alone(train[grouped[column]], y, halves, classification) for column in tried}
     best = max(scored, key=lambda column: scored[column], default=None)
     return best, scored[best] if best is not None else 0.0
 
 
-def _alone(frame: pd.DataFrame, y: pd.Series, classification: bool) -> float:
-    """How well these features alone predict ``y``: a small tree fitted on half the rows, scored on the other half
+def _alone(frame: pd.DataFrame, y: pd.Series, halves: Folds, classification: bool) -> float:
+    """How well these features alone predict ``y``: a small tree fitted on one of the ``halves``, scored on the other
     and the other way round (balanced accuracy, or R²)."""
     x = np.column_stack([_numbers(frame[c]) for c in frame.columns])
     if classification:
-        tree, folds = DecisionTreeClassifier(max_depth=DEPTH, random_state=0), StratifiedKFold(2, shuffle=True,
-                                                                                                random_state=0)
-        return float(skm.balanced_accuracy_score(y, cross_val_predict(tree, x, y, cv=folds)))
-    tree, folds = DecisionTreeRegressor(max_depth=DEPTH, random_state=0), KFold(2, shuffle=True, random_state=0)
-    return float(skm.r2_score(y, cross_val_predict(tree, x, y, cv=folds)))
+        predicted = cross_val_predict(DecisionTreeClassifier(max_depth=DEPTH, random_state=0), x, y, cv=halves)
+        return float(skm.balanced_accuracy_score(y, predicted))
+    predicted = cross_val_predict(DecisionTreeRegressor(max_depth=DEPTH, random_state=0), x, y, cv=halves)
+    return float(skm.r2_score(y, predicted))
 
 
 def _numbers(values: pd.Series) -> np.ndarray:
