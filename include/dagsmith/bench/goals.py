@@ -164,7 +164,8 @@ def main() -> None:
         if args.misses:
             for goal, got in rows:
                 if got.pair != (goal.task_type, goal.target):
-                    print(f"{goal.dataset}: {goal.goal!r}: read {got.pair} at {got.confidence}, meant "
+                    offered = f", offering {list(got.offered)}" if got.offered else ""
+                    print(f"{goal.dataset}: {goal.goal!r}: read {got.pair} at {got.confidence}{offered}, meant "
                           f"{(goal.task_type, goal.target)}")
     print(json.dumps(report, indent=2))
 
