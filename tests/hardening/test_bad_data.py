@@ -323,7 +323,8 @@ def test_a_target_the_table_lacks_is_a_question_offering_its_columns(store, tmp_
     result = _invoke(store, monkeypatch, "plan", str(path), "predict the wingspan", "--json", "--user", "corpus")
     assert result.exit_code == 5, result.stdout[-2000:] + result.stderr
     question = json.loads(result.stdout)
-    assert question["question"].startswith("There is no column 'wingspan' in the data.")
+    assert question["question"].startswith("The goal reads as asking to predict 'wingspan', but no column is called "
+                                           "that.")
     offered = {c["target"] for c in question["candidates"]}
     assert offered and offered <= {"age", "income", "plan", "label"}
     assert _counts(store) == before

@@ -13,6 +13,7 @@ from dagsmith.agents.intent.column_requests import excluded_columns
 from dagsmith.agents.intent.columns import KIND_NAMES, NEVER_FEATURES, UNPREDICTABLE, holds_numbers
 from dagsmith.agents.intent.constraints import METRICS_FOR
 from dagsmith.agents.intent.lexicon import STOPWORDS
+from dagsmith.agents.intent.mentions import absent_column_names, explicit_target
 from dagsmith.agents.intent.wording import class_list, percent, shortlist
 from dagsmith.agents.repeats import RECORD_ID_UNIQUE, entity_column
 from dagsmith.models.catalog import TaskType
@@ -82,7 +83,8 @@ def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
                        "candidate. Say which column to predict, e.g. 'predict <column>'.")]
     target = profile.column(intent.target)
     if target is None:
-        return [_error("target_missing", missing_column_message(intent.target, profile))]
+        return [_error("target_missing", missing_column_message(
+            intent.target, profile, read=_read_from_words(intent.target, intent.goal, profile)))]
     if target.count == 0:
         return [_error("target_empty", f"'{target.name}' has no values at all ({target.missing} missing): "
                        f"there is nothing to learn from.")]
@@ -131,13 +133,22 @@ def _column_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
     return issues
 
 
-def missing_column_message(name: str, profile: DatasetProfile) -> str:
-    """That ``name`` is no column, with the columns spelled most like it and the columns there are."""
+def missing_column_message(name: str, profile: DatasetProfile, *, read: bool = False) -> str:
+    """That ``name`` is no column, with the columns spelled most like it and the columns there are; ``read``: a name
+    the reader took from the goal's words, not one the person wrote as a column's ("what level will a *student*
+    reach"), said as the reading it is rather than put in the person's mouth."""
     close = closest_columns(name, profile)
     closest = f" The closest names are {', '.join(close)}." if close else ""
-    shown = profile.column_names[:25]
     more = f" and {len(profile.column_names) - 25} more" if len(profile.column_names) > 25 else ""
-    return f"There is no column '{name}' in the data.{closest} The columns are: {', '.join(shown)}{more}."
+    opening = (f"The goal reads as asking to predict '{name}', but no column is called that." if read
+               else f"There is no column '{name}' in the data.")
+    return f"{opening}{closest} The columns are: {', '.join(profile.column_names[:25])}{more}."
+
+
+def _read_from_words(name: str, goal: str, profile: DatasetProfile) -> bool:
+    """Whether a target that is no column was read from the goal's words rather than written as a column's name or
+    designated ("target is x")."""
+    return name not in absent_column_names(goal, profile) and explicit_target(goal, profile)[1] != name
 
 
 def closest_columns(name: str, profile: DatasetProfile) -> list[str]:
