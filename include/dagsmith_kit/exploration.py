@@ -31,6 +31,10 @@ MIN_PAIR_ROWS = 10
 TOP_PAIRS = 10
 #: Extreme values listed per column.
 EXTREMES = 5
+#: A column that orders every row as the focus does (Spearman), or names its classes one to one (Cramér's V), at least
+#: this strongly is the focus itself in other units or under other names (`z_happy` beside `happy`): a copy, named as
+#: such rather than as the first thing that goes with it.
+SAME = 0.9999
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class Association:
     measure: str
     rows: int
     direction: str | None = None
+    same: bool = False  # the focus itself in other units or under other names (``SAME``)
 
 
 @dataclass(frozen=True)
@@ -156,6 +161,10 @@ def associate(frame: pd.DataFrame, focus: str, column: str) -> Association | Non
         rho = float(x.astype("float64").corr(y.astype("float64"), method="spearman"))
         if not np.isfinite(rho):
             return None
+        if abs(rho) >= SAME:
+            return Association(column, abs(rho), "Spearman |rho|", len(pair),
+                               f"{column} orders every row {'as' if rho > 0 else 'against'} {focus}: {focus} itself "
+                               "in other units, not something that goes with it", same=True)
         way = "higher" if rho > 0 else "lower"
         return Association(column, abs(rho), "Spearman |rho|", len(pair),
                            f"higher {column} goes with {way} {focus}")
@@ -164,7 +173,11 @@ def associate(frame: pd.DataFrame, focus: str, column: str) -> Association | Non
     if is_numeric(x) and categorical(y):
         return _by_level(column, x, y, column, focus, len(pair))
     if categorical(x) and categorical(y):
-        return Association(column, _cramers_v(x.astype(str), y.astype(str)), "Cramér's V", len(pair),
+        v = _cramers_v(x.astype(str), y.astype(str))
+        if v >= SAME:
+            return Association(column, v, "Cramér's V", len(pair), f"each class of {column} is one class of {focus}: "
+                               f"{focus} itself under other names, not something that goes with it", same=True)
+        return Association(column, v, "Cramér's V", len(pair),
                            _most_common_with(x.astype(str), y.astype(str), focus, column))
     return None
 

@@ -66,6 +66,26 @@ def test_what_goes_with_a_focus_column_is_ranked_across_types(run, tmp_path):
     assert "Association is not cause" in (out.path / "report.md").read_text(encoding="utf-8")
 
 
+def test_copies_of_the_focus_are_named_as_such_and_left_out_of_the_answer(run, tmp_path):
+    """Daily hours are weekly hours over five and a grade letter renames the role: each goes with its original
+    completely, which says nothing of what drives it; the answer names them as copies and ranks the rest."""
+    from dagsmith.execution.answer import StepOutcome, summarise
+    from dagsmith.models.catalog import Stage, TaskType
+
+    frame = staff().assign(daily_hours=lambda f: f["weekly_hours"] / 5,
+                           grade=lambda f: f["role"].map({"engineer": "E", "nurse": "N", "clerk": "C"}))
+    bundle = Bundle.create(tmp_path / "staff", frame)
+    for focus, copy, first in [("weekly_hours", "daily_hours", "overtime_pay"), ("role", "grade", "weekly_hours")]:
+        out = run("exploratory_analysis", bundle, {"analyses": ["statistics"], "focus": focus}).output
+        by_column = {a["column"]: a for a in exploration_of(out)["associations"]}
+        assert by_column[copy]["same"] and f"{focus} itself" in by_column[copy]["direction"], by_column[copy]
+        assert not by_column[first]["same"]
+        answer = summarise(TaskType.EXPLORATORY_ANALYSIS, None,
+                           [StepOutcome(0, Stage.EDA, "exploratory_analysis", out.path)], None, None)
+        assert f"What goes most with {focus}: {first} (" in answer, answer
+        assert f"({copy}: {focus} itself in other units or names, left aside)" in answer, answer
+
+
 def test_a_categorical_focus_is_ranked_with_class_rates(run, tmp_path):
     bundle = Bundle.create(tmp_path / "churn", datasets.load("wa_churn"))
     found = exploration_of(run("exploratory_analysis", bundle, {"analyses": [], "focus": "churn"}).output)

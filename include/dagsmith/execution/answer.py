@@ -82,9 +82,12 @@ def _exploration(found: dict) -> str:
     """The headline of each analysis an exploration ran: what goes with the focus first, as that was the question."""
     parts = []
     if found.get("associations"):
+        copies = [a["column"] for a in found["associations"] if a.get("same")]
+        others = [a for a in found["associations"] if not a.get("same")]
+        aside = f" ({', '.join(copies)}: {found['focus']} itself in other units or names, left aside)" if copies else ""
         parts.append(f"What goes most with {found['focus']}: " + "; ".join(
             f"{a['column']} ({a['measure']} {a['strength']:.2f}" + (f", {a['direction']})" if a["direction"] else ")")
-            for a in found["associations"][:NAMED]))
+            for a in others[:NAMED]) + aside if others else f"Only copies of {found['focus']} go with it{aside}")
     elif found.get("focus") and "associations" in found:
         parts.append(f"No column could be compared with {found['focus']}")
     if found.get("correlations"):
