@@ -28,9 +28,9 @@ def test_a_forecasts_time_is_no_leak_but_a_copy_of_its_target_is(tmp_path):
                           "close": close}).sample(frac=1, random_state=0)  # as a split may leave them
     drivers = [{"feature": "day_year", "importance": 0.95}, {"feature": "day_month", "importance": 0.01}]
     quality = Quality(valid=True, metrics={"r2": 0.4})
-    assert review(quality, _forecast(tmp_path, frame), ["day", "close"], drivers, classification=False) is None
+    assert review(quality, _forecast(tmp_path, frame), frame[["day", "close"]], drivers, classification=False) is None
     copied = frame.assign(adjusted=frame["close"] * 0.98)
-    doubted = review(quality, _forecast(tmp_path / "copied", copied), ["day", "adjusted", "close"],
+    doubted = review(quality, _forecast(tmp_path / "copied", copied), copied[["day", "adjusted", "close"]],
                      [{"feature": "adjusted", "importance": 1.0}], classification=False)
     assert doubted and doubted.startswith("`adjusted` alone decides `close`"), doubted
 
@@ -66,7 +66,7 @@ def test_a_forecast_from_its_past_is_judged_against_the_value_a_horizon_back_and
     model = _forecast(tmp_path, frame)
     model.meta["past_features"] = ["close_lag_1"]
     drivers = [{"feature": "close_lag_1", "importance": 1.0}]
-    assert review(judged, model, ["day", "close"], drivers, classification=False) is None
+    assert review(judged, model, frame[["day", "close"]], drivers, classification=False) is None
 
 
 def test_a_forecast_learns_the_change_over_its_horizon_and_predicts_beyond_the_levels_it_saw():

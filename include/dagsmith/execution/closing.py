@@ -29,6 +29,8 @@ from dagsmith.store.pipelines import service_names, steps_of, task_of, tries_of
 from dagsmith_kit import Bundle, BundleError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from dagsmith.execution.quality import Quality
 
 logger = logging.getLogger(__name__)
@@ -86,13 +88,20 @@ def _review(pipeline: schema.Pipeline, steps: list[schema.PipelineStep], workspa
     try:
         explained = next((read_explanation(workspace.step_output(s.position)) for s in steps
                           if s.stage == Stage.EXPLANATION.value), None) or {}
-        loaded = Bundle.open(workspace.step_output(steps[0].position))
-        columns = list(loaded.table("data").columns) if "data" in loaded.table_names() else []
-        return review(quality, Bundle.open(workspace.step_output(models[-1].position)), columns,
+        return review(quality, Bundle.open(workspace.step_output(models[-1].position)), _as_split(steps, workspace),
                       explained.get("drivers", []), classification=task_of(pipeline).classification)
     except (BundleError, OSError, ValueError) as exc:
         logger.warning("could not check whether pipeline %s's result is too good to be true: %s", pipeline.id, exc)
         return None
+
+
+def _as_split(steps: list[schema.PipelineStep], workspace: Workspace) -> pd.DataFrame:
+    """The training rows as the split left them, before any step prepared them (the held-out rows are never read to
+    doubt a result); without a split step, the loaded table's columns and no rows."""
+    split = next((s for s in steps if s.stage == Stage.SPLITTING.value), None)
+    if split is not None:
+        return Bundle.open(workspace.step_output(split.position)).table("train")
+    return Bundle.open(workspace.step_output(steps[0].position)).table("data").head(0)
 
 
 def _answer(session: Session, pipeline: schema.Pipeline, steps: list[schema.PipelineStep],

@@ -37,16 +37,33 @@ MAX_ROWS, MAX_COLUMNS = 20_000, 200
 DEPTH = 6
 #: The score a doubt speaks of: the first of these the run's quality reports.
 HEADLINE = ("roc_auc", "r2", "f1")
+#: A numeric target that a product, ratio, sum or difference of two feature columns gives on the training rows with at
+#: least this R² (scaled and shifted: a percentage, a unit) is computed from them, whatever the held-out score.
+COMPUTED = 0.9999
+#: Rows the arithmetic is screened on, and the share of them where both columns must hold a number.
+SCREEN_ROWS, MIN_PRESENT = 1_000, 0.9
+#: The feature columns (the explanation's drivers first) whose pairs are tried: 4 x 40 x 40 combinations at most.
+MAX_PAIRED = 40
+#: How each combination of two columns is written, and computed.
+ARITHMETIC = {"×": np.multiply, "/": np.divide, "+": np.add, "−": np.subtract}
 
 
-def review(quality: Quality, model: Bundle, columns: list[str], drivers: list[dict], *,
+def review(quality: Quality, model: Bundle, table: pd.DataFrame, drivers: list[dict], *,
            classification: bool) -> str | None:
     """Why a valid result needs a person's review before it is trusted, or None when nothing is too good.
 
-    ``model`` is the model step's output (its training rows), ``columns`` the table's columns as loaded (what the
-    model's features were made from), ``drivers`` the explanation's ranked features.
+    ``model`` is the model step's output (its training rows, as prepared), ``table`` the training rows as the split
+    left them (the columns the model's features were made from, with their values as loaded), ``drivers`` the
+    explanation's ranked features.
     """
     target = model.require_target()
+    candidates = _candidates(model, list(table.columns), [d["feature"] for d in drivers])
+    computed = None if classification else _computed(table, target, list(candidates)[:MAX_PAIRED])
+    if computed:
+        (a, b), formula, fit = computed
+        return (f"`{target}` is computed from `{a}` and `{b}` ({target} = {formula} on the training rows, R² "
+                f"{fit:.4f}): a model given both only redoes the arithmetic, and says nothing of what moves `{target}`."
+                f" Leave them out (--exclude {a} --exclude {b}) or check the target.")
     key = next((key for key in HEADLINE if key in quality.metrics), None)
     name, score = (label(key), quality.metrics[key]) if key else (None, None)
     # a trivial predictor as good (a forecast of a smooth series from its value a horizon back) says the task is easy
@@ -54,7 +71,7 @@ def review(quality: Quality, model: Bundle, columns: list[str], drivers: list[di
     dominant = _dominant(drivers)
     if not too_good and dominant is None:
         return None
-    column, alone = _deciding(model, columns, [d["feature"] for d in drivers], classification=classification)
+    column, alone = _deciding(model, candidates, classification=classification)
     decides = column is not None and alone >= DECIDES
     if decides:
         seen = ([f"held-out {name} {score:.3f}"] if score is not None else []) + (
@@ -89,10 +106,23 @@ def origins(features: list[str], columns: list[str]) -> dict[str, list[str]]:
     return grouped
 
 
-def _deciding(model: Bundle, columns: list[str], first: list[str], *,
-              classification: bool) -> tuple[str | None, float]:
-    """The loaded column that alone predicts the target best on training rows it did not learn from, and its score;
-    the columns the features ``first`` were made from are tried first."""
+def _candidates(model: Bundle, columns: list[str], first: list[str]) -> dict[str, list[str]]:
+    """The model's features grouped by the column each was made from (``origins``), the columns the features ``first``
+    were made from first, at most ``MAX_COLUMNS``: the columns that might decide the target."""
+    grouped = origins(model.feature_columns(model.table("train")), columns)
+    if model.forecasts:  # its time, and its own past as known a horizon back, are what a forecast learns from
+        grouped.pop(model.time_column or "", None)
+        past = set(model.meta.get("past_features") or [])
+        grouped = {origin: kept for origin, features in grouped.items() if (kept := [f for f in features
+                                                                                  if f not in past])}
+    ahead = list(dict.fromkeys(origin for origin, features in grouped.items() if set(features) & set(first)))
+    tried = (ahead + [origin for origin in grouped if origin not in ahead])[:MAX_COLUMNS]
+    return {origin: grouped[origin] for origin in tried}
+
+
+def _deciding(model: Bundle, candidates: dict[str, list[str]], *, classification: bool) -> tuple[str | None, float]:
+    """Of the ``candidates``, the column that alone predicts the target best on training rows it did not learn from,
+    and its score."""
     train = model.table("train")
     y = train[model.require_target()]
     kept = y.notna() & (y.map(y.value_counts()) >= 2 if classification else True)  # a class needs a row in each half
@@ -102,18 +132,85 @@ def _deciding(model: Bundle, columns: list[str], first: list[str], *,
     if len(train) < 10 or (classification and y.nunique() < 2):
         return None, 0.0
     y = y.astype(str) if classification else y.astype(float)
-    grouped = origins(model.feature_columns(train), columns)
-    if model.forecasts:  # its time, and its own past as known a horizon back, are what a forecast learns from
-        grouped.pop(model.time_column or "", None)
-        past = set(model.meta.get("past_features") or [])
-        grouped = {origin: kept for origin, features in grouped.items() if (kept := [f for f in features
-                                                                                  if f not in past])}
-    ahead = list(dict.fromkeys(origin for origin, features in grouped.items() if set(features) & set(first)))
-    tried = (ahead + [origin for origin in grouped if origin not in ahead])[:MAX_COLUMNS]
     halves, _ = cross_folds(y, 2, 0, classification=classification, groups=groups_of(model, train))
-    scored = {column: _alone(train[grouped[column]], y, halves, classification) for column in tried}
+    scored = {column: _alone(train[features], y, halves, classification) for column, features in candidates.items()}
     best = max(scored, key=lambda column: scored[column], default=None)
     return best, scored[best] if best is not None else 0.0
+
+
+def _computed(table: pd.DataFrame, target: str, columns: list[str]) -> tuple[tuple[str, str], str, float] | None:
+    """Which two of the numeric ``columns`` the target is computed from, how, and the fit's R²: when a product, ratio,
+    sum or difference of two of them, scaled and shifted, gives the target on the training rows with an R² of at
+    least ``COMPUTED`` and neither column alone does. Screened on ``SCREEN_ROWS`` rows, confirmed on up to
+    ``MAX_ROWS``."""
+    numeric = [c for c in columns if c != target and c in table.columns and _is_number(table[c])]
+    if len(numeric) < 2 or target not in table.columns or not _is_number(table[target]):
+        return None
+    rows = table[[target, *numeric]].astype(float).replace([np.inf, -np.inf], np.nan)
+    rows = rows[rows[target].notna()]
+    if len(rows) < 10:
+        return None
+    screen = rows.sample(min(len(rows), SCREEN_ROWS), random_state=0)
+    y, x = screen[target].to_numpy(), screen[numeric].to_numpy()
+    alone = _r2(y[:, None], x)
+    found = None
+    with np.errstate(all="ignore"):
+        for symbol, apply in ARITHMETIC.items():
+            fits = _r2(y[:, None, None], apply(x[:, :, None], x[:, None, :]))
+            np.fill_diagonal(fits, 0.0)
+            i, j = np.unravel_index(np.nanargmax(np.nan_to_num(fits, nan=0.0)), fits.shape)
+            better = found is None or fits[i, j] > found[3]
+            if fits[i, j] >= COMPUTED and max(alone[i], alone[j]) < COMPUTED and better:
+                found = (numeric[i], numeric[j], symbol, fits[i, j])
+    if found is None:
+        return None
+    a, b, symbol, _ = found
+    whole = rows.sample(min(len(rows), MAX_ROWS), random_state=0)
+    with np.errstate(all="ignore"):
+        fit = float(_r2(whole[target].to_numpy(), ARITHMETIC[symbol](whole[a].to_numpy(), whole[b].to_numpy())))
+    if fit < COMPUTED:
+        return None
+    pair, formula = _formula(whole[target].to_numpy(), whole[a], symbol, whole[b])
+    return pair, formula, fit
+
+
+def _r2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The R² of the best line from each of ``x``'s columns (along the first axis) to ``y``, over the rows where both
+    hold a number; nothing where fewer than ``MIN_PRESENT`` of the rows do."""
+    present = np.isfinite(x) & np.isfinite(y)
+    count = present.sum(axis=0)
+    y, x = np.where(present, y, 0.0), np.where(present, x, 0.0)
+    mean_y, mean_x = y.sum(axis=0) / np.maximum(count, 1), x.sum(axis=0) / np.maximum(count, 1)
+    dy, dx = np.where(present, y - mean_y, 0.0), np.where(present, x - mean_x, 0.0)
+    covariance, var_y, var_x = (dx * dy).sum(axis=0), (dy * dy).sum(axis=0), (dx * dx).sum(axis=0)
+    with np.errstate(all="ignore"):
+        fit = covariance**2 / (var_x * var_y)
+    return np.where(count >= MIN_PRESENT * len(present), np.nan_to_num(fit, nan=0.0), 0.0)
+
+
+def _formula(y: np.ndarray, a: pd.Series, symbol: str, b: pd.Series) -> tuple[tuple[str, str], str]:
+    """The two columns, and the arithmetic of them with the factor and offset that give ``y`` ("100 × (totpart /
+    totelg)", "wt82 − wt71"), each left out when it changes nothing; a difference is written the way round that
+    needs no minus sign in front."""
+    combined = ARITHMETIC[symbol](a.to_numpy(), b.to_numpy())
+    present = np.isfinite(y) & np.isfinite(combined)
+    factor, offset = np.polyfit(combined[present], y[present], 1)
+    if symbol == "−" and factor < 0:
+        a, b, factor = b, a, -factor
+    said = f"{a.name} {symbol} {b.name}"
+    if abs(factor - 1) < 1e-3:
+        scaled = said
+    elif abs(factor + 1) < 1e-3:
+        scaled = f"−({said})"
+    else:
+        scaled = f"{factor:.4g} × ({said})"
+    spread = float(np.std(y[present])) or 1.0
+    shifted = "" if abs(offset) < 1e-3 * spread else f" {'+' if offset > 0 else '−'} {abs(offset):.6g}"
+    return (str(a.name), str(b.name)), scaled + shifted
+
+
+def _is_number(values: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
 
 
 def _alone(frame: pd.DataFrame, y: pd.Series, halves: Folds, classification: bool) -> float:
@@ -129,7 +226,7 @@ def _alone(frame: pd.DataFrame, y: pd.Series, halves: Folds, classification: boo
 
 def _numbers(values: pd.Series) -> np.ndarray:
     """A column as numbers a tree can split: categories by their codes, gaps below every value."""
-    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+    if not _is_number(values):
         return values.astype("category").cat.codes.to_numpy(dtype=float)  # a gap is code -1
     numbers = values.to_numpy(dtype=float)
     finite = numbers[np.isfinite(numbers)]
