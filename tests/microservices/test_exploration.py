@@ -82,8 +82,8 @@ def test_copies_of_the_focus_are_named_as_such_and_left_out_of_the_answer(run, t
         assert not by_column[first]["same"]
         answer = summarise(TaskType.EXPLORATORY_ANALYSIS, None,
                            [StepOutcome(0, Stage.EDA, "exploratory_analysis", out.path)], None, None)
-        assert f"What goes most with {focus}: {first} (" in answer, answer
-        assert f"({copy}: {focus} itself in other units or names, left aside)" in answer, answer
+        assert (f"What goes most with {focus} ({copy}, {focus} itself in other units or names, left aside): {first} ("
+                in answer), answer
 
 
 def test_a_categorical_focus_is_ranked_with_class_rates(run, tmp_path):

@@ -84,10 +84,10 @@ def _exploration(found: dict) -> str:
     if found.get("associations"):
         copies = [a["column"] for a in found["associations"] if a.get("same")]
         others = [a for a in found["associations"] if not a.get("same")]
-        aside = f" ({', '.join(copies)}: {found['focus']} itself in other units or names, left aside)" if copies else ""
-        parts.append(f"What goes most with {found['focus']}: " + "; ".join(
+        aside = f" ({', '.join(copies)}, {found['focus']} itself in other units or names, left aside)" if copies else ""
+        parts.append(f"What goes most with {found['focus']}{aside}: " + "; ".join(
             f"{a['column']} ({a['measure']} {a['strength']:.2f}" + (f", {a['direction']})" if a["direction"] else ")")
-            for a in others[:NAMED]) + aside if others else f"Only copies of {found['focus']} go with it{aside}")
+            for a in others[:NAMED]) if others else f"Nothing but copies goes with {found['focus']}{aside}")
     elif found.get("focus") and "associations" in found:
         parts.append(f"No column could be compared with {found['focus']}")
     if found.get("correlations"):
