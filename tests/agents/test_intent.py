@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from dagsmith import datasets
-from dagsmith.agents.intent import detect_intent, read_goal, supervised_type, validate_intent
+from dagsmith.agents.intent import compose_intent, detect_intent, read_goal, supervised_type, validate_intent
 from dagsmith.agents.intent.calibration import calibration
 from dagsmith.agents.intent.candidates import likely_readings
 from dagsmith.agents.intent.column_ranker import column_evidence, ranker
@@ -286,7 +286,25 @@ def test_a_column_that_only_qualifies_the_target_is_no_rival(goal, target, quali
 
 def test_an_identifier_is_refused_as_a_target():
     found = validate_intent(detect_intent("predict the customer", _members()), _members())
-    assert "'customer' holds an identifier, a different value on nearly every row" in _issue(found, "target_unusable")
+    assert _issue(found, "target_unusable").startswith(
+        "'customer' holds an identifier, a different value on nearly every row")
+
+
+def test_an_identifier_the_reader_took_from_the_goals_words_is_refused_as_its_reading():
+    """"will the geese flock fly away" names `FlockID` only by one word of it: the refusal is of the reader's reading,
+    not of a column the person named."""
+    rng, n = np.random.default_rng(2), 200
+    flocks = profile_frame(pd.DataFrame({"FlockID": np.arange(1, n + 1), "Altitude": rng.choice([0.9, 3.3, 6.8], n),
+                                         "Flight": rng.integers(0, 2, n)}))
+
+    def refusal(goal: str) -> str:
+        reading = compose_intent(goal, flocks, TaskType.REGRESSION, "FlockID", {}, 0.5)
+        return _issue(validate_intent(reading, flocks), "target_unusable")
+
+    assert refusal("will the geese flock fly away").startswith(
+        "The goal reads as asking to predict 'FlockID', which holds an identifier")
+    assert refusal("predict flockid").startswith("'FlockID' holds an identifier")
+    assert refusal("the target is FlockID").startswith("'FlockID' holds an identifier")
 
 
 @pytest.mark.parametrize(("goal", "absent", "offered"), [

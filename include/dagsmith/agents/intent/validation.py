@@ -82,16 +82,16 @@ def _target_issues(intent: Intent, profile: DatasetProfile) -> list[IntentIssue]
         return [_error("no_target", "There is no column to predict: the goal names none and the profile found no "
                        "candidate. Say which column to predict, e.g. 'predict <column>'.")]
     target = profile.column(intent.target)
+    read = _read_from_words(intent.target, intent.goal, profile)
     if target is None:
-        return [_error("target_missing", missing_column_message(
-            intent.target, profile, read=_read_from_words(intent.target, intent.goal, profile)))]
+        return [_error("target_missing", missing_column_message(intent.target, profile, read=read))]
     if target.count == 0:
         return [_error("target_empty", f"'{target.name}' has no values at all ({target.missing} missing): "
                        f"there is nothing to learn from.")]
     if not any(column.count for column in profile.columns if column.name != target.name):
         return [_error("no_features", f"'{target.name}' is the only column with values: there are no features to "
                        f"learn it from. Add the columns that could predict it.")]
-    issues = type_issues(intent.task_type, target)
+    issues = type_issues(intent.task_type, target, read=read)
     if target.missing_ratio >= TARGET_GAPS:
         issues.append(_warning("target_missing_values", f"'{target.name}' is missing in {target.missing} rows "
                                f"({percent(target.missing_ratio)}); those rows cannot be used for training."))
@@ -146,9 +146,14 @@ def missing_column_message(name: str, profile: DatasetProfile, *, read: bool = F
 
 
 def _read_from_words(name: str, goal: str, profile: DatasetProfile) -> bool:
-    """Whether a target that is no column was read from the goal's words rather than written as a column's name or
-    designated ("target is x")."""
-    return name not in absent_column_names(goal, profile) and explicit_target(goal, profile)[1] != name
+    """Whether the target is the reader's reading of the goal's words rather than a name the person gave: designated
+    ("target is x"), written as the column is called, or, for one the table lacks, written the way columns are."""
+    match, absent = explicit_target(goal, profile)
+    if name in (absent, match.column if match else None):
+        return False
+    if profile.column(name) is None:
+        return name not in absent_column_names(goal, profile)
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", goal, re.IGNORECASE) is None
 
 
 def closest_columns(name: str, profile: DatasetProfile) -> list[str]:
@@ -164,12 +169,16 @@ def closest_columns(name: str, profile: DatasetProfile) -> list[str]:
     return [column for column in ranked[:CLOSEST_COLUMNS] if likeness(column)[0] >= CLOSE_WORDS]
 
 
-def type_issues(task: TaskType, target: ColumnProfile) -> list[IntentIssue]:
+def type_issues(task: TaskType, target: ColumnProfile, *, read: bool = False) -> list[IntentIssue]:
+    """Why ``target`` cannot be predicted as ``task`` asks, if it cannot; ``read``: a target the reader took from the
+    goal's words (``missing_column_message``), whose refusal says so."""
     if target.semantic_type in UNPREDICTABLE:
         kind = KIND_NAMES[target.semantic_type] + (", a different value on nearly every row"
                                                    if target.semantic_type is SemanticType.ID else "")
-        return [_error("target_unusable", f"'{target.name}' holds {kind} ({class_list(target, 3)}): nothing a "
-                       f"model can learn to predict. Name the column whose value you want predicted.")]
+        said = f"The goal reads as asking to predict '{target.name}', which holds" if read else \
+            f"'{target.name}' holds"
+        return [_error("target_unusable", f"{said} {kind} ({class_list(target, 3)}): nothing a model can learn to "
+                       f"predict. Name the column whose value you want predicted.")]
     if task.supervised and not task.classification and not holds_numbers(target):
         return [_error("target_not_numeric", f"Regression needs a numeric target, but '{target.name}' is "
                        f"{target.semantic_type.value} ({class_list(target)}). Ask to classify it instead.")]
