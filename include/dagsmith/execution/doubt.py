@@ -13,8 +13,12 @@ score near perfect that a trivial predictor matches (yesterday's value of a smoo
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 from sklearn import metrics as skm
 from sklearn.model_selection import cross_val_predict
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
@@ -44,8 +48,9 @@ COMPUTED = 0.9999
 SCREEN_ROWS, MIN_PRESENT = 1_000, 0.9
 #: The feature columns (the explanation's drivers first) whose pairs are tried: 4 x 40 x 40 combinations at most.
 MAX_PAIRED = 40
-#: How each combination of two columns is written, and computed.
-ARITHMETIC = {"×": np.multiply, "/": np.divide, "+": np.add, "−": np.subtract}
+#: How each combination of two columns is written, and computed; of two that fit as well, the first (a difference is
+#: how two columns are compared).
+ARITHMETIC = {"−": np.subtract, "/": np.divide, "×": np.multiply, "+": np.add}
 
 
 def review(quality: Quality, model: Bundle, table: pd.DataFrame, drivers: list[dict], *,
@@ -58,7 +63,14 @@ def review(quality: Quality, model: Bundle, table: pd.DataFrame, drivers: list[d
     """
     target = model.require_target()
     candidates = _candidates(model, list(table.columns), [d["feature"] for d in drivers])
-    computed = None if classification else _computed(table, target, list(candidates)[:MAX_PAIRED])
+    paired = list(candidates)[:MAX_PAIRED]
+    compared = _compared(model, table, target, paired) if classification else None
+    if compared:
+        (a, b), said, alone = compared
+        return (f"`{target}` is decided by `{said}` (balanced accuracy {alone:.3f} from that alone on training rows it "
+                f"did not learn from, though neither column alone decides it): likely columns recorded with or after "
+                f"the outcome, or the wrong target. Leave them out (--exclude {a} --exclude {b}) or check the target.")
+    computed = None if classification else _computed(table, target, paired)
     if computed:
         (a, b), formula, fit = computed
         return (f"`{target}` is computed from `{a}` and `{b}` ({target} = {formula} on the training rows, R² "
@@ -143,35 +155,98 @@ def _computed(table: pd.DataFrame, target: str, columns: list[str]) -> tuple[tup
     sum or difference of two of them, scaled and shifted, gives the target on the training rows with an R² of at
     least ``COMPUTED`` and neither column alone does. Screened on ``SCREEN_ROWS`` rows, confirmed on up to
     ``MAX_ROWS``."""
-    numeric = [c for c in columns if c != target and c in table.columns and _is_number(table[c])]
-    if len(numeric) < 2 or target not in table.columns or not _is_number(table[target]):
+    found = _numeric_rows(table, target, columns)
+    if found is None or not _is_number(table[target]):
         return None
-    rows = table[[target, *numeric]].astype(float).replace([np.inf, -np.inf], np.nan)
-    rows = rows[rows[target].notna()]
-    if len(rows) < 10:
+    rows, numeric = found
+    screen = rows.sample(min(len(rows), SCREEN_ROWS), random_state=0)
+    y = screen[target].to_numpy(dtype=float)
+    pair = _best_pair(screen[numeric].to_numpy(), numeric, lambda x: _r2(y[:, None], x), COMPUTED)
+    if pair is None:
+        return None
+    a, symbol, b = pair
+    whole = rows.sample(min(len(rows), MAX_ROWS), random_state=0)
+    y = whole[target].to_numpy(dtype=float)
+    with np.errstate(all="ignore"):
+        fit = float(_r2(y, ARITHMETIC[symbol](whole[a].to_numpy(), whole[b].to_numpy())))
+    if fit < COMPUTED:
+        return None
+    pair, formula = _formula(y, whole[a], symbol, whole[b])
+    return pair, formula, fit
+
+
+def _compared(model: Bundle, table: pd.DataFrame, target: str,
+              columns: list[str]) -> tuple[tuple[str, str], str, float] | None:
+    """Which two of the numeric ``columns`` decide a yes/no target together, how they are combined, and the balanced
+    accuracy that gives on training rows it did not learn from: when a threshold on a product, ratio, sum or difference
+    of the two separates the classes (a recurrence's time against the end of the follow-up) as well as ``DECIDES``
+    asks and neither column alone does. Screened by ROC AUC on ``SCREEN_ROWS`` rows, confirmed as the one-column check
+    does (``_alone``) on up to ``MAX_ROWS``."""
+    found = _numeric_rows(table, target, columns)
+    if found is None:
+        return None
+    rows, numeric = found
+    labels = rows[target].astype(str)
+    if labels.nunique() != 2 or labels.value_counts().min() < 2:
         return None
     screen = rows.sample(min(len(rows), SCREEN_ROWS), random_state=0)
-    y, x = screen[target].to_numpy(), screen[numeric].to_numpy()
-    alone = _r2(y[:, None], x)
+    positive = (screen[target].astype(str) == labels.iloc[0]).to_numpy()
+    pair = _best_pair(screen[numeric].to_numpy(), numeric, lambda x: _separation(positive, x), DECIDES)
+    if pair is None:
+        return None
+    a, symbol, b = pair
+    whole = rows.sample(min(len(rows), MAX_ROWS), random_state=0).reset_index(drop=True)
+    y = whole[target].astype(str)
+    halves, _ = cross_folds(y, 2, 0, classification=True, groups=groups_of(model, whole))
+    with np.errstate(all="ignore"):
+        combined = pd.DataFrame({"combined": ARITHMETIC[symbol](whole[a], whole[b])}).replace([np.inf, -np.inf], np.nan)
+    together = _alone(combined, y, halves, classification=True)
+    if together < DECIDES or max(_alone(whole[[c]], y, halves, classification=True) for c in (a, b)) >= DECIDES:
+        return None
+    return (a, b), f"{a} {symbol} {b}", together
+
+
+def _numeric_rows(table: pd.DataFrame, target: str, columns: list[str]) -> tuple[pd.DataFrame, list[str]] | None:
+    """The training rows with a target (the target, then the numeric ``columns`` as floats, infinities as gaps) and
+    those columns' names; None with fewer than two such columns or ten such rows."""
+    numeric = [c for c in columns if c != target and c in table.columns and _is_number(table[c])]
+    if len(numeric) < 2 or target not in table.columns:
+        return None
+    rows = table.loc[table[target].notna(), [target]].join(
+        table.loc[table[target].notna(), numeric].astype(float).replace([np.inf, -np.inf], np.nan))
+    return (rows, numeric) if len(rows) >= 10 else None
+
+
+def _best_pair(x: np.ndarray, names: list[str], score: Callable[[np.ndarray], np.ndarray],
+               least: float) -> tuple[str, str, str] | None:
+    """The two of ``names`` (the columns of ``x``) and the arithmetic (``ARITHMETIC``) whose combination ``score``
+    rates highest, as (first, symbol, second), when it rates at least ``least`` and neither column alone does."""
+    alone = score(x)
+    width = x.shape[1]
     found = None
     with np.errstate(all="ignore"):
         for symbol, apply in ARITHMETIC.items():
-            fits = _r2(y[:, None, None], apply(x[:, :, None], x[:, None, :]))
-            np.fill_diagonal(fits, 0.0)
-            i, j = np.unravel_index(np.nanargmax(np.nan_to_num(fits, nan=0.0)), fits.shape)
-            better = found is None or fits[i, j] > found[3]
-            if fits[i, j] >= COMPUTED and max(alone[i], alone[j]) < COMPUTED and better:
-                found = (numeric[i], numeric[j], symbol, fits[i, j])
-    if found is None:
-        return None
-    a, b, symbol, _ = found
-    whole = rows.sample(min(len(rows), MAX_ROWS), random_state=0)
-    with np.errstate(all="ignore"):
-        fit = float(_r2(whole[target].to_numpy(), ARITHMETIC[symbol](whole[a].to_numpy(), whole[b].to_numpy())))
-    if fit < COMPUTED:
-        return None
-    pair, formula = _formula(whole[target].to_numpy(), whole[a], symbol, whole[b])
-    return pair, formula, fit
+            rated = score(apply(x[:, :, None], x[:, None, :]).reshape(len(x), width * width)).reshape(width, width)
+            np.fill_diagonal(rated, 0.0)
+            i, j = np.unravel_index(np.argmax(rated), rated.shape)
+            if rated[i, j] >= least and max(alone[i], alone[j]) < least and (found is None or rated[i, j] > found[3]):
+                found = (names[i], symbol, names[j], rated[i, j])
+    return found[:3] if found else None
+
+
+def _separation(positive: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """How well a threshold on each column of ``x`` separates the ``positive`` rows from the others: its ROC AUC either
+    way round (0.5 to 1), gaps at the column's median; nothing where fewer than ``MIN_PRESENT`` of the rows hold a
+    number."""
+    present = np.isfinite(x)
+    with warnings.catch_warnings():  # a column with no number at all has no median, and is rated 0.5 below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        filled = np.where(present, x, np.nanmedian(np.where(present, x, np.nan), axis=0))
+    ranks = rankdata(filled, axis=0)
+    hits, misses = positive.sum(), (~positive).sum()
+    auc = (ranks[positive].sum(axis=0) - hits * (hits + 1) / 2) / max(hits * misses, 1)
+    separated = np.maximum(auc, 1 - auc)
+    return np.where(present.mean(axis=0) >= MIN_PRESENT, np.nan_to_num(separated, nan=0.5), 0.5)
 
 
 def _r2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
