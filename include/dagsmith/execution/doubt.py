@@ -161,10 +161,10 @@ def _computed(table: pd.DataFrame, target: str, columns: list[str]) -> tuple[tup
     rows, numeric = found
     screen = rows.sample(min(len(rows), SCREEN_ROWS), random_state=0)
     y = screen[target].to_numpy(dtype=float)
-    pair = _best_pair(screen[numeric].to_numpy(), numeric, lambda x: _r2(y[:, None], x), COMPUTED)
-    if pair is None:
+    best = _best_pair(screen[numeric].to_numpy(), numeric, lambda x: _r2(y[:, None], x), COMPUTED)
+    if best is None:
         return None
-    a, symbol, b = pair
+    a, symbol, b = best
     whole = rows.sample(min(len(rows), MAX_ROWS), random_state=0)
     y = whole[target].to_numpy(dtype=float)
     with np.errstate(all="ignore"):
@@ -191,10 +191,10 @@ def _compared(model: Bundle, table: pd.DataFrame, target: str,
         return None
     screen = rows.sample(min(len(rows), SCREEN_ROWS), random_state=0)
     positive = (screen[target].astype(str) == labels.iloc[0]).to_numpy()
-    pair = _best_pair(screen[numeric].to_numpy(), numeric, lambda x: _separation(positive, x), DECIDES)
-    if pair is None:
+    best = _best_pair(screen[numeric].to_numpy(), numeric, lambda x: _separation(positive, x), DECIDES)
+    if best is None:
         return None
-    a, symbol, b = pair
+    a, symbol, b = best
     whole = rows.sample(min(len(rows), MAX_ROWS), random_state=0).reset_index(drop=True)
     y = whole[target].astype(str)
     halves, _ = cross_folds(y, 2, 0, classification=True, groups=groups_of(model, whole))
