@@ -9,6 +9,11 @@ scores near perfect on rows it did not learn from decides the target. The held-o
 forecast's time is no such column: on shuffled rows it only interpolates between neighbours in time, which would decide
 any smooth series, and a forecast is meant to learn from it; nor is its target's own past as known a horizon back. A
 score near perfect that a trivial predictor matches (yesterday's value of a smooth series) is an easy task, not a doubt.
+
+Two columns can give the answer away where neither does alone, whatever the held-out score: a rate that is one column
+over another (``prate`` = 100 × totpart / totelg, R² 0.93 held out), a win that is one score above the other. Pairs of
+the model's features are screened for a difference, ratio, product or sum that gives a numeric target (``_computed``)
+or decides a yes/no one (``_compared``), and such a pair is named with how it is combined.
 """
 
 from __future__ import annotations
