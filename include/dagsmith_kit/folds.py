@@ -64,11 +64,10 @@ def validation_splits(y: pd.Series, classification: bool, folds: int, seed: int,
     on a large table one 80/20 split; else ``cross_folds``."""
     if order is not None:
         return _time_splits(order, folds)
-    grouped = groups is not None and groups.nunique() >= 2
     if len(y) <= HOLDOUT_ROWS:
-        return cross_folds(y, folds, seed, classification=classification, groups=groups if grouped else None)
+        return cross_folds(y, folds, seed, classification=classification, groups=groups)
     x = np.zeros(len(y))
-    if grouped:
+    if groups is not None and groups.nunique() >= 2:
         splitter = GroupShuffleSplit(n_splits=1, test_size=0.2, random_state=seed)
         return list(splitter.split(x, y, groups)), "one 80/20 split of the training rows' groups"
     stratified = classification and int(y.value_counts().min()) >= 2

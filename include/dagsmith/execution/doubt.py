@@ -67,7 +67,8 @@ def review(quality: Quality, model: Bundle, table: pd.DataFrame, drivers: list[d
     explanation's ranked features.
     """
     target = model.require_target()
-    candidates = _candidates(model, list(table.columns), [d["feature"] for d in drivers])
+    train = model.table("train")
+    candidates = _candidates(model, train, list(table.columns), [d["feature"] for d in drivers])
     paired = list(candidates)[:MAX_PAIRED]
     compared = _compared(model, table, target, paired) if classification else None
     if compared:
@@ -88,7 +89,7 @@ def review(quality: Quality, model: Bundle, table: pd.DataFrame, drivers: list[d
     dominant = _dominant(drivers)
     if not too_good and dominant is None:
         return None
-    column, alone = _deciding(model, candidates, classification=classification)
+    column, alone = _deciding(model, train, candidates, classification=classification)
     decides = column is not None and alone >= DECIDES
     if decides:
         seen = ([f"held-out {name} {score:.3f}"] if score is not None else []) + (
@@ -123,10 +124,11 @@ def origins(features: list[str], columns: list[str]) -> dict[str, list[str]]:
     return grouped
 
 
-def _candidates(model: Bundle, columns: list[str], first: list[str]) -> dict[str, list[str]]:
-    """The model's features grouped by the column each was made from (``origins``), the columns the features ``first``
-    were made from first, at most ``MAX_COLUMNS``: the columns that might decide the target."""
-    grouped = origins(model.feature_columns(model.table("train")), columns)
+def _candidates(model: Bundle, train: pd.DataFrame, columns: list[str], first: list[str]) -> dict[str, list[str]]:
+    """The model's features (in its ``train`` table) grouped by the column each was made from (``origins``), the
+    columns the features ``first`` were made from first, at most ``MAX_COLUMNS``: the columns that might decide the
+    target."""
+    grouped = origins(model.feature_columns(train), columns)
     if model.forecasts:  # its time, and its own past as known a horizon back, are what a forecast learns from
         grouped.pop(model.time_column or "", None)
         past = set(model.meta.get("past_features") or [])
@@ -137,10 +139,10 @@ def _candidates(model: Bundle, columns: list[str], first: list[str]) -> dict[str
     return {origin: grouped[origin] for origin in tried}
 
 
-def _deciding(model: Bundle, candidates: dict[str, list[str]], *, classification: bool) -> tuple[str | None, float]:
-    """Of the ``candidates``, the column that alone predicts the target best on training rows it did not learn from,
-    and its score."""
-    train = model.table("train")
+def _deciding(model: Bundle, train: pd.DataFrame, candidates: dict[str, list[str]], *,
+              classification: bool) -> tuple[str | None, float]:
+    """Of the ``candidates``, the column that alone predicts the target best on the model's ``train`` rows it did not
+    learn from, and its score."""
     y = train[model.require_target()]
     kept = y.notna() & (y.map(y.value_counts()) >= 2 if classification else True)  # a class needs a row in each half
     train, y = train[kept], y[kept]
@@ -217,8 +219,8 @@ def _numeric_rows(table: pd.DataFrame, target: str, columns: list[str]) -> tuple
     numeric = [c for c in columns if c != target and c in table.columns and _is_number(table[c])]
     if len(numeric) < 2 or target not in table.columns:
         return None
-    rows = table.loc[table[target].notna(), [target]].join(
-        table.loc[table[target].notna(), numeric].astype(float).replace([np.inf, -np.inf], np.nan))
+    known = table[target].notna()
+    rows = table.loc[known, [target]].join(table.loc[known, numeric].astype(float).replace([np.inf, -np.inf], np.nan))
     return (rows, numeric) if len(rows) >= 10 else None
 
 
